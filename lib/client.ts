@@ -1,0 +1,248 @@
+/**
+ * The signed HTTP client of the Custody Partner API (spec section 5; DESIGN.md "lib").
+ *
+ * Every request carries `accept`, `Content-Type`, `X-API-KEY`, one of `x-timestamp` /
+ * `x-nonce` (never both) and `x-sign`. The body is serialised once; those exact bytes are
+ * signed and sent. HTTPS (TLS 1.2 minimum) to any host, plain HTTP only to loopback. Every
+ * request has a timeout. Every non-2xx answer becomes an {@link ApiError}.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { KeyObject } from 'node:crypto';
+import axios, { AxiosInstance } from 'axios';
+import { backOff } from 'exponential-backoff';
+import { sign, loadPrivateKey } from './signing';
+import { ApiError, ApiErrorBody, ConfigError } from './errors';
+import { checkBaseUrl } from './environments';
+import { nonceLane, NonceLane } from './nonce';
+
+/** How requests are signed (spec section 5.2): `x-timestamp` (epoch seconds) or `x-nonce`. */
+export type SigningMode = 'timestamp' | 'nonce';
+
+/** HTTP methods the API uses (spec section 4). */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** Options of a {@link CustodyClient}. */
+export interface ClientOptions {
+  /** v1 base URL, e.g. `https://api.example/api/v1/p`; checked by {@link checkBaseUrl}. */
+  baseUrl: string;
+  /** The partner API key (base64 text), sent as `X-API-KEY`. */
+  apiKey: string;
+  /** RSA private key, PEM (PKCS#1 or PKCS#8) or a KeyObject. Omit only with `unsigned: true`. */
+  privateKey?: string | KeyObject;
+  /** Send requests with the API key only, unsigned (accepted by the sandbox, spec section 5.5). Default false. */
+  unsigned?: boolean;
+  /** `timestamp` (default) or `nonce`. */
+  signingMode?: SigningMode;
+  /** Per-request timeout in milliseconds (default 30000). */
+  timeoutMs?: number;
+  /** Attempts for a request marked idempotent (default 3; 1 disables retries). */
+  attempts?: number;
+  /** First retry delay in milliseconds (default 250), doubled per attempt with full jitter. */
+  retryDelayMs?: number;
+  /** Extra trusted CA certificates (PEM) for HTTPS and WSS, e.g. a simulator's self-signed certificate. */
+  ca?: string | Buffer;
+}
+
+/** Per-request options of {@link CustodyClient.request}. */
+export interface RequestOptions {
+  /** Query parameters; `undefined` values are left out. */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** JSON body; serialised once with `JSON.stringify`, signed and sent as those bytes. */
+  body?: unknown;
+  /**
+   * True when repeating the request cannot repeat its effect (reads, and POSTs carrying a
+   * fixed `partner_txID`): then timeouts, connection failures, 429 and 502/503/504 are retried
+   * with the same body bytes and a fresh signature.
+   */
+  idempotent?: boolean;
+}
+
+/** A 2xx answer: `statusCode` is the HTTP status, `data` the parsed JSON body (`{}` when empty). */
+export interface ApiResponse<T = unknown> {
+  statusCode: number;
+  data: T;
+}
+
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+const TLS_MIN = 'TLSv1.2';
+
+/**
+ * A signed client for one API key. Holds the parsed private key (never its PEM text) and
+ * keep-alive agents; share one per configuration. Safe for concurrent use.
+ */
+export class CustodyClient {
+  /** The checked v1 base URL, without trailing slash. */
+  readonly baseUrl: string;
+  /** The signing mode in use. */
+  readonly signingMode: SigningMode;
+  readonly #apiKey: string;
+  readonly #key: KeyObject | undefined;
+  readonly #http: AxiosInstance;
+  readonly #lane: NonceLane;
+  readonly #attempts: number;
+  readonly #retryDelayMs: number;
+  readonly #httpAgent: http.Agent;
+  readonly #httpsAgent: https.Agent;
+  /** Extra CA certificates, for the feed's TLS connections. */
+  readonly ca: string | Buffer | undefined;
+
+  /**
+   * @throws {ConfigError} for a bad base URL (see {@link checkBaseUrl}), an empty API key, a
+   *   missing private key without `unsigned`, or an unknown signing mode.
+   * @throws {KeyFormatError} when the private key cannot be parsed (the message has no key text).
+   */
+  constructor(options: ClientOptions) {
+    this.baseUrl = checkBaseUrl(options.baseUrl);
+    if (!options.apiKey || typeof options.apiKey !== 'string') throw new ConfigError('apiKey: required');
+    const mode = options.signingMode ?? 'timestamp';
+    if (mode !== 'timestamp' && mode !== 'nonce') throw new ConfigError(`signingMode: expected timestamp or nonce, got ${JSON.stringify(mode)}`);
+    if (!options.privateKey && !options.unsigned) throw new ConfigError('privateKey: required to sign requests');
+    this.signingMode = mode;
+    this.#apiKey = options.apiKey;
+    this.#key = options.privateKey ? loadPrivateKey(options.privateKey) : undefined;
+    this.#lane = nonceLane(options.apiKey);
+    this.#attempts = Math.max(1, options.attempts ?? 3);
+    this.#retryDelayMs = options.retryDelayMs ?? 250;
+    this.ca = options.ca;
+    this.#httpAgent = new http.Agent({ keepAlive: true });
+    this.#httpsAgent = new https.Agent({ keepAlive: true, minVersion: TLS_MIN, ...(options.ca ? { ca: options.ca } : {}) });
+    this.#http = axios.create({
+      timeout: options.timeoutMs ?? 30000,
+      httpAgent: this.#httpAgent,
+      httpsAgent: this.#httpsAgent,
+      maxRedirects: 0,
+      responseType: 'text',
+      transformRequest: [(data) => data],
+      transformResponse: [(data) => data],
+      validateStatus: () => true,
+    });
+  }
+
+  /**
+   * The full URL of an API path, exactly as it will be sent and signed.
+   * @param path starting with `/`, segments already URL-encoded, e.g. `/company/abc/transfer`.
+   */
+  url(path: string, query?: RequestOptions['query']): string {
+    const u = new URL(this.baseUrl + path);
+    if (query) {
+      for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.append(k, String(v));
+    }
+    return u.toString();
+  }
+
+  /**
+   * Signed headers for a request to `url` with `body` bytes, using `prefix` (timestamp or nonce).
+   * Header values hold the API key and signature: never log them.
+   */
+  #headers(url: string, body: Buffer | undefined, prefixHeader: 'x-timestamp' | 'x-nonce', prefix: string): Record<string, string> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'Content-Type': 'application/json',
+      'X-API-KEY': this.#apiKey,
+    };
+    if (this.#key) {
+      headers[prefixHeader] = prefix;
+      headers['x-sign'] = sign(this.#key, { prefix, url, body });
+    }
+    return headers;
+  }
+
+  /**
+   * Headers for opening a websocket feed at `wsUrl` (spec section 5.6): `x-api-key`,
+   * `x-timestamp` (epoch seconds) and `x-sign` over timestamp + URL.
+   */
+  feedHeaders(wsUrl: string): Record<string, string> {
+    const prefix = String(Math.floor(Date.now() / 1000));
+    const headers: Record<string, string> = { 'x-api-key': this.#apiKey };
+    if (this.#key) {
+      headers['x-timestamp'] = prefix;
+      headers['x-sign'] = sign(this.#key, { prefix, url: wsUrl });
+    }
+    return headers;
+  }
+
+  /** The websocket URL of a feed path, e.g. `/coreclient/ID/feed` -> `wss://host/api/v1/p/coreclient/ID/feed`. */
+  feedUrl(path: string): string {
+    return this.url(path).replace(/^http/, 'ws');
+  }
+
+  /**
+   * Send one signed request.
+   * @param method HTTP method.
+   * @param path API path below the base URL, starting with `/`, segments URL-encoded.
+   * @returns the status and parsed body of a 2xx answer.
+   * @throws {ApiError} for a non-2xx answer (`statusCode`, `code`, `msg`, `detail` from the
+   *   section 7 body) or for no answer at all (`statusCode` 0, `code` the socket error code
+   *   such as `ECONNREFUSED` or `ETIMEDOUT`). Idempotent requests are retried first.
+   */
+  async request<T = unknown>(method: HttpMethod, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const url = this.url(path, options.query);
+    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), 'utf8');
+    const once = () => this.#send<T>(method, url, path, body);
+    if (!options.idempotent || this.#attempts === 1) return once();
+    return backOff(once, {
+      numOfAttempts: this.#attempts,
+      startingDelay: this.#retryDelayMs,
+      timeMultiple: 2,
+      maxDelay: 10000,
+      jitter: 'full',
+      retry: (e: unknown) => e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode)),
+    });
+  }
+
+  async #send<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined): Promise<ApiResponse<T>> {
+    if (this.signingMode === 'nonce' && this.#key) {
+      return this.#lane.run((nonce) => this.#exchange<T>(method, url, path, body, this.#headers(url, body, 'x-nonce', nonce)));
+    }
+    const prefix = String(Math.floor(Date.now() / 1000));
+    return this.#exchange<T>(method, url, path, body, this.#headers(url, body, 'x-timestamp', prefix));
+  }
+
+  async #exchange<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined, headers: Record<string, string>): Promise<ApiResponse<T>> {
+    const context = `${method} ${path}`;
+    let res;
+    try {
+      res = await this.#http.request<string>({ method, url, headers, data: body });
+    } catch (err) {
+      const e = err as { code?: string; message?: string };
+      const code = e.code === 'ECONNABORTED' ? 'ETIMEDOUT' : e.code ?? 'ENETWORK';
+      throw new ApiError(0, { code, msg: e.code === 'ECONNABORTED' ? 'request timed out' : (e.message ?? 'network error'), detail: { reason: code } }, context);
+    }
+    const parsed = parseBody(res.data);
+    if (res.status >= 200 && res.status < 300) {
+      return { statusCode: res.status, data: (parsed ?? {}) as T };
+    }
+    throw new ApiError(res.status, toErrorBody(res.status, res.statusText, parsed), context);
+  }
+
+  /** Release the keep-alive sockets. The client must not be used afterwards. */
+  close(): void {
+    this.#httpAgent.destroy();
+    this.#httpsAgent.destroy();
+  }
+
+  /** Never reveal the key or API key when inspected or serialised. */
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.baseUrl, signingMode: this.signingMode };
+  }
+}
+
+function parseBody(text: unknown): unknown {
+  if (typeof text !== 'string' || text.length === 0) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Shape any error answer as a section 7 body, keeping the server's fields when present. */
+function toErrorBody(status: number, statusText: string, parsed: unknown): ApiErrorBody {
+  if (parsed && typeof parsed === 'object' && 'msg' in parsed) {
+    const p = parsed as Partial<ApiErrorBody>;
+    return { code: p.code ?? status, msg: String(p.msg), detail: p.detail && typeof p.detail === 'object' ? p.detail : {} };
+  }
+  const text = typeof parsed === 'string' ? parsed.slice(0, 200) : '';
+  return { code: status, msg: statusText || `HTTP ${status}`, detail: text ? { reason: text } : {} };
+}

@@ -1,0 +1,81 @@
+/**
+ * Errors raised by the client. Source: spec section 7 (error body `code`, `msg`, `detail`).
+ *
+ * No error text ever contains an API key, a private key or a token.
+ */
+
+/** The `detail` object of an error body (spec section 7); `reason` is not always present. */
+export interface ApiErrorDetail {
+  reason?: string;
+  [key: string]: unknown;
+}
+
+/** The error body of spec section 7. `code` is a number or a string (the OpenAPI types it as string). */
+export interface ApiErrorBody {
+  code: number | string;
+  msg: string;
+  detail?: ApiErrorDetail;
+}
+
+/**
+ * A non-2xx answer of the API, or a transport failure mapped onto the same shape.
+ *
+ * - `statusCode`: the HTTP status (0 when no answer arrived: timeout, connection refused).
+ * - `code`: the body's `code` (for a bad signature 1020 or 401, spec section 7), else the status.
+ * - `msg`: the body's `msg` (for a bad signature `errPartnerAuth`).
+ * - `detail`: the body's `detail` (for a bad signature `{reason: 'signature'}`), `{}` when absent.
+ *
+ * The Error's `message` is `"<METHOD> <path>: <statusCode> <msg> (<reason>)"`; its `cause`
+ * is `{statusCode, code, msg, detail}` so Node-RED Catch nodes see it in `msg.error.cause`.
+ */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly statusCode: number;
+  readonly code: number | string;
+  readonly msg: string;
+  readonly detail: ApiErrorDetail;
+
+  constructor(statusCode: number, body: ApiErrorBody, context?: string) {
+    const reason = body.detail && typeof body.detail.reason === 'string' ? ` (${body.detail.reason})` : '';
+    super(`${context ? context + ': ' : ''}${statusCode || 'no response'} ${body.msg}${reason}`);
+    this.statusCode = statusCode;
+    this.code = body.code;
+    this.msg = body.msg;
+    this.detail = body.detail ?? {};
+    Object.defineProperty(this, 'cause', {
+      value: { statusCode, code: this.code, msg: this.msg, detail: this.detail },
+      enumerable: false,
+      writable: true,
+      configurable: true,
+    });
+  }
+
+  /** True for the bad-signature error of spec section 7 (`errPartnerAuth`, reason `signature`, code 1020 or 401). */
+  get isSignatureError(): boolean {
+    return this.msg === 'errPartnerAuth' && this.detail.reason === 'signature';
+  }
+}
+
+/**
+ * Input refused before anything was sent. `field` is the request field (API name, dotted for
+ * nested fields, e.g. `send.amount`); the message names it and says what was expected.
+ * `code` is `'EINPUT'`.
+ */
+export class ValidationError extends Error {
+  override name = 'ValidationError';
+  readonly code = 'EINPUT';
+  readonly field: string;
+  constructor(field: string, expected: string) {
+    super(`${field}: ${expected}`);
+    this.field = field;
+  }
+}
+
+/**
+ * A configuration that must not be used: plain HTTP to a non-loopback host, a missing
+ * credential, an unknown environment. Raised before any connection is opened. `code` is `'ECONFIG'`.
+ */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  readonly code = 'ECONFIG';
+}

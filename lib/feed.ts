@@ -1,0 +1,223 @@
+/**
+ * The core client feed (spec section 6; section 5.6 for its signed handshake): a websocket
+ * that delivers one JSON message per pending action. The real service drops idle clients and
+ * expects a manual reconnect (spec section 6 rule 2); this feed reconnects by itself with
+ * exponential backoff and full jitter for as long as it is started, sends a ping every
+ * `heartbeatMs` and drops a connection whose pong does not come back, and after every
+ * (re)connect reads GET /coreclient/{client_id}/actions, so an action submitted while it was
+ * away is emitted too. Each action id is emitted once for the lifetime of the feed (the
+ * service re-sends pending actions on reconnect; NOTES.md "Behaviour").
+ */
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import { backOff } from 'exponential-backoff';
+import { CustodyClient } from './client';
+import { Action, listActions } from './v1/core-client';
+
+/** Connection states, in the order a feed moves through them. */
+export type FeedState = 'connecting' | 'connected' | 'disconnected' | 'stopped';
+
+/** Options of a {@link CoreClientFeed}; all times in milliseconds. */
+export interface FeedOptions {
+  /** Ping interval; a connection without a pong by the next ping is dropped (default 15000). */
+  heartbeatMs?: number;
+  /** First reconnect delay (default 500); doubled per failed attempt, full jitter. */
+  minDelayMs?: number;
+  /** Largest reconnect delay (default 30000). */
+  maxDelayMs?: number;
+  /** Handshake timeout (default 10000). */
+  handshakeTimeoutMs?: number;
+}
+
+/**
+ * Events:
+ * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
+ * - `state` (state: FeedState, reason?: string): connection state changes.
+ * - `error` (err: Error): a failed connect or catch-up read; the feed keeps retrying. Listen
+ *   for it (an EventEmitter without an `error` listener throws).
+ */
+export class CoreClientFeed extends EventEmitter {
+  /** The core client whose actions this feed carries. */
+  readonly clientId: string;
+  /** The websocket URL, `{ws_base_url}/coreclient/{client_id}/feed`. */
+  readonly url: string;
+  #state: FeedState = 'disconnected';
+  #socket: WebSocket | undefined;
+  #stopped = true;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #seen = new Map<string, number>();
+  #running: Promise<void> | undefined;
+  readonly #options: Required<FeedOptions>;
+
+  /**
+   * @param client the signed client (its base URL gives the feed URL, ws:// or wss://).
+   * @param clientId the core client id.
+   */
+  constructor(
+    readonly client: CustodyClient,
+    clientId: string,
+    options: FeedOptions = {},
+  ) {
+    super();
+    if (!clientId || /[/?#]/.test(clientId)) throw new TypeError('clientId: a core client id is required');
+    this.clientId = clientId;
+    this.url = client.feedUrl(`/coreclient/${encodeURIComponent(clientId)}/feed`);
+    this.#options = { heartbeatMs: 15000, minDelayMs: 500, maxDelayMs: 30000, handshakeTimeoutMs: 10000, ...options };
+  }
+
+  /** The current connection state. */
+  get state(): FeedState {
+    return this.#state;
+  }
+
+  /** Open the feed (idempotent) and keep it open until {@link stop}. */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#running = this.#loop();
+  }
+
+  /** Close the feed and stop reconnecting; resolves once the socket is closed. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#clearHeartbeat();
+    const socket = this.#socket;
+    this.#socket = undefined;
+    if (socket && socket.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        socket.terminate();
+      });
+    }
+    this.#setState('stopped');
+  }
+
+  #setState(state: FeedState, reason?: string): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.emit('state', state, reason);
+  }
+
+  /** Connect, wait for the socket to close, reconnect with backoff; until stopped. */
+  async #loop(): Promise<void> {
+    while (!this.#stopped) {
+      try {
+        await backOff(() => this.#connect(), {
+          numOfAttempts: Number.MAX_SAFE_INTEGER,
+          startingDelay: this.#options.minDelayMs,
+          maxDelay: this.#options.maxDelayMs,
+          timeMultiple: 2,
+          jitter: 'full',
+          delayFirstAttempt: false,
+          retry: (err: unknown) => {
+            if (this.#stopped) return false;
+            this.#setState('disconnected', (err as Error).message);
+            this.emit('error', err);
+            return true;
+          },
+        });
+      } catch {
+        return; // stopped during a backoff wait
+      }
+      if (this.#stopped) return;
+      const reason = await this.#closed;
+      if (this.#stopped) return;
+      this.#setState('disconnected', reason);
+      // Wait a jittered moment before reconnecting after a drop, so many feeds do not stampede.
+      await new Promise((r) => setTimeout(r, Math.random() * this.#options.minDelayMs));
+    }
+  }
+
+  #closed: Promise<string> = Promise.resolve('');
+
+  /** One connection attempt: resolves when open and caught up; rejects on failure. */
+  #connect(): Promise<void> {
+    if (this.#stopped) return Promise.reject(new Error('feed stopped'));
+    this.#setState('connecting');
+    return new Promise<void>((resolve, reject) => {
+      const socket = new WebSocket(this.url, {
+        headers: this.client.feedHeaders(this.url),
+        handshakeTimeout: this.#options.handshakeTimeoutMs,
+        minVersion: 'TLSv1.2',
+        ...(this.client.ca ? { ca: this.client.ca } : {}),
+      });
+      this.#socket = socket;
+      let opened = false;
+      this.#closed = new Promise<string>((resolveClosed) => {
+        socket.on('close', (code, reason) => {
+          this.#clearHeartbeat();
+          if (this.#socket === socket) this.#socket = undefined;
+          resolveClosed(`closed (${code}${reason.length ? ' ' + reason.toString() : ''})`);
+        });
+      });
+      socket.on('unexpected-response', (_req, res) => {
+        socket.terminate();
+        reject(new Error(`feed handshake refused: HTTP ${res.statusCode}`));
+      });
+      socket.on('error', (err) => {
+        if (!opened) reject(new Error(`feed connection failed: ${err.message}`));
+      });
+      socket.on('message', (data) => this.#onMessage(data.toString()));
+      socket.on('open', () => {
+        opened = true;
+        this.#startHeartbeat(socket);
+        this.#setState('connected');
+        resolve();
+        // Catch up with what was submitted while away; a failure here is reported, the socket stays.
+        this.#catchUp().catch((err: Error) => this.emit('error', err));
+      });
+    });
+  }
+
+  async #catchUp(): Promise<void> {
+    const res = await listActions(this.client, { client_id: this.clientId });
+    for (const action of res.data.actions ?? []) if (action.status === 'pending') this.#emitOnce(action, 'catch-up');
+  }
+
+  #onMessage(text: string): void {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      this.emit('error', new Error('feed: a message was not JSON'));
+      return;
+    }
+    if (msg && typeof msg === 'object' && typeof (msg as Action).id === 'string') this.#emitOnce(msg as Action, 'feed');
+  }
+
+  #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
+    if (this.#seen.has(action.id)) return;
+    this.#seen.set(action.id, Number(action.expireTime) || 0);
+    this.#prune();
+    this.emit('action', action, source);
+  }
+
+  /** Forget ids whose expiry passed a day ago: they cannot come back as pending. */
+  #prune(): void {
+    if (this.#seen.size < 10000) return;
+    const horizon = Math.floor(Date.now() / 1000) - 86400;
+    for (const [id, expireTime] of this.#seen) if (expireTime && expireTime < horizon) this.#seen.delete(id);
+  }
+
+  #startHeartbeat(socket: WebSocket): void {
+    this.#clearHeartbeat();
+    let alive = true;
+    socket.on('pong', () => {
+      alive = true;
+    });
+    this.#heartbeat = setInterval(() => {
+      if (!alive) {
+        socket.terminate();
+        return;
+      }
+      alive = false;
+      socket.ping();
+    }, this.#options.heartbeatMs);
+    this.#heartbeat.unref();
+  }
+
+  #clearHeartbeat(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+}

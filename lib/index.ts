@@ -1,0 +1,12 @@
+/**
+ * CustodyFlow lib: a signed client of the Custody Partner API with no Node-RED dependency.
+ * See DESIGN.md "lib" and the spec `custody-partner-api-v1.md`.
+ */
+export * from './errors';
+export * from './signing';
+export * from './environments';
+export * from './client';
+export * from './operation';
+export * from './amounts';
+export * from './feed';
+export * from './v1';

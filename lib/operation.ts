@@ -1,0 +1,147 @@
+/**
+ * One mechanism for every API operation: a declarative {@link OperationSpec} (method, path
+ * template, JSON schemas of path ids, query and body) and {@link callOperation}, which
+ * validates a flat input object against it, builds the request and sends it. Bad input is
+ * refused with a {@link ValidationError} naming the field before anything is sent.
+ *
+ * The input of an operation is one flat object with the API's own names: path ids
+ * (`company_id`, `tx_id`, ...), query fields and body fields side by side, e.g.
+ * `{company_id, wallet_id, counterparty_wallet_address, expires, ..., send: {symbol, amount}}`.
+ * Only the fields an operation declares are sent; anything else in the input is ignored.
+ */
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import { CustodyClient, ApiResponse, HttpMethod } from './client';
+import { ValidationError } from './errors';
+
+/** A JSON schema (draft-07 subset understood by ajv). */
+export type JsonSchema = Record<string, unknown>;
+
+/** Declaration of one API operation. */
+export interface OperationSpec {
+  /** Stable id, `<resource>.<operation>`, e.g. `transfer.create`. */
+  id: string;
+  method: HttpMethod;
+  /** Path template below the base URL, ids in braces: `/company/{company_id}/transfer/{tx_id}`. */
+  path: string;
+  /** Query fields (an object schema). */
+  query?: JsonSchema & { properties: Record<string, JsonSchema>; required?: string[] };
+  /** Body (an object schema); omitted for calls without a body. */
+  body?: JsonSchema & { properties: Record<string, JsonSchema>; required?: string[] };
+  /**
+   * Amount fields of the body in base units, each with the field holding its asset code, as
+   * dotted paths: `[{amount: 'send.amount', asset: 'send.symbol'}]`. Used to convert decimal
+   * input exactly (see `decimalAmountsToBaseUnits`).
+   */
+  amounts?: ReadonlyArray<{ amount: string; asset: string }>;
+  /** True when a retry cannot repeat the effect (reads; POSTs keyed by `partner_txID`). */
+  idempotent?: boolean;
+  /** Where the operation is defined: spec section or OpenAPI path. */
+  source: string;
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function validator(schema: object): ValidateFunction {
+  let v = compiled.get(schema);
+  if (!v) {
+    v = ajv.compile(schema);
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+/** A path id: a non-empty string (or integer) without `/`; short codes may contain spaces. */
+const PATH_ID = /^[^/?#]+$/;
+
+/** Names of the `{ids}` in a path template. */
+export function pathParams(path: string): string[] {
+  return Array.from(path.matchAll(/\{(\w+)\}/g), (m) => m[1]);
+}
+
+/** Every field an operation reads from its input: path ids, then query fields, then body fields. */
+export function inputFields(spec: OperationSpec): string[] {
+  return [...pathParams(spec.path), ...Object.keys(spec.query?.properties ?? {}), ...Object.keys(spec.body?.properties ?? {})];
+}
+
+/** Turn the first ajv error into a message that names the field (dotted, e.g. `send.amount`). */
+function toValidationError(error: ErrorObject, prefix = ''): ValidationError {
+  const path = error.instancePath.split('/').filter(Boolean);
+  if (error.keyword === 'required') path.push(String((error.params as { missingProperty: string }).missingProperty));
+  const field = prefix + path.join('.');
+  switch (error.keyword) {
+    case 'required':
+      return new ValidationError(field, 'required');
+    case 'type':
+      return new ValidationError(field || 'payload', `must be ${(error.params as { type: string }).type}`);
+    case 'enum':
+      return new ValidationError(field, `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`);
+    default:
+      return new ValidationError(field || 'payload', error.message ?? 'invalid');
+  }
+}
+
+/** Keep only the declared properties of an object (nested declared objects are kept whole). */
+function pick(input: Record<string, unknown>, properties: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(properties)) if (input[k] !== undefined) out[k] = input[k];
+  return out;
+}
+
+/**
+ * The request an input maps to, after validation; nothing is sent.
+ * @returns `{path, query, body}` with the path ids URL-encoded into `path`.
+ * @throws {ValidationError} naming the first bad field: a missing or empty path id, a query or
+ *   body field that is missing, of the wrong type, out of range or not an allowed value.
+ */
+export function prepareOperation(spec: OperationSpec, input: Record<string, unknown>): { path: string; query?: Record<string, string | number | boolean>; body?: Record<string, unknown> } {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new ValidationError('payload', 'must be an object');
+  let path = spec.path;
+  for (const name of pathParams(spec.path)) {
+    const v = input[name];
+    if ((typeof v !== 'string' && !(typeof v === 'number' && Number.isSafeInteger(v))) || !PATH_ID.test(String(v)) || String(v).trim() === '') {
+      throw new ValidationError(name, v === undefined || v === '' ? 'required' : 'must be a non-empty id without "/", "?" or "#"');
+    }
+    path = path.replace(`{${name}}`, encodeURIComponent(String(v)));
+  }
+  let query: Record<string, string | number | boolean> | undefined;
+  if (spec.query) {
+    query = pick(input, spec.query.properties) as Record<string, string | number | boolean>;
+    const v = validator(spec.query);
+    if (!v(query)) throw toValidationError(v.errors![0]);
+  }
+  let body: Record<string, unknown> | undefined;
+  if (spec.body) {
+    body = pick(input, spec.body.properties);
+    const v = validator(spec.body);
+    if (!v(body)) throw toValidationError(v.errors![0]);
+  }
+  return { path, query, body };
+}
+
+/**
+ * Validate `input` against `spec` and send the request.
+ * @returns the 2xx status and parsed body.
+ * @throws {ValidationError} before sending, for bad input (see {@link prepareOperation}).
+ * @throws {ApiError} for a non-2xx answer or no answer.
+ */
+export async function callOperation<T = unknown>(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<ApiResponse<T>> {
+  const req = prepareOperation(spec, input);
+  return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent });
+}
+
+/** Schema pieces shared by the operation declarations. */
+export const S = {
+  /** A non-empty string. */
+  text: { type: 'string', minLength: 1 } as JsonSchema,
+  /** An optional string (may be empty). */
+  optionalText: { type: 'string' } as JsonSchema,
+  /** Base units: a non-negative safe integer (spec section 2: amounts are in base units). */
+  baseUnits: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as JsonSchema,
+  /** Base units of a payment: a positive safe integer. */
+  positiveBaseUnits: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as JsonSchema,
+  /** Unix epoch seconds. */
+  epochSeconds: { type: 'integer', minimum: 1, maximum: 253402300799 } as JsonSchema,
+  /** An asset code such as `BTC-TESTNET`. */
+  assetCode: { type: 'string', pattern: '^[A-Z0-9][A-Z0-9-]*$' } as JsonSchema,
+};

@@ -1,0 +1,121 @@
+/**
+ * Reference data and fees (spec section 4 "Reference data and fees"; OpenAPI `/assets`, `/fees`).
+ */
+import { CustodyClient, ApiResponse } from '../client';
+import { callOperation, OperationSpec, S } from '../operation';
+import { ValidationError } from '../errors';
+import { toBaseUnits, toSafeNumber } from '../amounts';
+
+/** An asset (spec section 2 "Asset"); `scale` is base units per whole asset (BTC 1e8, ETH 1e9). */
+export interface Asset {
+  code: string;
+  name: string;
+  unitCode: string;
+  scale: number;
+  enabled: boolean;
+  testAsset: boolean;
+}
+
+/** GET /assets answer: `{assets: Asset[]}`. */
+export interface AssetList {
+  assets: Asset[];
+}
+
+/** POST /fees body: `type` (e.g. `transferOut`), `asset` code, `amount` in base units. */
+export interface FeeRequest {
+  type: string;
+  asset: string;
+  amount: number;
+}
+
+/** POST /fees answer, base units: `amountToSend = netAmount + fees`. */
+export interface FeeQuote {
+  netAmount: number;
+  amountToSend: number;
+  fees: number;
+}
+
+/** Operation declarations of this group, by id. */
+export const assetOperations = {
+  assets: { id: 'assets.assets', method: 'GET', path: '/assets', idempotent: true, source: 'spec section 4, GET /assets' },
+  fee: {
+    id: 'assets.fee',
+    method: 'POST',
+    path: '/fees',
+    idempotent: true,
+    amounts: [{ amount: 'amount', asset: 'asset' }],
+    source: 'spec section 4, POST /fees; OpenAPI FeesRequest',
+    body: {
+      type: 'object',
+      required: ['type', 'asset', 'amount'],
+      properties: { type: { type: 'string', enum: ['transferOut', 'withdraw', 'swap'] }, asset: S.assetCode, amount: S.baseUnits },
+    },
+  },
+} satisfies Record<string, OperationSpec>;
+
+/** List the supported assets. @throws {ApiError} on a non-2xx answer. */
+export function listAssets(client: CustodyClient): Promise<ApiResponse<AssetList>> {
+  return callOperation<AssetList>(client, assetOperations.assets, {});
+}
+
+/** Quote the fee of a transaction. @throws {ValidationError} for bad input; {ApiError} on a non-2xx answer. */
+export function quoteFee(client: CustodyClient, input: FeeRequest): Promise<ApiResponse<FeeQuote>> {
+  return callOperation<FeeQuote>(client, assetOperations.fee, { ...input });
+}
+
+const scaleCache = new WeakMap<CustodyClient, Promise<Map<string, number>>>();
+
+/**
+ * The `scale` of an asset from GET /assets, cached per client for its lifetime (a failed
+ * lookup is not cached).
+ * @param field the request field to name in an error, e.g. `send.symbol`.
+ * @throws {ValidationError} when the asset is not in the list; {ApiError} when /assets fails.
+ */
+export async function assetScale(client: CustodyClient, code: string, field = 'asset'): Promise<number> {
+  let p = scaleCache.get(client);
+  if (!p) {
+    p = listAssets(client).then((r) => new Map(r.data.assets.map((a) => [a.code, a.scale])));
+    scaleCache.set(client, p);
+    p.catch(() => scaleCache.delete(client));
+  }
+  const scale = (await p).get(code);
+  if (scale === undefined) throw new ValidationError(field, `an asset code returned by GET /assets, got ${JSON.stringify(code)}`);
+  return scale;
+}
+
+function getPath(obj: Record<string, unknown>, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+}
+
+/**
+ * Convert the decimal amounts of an operation's input (strings such as `"0.015"`, in whole
+ * units of the asset) into base units, exactly, with the asset's scale from GET /assets
+ * (cached). Which fields are amounts comes from `spec.amounts`. Every amount is read as whole
+ * units: a decimal string, or a number read through its shortest decimal form
+ * (`0.015` -> `"0.015"`); an exponent form such as `1e-7` is refused.
+ * @returns a copy of `input` with the amount fields replaced by integers (base units); the
+ *   objects on the way to each amount are copied, `input` itself is not changed.
+ * @throws {ValidationError} naming the field when the asset is missing or unknown, or the
+ *   amount is not a decimal number or has more decimals than the asset's scale allows.
+ * @throws {ApiError} when GET /assets fails.
+ */
+export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = { ...input };
+  for (const { amount, asset } of spec.amounts ?? []) {
+    const value = getPath(out, amount);
+    if (value === undefined) continue; // schema validation reports it as required
+    const code = getPath(out, asset);
+    if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');
+    if (typeof value !== 'string' && typeof value !== 'number') throw new ValidationError(amount, 'a decimal string such as "0.015"');
+    const scale = await assetScale(client, code, asset);
+    const units = toSafeNumber(toBaseUnits(String(value), scale, amount), amount);
+    const keys = amount.split('.');
+    let target = out;
+    for (const k of keys.slice(0, -1)) {
+      target[k] = { ...(target[k] as Record<string, unknown>) };
+      target = target[k] as Record<string, unknown>;
+    }
+    target[keys[keys.length - 1]] = units;
+  }
+  return out;
+}

@@ -1,0 +1,129 @@
+/**
+ * Transfers, L2 wallet to L2 wallet (spec section 2 "Transaction object", section 3 "Transfer
+ * tx status values", section 4 "Transfers"; OpenAPI `/company/{company_id}/transfer`).
+ */
+import { CustodyClient, ApiResponse } from '../client';
+import { callOperation, OperationSpec, S } from '../operation';
+
+/** `send` of a transfer: asset `symbol` and `amount` in base units (integer). */
+export interface SendAmount {
+  symbol: string;
+  amount: number;
+}
+
+/**
+ * POST transfer body (spec section 4: all fields required). `wallet_id` and
+ * `counterparty_wallet_address` take a wallet id or short code; `expires` is epoch seconds.
+ * `partner_txID` makes a retry safe: the same value answers `existing` with the original tx_id.
+ */
+export interface TransferRequest {
+  wallet_id: string;
+  counterparty_wallet_address: string;
+  expires: number;
+  benefit_of: string;
+  account_no: string;
+  reference: string;
+  partner_txID: string;
+  send: SendAmount;
+}
+
+/** POST transfer answer. */
+export interface TransferCreated {
+  tx_id: string;
+  status: 'new' | 'existing';
+}
+
+/** Transfer statuses (spec section 3). */
+export type TransferStatus =
+  | 'pending_initiate_transfer'
+  | 'initiate_rejected_transfer'
+  | 'pending_transfer'
+  | 'expired_transfer'
+  | 'approved_transfer'
+  | 'custody_rejected_transfer'
+  | 'chain_rejected_transfer';
+
+/** An approver record (spec section 2); blank names and `userID` = core client id for a core client. */
+export interface ApproverRecord {
+  actionID: string;
+  firstName: string;
+  lastName: string;
+  status: string;
+  timestamp: number;
+  userID: string;
+  username: string;
+}
+
+/** The Transaction object (spec section 2), camelCase; amounts in base units, times epoch seconds. */
+export interface Transaction {
+  approvedCount: number;
+  expires: number;
+  initiatedTimestamp: number;
+  initiatorAuthorized: boolean;
+  initiatorName: string;
+  reference: string;
+  status: ApproverRecord[];
+  statusDetails: {
+    accountNo: string;
+    amount: number;
+    asset: string;
+    benefitOf: string;
+    expires: number;
+    fees: number;
+    fundID: string;
+    netAmount: number;
+    recipientAddress: string;
+    recipientEmail?: string;
+    recipientFirstName?: string;
+    recipientLastName?: string;
+    recipientUsername?: string;
+    reference: string;
+    requestedBy: string;
+  };
+  thresholdRequired: number;
+  txID: string;
+  txStatus: TransferStatus | string;
+}
+
+/** Operation declarations of this group, by id. */
+export const transferOperations = {
+  create: {
+    id: 'transfer.create',
+    method: 'POST',
+    path: '/company/{company_id}/transfer',
+    // Safe to retry: the API answers `existing` for a repeated partner_txID (spec section 3).
+    idempotent: true,
+    amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
+    source: 'spec section 4, POST /company/{company_id}/transfer',
+    body: {
+      type: 'object',
+      required: ['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
+      properties: {
+        wallet_id: S.text,
+        counterparty_wallet_address: S.text,
+        expires: S.epochSeconds,
+        benefit_of: S.optionalText,
+        account_no: S.optionalText,
+        reference: S.optionalText,
+        partner_txID: S.text,
+        send: { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
+      },
+    },
+  },
+  get: { id: 'transfer.get', method: 'GET', path: '/company/{company_id}/transfer/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}' },
+} satisfies Record<string, OperationSpec>;
+
+/**
+ * Create a transfer. Retried on timeouts and 429/502/503/504 with the same body (same
+ * `partner_txID`), so a retry never makes a second transfer.
+ * @throws {ValidationError} for a missing or malformed field (e.g. `send.amount` not a positive integer).
+ * @throws {ApiError} on a non-2xx answer.
+ */
+export function createTransfer(client: CustodyClient, input: TransferRequest & { company_id: string }): Promise<ApiResponse<TransferCreated>> {
+  return callOperation<TransferCreated>(client, transferOperations.create, { ...input });
+}
+
+/** Read a transfer's Transaction object. */
+export function getTransfer(client: CustodyClient, input: { company_id: string; tx_id: string }): Promise<ApiResponse<Transaction>> {
+  return callOperation<Transaction>(client, transferOperations.get, input);
+}

@@ -1,0 +1,142 @@
+/**
+ * `custody-config`: the config node. Holds the environment, the credentials (`apiKey`,
+ * `privateKey`, `token`: Node-RED password credentials, never in flows.json) and the signing
+ * mode; owns one signed client and one websocket per core client feed, shared by every node
+ * that uses it (the pattern of Node-RED's mqtt-broker node). Source: DESIGN.md "The config
+ * node"; spec section 5.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import type { NodeAPI, NodeDef, Node } from 'node-red';
+import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState } from '../../lib';
+import { sharedSimulator } from '../../simulator/shared';
+import type { CustodyConfigNode, FeedUser } from '../shared/types';
+
+/** Editor properties of `custody-config`. */
+interface ConfigDef extends NodeDef {
+  environment?: Environment;
+  baseUrl?: string;
+  signingMode?: SigningMode;
+  /** Request timeout in seconds. */
+  timeout?: number | string;
+}
+
+/** Credentials of `custody-config` (all `password`: never sent back to the editor). */
+interface ConfigCredentials {
+  apiKey?: string;
+  privateKey?: string;
+  token?: string;
+}
+
+/** A shared feed and the nodes listening to it. */
+interface SharedFeed {
+  feed: CoreClientFeed;
+  users: Set<FeedUser>;
+}
+
+/**
+ * Where the built-in simulator keeps its state: `$CUSTODYFLOW_SIMULATOR_DATA`, else
+ * `<userDir>/custodyflow-simulator`, else a folder in the OS temp dir.
+ */
+function simulatorDataDir(userDir: string | undefined): string {
+  return process.env.CUSTODYFLOW_SIMULATOR_DATA || path.join(userDir || os.tmpdir(), 'custodyflow-simulator');
+}
+
+export = function register(RED: NodeAPI): void {
+  function CustodyConfig(this: Node<ConfigCredentials> & CustodyConfigNode, def: ConfigDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const environment: Environment = def.environment || 'simulator';
+    const signingMode: SigningMode = def.signingMode || 'timestamp';
+    const timeoutSeconds = Number(def.timeout) > 0 ? Number(def.timeout) : 30;
+    const credentials: ConfigCredentials = node.credentials || {};
+    let clientPromise: Promise<CustodyClient> | undefined;
+    let closed = false;
+    const feeds = new Map<string, SharedFeed>();
+
+    async function build(): Promise<CustodyClient> {
+      const timeoutMs = timeoutSeconds * 1000;
+      if (environment === 'simulator') {
+        const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
+        return new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
+      }
+      const baseUrl = resolveBaseUrl(environment, def.baseUrl);
+      if (!credentials.apiKey) throw new ConfigError('apiKey: set the API key in the custody-config node');
+      if (!credentials.privateKey) throw new ConfigError('privateKey: set the RSA private key (PEM) in the custody-config node');
+      return new CustodyClient({ baseUrl, apiKey: credentials.apiKey, privateKey: credentials.privateKey, signingMode, timeoutMs });
+    }
+
+    node.client = () => {
+      if (closed) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
+      if (!clientPromise) {
+        clientPromise = build();
+        // A failed build is retried by the next caller (the failure is reported to that caller).
+        clientPromise.catch(() => {
+          clientPromise = undefined;
+        });
+      }
+      return clientPromise;
+    };
+
+    node.subscribeFeed = (clientId: string, user: FeedUser) => {
+      let shared = feeds.get(clientId);
+      if (!shared) {
+        const entry: SharedFeed = { feed: undefined as unknown as CoreClientFeed, users: new Set() };
+        shared = entry;
+        feeds.set(clientId, entry);
+        node
+          .client()
+          .then((client) => {
+            if (!feeds.has(clientId) || feeds.get(clientId) !== entry) return;
+            const feed = new CoreClientFeed(client, clientId);
+            entry.feed = feed;
+            let lastWarned = '';
+            feed.on('action', (action) => entry.users.forEach((u) => u.onAction(action)));
+            feed.on('state', (state: FeedState, reason?: string) => entry.users.forEach((u) => u.onState(state, reason)));
+            feed.on('error', (err: Error) => {
+              // Warn once per distinct failure, so a long outage does not flood the log.
+              if (err.message !== lastWarned) node.warn(`core client feed ${clientId}: ${err.message}`);
+              lastWarned = err.message;
+            });
+            feed.on('state', (state: FeedState) => {
+              if (state === 'connected') lastWarned = '';
+            });
+            feed.start();
+          })
+          .catch((err: Error) => {
+            node.error(`core client feed ${clientId}: ${err.message}`);
+            entry.users.forEach((u) => u.onState('disconnected', err.message));
+          });
+      }
+      shared.users.add(user);
+      user.onState(shared.feed ? shared.feed.state : 'connecting');
+      const entry = shared;
+      return async () => {
+        entry.users.delete(user);
+        if (entry.users.size === 0 && feeds.get(clientId) === entry) {
+          feeds.delete(clientId);
+          if (entry.feed) await entry.feed.stop();
+        }
+      };
+    };
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      closed = true;
+      const stopping = Array.from(feeds.values(), (f) => (f.feed ? f.feed.stop() : Promise.resolve()));
+      feeds.clear();
+      const pending = clientPromise;
+      clientPromise = undefined;
+      Promise.allSettled(stopping)
+        .then(() => (pending ? pending.then((c) => c.close(), () => undefined) : undefined))
+        .finally(() => done());
+    });
+  }
+
+  RED.nodes.registerType('custody-config', CustodyConfig as unknown as Parameters<NodeAPI['nodes']['registerType']>[1], {
+    credentials: {
+      apiKey: { type: 'password' },
+      privateKey: { type: 'password' },
+      token: { type: 'password' },
+    },
+  });
+};

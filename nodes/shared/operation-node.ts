@@ -1,0 +1,85 @@
+/**
+ * The one runtime shape of every operation node (DESIGN.md "A node file reads top to bottom:
+ * read config, resolve input, call lib, send"): resolve the input from the editor and
+ * `msg.payload`, apply the node's input options (decimal amounts, default expiry), call the
+ * lib operation, and send `msg.payload` = body, `msg.statusCode` = HTTP status; on error set
+ * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
+ */
+import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
+import { callOperation, decimalAmountsToBaseUnits, ApiError, ConfigError, OperationSpec, CustodyClient } from '../../lib';
+import { resolveInput, EditorField } from './input';
+import { showRequesting, showSuccess, showError } from './status';
+import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
+
+/** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
+export interface OperationNodeType {
+  /** The Node-RED type name, e.g. `custody-transfer`. */
+  type: string;
+  /** `operation` value -> lib operation, e.g. `{create: v1Operations.transfer.create}`. */
+  operations: Record<string, OperationSpec>;
+  /** Editor properties that are API fields (path ids, selected body fields), e.g. `company_id`. */
+  editorFields: readonly EditorField[];
+}
+
+/** `amountFormat` editor option: amounts are base units (default) or decimal strings in whole units. */
+type AmountFormat = 'baseUnits' | 'decimal';
+
+/**
+ * Register an operation node type with Node-RED.
+ * @param RED the Node-RED API passed to the node module.
+ * @param nodeType the type name, operations and editor fields.
+ */
+export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType): void {
+  function OperationNode(this: Node, def: OperationNodeDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+    const spec: OperationSpec | undefined = nodeType.operations[def.operation];
+    const amountFormat: AmountFormat = def.amountFormat === 'decimal' ? 'decimal' : 'baseUnits';
+    const expiresAfter = Number(def.expiresAfter);
+    const defaultExpiry = spec?.body?.properties.expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
+    const config = def as Record<string, unknown>;
+
+    if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
+    else if (!spec) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    else node.status({});
+
+    async function run(client: CustodyClient, msg: CustodyMessage): Promise<void> {
+      let input = resolveInput(config, nodeType.editorFields, msg.payload);
+      if (defaultExpiry && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + defaultExpiry;
+      if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec!, input);
+      const res = await callOperation(client, spec!, input);
+      msg.payload = res.data;
+      msg.statusCode = res.statusCode;
+    }
+
+    node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
+      const out = msg as CustodyMessage;
+      if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
+      if (!spec) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
+      showRequesting(node);
+      connection
+        .client()
+        .then((client) => run(client, out))
+        .then(
+          () => {
+            showSuccess(node, out.statusCode ?? 200);
+            send(out);
+            done();
+          },
+          (err: Error) => {
+            out.statusCode = err instanceof ApiError ? err.statusCode : undefined;
+            showError(node, err);
+            done(err);
+          },
+        );
+    });
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      node.status({});
+      done();
+    });
+  }
+
+  RED.nodes.registerType(nodeType.type, OperationNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+}

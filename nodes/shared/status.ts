@@ -1,0 +1,40 @@
+/**
+ * Node status, set in one place (DESIGN.md "Status"): blue dot while requesting, green dot
+ * with the time on success, red ring on error; feeds yellow ring connecting, green dot
+ * connected, red ring disconnected (retrying).
+ */
+import type { Node } from 'node-red';
+import type { FeedState } from '../../lib';
+
+/** Blue dot "requesting". */
+export function showRequesting(node: Node): void {
+  node.status({ fill: 'blue', shape: 'dot', text: 'requesting' });
+}
+
+/** Green dot with the local time of the answer and the HTTP status. */
+export function showSuccess(node: Node, statusCode: number): void {
+  node.status({ fill: 'green', shape: 'dot', text: `${statusCode} at ${new Date().toLocaleTimeString()}` });
+}
+
+/** Red ring with a short error text (at most 60 characters). */
+export function showError(node: Node, err: unknown): void {
+  const text = err instanceof Error ? err.message : String(err);
+  node.status({ fill: 'red', shape: 'ring', text: text.length > 60 ? text.slice(0, 57) + '...' : text });
+}
+
+/** Feed connection state as a status. */
+export function showFeedState(node: Node, state: FeedState): void {
+  switch (state) {
+    case 'connecting':
+      node.status({ fill: 'yellow', shape: 'ring', text: 'connecting' });
+      break;
+    case 'connected':
+      node.status({ fill: 'green', shape: 'dot', text: 'connected' });
+      break;
+    case 'disconnected':
+      node.status({ fill: 'red', shape: 'ring', text: 'disconnected (retrying)' });
+      break;
+    default:
+      node.status({});
+  }
+}

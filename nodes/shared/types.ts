@@ -1,0 +1,32 @@
+/**
+ * Types shared by the nodes: the runtime side of the `custody-config` node as other nodes
+ * see it. Node-RED glue only (DESIGN.md "nodes/shared").
+ */
+import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import type { CustodyClient, Action, FeedState } from '../../lib';
+
+/** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
+export interface FeedUser {
+  /** Called once per pending action id (see lib CoreClientFeed). */
+  onAction(action: Action): void;
+  /** Called on every connection state change, and once at registration with the current state. */
+  onState(state: FeedState, reason?: string): void;
+}
+
+/** The runtime `custody-config` node: owns one client and one websocket per core client feed. */
+export interface CustodyConfigNode extends Node {
+  /** The shared signed client; resolves once (starting the built-in simulator first when selected). @throws ConfigError, KeyFormatError (rejects). */
+  client(): Promise<CustodyClient>;
+  /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. @returns the function that leaves. */
+  subscribeFeed(clientId: string, user: FeedUser): () => Promise<void>;
+}
+
+/** Editor properties common to every operation node. */
+export interface OperationNodeDef extends NodeDef {
+  connection: string;
+  operation: string;
+  [field: string]: unknown;
+}
+
+/** The msg of an operation node: the contract adds `statusCode` (DESIGN.md "The msg contract"). */
+export type CustodyMessage = NodeMessageInFlow & { statusCode?: number };

@@ -1,0 +1,72 @@
+/**
+ * The simulator's in-memory core: the state document, the business clock, look-up indexes
+ * and the event bus the websocket feeds listen to. Business rules live in network.ts
+ * (companies, trusted parties, core clients, funds, wallets, deposits, ledger) and
+ * transactions.ts (transfers, actions, expiry); both work on an {@link Engine}.
+ */
+import { EventEmitter } from 'node:events';
+import type { ActionRecord, SimState, Store, WalletRecord } from './state';
+import { normaliseShortCode } from './ids';
+
+/** Events emitted by the engine. */
+export interface EngineEvents {
+  /** A new pending action for a core client (sent on its feed). */
+  action: [ActionRecord];
+}
+
+/**
+ * Shared context of the business rules. All mutations are synchronous; each calls
+ * {@link Engine.changed} so the {@link Store} writes them (group commit).
+ */
+export class Engine extends EventEmitter<EngineEvents> {
+  readonly state: SimState;
+  /** short code (normalised) -> wallet id */
+  private readonly shortCodes = new Map<string, string>();
+  /** ids of transfers still pending */
+  readonly pendingTransfers = new Set<string>();
+  /** smallest `expires` among pending transfers (epoch seconds, business clock) */
+  nextExpiry = Infinity;
+
+  constructor(readonly store: Store) {
+    super();
+    this.state = store.state;
+    for (const w of Object.values(this.state.wallets)) this.shortCodes.set(normaliseShortCode(w.short_code), w.wallet_id);
+    for (const tx of Object.values(this.state.transfers)) {
+      if (tx.txStatus === 'pending_transfer') {
+        this.pendingTransfers.add(tx.txID);
+        this.nextExpiry = Math.min(this.nextExpiry, tx.expires);
+      }
+    }
+  }
+
+  /** Business clock: Unix epoch seconds of real time plus the offset set by `POST /_simulator/clock/advance`. */
+  now(): number {
+    return Math.floor(Date.now() / 1000) + this.state.clockOffsetSeconds;
+  }
+
+  /** Mark the state changed (schedules a write). */
+  changed(): void {
+    this.store.markDirty();
+  }
+
+  /** Index a newly created wallet's short code. */
+  indexWallet(w: WalletRecord): void {
+    this.shortCodes.set(normaliseShortCode(w.short_code), w.wallet_id);
+  }
+
+  /** True when a short code is already used by a wallet. */
+  shortCodeTaken(code: string): boolean {
+    return this.shortCodes.has(normaliseShortCode(code));
+  }
+
+  /**
+   * Find a wallet by id or by short code (spec section 2: a short code works wherever a wallet id does).
+   * @returns the wallet or undefined.
+   */
+  findWallet(idOrShortCode: string): WalletRecord | undefined {
+    const byId = this.state.wallets[idOrShortCode];
+    if (byId) return byId;
+    const id = this.shortCodes.get(normaliseShortCode(idOrShortCode));
+    return id ? this.state.wallets[id] : undefined;
+  }
+}

@@ -1,0 +1,607 @@
+/**
+ * Companies, the trusted network, core clients, funds, wallets, deposits and the ledger.
+ * Sources: spec sections 2 and 4 (Company, Trusted network, Funds, deposits, ledger; Core
+ * clients), OpenAPI paths `/company/{company_id}/fund`, `/company/{company_id}/fund/{fund_id}`,
+ * `/company/{company_id}/fund/{fund_id}/wallet`, `/wallet/{wallet_id}`, NOTES.md "Shapes".
+ *
+ * Every function validates meaning (existence, membership, ranges) and throws a {@link SimError};
+ * the JSON shape of request bodies is checked before, in validation.ts.
+ */
+import type { Engine } from './engine';
+import { badRequest, conflict, notFound } from './errors';
+import { newAddress, newChainTxId, newId, newShortCode } from './ids';
+import { findAsset } from './assets';
+import type {
+  CompanyRecord,
+  CoreClientRecord,
+  CustodyGroupRecord,
+  FundRecord,
+  LedgerEntry,
+  NetworkUser,
+  TrustedPartyRecord,
+  WalletRecord,
+} from './state';
+
+// ---------------------------------------------------------------- users of the network
+
+/** Human users pre-registered in the simulated network (the signing-app users). */
+const SEED_USERS: ReadonlyArray<Omit<NetworkUser, 'id'>> = [
+  { email: 'alice@custody.example', firstName: 'Alice', lastName: 'Archer', username: 'alice' },
+  { email: 'bob@custody.example', firstName: 'Bob', lastName: 'Baker', username: 'bob' },
+  { email: 'carol@custody.example', firstName: 'Carol', lastName: 'Carter', username: 'carol' },
+];
+
+/** Create the pre-registered users on first start (ids random, then persisted). */
+export function ensureUsers(eng: Engine): void {
+  for (const u of SEED_USERS) {
+    if (!Object.values(eng.state.users).some((x) => x.email === u.email)) {
+      const id = newId();
+      eng.state.users[id] = { id, ...u };
+      eng.changed();
+    }
+  }
+}
+
+/** A network user by id, e-mail (case-insensitive) or username; undefined when unknown. */
+export function findUser(eng: Engine, idOrEmail: string): NetworkUser | undefined {
+  const key = idOrEmail.trim().toLowerCase();
+  return eng.state.users[idOrEmail] ?? Object.values(eng.state.users).find((u) => u.email === key || u.username === key);
+}
+
+// ---------------------------------------------------------------- companies
+
+/** Company fields of spec section 2 as sent on create/update. */
+export interface CompanyInput {
+  name?: string;
+  city?: string;
+  country?: string;
+  domain?: string;
+  ref?: string;
+}
+
+/** The Company object of spec section 2 (`company_id` included). */
+export interface CompanyView {
+  company_id: string;
+  name: string;
+  city: string;
+  country: string;
+  domain: string;
+  ref: string;
+}
+
+/** Company record -> Company object. */
+export function companyView(c: CompanyRecord): CompanyView {
+  return { company_id: c.company_id, name: c.name, city: c.city, country: c.country, domain: c.domain, ref: c.ref };
+}
+
+/** POST /company. `name` is required (checked by validation.ts). */
+export function createCompany(eng: Engine, input: CompanyInput): CompanyRecord {
+  const company: CompanyRecord = {
+    company_id: newId(),
+    name: input.name ?? '',
+    city: input.city ?? '',
+    country: input.country ?? '',
+    domain: input.domain ?? '',
+    ref: input.ref ?? '',
+    created: eng.now(),
+    trusted: {},
+    invitations: {},
+  };
+  eng.state.companies[company.company_id] = company;
+  eng.changed();
+  return company;
+}
+
+/** @throws 404 when the company does not exist. */
+export function getCompany(eng: Engine, companyId: string): CompanyRecord {
+  const c = eng.state.companies[companyId];
+  if (!c) throw notFound(`company_id: no company ${companyId}`);
+  return c;
+}
+
+/** PUT /company/{company_id}: omitted fields unchanged. @returns `{company_id, ref}`. @throws 404 */
+export function updateCompany(eng: Engine, companyId: string, input: CompanyInput): { company_id: string; ref: string } {
+  const c = getCompany(eng, companyId);
+  for (const k of ['name', 'city', 'country', 'domain', 'ref'] as const) {
+    const v = input[k];
+    if (v !== undefined) c[k] = v;
+  }
+  eng.changed();
+  return { company_id: c.company_id, ref: c.ref };
+}
+
+/**
+ * GET /company/search?query=: case-insensitive substring match on name or domain.
+ * @throws 400 unless `query` is exactly 3 letters (spec section 8).
+ */
+export function searchCompanies(eng: Engine, query: unknown): { total_count: number; matches: { company_id: string; name: string; domain: string }[] } {
+  if (typeof query !== 'string' || !/^[A-Za-z]{3}$/.test(query)) throw badRequest('query: must be exactly 3 letters');
+  const q = query.toLowerCase();
+  const matches = Object.values(eng.state.companies)
+    .filter((c) => c.name.toLowerCase().includes(q) || c.domain.toLowerCase().includes(q))
+    .map((c) => ({ company_id: c.company_id, name: c.name, domain: c.domain }));
+  return { total_count: matches.length, matches };
+}
+
+// ---------------------------------------------------------------- trusted network
+
+/**
+ * POST /company/{company_id}/trustedparty `{address, type, name?}`.
+ * - type `core-client`: `address` is the core client id; it joins at once (trusted_entity_id = client id).
+ * - type `user`: `address` is the e-mail of a registered network user; an invitation is stored and the
+ *   user joins when it is accepted (`POST /_simulator/trustedparty/accept`).
+ * @throws 404 company unknown, unknown core client, or no registered user with that e-mail;
+ *   400 unsupported type; 409 already a trusted party.
+ */
+export function addTrustedParty(eng: Engine, companyId: string, input: { address: string; type: string; name?: string }): void {
+  const company = getCompany(eng, companyId);
+  if (input.type === 'core-client') {
+    const client = eng.state.coreClients[input.address];
+    if (!client) throw notFound(`address: no core client ${input.address}`);
+    if (company.trusted[client.id]) throw conflict(`address: core client ${client.id} is already a trusted party`);
+    company.trusted[client.id] = {
+      trusted_entity_id: client.id,
+      name: input.name || client.name,
+      type: 'core-client',
+      address: client.id,
+      internal: false,
+      created: eng.now(),
+    };
+    eng.changed();
+    return;
+  }
+  if (input.type !== 'user') throw badRequest('type: must be "user" or "core-client"');
+  const user = findUser(eng, input.address);
+  if (!user || user.email !== input.address.trim().toLowerCase()) {
+    throw notFound(`address: no user registered in the network with e-mail ${input.address}`);
+  }
+  if (company.trusted[user.id]) throw conflict(`address: ${user.email} is already a trusted party`);
+  company.invitations[user.email] = { address: user.email, name: input.name || `${user.firstName} ${user.lastName}`, created: eng.now() };
+  eng.changed();
+}
+
+/**
+ * The invited user accepts (control endpoint). @returns the new trusted party.
+ * @throws 404 unknown company or no pending invitation for that address; 409 already trusted.
+ */
+export function acceptInvitation(eng: Engine, companyId: string, address: string): TrustedPartyRecord {
+  const company = getCompany(eng, companyId);
+  const user = findUser(eng, address);
+  if (user && company.trusted[user.id]) throw conflict(`address: ${user.email} is already a trusted party`);
+  const inv = user ? company.invitations[user.email] : undefined;
+  if (!user || !inv) throw notFound(`address: no pending invitation for ${address} in company ${companyId}`);
+  delete company.invitations[user.email];
+  const tp: TrustedPartyRecord = { trusted_entity_id: user.id, name: inv.name, type: 'user', address: user.email, internal: false, created: eng.now() };
+  company.trusted[user.id] = tp;
+  eng.changed();
+  return tp;
+}
+
+/** GET /company/{company_id}/trustedparty. @throws 404 */
+export function listTrustedParties(eng: Engine, companyId: string): { company_id: string; total_count: number; list: TrustedPartyRecord[] } {
+  const company = getCompany(eng, companyId);
+  const list = Object.values(company.trusted).map((t) => ({ ...t }));
+  return { company_id: companyId, total_count: list.length, list };
+}
+
+/**
+ * DELETE /company/{company_id}/trustedparty/{trustedparty_id} (a pending invitation can be
+ * withdrawn by passing the e-mail address).
+ * @throws 404 unknown company or party; 409 when the party is a custodian of one of the company's
+ *   funds or wallets (remove it from custody first: money must never lose its approvers silently).
+ */
+export function removeTrustedParty(eng: Engine, companyId: string, partyId: string): void {
+  const company = getCompany(eng, companyId);
+  if (!company.trusted[partyId]) {
+    const key = partyId.trim().toLowerCase();
+    if (company.invitations[key]) {
+      delete company.invitations[key];
+      eng.changed();
+      return;
+    }
+    throw notFound(`trustedparty_id: no trusted party ${partyId} in company ${companyId}`);
+  }
+  for (const f of Object.values(eng.state.funds)) {
+    if (f.company_id !== companyId) continue;
+    const groups = [f.custodygroup_tx, f.custodygroup_withdraw];
+    for (const w of Object.values(eng.state.wallets)) if (w.fund_id === f.fund_id) groups.push(w.custodygroup_tx, w.custodygroup_withdraw);
+    if (groups.some((g) => eng.state.custodyGroups[g]?.members.includes(partyId))) {
+      throw conflict(`trustedparty_id: ${partyId} is a custodian of fund ${f.fund_id}`);
+    }
+  }
+  delete company.trusted[partyId];
+  eng.changed();
+}
+
+// ---------------------------------------------------------------- core clients
+
+/** Core client object of spec section 2: `{id, name, feed, timestamp}`. */
+export interface CoreClientView {
+  id: string;
+  name: string;
+  feed: string;
+  timestamp: number;
+}
+
+/** Build the view; `wsBase` is e.g. `ws://127.0.0.1:8780/api/v1/p` (from the request's Host header). */
+export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClientView {
+  return { id: c.id, name: c.name, feed: `${wsBase}/coreclient/${c.id}/feed`, timestamp: c.timestamp };
+}
+
+/** POST /coreclient `{name}`. */
+export function createCoreClient(eng: Engine, name: string): CoreClientRecord {
+  const c: CoreClientRecord = { id: newId(), name, timestamp: eng.now() };
+  eng.state.coreClients[c.id] = c;
+  eng.changed();
+  return c;
+}
+
+/** @throws 404 unknown core client */
+export function getCoreClient(eng: Engine, clientId: string): CoreClientRecord {
+  const c = eng.state.coreClients[clientId];
+  if (!c) throw notFound(`client_id: no core client ${clientId}`);
+  return c;
+}
+
+/**
+ * GET /coreclient?company_id=: the core clients that are trusted parties of the company.
+ * @throws 400 company_id missing; 404 unknown company.
+ */
+export function listCoreClients(eng: Engine, companyId: unknown): CoreClientRecord[] {
+  if (typeof companyId !== 'string' || companyId === '') throw badRequest('company_id: query parameter is required');
+  const company = getCompany(eng, companyId);
+  return Object.values(company.trusted)
+    .filter((t) => t.type === 'core-client' && eng.state.coreClients[t.trusted_entity_id])
+    .map((t) => eng.state.coreClients[t.trusted_entity_id]);
+}
+
+// ---------------------------------------------------------------- funds and wallets
+
+/** A custody group as sent: `{threshold, members:[trusted entity ids]}` (OpenAPI NewCustodyGroup). */
+export interface CustodyGroupInput {
+  threshold?: number;
+  members?: string[];
+}
+
+/** A wallet to create (OpenAPI NewWallet). Blank custody groups mean the fund's. */
+export interface NewWalletInput {
+  name?: string;
+  asset: string;
+  type?: number;
+  custodygroup_withdraw?: CustodyGroupInput | null;
+  custodygroup_tx?: CustodyGroupInput | null;
+}
+
+/** A fund to create (OpenAPI Fund). */
+export interface FundInput {
+  name: string;
+  description?: string;
+  custodygroup_withdraw: CustodyGroupInput;
+  custodygroup_tx: CustodyGroupInput;
+  wallets?: NewWalletInput[];
+}
+
+function isBlankGroup(g: CustodyGroupInput | null | undefined): boolean {
+  return g == null || ((g.members === undefined || g.members.length === 0) && (g.threshold === undefined || g.threshold === 0));
+}
+
+/**
+ * Check a custody group and store it.
+ * @throws 400 naming `field` when a member is not a trusted party of the company, members repeat,
+ *   or threshold is outside 1..members.length.
+ */
+function makeCustodyGroup(eng: Engine, company: CompanyRecord, g: CustodyGroupInput, field: string, name: string): CustodyGroupRecord {
+  const members = g.members ?? [];
+  if (members.length === 0) throw badRequest(`${field}.members: at least one custodian is required`);
+  const seen = new Set<string>();
+  members.forEach((m, i) => {
+    if (!company.trusted[m]) throw badRequest(`${field}.members[${i}]: ${m} is not a trusted party of company ${company.company_id}`);
+    if (seen.has(m)) throw badRequest(`${field}.members[${i}]: ${m} is listed twice`);
+    seen.add(m);
+  });
+  const threshold = g.threshold;
+  if (typeof threshold !== 'number' || !Number.isInteger(threshold) || threshold < 1 || threshold > members.length) {
+    throw badRequest(`${field}.threshold: must be an integer from 1 to ${members.length} (the number of members)`);
+  }
+  return { id: newId(), name, threshold, members: [...members] };
+}
+
+function storeGroup(eng: Engine, g: CustodyGroupRecord): string {
+  eng.state.custodyGroups[g.id] = g;
+  return g.id;
+}
+
+function checkWalletInputs(eng: Engine, company: CompanyRecord, wallets: NewWalletInput[], field: string): (() => WalletRecord)[] {
+  // Validate everything first, then create, so a bad wallet creates nothing.
+  return wallets.map((w, i) => {
+    if (!findAsset(w.asset)) throw badRequest(`${field}[${i}].asset: unknown asset ${w.asset}`);
+    const gw = isBlankGroup(w.custodygroup_withdraw) ? null : makeCustodyGroup(eng, company, w.custodygroup_withdraw!, `${field}[${i}].custodygroup_withdraw`, 'withdraw policy');
+    const gt = isBlankGroup(w.custodygroup_tx) ? null : makeCustodyGroup(eng, company, w.custodygroup_tx!, `${field}[${i}].custodygroup_tx`, 'tx policy');
+    return () => {
+      const fundPlaceholder = ''; // filled by caller
+      const { address, address_type } = newAddress(w.asset);
+      const wallet: WalletRecord = {
+        wallet_id: newId(),
+        fund_id: fundPlaceholder,
+        company_id: company.company_id,
+        name: w.name ?? `${w.asset} wallet`,
+        asset: w.asset,
+        type: w.type ?? 0,
+        address,
+        address_type,
+        short_code: newShortCode((c) => eng.shortCodeTaken(c)),
+        balance: 0,
+        held: 0,
+        custodygroup_withdraw: gw ? storeGroup(eng, gw) : '',
+        custodygroup_tx: gt ? storeGroup(eng, gt) : '',
+        created: eng.now(),
+      };
+      return wallet;
+    };
+  });
+}
+
+function attachWallets(eng: Engine, fund: FundRecord, makers: (() => WalletRecord)[]): string[] {
+  return makers.map((make) => {
+    const w = make();
+    w.fund_id = fund.fund_id;
+    if (!w.custodygroup_withdraw) w.custodygroup_withdraw = fund.custodygroup_withdraw;
+    if (!w.custodygroup_tx) w.custodygroup_tx = fund.custodygroup_tx;
+    eng.state.wallets[w.wallet_id] = w;
+    eng.indexWallet(w);
+    return w.wallet_id;
+  });
+}
+
+/**
+ * POST /company/{company_id}/fund (OpenAPI Fund). Custody groups are required; wallets optional.
+ * @returns `{fund_id, custodygroup_withdraw, custodygroup_tx}` (OpenAPI CreateFundResponse) and the new wallet ids.
+ * @throws 404 unknown company; 400 bad custody group or wallet (reason names the field).
+ */
+export function createFund(eng: Engine, companyId: string, input: FundInput): { fund_id: string; custodygroup_withdraw: string; custodygroup_tx: string; wallets: string[] } {
+  const company = getCompany(eng, companyId);
+  const gw = makeCustodyGroup(eng, company, input.custodygroup_withdraw, 'custodygroup_withdraw', 'withdraw policy');
+  const gt = makeCustodyGroup(eng, company, input.custodygroup_tx, 'custodygroup_tx', 'tx policy');
+  const makers = checkWalletInputs(eng, company, input.wallets ?? [], 'wallets');
+  const fund: FundRecord = {
+    fund_id: newId(),
+    company_id: companyId,
+    name: input.name,
+    description: input.description ?? '',
+    custodygroup_withdraw: storeGroup(eng, gw),
+    custodygroup_tx: storeGroup(eng, gt),
+    created: eng.now(),
+  };
+  eng.state.funds[fund.fund_id] = fund;
+  eng.state.ledger[fund.fund_id] = [];
+  const wallets = attachWallets(eng, fund, makers);
+  eng.changed();
+  return { fund_id: fund.fund_id, custodygroup_withdraw: fund.custodygroup_withdraw, custodygroup_tx: fund.custodygroup_tx, wallets };
+}
+
+/** @throws 404 unknown company, or fund not in that company. */
+export function getFund(eng: Engine, companyId: string, fundId: string): FundRecord {
+  getCompany(eng, companyId);
+  const f = eng.state.funds[fundId];
+  if (!f || f.company_id !== companyId) throw notFound(`fund_id: no fund ${fundId} in company ${companyId}`);
+  return f;
+}
+
+/**
+ * POST /company/{company_id}/fund/{fund_id}/wallet (OpenAPI FundWallet) -> `{wallets:[ids]}`.
+ * @throws 404 unknown company/fund; 400 empty list, unknown asset or bad custody group.
+ */
+export function addWallets(eng: Engine, companyId: string, fundId: string, wallets: NewWalletInput[]): { wallets: string[] } {
+  const fund = getFund(eng, companyId, fundId);
+  if (wallets.length === 0) throw badRequest('wallets: at least one wallet is required');
+  const makers = checkWalletInputs(eng, eng.state.companies[companyId], wallets, 'wallets');
+  const ids = attachWallets(eng, fund, makers);
+  eng.changed();
+  return { wallets: ids };
+}
+
+/**
+ * A wallet by id or short code.
+ * @throws 404 naming `field` when unknown.
+ */
+export function getWallet(eng: Engine, idOrShortCode: string, field = 'wallet_id'): WalletRecord {
+  const w = eng.findWallet(idOrShortCode);
+  if (!w) throw notFound(`${field}: no wallet with id or short code "${idOrShortCode}"`);
+  return w;
+}
+
+/** Entity of a policy member (OpenAPI Entity). */
+export interface EntityView {
+  type: 'user' | 'core-client';
+  id: string;
+  name: string;
+  user?: { firstName: string; lastName: string; email: string; username: string };
+  coreClient?: { name: string };
+}
+
+/** Policy of OpenAPI (`{id, name, threshold, members: Entity[]}`). */
+export interface PolicyView {
+  id: string;
+  name: string;
+  threshold: number;
+  members: EntityView[];
+}
+
+/** Describe a trusted entity id as a policy member. */
+export function entityView(eng: Engine, entityId: string): EntityView {
+  const u = eng.state.users[entityId];
+  if (u) {
+    return { type: 'user', id: u.id, name: `${u.firstName} ${u.lastName}`, user: { firstName: u.firstName, lastName: u.lastName, email: u.email, username: u.username } };
+  }
+  const c = eng.state.coreClients[entityId];
+  return { type: 'core-client', id: entityId, name: c?.name ?? '', coreClient: { name: c?.name ?? '' } };
+}
+
+/** Custody group -> Policy view. */
+export function policyView(eng: Engine, groupId: string): PolicyView {
+  const g = eng.state.custodyGroups[groupId];
+  if (!g) return { id: groupId, name: '', threshold: 0, members: [] };
+  return { id: g.id, name: g.name, threshold: g.threshold, members: g.members.map((m) => entityView(eng, m)) };
+}
+
+/** FundWalletInfo of the OpenAPI (`balance` is the booked balance in base units). */
+export interface WalletView {
+  wallet_id: string;
+  name: string;
+  asset: string;
+  type: number;
+  status: string;
+  address: string;
+  address_type: string;
+  short_code: string;
+  balance: number;
+  custodygroup_withdraw: string;
+  custodygroup_tx: string;
+  policy_withdraw: PolicyView;
+  policy_tx: PolicyView;
+  connected: null;
+}
+
+/** Wallet record -> FundWalletInfo. */
+export function walletView(eng: Engine, w: WalletRecord): WalletView {
+  return {
+    wallet_id: w.wallet_id,
+    name: w.name,
+    asset: w.asset,
+    type: w.type,
+    status: 'ready',
+    address: w.address,
+    address_type: w.address_type,
+    short_code: w.short_code,
+    balance: w.balance,
+    custodygroup_withdraw: w.custodygroup_withdraw,
+    custodygroup_tx: w.custodygroup_tx,
+    policy_withdraw: policyView(eng, w.custodygroup_withdraw),
+    policy_tx: policyView(eng, w.custodygroup_tx),
+    connected: null,
+  };
+}
+
+/** Wallets of a fund in creation order. */
+export function fundWallets(eng: Engine, fundId: string): WalletRecord[] {
+  return Object.values(eng.state.wallets)
+    .filter((w) => w.fund_id === fundId)
+    .sort((a, b) => a.created - b.created);
+}
+
+/** GET /company/{company_id}/fund/{fund_id} -> FundDetail (OpenAPI). @throws 404 */
+export function fundDetailView(eng: Engine, companyId: string, fundId: string): Record<string, unknown> {
+  const f = getFund(eng, companyId, fundId);
+  const company = eng.state.companies[companyId];
+  const wallets = fundWallets(eng, fundId);
+  return {
+    fund_id: f.fund_id,
+    name: f.name,
+    description: f.description,
+    custodygroup_withdraw: f.custodygroup_withdraw,
+    custodygroup_tx: f.custodygroup_tx,
+    policy_withdraw: policyView(eng, f.custodygroup_withdraw),
+    policy_tx: policyView(eng, f.custodygroup_tx),
+    members: [
+      {
+        entity: { id: company.company_id, name: company.name, type: 'company', company: { name: company.name } },
+        permissions: { admin: true },
+      },
+    ],
+    assets: [...new Set(wallets.map((w) => w.asset))],
+    wallets: wallets.map((w) => walletView(eng, w)),
+  };
+}
+
+/** GET /company/{company_id}/fund/{fund_id}/deposit -> `{total_count, list:[{asset, address, balance}]}`. @throws 404 */
+export function fundDeposits(eng: Engine, companyId: string, fundId: string): { total_count: number; list: { asset: string; address: string; balance: number }[] } {
+  getFund(eng, companyId, fundId);
+  const list = fundWallets(eng, fundId).map((w) => ({ asset: w.asset, address: w.address, balance: w.balance }));
+  return { total_count: list.length, list };
+}
+
+/** GET /company/{company_id}/holding -> `{total_count, holdings:[{code, amount}]}` summed over the company's wallets. @throws 404 */
+export function companyHoldings(eng: Engine, companyId: string): { total_count: number; holdings: { code: string; amount: number }[] } {
+  getCompany(eng, companyId);
+  const sums = new Map<string, number>();
+  for (const w of Object.values(eng.state.wallets)) if (w.company_id === companyId) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+  const holdings = [...sums].map(([code, amount]) => ({ code, amount }));
+  return { total_count: holdings.length, holdings };
+}
+
+// ---------------------------------------------------------------- deposits and ledger
+
+/** Append a ledger entry for a wallet. */
+export function writeLedger(eng: Engine, wallet: WalletRecord, entry: LedgerEntry): void {
+  (eng.state.ledger[wallet.fund_id] ??= []).push({ wallet_id: wallet.wallet_id, entry });
+  eng.changed();
+}
+
+/**
+ * A deposit from the faucet (control endpoint `POST /_simulator/faucet`): credits the wallet and
+ * writes a `deposit` ledger entry (TxID, status and counterparty fields empty, fees 0: spec section 2).
+ * @param amount positive safe integer, base units.
+ * @throws 404 unknown wallet; 400 when the new balance would not be a safe integer.
+ */
+export function faucetDeposit(eng: Engine, walletIdOrCode: string, amount: number): { wallet_id: string; asset: string; amount: number; balance: number; chainTxID: string } {
+  const w = getWallet(eng, walletIdOrCode);
+  if (!Number.isSafeInteger(w.balance + amount)) throw badRequest('amount: the balance would exceed the largest safe integer');
+  w.balance += amount;
+  const chainTxID = newChainTxId();
+  writeLedger(eng, w, {
+    TxID: '',
+    chainTxID,
+    fundID: w.fund_id,
+    timestamp: eng.now(),
+    expireTime: 0,
+    status: '',
+    type: 'deposit',
+    asset: w.asset,
+    amount,
+    fees: 0,
+    netAmount: amount,
+    counterpartyID: '',
+    counterpartyName: '',
+    address: w.address,
+    reference: '',
+    benefitOf: '',
+    accountNo: '',
+  });
+  return { wallet_id: w.wallet_id, asset: w.asset, amount, balance: w.balance, chainTxID };
+}
+
+/**
+ * GET /company/{company_id}/fund/{fund_id}/ledger -> `{Total, List}`, newest first.
+ * Filters (all optional): `asset`, `wallet_id` (id or short code, must be in the fund),
+ * `direction` `all` | `in` (deposit, transferIn) | `out` (transferOut); paging `offset`, `limit`.
+ * `Total` counts the filtered entries before paging.
+ * @throws 404 unknown company/fund; 400 bad direction, offset, limit or a wallet not in the fund.
+ */
+export function fundLedger(eng: Engine, companyId: string, fundId: string, q: Record<string, unknown>): { Total: number; List: LedgerEntry[] } {
+  getFund(eng, companyId, fundId);
+  const str = (k: string): string | undefined => (typeof q[k] === 'string' && q[k] !== '' ? (q[k] as string) : undefined);
+  const direction = str('direction') ?? 'all';
+  if (!['all', 'in', 'out'].includes(direction)) throw badRequest('direction: must be all, in or out');
+  const asset = str('asset');
+  let walletId: string | undefined;
+  const wq = str('wallet_id');
+  if (wq) {
+    const w = eng.findWallet(wq);
+    if (!w || w.fund_id !== fundId) throw badRequest(`wallet_id: no wallet "${wq}" in fund ${fundId}`);
+    walletId = w.wallet_id;
+  }
+  const int = (k: string, dflt: number): number => {
+    const v = str(k);
+    if (v === undefined) return dflt;
+    if (!/^\d+$/.test(v)) throw badRequest(`${k}: must be a non-negative integer`);
+    return Number(v);
+  };
+  const offset = int('offset', 0);
+  const limit = int('limit', Number.MAX_SAFE_INTEGER);
+  const list = (eng.state.ledger[fundId] ?? [])
+    .filter((r) => (!walletId || r.wallet_id === walletId) && (!asset || r.entry.asset === asset))
+    .filter((r) => direction === 'all' || (direction === 'out') === (r.entry.type === 'transferOut'))
+    .map((r) => r.entry)
+    .reverse();
+  return { Total: list.length, List: list.slice(offset, offset + limit) };
+}
