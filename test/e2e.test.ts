@@ -1,0 +1,139 @@
+/**
+ * End to end: a real `node-red` process with the pack installed in its user directory (as
+ * `npm start` does), the example flows deployed through the admin API, and the example
+ * transfer seen reaching `approved_transfer` in the debug messages on `/comms`.
+ */
+import assert from 'node:assert/strict';
+import { spawn, ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+
+const root = path.resolve(__dirname, '..', '..');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+interface DebugMessage {
+  name?: string;
+  msg?: string;
+  format?: string;
+}
+
+describe('end to end: node-red with the pack and the example flows', function () {
+  this.timeout(120000);
+  let userDir: string;
+  let red: ChildProcess | undefined;
+  let base = '';
+  let log = '';
+
+  before(async () => {
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-e2e-'));
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const link = path.join(userDir, 'node_modules', ...pkg.name.split('/'));
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(root, link, 'dir');
+    fs.writeFileSync(path.join(userDir, 'flows.json'), '[]');
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    red = spawn(process.execPath, [require.resolve('node-red/red.js', { paths: [root] }), '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
+      env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    red.stdout!.on('data', (d) => (log += d));
+    red.stderr!.on('data', (d) => (log += d));
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      try {
+        const res = await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } });
+        if (res.ok) break;
+      } catch {
+        /* not up yet */
+      }
+      if (Date.now() > deadline) throw new Error('node-red did not start:\n' + log);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  });
+
+  after(async () => {
+    if (red && red.exitCode === null) {
+      const exited = new Promise((r) => red!.once('exit', r));
+      red.kill('SIGINT');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
+      if (red.exitCode === null) red.kill('SIGKILL');
+    }
+    fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  it('loads every node of the pack', async () => {
+    const res = await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } });
+    const sets = (await res.json()) as Array<{ module: string; types: string[]; enabled: boolean; err?: string }>;
+    const ours = sets.filter((s) => s.module === '@custodyflow/node-red-custody');
+    const types = ours.flatMap((s) => s.types).sort();
+    assert.deepEqual(types, [
+      'custody-action',
+      'custody-assets',
+      'custody-company',
+      'custody-config',
+      'custody-core-client',
+      'custody-coreclient-feed',
+      'custody-fund',
+      'custody-transfer',
+      'custody-trusted-party',
+    ]);
+    for (const s of ours) assert.equal(s.err, undefined, `${s.types}: ${s.err}`);
+  });
+
+  it('deploys the examples and the transfer reaches approved_transfer through the automated approver', async () => {
+    const debug: DebugMessage[] = [];
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.send(JSON.stringify({ subscribe: 'debug' }));
+    ws.on('message', (data) => {
+      const parsed = JSON.parse(data.toString());
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
+    });
+
+    const flows = mergeExamples(path.join(root, 'examples'));
+    const deployed = await fetch(`${base}/flows`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' },
+      body: JSON.stringify(flows),
+    });
+    assert.equal(deployed.status, 204, await deployed.text());
+
+    const deadline = Date.now() + 60000;
+    let approved: DebugMessage | undefined;
+    while (!approved && Date.now() < deadline) {
+      approved = debug.find((d) => d.name === 'transfer approved' && (d.msg ?? '').includes('approved_transfer'));
+      if (!approved) await new Promise((r) => setTimeout(r, 200));
+    }
+    ws.close();
+    assert.ok(approved, `no "transfer approved" debug message; saw: ${debug.map((d) => d.name).join(', ')}\n${log.slice(-3000)}`);
+    const msg = JSON.parse(approved.msg!);
+    const tx = msg.payload ?? msg;
+    assert.equal(tx.txStatus, 'approved_transfer');
+    assert.equal(tx.approvedCount, tx.thresholdRequired);
+    assert.ok(debug.some((d) => d.name === 'approved action'), 'the approver approved an action');
+    assert.ok(!debug.some((d) => /errPartnerAuth/.test(d.msg ?? '')), 'no signature error anywhere');
+  });
+
+  it('keeps credentials out of flows.json', async () => {
+    const flows = fs.readFileSync(path.join(userDir, 'flows.json'), 'utf8');
+    assert.doesNotMatch(flows, /PRIVATE KEY|apiKey"\s*:\s*"[^"]/);
+  });
+});

@@ -1,0 +1,451 @@
+/**
+ * lib against the simulator over real sockets (no Node-RED): signature checks, nonces,
+ * idempotent transfers, approval to threshold, rejection, expiry, fees and balances, the
+ * self-healing feed, and state kept across a restart.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { Simulator } from '../simulator';
+import {
+  CustodyClient,
+  CoreClientFeed,
+  ApiError,
+  ConfigError,
+  ValidationError,
+  sign,
+  listAssets,
+  quoteFee,
+  createCompany,
+  getCompany,
+  updateCompany,
+  searchCompanies,
+  addTrustedParty,
+  listTrustedParties,
+  createFund,
+  addWallet,
+  getFund,
+  getWallet,
+  createTransfer,
+  getTransfer,
+  createCoreClient,
+  listCoreClients,
+  listActions,
+  getAction,
+  approveAction,
+  rejectAction,
+  Action,
+  TransferRequest,
+} from '../lib';
+
+const now = () => Math.floor(Date.now() / 1000);
+let seq = 0;
+
+/** POST a control endpoint of the simulator (loopback only, unsigned). */
+async function control(sim: Simulator, pathName: string, body: unknown = {}): Promise<any> {
+  const res = await fetch(sim.controlUrl + pathName, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  assert.ok(res.ok, `control ${pathName}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : {};
+}
+
+function waitFor<T>(check: () => T | undefined, what: string, timeoutMs = 10000): Promise<T> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const tick = () => {
+      const v = check();
+      if (v !== undefined) return resolve(v);
+      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(tick, 20);
+    };
+    tick();
+  });
+}
+
+describe('lib against the simulator', function () {
+  this.timeout(60000);
+  let dataDir: string;
+  let sim: Simulator;
+  let client: CustodyClient;
+
+  function transfer(overrides: Partial<TransferRequest> = {}): TransferRequest & { company_id: string } {
+    return {
+      company_id: sim.demo.company_id,
+      wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
+      counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
+      expires: now() + 3600,
+      benefit_of: 'Test customer',
+      account_no: 'ACC-1',
+      reference: 'lib test',
+      partner_txID: `lib-test-${process.pid}-${++seq}`,
+      send: { symbol: 'BTC-TESTNET', amount: 1000000 },
+      ...overrides,
+    };
+  }
+
+  before(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-'));
+    sim = await Simulator.start({ dataDir, port: 0 });
+    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+  });
+
+  after(async () => {
+    client?.close();
+    await sim?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  describe('authentication (spec section 5)', () => {
+    it('provisions an account on first start with the key files readable only by the owner', () => {
+      assert.ok(sim.account.apiKey.length > 10);
+      const files = fs.readdirSync(dataDir);
+      const keyFile = files.find((f) => /key/i.test(f) && f.endsWith('.pem'));
+      assert.ok(keyFile, `a key file in ${files.join(', ')}`);
+      for (const f of files.filter((name) => /key/i.test(name))) {
+        assert.equal(fs.statSync(path.join(dataDir, f)).mode & 0o077, 0, `${f} is not readable by group or others`);
+      }
+    });
+
+    async function raw(method: string, url: string, headers: Record<string, string>, body?: string) {
+      const res = await fetch(url, { method, headers: { 'Content-Type': 'application/json', accept: 'application/json', ...headers }, body });
+      return { status: res.status, body: JSON.parse((await res.text()) || '{}') };
+    }
+
+    function assertSignatureError(r: { status: number; body: any }) {
+      assert.equal(r.status, 401);
+      assert.equal(r.body.msg, 'errPartnerAuth');
+      assert.equal(r.body.detail.reason, 'signature');
+      assert.ok(r.body.code === 401 || r.body.code === 1020, `code ${r.body.code} is 401 or 1020`);
+    }
+
+    it('refuses a body changed by one byte after signing, and a missing signature', async () => {
+      const url = `${sim.baseUrl}/fees`;
+      const signed = '{"type":"transferOut","asset":"BTC-TESTNET","amount":200000}';
+      const ts = String(now());
+      const headers = { 'X-API-KEY': sim.account.apiKey, 'x-timestamp': ts, 'x-sign': sign(sim.account.privateKeyPem, { prefix: ts, url, body: signed }) };
+      assert.equal((await raw('POST', url, headers, signed)).status, 200);
+      assertSignatureError(await raw('POST', url, headers, signed.replace('200000', '200001')));
+      assertSignatureError(await raw('POST', url, headers, signed + '\n'));
+      assertSignatureError(await raw('POST', url, { 'X-API-KEY': sim.account.apiKey, 'x-timestamp': ts }, signed));
+    });
+
+    it('signs the query string: a changed query is refused', async () => {
+      const url = `${sim.baseUrl}/company/search?query=Dem`;
+      const ts = String(now());
+      const headers = { 'X-API-KEY': sim.account.apiKey, 'x-timestamp': ts, 'x-sign': sign(sim.account.privateKeyPem, { prefix: ts, url }) };
+      assert.equal((await raw('GET', url, headers)).status, 200);
+      assertSignatureError(await raw('GET', url.replace('Dem', 'Dex'), headers));
+    });
+
+    it('refuses a replayed or lower nonce, and a timestamp outside the window', async () => {
+      const url = `${sim.baseUrl}/assets`;
+      const nonce = String(Date.now() * 1000 + 777);
+      const headers = (n: string) => ({ 'X-API-KEY': sim.account.apiKey, 'x-nonce': n, 'x-sign': sign(sim.account.privateKeyPem, { prefix: n, url }) });
+      assert.equal((await raw('GET', url, headers(nonce))).status, 200);
+      const replay = await raw('GET', url, headers(nonce));
+      assert.equal(replay.status, 401, JSON.stringify(replay.body));
+      assert.equal(replay.body.msg, 'errPartnerAuth');
+      assert.equal((await raw('GET', url, headers(String(Number(nonce) - 5)))).status, 401);
+      const old = String(now() - 3600);
+      const stale = await raw('GET', url, { 'X-API-KEY': sim.account.apiKey, 'x-timestamp': old, 'x-sign': sign(sim.account.privateKeyPem, { prefix: old, url }) });
+      assert.equal(stale.status, 401);
+      assert.equal(stale.body.msg, 'errPartnerAuth');
+      const both = await raw('GET', url, { ...headers(String(Date.now() * 1000 + 999)), 'x-timestamp': String(now()) });
+      assert.ok(both.status === 400 || both.status === 401, 'x-timestamp and x-nonce together are refused');
+    });
+
+    it('maps a bad signature to ApiError errPartnerAuth/signature through the client', async () => {
+      const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048']).toString();
+      const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: other });
+      await assert.rejects(listAssets(wrong), (e: unknown) => {
+        assert.ok(e instanceof ApiError);
+        assert.equal(e.statusCode, 401);
+        assert.ok(e.isSignatureError);
+        assert.ok(!e.message.includes(sim.account.apiKey));
+        return true;
+      });
+      wrong.close();
+    });
+
+    it('keeps nonces increasing under concurrent requests (nonce mode)', async () => {
+      const nonceClient = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem, signingMode: 'nonce' });
+      const results = await Promise.all(Array.from({ length: 25 }, () => listAssets(nonceClient)));
+      assert.ok(results.every((r) => r.statusCode === 200));
+      nonceClient.close();
+    });
+
+    it('refuses plain HTTP to a non-loopback host before connecting', () => {
+      assert.throws(() => new CustodyClient({ baseUrl: 'http://api.example.test/api/v1/p', apiKey: 'k', privateKey: sim.account.privateKeyPem }), ConfigError);
+      assert.throws(() => new CustodyClient({ baseUrl: 'ftp://127.0.0.1/api/v1/p', apiKey: 'k', privateKey: sim.account.privateKeyPem }), ConfigError);
+    });
+
+    it('times out a request that gets no answer', async () => {
+      const sockets: net.Socket[] = [];
+      const silent = net.createServer((s) => sockets.push(s)).listen(0, '127.0.0.1');
+      await new Promise((r) => silent.once('listening', r));
+      const port = (silent.address() as net.AddressInfo).port;
+      const slow = new CustodyClient({ baseUrl: `http://127.0.0.1:${port}/api/v1/p`, apiKey: 'k', privateKey: sim.account.privateKeyPem, timeoutMs: 300, attempts: 1 });
+      await assert.rejects(listAssets(slow), (e: unknown) => e instanceof ApiError && e.statusCode === 0 && e.code === 'ETIMEDOUT');
+      slow.close();
+      sockets.forEach((s) => s.destroy());
+      silent.close();
+    });
+  });
+
+  describe('reference data, companies and the trusted network', () => {
+    it('lists the assets with their scales and quotes the 0.1 bps fee', async () => {
+      const assets = (await listAssets(client)).data.assets;
+      const scale = Object.fromEntries(assets.map((a) => [a.code, a.scale]));
+      assert.deepEqual(
+        { BTC: scale.BTC, 'BTC-TESTNET': scale['BTC-TESTNET'], ETH: scale.ETH, 'ETH-TESTNET': scale['ETH-TESTNET'] },
+        { BTC: 1e8, 'BTC-TESTNET': 1e8, ETH: 1e9, 'ETH-TESTNET': 1e9 },
+      );
+      const fee = (await quoteFee(client, { type: 'transferOut', asset: 'BTC-TESTNET', amount: 200000000 })).data;
+      assert.deepEqual(fee, { netAmount: 200000000, fees: 2000, amountToSend: 200002000 });
+      const small = (await quoteFee(client, { type: 'transferOut', asset: 'BTC-TESTNET', amount: 150001 })).data;
+      assert.equal(small.fees, 2, '1.50001 base units of fee round up to 2');
+      assert.equal(small.amountToSend, small.netAmount + small.fees);
+    });
+
+    it('refuses bad input before sending, naming the field', async () => {
+      await assert.rejects(quoteFee(client, { type: 'transferOut', asset: 'BTC-TESTNET', amount: 1.5 }), (e: unknown) => e instanceof ValidationError && e.field === 'amount');
+      await assert.rejects(searchCompanies(client, { query: 'De' }), (e: unknown) => e instanceof ValidationError && e.field === 'query');
+      const { send, ...noSend } = transfer();
+      void send;
+      await assert.rejects(createTransfer(client, noSend as never), (e: unknown) => e instanceof ValidationError && e.field === 'send');
+      await assert.rejects(createTransfer(client, transfer({ send: { symbol: 'BTC-TESTNET', amount: -1 } })), (e: unknown) => e instanceof ValidationError && e.field === 'send.amount');
+      await assert.rejects(getTransfer(client, { company_id: sim.demo.company_id, tx_id: '' }), (e: unknown) => e instanceof ValidationError && e.field === 'tx_id');
+    });
+
+    it('creates, reads, updates and searches a company', async () => {
+      const created = (await createCompany(client, { name: 'Zebra Markets', city: 'Zurich', country: 'CH', domain: 'zebra.example', ref: 'z-1' })).data;
+      assert.ok(created.company_id);
+      const read = (await getCompany(client, { company_id: created.company_id })).data;
+      assert.equal(read.name, 'Zebra Markets');
+      assert.equal(read.country, 'CH');
+      await updateCompany(client, { company_id: created.company_id, city: 'Geneva' });
+      const updated = (await getCompany(client, { company_id: created.company_id })).data;
+      assert.equal(updated.city, 'Geneva');
+      assert.equal(updated.name, 'Zebra Markets', 'omitted fields stay unchanged');
+      const found = (await searchCompanies(client, { query: 'Zeb' })).data;
+      assert.ok(found.matches.some((m) => m.company_id === created.company_id));
+      await assert.rejects(getCompany(client, { company_id: 'no-such-company' }), (e: unknown) => e instanceof ApiError && e.statusCode === 404);
+    });
+
+    it('adds a core client at once and a human user only after the invitation is accepted', async () => {
+      const company = (await createCompany(client, { name: 'Trust Test Co' })).data;
+      const cc = (await createCoreClient(client, { name: 'Trust approver' })).data;
+      assert.match(cc.feed, /^ws:\/\/127\.0\.0\.1:\d+\/api\/v1\/p\/coreclient\/.+\/feed$/);
+      await addTrustedParty(client, { company_id: company.company_id, address: cc.id, type: 'core-client', name: 'Trust approver' });
+      await addTrustedParty(client, { company_id: company.company_id, address: 'bob@custody.example', type: 'user', name: 'Bob' });
+      let list = (await listTrustedParties(client, { company_id: company.company_id })).data;
+      assert.ok(list.list.some((p) => p.trusted_entity_id === cc.id));
+      assert.ok(!list.list.some((p) => p.address === 'bob@custody.example'), 'Bob has not accepted yet');
+      await control(sim, '/trustedparty/accept', { company_id: company.company_id, address: 'bob@custody.example' });
+      list = (await listTrustedParties(client, { company_id: company.company_id })).data;
+      assert.ok(list.list.some((p) => p.address === 'bob@custody.example' && p.trusted_entity_id));
+      assert.equal(list.total_count, list.list.length);
+      const clients = (await listCoreClients(client, { company_id: company.company_id })).data;
+      assert.ok(clients.clients.some((c) => c.id === cc.id));
+    });
+  });
+
+  describe('transfers (spec sections 3 and 4)', () => {
+    it('is idempotent on partner_txID: the same request answers existing with the original tx_id', async () => {
+      const req = transfer();
+      const first = (await createTransfer(client, req)).data;
+      assert.equal(first.status, 'new');
+      const again = (await createTransfer(client, req)).data;
+      assert.deepEqual(again, { tx_id: first.tx_id, status: 'existing' });
+      const pending = (await listActions(client, { client_id: sim.demo.core_client_id })).data.actions;
+      const mine: Action[] = [];
+      for (const a of pending) {
+        const full = (await getAction(client, { client_id: sim.demo.core_client_id, action_id: a.id })).data;
+        if (full.details?.txID === first.tx_id) mine.push(full);
+      }
+      assert.equal(mine.length, 1, 'one action for one transfer, however often it was posted');
+    });
+
+    it('approves at the threshold: balances, fees and ledger move on both sides', async () => {
+      const from = sim.demo.wallets['BTC-TESTNET'].wallet_id;
+      const to = sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id;
+      const before = [(await getWallet(client, { wallet_id: from })).data.balance, (await getWallet(client, { wallet_id: to })).data.balance];
+      const amount = 2500000;
+      const fee = (await quoteFee(client, { type: 'transferOut', asset: 'BTC-TESTNET', amount })).data.fees;
+      const { tx_id } = (await createTransfer(client, transfer({ send: { symbol: 'BTC-TESTNET', amount } }))).data;
+      let tx = (await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data;
+      assert.equal(tx.txStatus, 'pending_transfer');
+      assert.equal(tx.thresholdRequired, 1);
+      assert.equal(tx.approvedCount, 0);
+      const actions = (await listActions(client, { client_id: sim.demo.core_client_id })).data.actions;
+      let actionId: string | undefined;
+      for (const a of actions) if ((await getAction(client, { client_id: sim.demo.core_client_id, action_id: a.id })).data.details?.txID === tx_id) actionId = a.id;
+      assert.ok(actionId, 'the core client has an action for the transfer');
+      assert.notEqual(actionId, tx_id);
+      const action = (await getAction(client, { client_id: sim.demo.core_client_id, action_id: actionId })).data;
+      assert.equal(action.type, 'ApproveTransfer');
+      assert.equal(action.details?.amount, amount + fee);
+      assert.equal(action.details?.fees, fee);
+      assert.equal(action.details?.netAmount, amount);
+      const ok = await approveAction(client, { client_id: sim.demo.core_client_id, action_id: actionId });
+      assert.equal(ok.statusCode, 200);
+      tx = (await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data;
+      assert.equal(tx.txStatus, 'approved_transfer');
+      assert.equal(tx.approvedCount, tx.thresholdRequired);
+      assert.equal(tx.status.length, tx.approvedCount);
+      assert.equal(tx.status[0].userID, sim.demo.core_client_id);
+      assert.equal(tx.status[0].username, '');
+      assert.equal(tx.statusDetails.amount, amount + fee);
+      assert.equal(tx.statusDetails.netAmount, amount);
+      const after = [(await getWallet(client, { wallet_id: from })).data.balance, (await getWallet(client, { wallet_id: to })).data.balance];
+      assert.equal(after[0], before[0] - amount - fee, 'amount + fees out');
+      assert.equal(after[1], before[1] + amount, 'amount in');
+      const ledger = await client.request<{ List: Array<Record<string, unknown>> }>('GET', `/company/${sim.demo.company_id}/fund/${sim.demo.fund_id}/ledger`);
+      assert.ok(ledger.data.List.some((e) => e.TxID === tx_id && e.type === 'transferOut'));
+      const theirs = await client.request<{ List: Array<Record<string, unknown>> }>('GET', `/company/${sim.demo.company_id}/fund/${sim.demo.counterparty.fund_id}/ledger`);
+      assert.ok(theirs.data.List.some((e) => e.TxID === tx_id));
+      await assert.rejects(approveAction(client, { client_id: sim.demo.core_client_id, action_id: actionId }), ApiError, 'an action is approved once');
+    });
+
+    it('needs every approval of a threshold-2 group, and accepts a short code for a wallet', async () => {
+      const company = (await createCompany(client, { name: 'Threshold Two Ltd' })).data;
+      const cc = (await createCoreClient(client, { name: 'Second approver' })).data;
+      await addTrustedParty(client, { company_id: company.company_id, address: cc.id, type: 'core-client' });
+      await addTrustedParty(client, { company_id: company.company_id, address: 'carol@custody.example', type: 'user', name: 'Carol' });
+      await control(sim, '/trustedparty/accept', { company_id: company.company_id, address: 'carol@custody.example' });
+      const carol = (await listTrustedParties(client, { company_id: company.company_id })).data.list.find((p) => p.address === 'carol@custody.example')!;
+      const group = { threshold: 2, members: [cc.id, carol.trusted_entity_id] };
+      const fund = (await createFund(client, { company_id: company.company_id, name: 'Two key fund', custodygroup_withdraw: group, custodygroup_tx: group })).data;
+      const wallets = (await addWallet(client, { company_id: company.company_id, fund_id: fund.fund_id, wallets: [{ name: 'Two key BTC', asset: 'BTC-TESTNET' }] })).data.wallets;
+      const detail = (await getFund(client, { company_id: company.company_id, fund_id: fund.fund_id })).data;
+      const wallet = detail.wallets.find((w) => w.wallet_id === wallets[0])!;
+      assert.equal(wallet.short_code.split(' ').length, 3);
+      assert.equal((await getWallet(client, { wallet_id: wallet.short_code })).data.wallet_id, wallet.wallet_id, 'a short code works wherever a wallet id does');
+      await control(sim, '/faucet', { wallet_id: wallet.wallet_id, amount: 100000000 });
+      const { tx_id } = (
+        await createTransfer(client, {
+          ...transfer(),
+          company_id: company.company_id,
+          wallet_id: wallet.short_code,
+          counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].short_code,
+        })
+      ).data;
+      assert.equal((await getTransfer(client, { company_id: company.company_id, tx_id })).data.thresholdRequired, 2);
+      const [action] = (await listActions(client, { client_id: cc.id })).data.actions;
+      await approveAction(client, { client_id: cc.id, action_id: action.id });
+      let tx = (await getTransfer(client, { company_id: company.company_id, tx_id })).data;
+      assert.equal(tx.txStatus, 'pending_transfer');
+      assert.equal(tx.approvedCount, 1);
+      await control(sim, `/transfer/${tx_id}/approve`, { user_id: carol.trusted_entity_id });
+      tx = (await getTransfer(client, { company_id: company.company_id, tx_id })).data;
+      assert.equal(tx.txStatus, 'approved_transfer');
+      assert.equal(tx.approvedCount, 2);
+      assert.equal(tx.status.length, 2);
+    });
+
+    it('refuses a transfer the balance does not cover, an unknown wallet and a past expiry', async () => {
+      await assert.rejects(createTransfer(client, transfer({ send: { symbol: 'BTC-TESTNET', amount: 10 ** 15 } })), (e: unknown) => e instanceof ApiError && e.statusCode === 400);
+      await assert.rejects(createTransfer(client, transfer({ wallet_id: 'no-such-wallet' })), (e: unknown) => e instanceof ApiError && (e.statusCode === 404 || e.statusCode === 400));
+      await assert.rejects(createTransfer(client, transfer({ expires: now() - 10 })), (e: unknown) => e instanceof ApiError && e.statusCode === 400);
+    });
+
+    it('rejects: a core client DELETE makes it custody_rejected_transfer and moves nothing', async () => {
+      const from = sim.demo.wallets['BTC-TESTNET'].wallet_id;
+      const before = (await getWallet(client, { wallet_id: from })).data.balance;
+      const feedless = (await createTransfer(client, transfer())).data.tx_id;
+      const actions = (await listActions(client, { client_id: sim.demo.core_client_id })).data.actions;
+      for (const a of actions) {
+        const full = (await getAction(client, { client_id: sim.demo.core_client_id, action_id: a.id })).data;
+        if (full.details?.txID === feedless) await rejectAction(client, { client_id: sim.demo.core_client_id, action_id: a.id });
+      }
+      const tx = (await getTransfer(client, { company_id: sim.demo.company_id, tx_id: feedless })).data;
+      assert.equal(tx.txStatus, 'custody_rejected_transfer');
+      assert.equal((await getWallet(client, { wallet_id: from })).data.balance, before);
+    });
+
+    it('expires: past `expires` the transfer is expired_transfer and its actions expired', async () => {
+      const { tx_id } = (await createTransfer(client, transfer({ expires: now() + 60 }))).data;
+      let actionId = '';
+      for (const a of (await listActions(client, { client_id: sim.demo.core_client_id })).data.actions) {
+        if ((await getAction(client, { client_id: sim.demo.core_client_id, action_id: a.id })).data.details?.txID === tx_id) actionId = a.id;
+      }
+      await control(sim, '/clock/advance', { seconds: 120 });
+      const tx = (await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data;
+      assert.equal(tx.txStatus, 'expired_transfer');
+      assert.equal((await getAction(client, { client_id: sim.demo.core_client_id, action_id: actionId })).data.status, 'expired');
+      assert.ok(!(await listActions(client, { client_id: sim.demo.core_client_id })).data.actions.some((a) => a.id === actionId));
+      await assert.rejects(approveAction(client, { client_id: sim.demo.core_client_id, action_id: actionId }), ApiError);
+    });
+  });
+
+  describe('the core client feed (spec section 6)', () => {
+    it('emits new actions at once, reconnects after a drop and catches up, each action once', async () => {
+      const feed = new CoreClientFeed(client, sim.demo.core_client_id, { minDelayMs: 50, maxDelayMs: 200 });
+      const seen: Array<{ action: Action; source: string }> = [];
+      const states: string[] = [];
+      feed.on('action', (action: Action, source: string) => seen.push({ action, source }));
+      feed.on('state', (s: string) => states.push(s));
+      feed.on('error', () => undefined);
+      feed.start();
+      await waitFor(() => (feed.state === 'connected' ? true : undefined), 'connected');
+      await waitFor(() => (seen.length > 0 || states.length > 1 ? true : undefined), 'catch-up', 2000).catch(() => undefined);
+      const already = seen.length;
+
+      const first = (await createTransfer(client, transfer())).data.tx_id;
+      const live = await waitFor(() => seen.slice(already).find((s) => s.source === 'feed'), 'a feed message');
+      assert.equal(live.action.status, 'pending');
+      assert.equal(live.action.coreClientID, sim.demo.core_client_id);
+      assert.equal((await getAction(client, { client_id: sim.demo.core_client_id, action_id: live.action.id })).data.details?.txID, first);
+
+      // Drop every feed socket; while the feed is away, submit another transfer.
+      const count = seen.length;
+      await control(sim, '/feeds/drop');
+      await waitFor(() => (states.includes('disconnected') ? true : undefined), 'disconnected');
+      const second = (await createTransfer(client, transfer())).data.tx_id;
+      await waitFor(() => (feed.state === 'connected' && seen.length > count ? true : undefined), 'reconnect and catch up');
+      await new Promise((r) => setTimeout(r, 300));
+      const ids = seen.map((s) => s.action.id);
+      assert.equal(new Set(ids).size, ids.length, 'no action is emitted twice, though the service re-sends pending ones');
+      const fresh = seen.slice(count);
+      assert.equal(fresh.length, 1);
+      assert.equal((await getAction(client, { client_id: sim.demo.core_client_id, action_id: fresh[0].action.id })).data.details?.txID, second);
+      await feed.stop();
+      assert.equal(feed.state, 'stopped');
+    });
+
+    it('is refused a handshake with a bad signature, and keeps retrying', async () => {
+      const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048']).toString();
+      const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: other });
+      const feed = new CoreClientFeed(wrong, sim.demo.core_client_id, { minDelayMs: 20, maxDelayMs: 50 });
+      const errors: Error[] = [];
+      feed.on('error', (e: Error) => errors.push(e));
+      feed.start();
+      await waitFor(() => (errors.length >= 3 ? true : undefined), 'three refused attempts');
+      assert.match(errors[0].message, /401/);
+      await feed.stop();
+      wrong.close();
+    });
+  });
+
+  describe('persistence', () => {
+    it('keeps companies, transfers, balances and the account across a restart', async () => {
+      const company = (await createCompany(client, { name: 'Restart Test' })).data;
+      const { tx_id } = (await createTransfer(client, transfer())).data;
+      const balance = (await getWallet(client, { wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id })).data.balance;
+      const account = { ...sim.account };
+      const demo = sim.demo;
+      await sim.stop();
+      sim = await Simulator.start({ dataDir, port: 0 });
+      assert.equal(sim.account.apiKey, account.apiKey);
+      assert.deepEqual(sim.demo, demo);
+      client.close();
+      client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      assert.equal((await getCompany(client, { company_id: company.company_id })).data.name, 'Restart Test');
+      assert.equal((await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data.txStatus, 'pending_transfer');
+      assert.equal((await getWallet(client, { wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id })).data.balance, balance);
+    });
+  });
+});

@@ -1,0 +1,320 @@
+/**
+ * Every node in the real Node-RED runtime (node-red-node-test-helper) against the in-process
+ * simulator: outputs, errors reaching a Catch node, bad input refused before any request,
+ * and nothing secret on a msg.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
+import helper from 'node-red-node-test-helper';
+import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
+import type { Simulator } from '../simulator';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
+process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
+
+helper.init(require.resolve('node-red'));
+
+const nodeModules = [
+  require('../nodes/custody-config/custody-config'),
+  require('../nodes/custody-assets/custody-assets'),
+  require('../nodes/custody-company/custody-company'),
+  require('../nodes/custody-trusted-party/custody-trusted-party'),
+  require('../nodes/custody-fund/custody-fund'),
+  require('../nodes/custody-transfer/custody-transfer'),
+  require('../nodes/custody-core-client/custody-core-client'),
+  require('../nodes/custody-action/custody-action'),
+  require('../nodes/custody-coreclient-feed/custody-coreclient-feed'),
+  require('@node-red/nodes/core/common/25-catch.js'),
+];
+
+const TAB = { id: 'tab', type: 'tab', label: 'test' };
+const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
+
+/** A flow: one operation node `op` wired to helper `out`, and a Catch node wired to helper `caught`. */
+function opFlow(type: string, props: Record<string, unknown>, extra: object[] = []): object[] {
+  return [
+    TAB,
+    { ...CONFIG, z: 'tab' },
+    { id: 'op', z: 'tab', type, connection: 'cfg', wires: [['out']], ...props },
+    { id: 'out', z: 'tab', type: 'helper' },
+    { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
+    { id: 'caught', z: 'tab', type: 'helper' },
+    ...extra,
+  ];
+}
+
+/** Resolve with the next msg a helper node receives. */
+function next(id: string, timeoutMs = 15000): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const n = helper.getNode(id);
+    const t = setTimeout(() => reject(new Error(`no msg reached ${id} in ${timeoutMs} ms`)), timeoutMs);
+    n.once('input', (msg: unknown) => {
+      clearTimeout(t);
+      resolve(msg);
+    });
+  });
+}
+
+/** Send `payload` into node `op` and resolve with the output msg, or reject with the caught error msg. */
+async function call(payload: unknown): Promise<any> {
+  const out = next('out');
+  const caught = next('caught');
+  helper.getNode('op').receive({ payload });
+  return Promise.race([out, caught.then((m) => Promise.reject(Object.assign(new Error('caught: ' + m.error?.message), { caught: m })))]);
+}
+
+/** Send `payload` into node `op` and resolve with the msg that reached the Catch node. */
+async function callExpectingError(payload: unknown): Promise<any> {
+  const caught = next('caught');
+  const out = next('out', 3000).then(
+    (m) => Promise.reject(new Error('expected an error, got output ' + JSON.stringify(m.payload))),
+    () => undefined,
+  );
+  helper.getNode('op').receive({ payload });
+  return Promise.race([caught, out]);
+}
+
+describe('nodes in the Node-RED runtime', function () {
+  this.timeout(60000);
+  let sim: Simulator;
+  const now = () => Math.floor(Date.now() / 1000);
+
+  before(async () => {
+    sim = await sharedSimulator(dataDir);
+    await new Promise<void>((resolve) => helper.startServer(resolve));
+  });
+
+  afterEach(async () => {
+    await helper.unload();
+  });
+
+  after(async () => {
+    await new Promise<void>((resolve) => helper.stopServer(resolve));
+    await stopSharedSimulator();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('custody-assets lists assets and quotes a fee from a decimal amount, exactly', async () => {
+    await helper.load(nodeModules, opFlow('custody-assets', { operation: 'assets' }));
+    const list = await call(undefined);
+    assert.equal(list.statusCode, 200);
+    assert.ok(list.payload.assets.some((a: { code: string; scale: number }) => a.code === 'ETH-TESTNET' && a.scale === 1e9));
+    await helper.unload();
+
+    await helper.load(nodeModules, opFlow('custody-assets', { operation: 'fee', feeType: 'transferOut', amountFormat: 'decimal' }));
+    const fee = await call({ asset: 'BTC-TESTNET', amount: '0.015' });
+    assert.deepEqual(fee.payload, { netAmount: 1500000, fees: 15, amountToSend: 1500015 });
+    const refused = await callExpectingError({ asset: 'BTC-TESTNET', amount: '0.000000001' });
+    assert.equal(refused.error.code, 'EINPUT');
+    assert.match(refused.error.message, /^amount: at most 8 decimal places/);
+  });
+
+  it('custody-company creates, reads, updates and searches', async () => {
+    await helper.load(nodeModules, opFlow('custody-company', { operation: 'create' }));
+    const created = await call({ name: 'Node Test Holdings', country: 'DE' });
+    const company_id = created.payload.company_id;
+    assert.ok(company_id);
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-company', { operation: 'update' }));
+    await call({ company_id, city: 'Berlin' });
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-company', { operation: 'get', company_id }));
+    const read = await call({ company_id: 'ignored-because-the-editor-field-wins' });
+    assert.equal(read.payload.city, 'Berlin');
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-company', { operation: 'search', query: 'Nod' }));
+    assert.ok((await call({})).payload.matches.some((m: { company_id: string }) => m.company_id === company_id));
+  });
+
+  it('custody-trusted-party adds and lists; custody-core-client creates, lists and reads actions', async () => {
+    await helper.load(nodeModules, opFlow('custody-core-client', { operation: 'create' }));
+    const cc = (await call({ name: 'Node approver' })).payload;
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-trusted-party', { operation: 'add', company_id: sim.demo.company_id }));
+    const added = await call({ address: cc.id, type: 'core-client', name: 'Node approver' });
+    assert.equal(added.statusCode, 200);
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-trusted-party', { operation: 'list' }));
+    const list = await call({ company_id: sim.demo.company_id });
+    assert.ok(list.payload.list.some((p: { trusted_entity_id: string }) => p.trusted_entity_id === cc.id));
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-core-client', { operation: 'list', company_id: sim.demo.company_id }));
+    assert.ok((await call({})).payload.clients.some((c: { id: string }) => c.id === cc.id));
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-core-client', { operation: 'actions' }));
+    const actions = await call({ client_id: cc.id });
+    assert.deepEqual(actions.payload, { count: 0, actions: [] });
+  });
+
+  it('custody-fund creates a fund, adds a wallet, reads both', async () => {
+    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'createFund', company_id: sim.demo.company_id }));
+    const group = { threshold: 1, members: [sim.demo.core_client_id] };
+    const fund = (await call({ name: 'Node fund', custodygroup_withdraw: group, custodygroup_tx: group })).payload;
+    assert.ok(fund.fund_id);
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'addWallet', company_id: sim.demo.company_id, fund_id: fund.fund_id }));
+    const wallets = (await call({ wallets: [{ name: 'Node ETH', asset: 'ETH-TESTNET' }] })).payload.wallets;
+    assert.equal(wallets.length, 1);
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'getFund' }));
+    const detail = (await call({ company_id: sim.demo.company_id, fund_id: fund.fund_id })).payload;
+    assert.equal(detail.wallets[0].wallet_id, wallets[0]);
+    await helper.unload();
+    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'getWallet' }));
+    const wallet = (await call({ wallet_id: detail.wallets[0].short_code })).payload;
+    assert.equal(wallet.wallet_id, wallets[0]);
+    assert.equal(wallet.asset, 'ETH-TESTNET');
+  });
+
+  it('custody-coreclient-feed -> custody-action approves a transfer made by custody-transfer', async () => {
+    const flow = [
+      TAB,
+      { ...CONFIG, z: 'tab' },
+      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: sim.demo.core_client_id, details: true, wires: [['approve', 'seen']] },
+      { id: 'seen', z: 'tab', type: 'helper' },
+      { id: 'approve', z: 'tab', type: 'custody-action', connection: 'cfg', operation: 'approve', wires: [['approved']] },
+      { id: 'approved', z: 'tab', type: 'helper' },
+      { id: 'op', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'create', company_id: sim.demo.company_id, amountFormat: 'decimal', expiresAfter: '600', wires: [['out']] },
+      { id: 'out', z: 'tab', type: 'helper' },
+      { id: 'get', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'get', company_id: sim.demo.company_id, wires: [['got']] },
+      { id: 'got', z: 'tab', type: 'helper' },
+      { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
+      { id: 'caught', z: 'tab', type: 'helper' },
+    ];
+    await helper.load(nodeModules, flow);
+    const partner_txID = `node-test-${Date.now()}`;
+    const seen: any[] = [];
+    helper.getNode('seen').on('input', (m: any) => seen.push(m));
+    const approvedMsgs: any[] = [];
+    helper.getNode('approved').on('input', (m: any) => approvedMsgs.push(m));
+    const created = await call({
+      wallet_id: sim.demo.wallets['ETH-TESTNET'].short_code,
+      counterparty_wallet_address: sim.demo.counterparty.wallets['ETH-TESTNET'].wallet_id,
+      benefit_of: 'Node test',
+      account_no: 'N-1',
+      reference: 'feed to action',
+      partner_txID,
+      send: { symbol: 'ETH-TESTNET', amount: '0.25' },
+    });
+    assert.equal(created.payload.status, 'new');
+    const tx_id = created.payload.tx_id;
+    const deadline = Date.now() + 15000;
+    while (!seen.some((m) => m.payload.details?.txID === tx_id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const action = seen.find((m) => m.payload.details?.txID === tx_id);
+    assert.ok(action, 'the feed sent the action of the transfer');
+    assert.equal(action.topic, 'ApproveTransfer');
+    assert.equal(action.payload.client_id, sim.demo.core_client_id);
+    assert.equal(action.payload.action_id, action.payload.id);
+    assert.equal(action.payload.details.netAmount, 250000000, '0.25 ETH-TESTNET at scale 1e9');
+    while (!approvedMsgs.some((m) => m.payload.action_id === undefined && m.statusCode === 200) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    let status = '';
+    while (status !== 'approved_transfer' && Date.now() < deadline) {
+      const got = next('got');
+      helper.getNode('get').receive({ payload: { tx_id } });
+      status = (await got).payload.txStatus;
+    }
+    assert.equal(status, 'approved_transfer');
+    // The same msg sent again (a retry) is the same transfer: `existing`, the original tx_id.
+    const again = await call({
+      wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id,
+      counterparty_wallet_address: sim.demo.counterparty.wallets['ETH-TESTNET'].wallet_id,
+      benefit_of: 'Node test',
+      account_no: 'N-1',
+      reference: 'feed to action',
+      partner_txID,
+      send: { symbol: 'ETH-TESTNET', amount: '0.25' },
+    });
+    assert.deepEqual(again.payload, { tx_id, status: 'existing' });
+  });
+
+  it('an API error reaches a Catch node with message, code, cause and msg.statusCode', async () => {
+    await helper.load(nodeModules, opFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
+    const caught = await callExpectingError({ tx_id: 'no-such-transaction' });
+    assert.equal(caught.statusCode, 404);
+    assert.equal(caught.error.source.id, 'op');
+    assert.match(caught.error.message, /GET \/company\/.+\/transfer\/no-such-transaction: 404/);
+    assert.equal(caught.error.cause.statusCode, 404);
+    assert.equal(caught.error.code, caught.error.cause.code);
+    assert.equal(typeof caught.error.cause.msg, 'string');
+    assert.ok(!JSON.stringify(caught).includes(sim.account.apiKey), 'no API key on the msg');
+  });
+
+  describe('against a counting server (nothing may be sent)', () => {
+    let server: http.Server;
+    let requests = 0;
+    let baseUrl = '';
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const apiKey = 'dGVzdC1hcGkta2V5LW5vdC1yZWFs';
+
+    before(async () => {
+      server = http.createServer((req, res) => {
+        requests++;
+        res.setHeader('Content-Type', 'application/json');
+        res.end('{"tx_id":"counted","status":"new"}');
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1/p`;
+    });
+    after(() => server.close());
+
+    function customFlow(props: Record<string, unknown>): object[] {
+      const flow = opFlow('custody-transfer', props);
+      flow[1] = { ...CONFIG, z: 'tab', environment: 'custom', baseUrl };
+      return flow;
+    }
+
+    const good = () => ({
+      wallet_id: 'w1',
+      counterparty_wallet_address: 'w2',
+      expires: now() + 600,
+      benefit_of: 'b',
+      account_no: 'a',
+      reference: 'r',
+      partner_txID: 'p-1',
+      send: { symbol: 'BTC-TESTNET', amount: 1000 },
+    });
+
+    it('refuses bad input before any request, naming the field', async () => {
+      await helper.load(nodeModules, customFlow({ operation: 'create', company_id: 'c1' }), { cfg: { apiKey, privateKey: pem } });
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ ...good(), partner_txID: undefined }, /^partner_txID: required/],
+        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: '1000' } }, /^send\.amount: must be integer/],
+        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: 0 } }, /^send\.amount/],
+        [{ ...good(), expires: 'tomorrow' }, /^expires: must be integer/],
+        [{ ...good(), wallet_id: '' }, /^wallet_id/],
+      ];
+      for (const [payload, expected] of cases) {
+        const caught = await callExpectingError(payload);
+        assert.equal(caught.error.code, 'EINPUT');
+        assert.match(caught.error.message, expected);
+      }
+      assert.equal(requests, 0, 'nothing was sent');
+      const sent = await call(good());
+      assert.equal(sent.payload.tx_id, 'counted');
+      assert.equal(requests, 1);
+      assert.ok(!JSON.stringify(sent).includes(apiKey), 'no API key on the msg');
+      assert.ok(!JSON.stringify(sent).includes('PRIVATE KEY'), 'no private key on the msg');
+    });
+
+    it('refuses a configuration without credentials, or plain HTTP to a remote host, with ECONFIG', async () => {
+      await helper.load(nodeModules, customFlow({ operation: 'create', company_id: 'c1' }), { cfg: { apiKey } });
+      let caught = await callExpectingError(good());
+      assert.equal(caught.error.code, 'ECONFIG');
+      assert.match(caught.error.message, /privateKey/);
+      await helper.unload();
+      const flow = customFlow({ operation: 'create', company_id: 'c1' });
+      flow[1] = { ...CONFIG, z: 'tab', environment: 'custom', baseUrl: 'http://custody.example.test/api/v1/p' };
+      await helper.load(nodeModules, flow, { cfg: { apiKey, privateKey: pem } });
+      caught = await callExpectingError(good());
+      assert.equal(caught.error.code, 'ECONFIG');
+      assert.match(caught.error.message, /plain HTTP/);
+      assert.ok(!JSON.stringify(caught).includes(apiKey));
+      assert.equal(requests, 1, 'still only the one request of the previous test');
+    });
+  });
+});
