@@ -74,10 +74,13 @@ export function companyView(c: CompanyRecord): CompanyView {
   return { company_id: c.company_id, name: c.name, city: c.city, country: c.country, domain: c.domain, ref: c.ref };
 }
 
-/** POST /company. `name` is required (checked by validation.ts). */
-export function createCompany(eng: Engine, input: CompanyInput): CompanyRecord {
+/**
+ * POST /company. `name` is required (checked by validation.ts).
+ * @param id a fixed id (the demo dataset's); a new random id when omitted.
+ */
+export function createCompany(eng: Engine, input: CompanyInput, id = newId()): CompanyRecord {
   const company: CompanyRecord = {
-    company_id: newId(),
+    company_id: id,
     name: input.name ?? '',
     city: input.city ?? '',
     country: input.country ?? '',
@@ -228,9 +231,12 @@ export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClientV
   return { id: c.id, name: c.name, feed: `${wsBase}/coreclient/${c.id}/feed`, timestamp: c.timestamp };
 }
 
-/** POST /coreclient `{name}`. */
-export function createCoreClient(eng: Engine, name: string): CoreClientRecord {
-  const c: CoreClientRecord = { id: newId(), name, timestamp: eng.now() };
+/**
+ * POST /coreclient `{name}`.
+ * @param id a fixed id (the demo dataset's); a new random id when omitted.
+ */
+export function createCoreClient(eng: Engine, name: string, id = newId()): CoreClientRecord {
+  const c: CoreClientRecord = { id, name, timestamp: eng.now() };
   eng.state.coreClients[c.id] = c;
   eng.changed();
   return c;
@@ -311,7 +317,7 @@ function storeGroup(eng: Engine, g: CustodyGroupRecord): string {
   return g.id;
 }
 
-function checkWalletInputs(eng: Engine, company: CompanyRecord, wallets: NewWalletInput[], field: string): (() => WalletRecord)[] {
+function checkWalletInputs(eng: Engine, company: CompanyRecord, wallets: NewWalletInput[], field: string, walletIds: string[] = []): (() => WalletRecord)[] {
   // Validate everything first, then create, so a bad wallet creates nothing.
   return wallets.map((w, i) => {
     if (!findAsset(w.asset)) throw badRequest(`${field}[${i}].asset: unknown asset ${w.asset}`);
@@ -321,7 +327,7 @@ function checkWalletInputs(eng: Engine, company: CompanyRecord, wallets: NewWall
       const fundPlaceholder = ''; // filled by caller
       const { address, address_type } = newAddress(w.asset);
       const wallet: WalletRecord = {
-        wallet_id: newId(),
+        wallet_id: walletIds[i] ?? newId(),
         fund_id: fundPlaceholder,
         company_id: company.company_id,
         name: w.name ?? `${w.asset} wallet`,
@@ -355,16 +361,22 @@ function attachWallets(eng: Engine, fund: FundRecord, makers: (() => WalletRecor
 
 /**
  * POST /company/{company_id}/fund (OpenAPI Fund). Custody groups are required; wallets optional.
+ * @param fixed fixed ids for the fund and its wallets (the demo dataset's); random when omitted.
  * @returns `{fund_id, custodygroup_withdraw, custodygroup_tx}` (OpenAPI CreateFundResponse) and the new wallet ids.
  * @throws 404 unknown company; 400 bad custody group or wallet (reason names the field).
  */
-export function createFund(eng: Engine, companyId: string, input: FundInput): { fund_id: string; custodygroup_withdraw: string; custodygroup_tx: string; wallets: string[] } {
+export function createFund(
+  eng: Engine,
+  companyId: string,
+  input: FundInput,
+  fixed: { fund_id?: string; wallet_ids?: string[] } = {},
+): { fund_id: string; custodygroup_withdraw: string; custodygroup_tx: string; wallets: string[] } {
   const company = getCompany(eng, companyId);
   const gw = makeCustodyGroup(eng, company, input.custodygroup_withdraw, 'custodygroup_withdraw', 'withdraw policy');
   const gt = makeCustodyGroup(eng, company, input.custodygroup_tx, 'custodygroup_tx', 'tx policy');
-  const makers = checkWalletInputs(eng, company, input.wallets ?? [], 'wallets');
+  const makers = checkWalletInputs(eng, company, input.wallets ?? [], 'wallets', fixed.wallet_ids);
   const fund: FundRecord = {
-    fund_id: newId(),
+    fund_id: fixed.fund_id ?? newId(),
     company_id: companyId,
     name: input.name,
     description: input.description ?? '',

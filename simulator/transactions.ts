@@ -26,7 +26,7 @@ import { badRequest, conflict, forbidden, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';
 import { findUser, getCompany, getCoreClient, getWallet, writeLedger } from './network';
-import type { ActionRecord, ApproverRecord, TransferRecord, TransferStatus } from './state';
+import type { ActionRecord, ApproverRecord, LedgerEntry, TransferRecord, TransferStatus } from './state';
 
 /** Transfer request body (spec section 4, Transfers); shape checked by validation.ts. */
 export interface TransferInput {
@@ -186,7 +186,15 @@ function decide(eng: Engine, action: ActionRecord, approve: boolean, approver: O
     return;
   }
   action.status = 'approved';
-  tx.approvals.push({ actionID: action.id, ...approver, status: 'approved', timestamp: now });
+  tx.approvals.push({
+    actionID: action.id,
+    firstName: approver.firstName,
+    lastName: approver.lastName,
+    status: 'approved',
+    timestamp: now,
+    userID: approver.userID,
+    username: approver.username,
+  });
   eng.changed();
   if (tx.approvals.length >= tx.thresholdRequired) settle(eng, tx, now);
 }
@@ -202,27 +210,27 @@ function settle(eng: Engine, tx: TransferRecord, now: number): void {
   origin.balance -= tx.amount;
   dest.balance += tx.netAmount;
   const chainTxID = newChainTxId();
-  const common = { TxID: tx.txID, chainTxID, timestamp: now, expireTime: tx.expires, status: 'approved', asset: tx.asset, address: '', reference: tx.reference, benefitOf: tx.benefitOf, accountNo: tx.accountNo };
-  writeLedger(eng, origin, {
-    ...common,
-    fundID: origin.fund_id,
-    type: 'transferOut',
-    amount: tx.amount,
-    fees: tx.fees,
+  const entry = (fundID: string, type: 'transferIn' | 'transferOut', amount: number, fees: number, counterpartyID: string, counterpartyName: string): LedgerEntry => ({
+    TxID: tx.txID,
+    chainTxID,
+    fundID,
+    timestamp: now,
+    expireTime: tx.expires,
+    status: 'approved',
+    type,
+    asset: tx.asset,
+    amount,
+    fees,
     netAmount: tx.netAmount,
-    counterpartyID: tx.recipient_company_id,
-    counterpartyName: toCompany?.name ?? '',
+    counterpartyID,
+    counterpartyName,
+    address: '',
+    reference: tx.reference,
+    benefitOf: tx.benefitOf,
+    accountNo: tx.accountNo,
   });
-  writeLedger(eng, dest, {
-    ...common,
-    fundID: dest.fund_id,
-    type: 'transferIn',
-    amount: tx.netAmount,
-    fees: 0,
-    netAmount: tx.netAmount,
-    counterpartyID: tx.company_id,
-    counterpartyName: fromCompany?.name ?? '',
-  });
+  writeLedger(eng, origin, entry(origin.fund_id, 'transferOut', tx.amount, tx.fees, tx.recipient_company_id, toCompany?.name ?? ''));
+  writeLedger(eng, dest, entry(dest.fund_id, 'transferIn', tx.netAmount, 0, tx.company_id, fromCompany?.name ?? ''));
   finish(eng, tx, 'approved_transfer', now);
 }
 

@@ -158,7 +158,7 @@ describe('lib against the simulator', function () {
     });
 
     it('maps a bad signature to ApiError errPartnerAuth/signature through the client', async () => {
-      const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048']).toString();
+      const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
       const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: other });
       await assert.rejects(listAssets(wrong), (e: unknown) => {
         assert.ok(e instanceof ApiError);
@@ -417,7 +417,7 @@ describe('lib against the simulator', function () {
     });
 
     it('is refused a handshake with a bad signature, and keeps retrying', async () => {
-      const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048']).toString();
+      const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
       const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: other });
       const feed = new CoreClientFeed(wrong, sim.demo.core_client_id, { minDelayMs: 20, maxDelayMs: 50 });
       const errors: Error[] = [];

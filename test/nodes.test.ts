@@ -34,9 +34,17 @@ const nodeModules = [
 const TAB = { id: 'tab', type: 'tab', label: 'test' };
 const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
 
+/**
+ * Give every flow node a position: Node-RED treats a node without `x`/`y` as a config node
+ * (and a config node whose property equals its own id as a circular dependency).
+ */
+function placed(nodes: object[]): object[] {
+  return nodes.map((n: any) => (n.type === 'tab' || n.type === 'custody-config' ? n : { x: 100, y: 100, ...n }));
+}
+
 /** A flow: one operation node `op` wired to helper `out`, and a Catch node wired to helper `caught`. */
 function opFlow(type: string, props: Record<string, unknown>, extra: object[] = []): object[] {
-  return [
+  return placed([
     TAB,
     { ...CONFIG, z: 'tab' },
     { id: 'op', z: 'tab', type, connection: 'cfg', wires: [['out']], ...props },
@@ -44,38 +52,55 @@ function opFlow(type: string, props: Record<string, unknown>, extra: object[] = 
     { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'caught', z: 'tab', type: 'helper' },
     ...extra,
-  ];
+  ]);
 }
 
-/** Resolve with the next msg a helper node receives. */
-function next(id: string, timeoutMs = 15000): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const n = helper.getNode(id);
-    const t = setTimeout(() => reject(new Error(`no msg reached ${id} in ${timeoutMs} ms`)), timeoutMs);
-    n.once('input', (msg: unknown) => {
-      clearTimeout(t);
-      resolve(msg);
-    });
-  });
+/** Every msg each helper node received since the flow was loaded, by helper node id. */
+const inbox = new Map<string, any[]>();
+
+/** Load a flow and start collecting what its helper nodes receive. */
+async function load(flow: object[], credentials?: object): Promise<void> {
+  await helper.load(nodeModules, flow, credentials ?? {});
+  inbox.clear();
+  for (const n of flow as Array<{ id: string; type: string }>) {
+    if (n.type !== 'helper') continue;
+    const received: any[] = [];
+    inbox.set(n.id, received);
+    helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
+  }
 }
 
-/** Send `payload` into node `op` and resolve with the output msg, or reject with the caught error msg. */
-async function call(payload: unknown): Promise<any> {
-  const out = next('out');
-  const caught = next('caught');
-  helper.getNode('op').receive({ payload });
-  return Promise.race([out, caught.then((m) => Promise.reject(Object.assign(new Error('caught: ' + m.error?.message), { caught: m })))]);
+/** Wait until `check` returns a value (polling every 10 ms). */
+async function until<T>(check: () => T | undefined, what: string, timeoutMs = 15000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
-/** Send `payload` into node `op` and resolve with the msg that reached the Catch node. */
+/** Send `payload` into node `id` and resolve with its output msg (at helper `out`), or reject with the msg the Catch node got. */
+async function call(payload: unknown, id = 'op'): Promise<any> {
+  const out = inbox.get('out')!;
+  const caught = inbox.get('caught')!;
+  const [o, c] = [out.length, caught.length];
+  helper.getNode(id).receive({ payload });
+  await until(() => (out.length > o || caught.length > c ? true : undefined), `a msg from ${id}`);
+  if (caught.length > c) throw Object.assign(new Error('caught: ' + caught[c].error?.message), { caught: caught[c] });
+  return out[o];
+}
+
+/** Send `payload` into node `op` and resolve with the msg that reached the Catch node; reject if the node sent output. */
 async function callExpectingError(payload: unknown): Promise<any> {
-  const caught = next('caught');
-  const out = next('out', 3000).then(
-    (m) => Promise.reject(new Error('expected an error, got output ' + JSON.stringify(m.payload))),
-    () => undefined,
-  );
+  const out = inbox.get('out')!;
+  const caught = inbox.get('caught')!;
+  const [o, c] = [out.length, caught.length];
   helper.getNode('op').receive({ payload });
-  return Promise.race([caught, out]);
+  await until(() => (out.length > o || caught.length > c ? true : undefined), 'an error at the Catch node');
+  if (out.length > o) throw new Error('expected an error, got output ' + JSON.stringify(out[o].payload));
+  return caught[c];
 }
 
 describe('nodes in the Node-RED runtime', function () {
@@ -99,72 +124,72 @@ describe('nodes in the Node-RED runtime', function () {
   });
 
   it('custody-assets lists assets and quotes a fee from a decimal amount, exactly', async () => {
-    await helper.load(nodeModules, opFlow('custody-assets', { operation: 'assets' }));
+    await load(opFlow('custody-assets', { operation: 'assets' }));
     const list = await call(undefined);
     assert.equal(list.statusCode, 200);
     assert.ok(list.payload.assets.some((a: { code: string; scale: number }) => a.code === 'ETH-TESTNET' && a.scale === 1e9));
     await helper.unload();
 
-    await helper.load(nodeModules, opFlow('custody-assets', { operation: 'fee', feeType: 'transferOut', amountFormat: 'decimal' }));
+    await load(opFlow('custody-assets', { operation: 'fee', feeType: 'transferOut', amountFormat: 'decimal' }));
     const fee = await call({ asset: 'BTC-TESTNET', amount: '0.015' });
     assert.deepEqual(fee.payload, { netAmount: 1500000, fees: 15, amountToSend: 1500015 });
     const refused = await callExpectingError({ asset: 'BTC-TESTNET', amount: '0.000000001' });
     assert.equal(refused.error.code, 'EINPUT');
-    assert.match(refused.error.message, /^amount: at most 8 decimal places/);
+    assert.match(refused.error.message, /amount: at most 8 decimal places/);
   });
 
   it('custody-company creates, reads, updates and searches', async () => {
-    await helper.load(nodeModules, opFlow('custody-company', { operation: 'create' }));
+    await load(opFlow('custody-company', { operation: 'create' }));
     const created = await call({ name: 'Node Test Holdings', country: 'DE' });
     const company_id = created.payload.company_id;
     assert.ok(company_id);
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-company', { operation: 'update' }));
+    await load(opFlow('custody-company', { operation: 'update' }));
     await call({ company_id, city: 'Berlin' });
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-company', { operation: 'get', company_id }));
+    await load(opFlow('custody-company', { operation: 'get', company_id }));
     const read = await call({ company_id: 'ignored-because-the-editor-field-wins' });
     assert.equal(read.payload.city, 'Berlin');
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-company', { operation: 'search', query: 'Nod' }));
+    await load(opFlow('custody-company', { operation: 'search', query: 'Nod' }));
     assert.ok((await call({})).payload.matches.some((m: { company_id: string }) => m.company_id === company_id));
   });
 
   it('custody-trusted-party adds and lists; custody-core-client creates, lists and reads actions', async () => {
-    await helper.load(nodeModules, opFlow('custody-core-client', { operation: 'create' }));
+    await load(opFlow('custody-core-client', { operation: 'create' }));
     const cc = (await call({ name: 'Node approver' })).payload;
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-trusted-party', { operation: 'add', company_id: sim.demo.company_id }));
+    await load(opFlow('custody-trusted-party', { operation: 'add', company_id: sim.demo.company_id }));
     const added = await call({ address: cc.id, type: 'core-client', name: 'Node approver' });
     assert.equal(added.statusCode, 200);
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-trusted-party', { operation: 'list' }));
+    await load(opFlow('custody-trusted-party', { operation: 'list' }));
     const list = await call({ company_id: sim.demo.company_id });
     assert.ok(list.payload.list.some((p: { trusted_entity_id: string }) => p.trusted_entity_id === cc.id));
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-core-client', { operation: 'list', company_id: sim.demo.company_id }));
+    await load(opFlow('custody-core-client', { operation: 'list', company_id: sim.demo.company_id }));
     assert.ok((await call({})).payload.clients.some((c: { id: string }) => c.id === cc.id));
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-core-client', { operation: 'actions' }));
+    await load(opFlow('custody-core-client', { operation: 'actions' }));
     const actions = await call({ client_id: cc.id });
     assert.deepEqual(actions.payload, { count: 0, actions: [] });
   });
 
   it('custody-fund creates a fund, adds a wallet, reads both', async () => {
-    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'createFund', company_id: sim.demo.company_id }));
+    await load(opFlow('custody-fund', { operation: 'createFund', company_id: sim.demo.company_id }));
     const group = { threshold: 1, members: [sim.demo.core_client_id] };
     const fund = (await call({ name: 'Node fund', custodygroup_withdraw: group, custodygroup_tx: group })).payload;
     assert.ok(fund.fund_id);
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'addWallet', company_id: sim.demo.company_id, fund_id: fund.fund_id }));
+    await load(opFlow('custody-fund', { operation: 'addWallet', company_id: sim.demo.company_id, fund_id: fund.fund_id }));
     const wallets = (await call({ wallets: [{ name: 'Node ETH', asset: 'ETH-TESTNET' }] })).payload.wallets;
     assert.equal(wallets.length, 1);
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'getFund' }));
+    await load(opFlow('custody-fund', { operation: 'getFund' }));
     const detail = (await call({ company_id: sim.demo.company_id, fund_id: fund.fund_id })).payload;
     assert.equal(detail.wallets[0].wallet_id, wallets[0]);
     await helper.unload();
-    await helper.load(nodeModules, opFlow('custody-fund', { operation: 'getWallet' }));
+    await load(opFlow('custody-fund', { operation: 'getWallet' }));
     const wallet = (await call({ wallet_id: detail.wallets[0].short_code })).payload;
     assert.equal(wallet.wallet_id, wallets[0]);
     assert.equal(wallet.asset, 'ETH-TESTNET');
@@ -185,12 +210,10 @@ describe('nodes in the Node-RED runtime', function () {
       { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
       { id: 'caught', z: 'tab', type: 'helper' },
     ];
-    await helper.load(nodeModules, flow);
+    await load(placed(flow));
     const partner_txID = `node-test-${Date.now()}`;
-    const seen: any[] = [];
-    helper.getNode('seen').on('input', (m: any) => seen.push(m));
-    const approvedMsgs: any[] = [];
-    helper.getNode('approved').on('input', (m: any) => approvedMsgs.push(m));
+    const seen = inbox.get('seen')!;
+    const approved = inbox.get('approved')!;
     const created = await call({
       wallet_id: sim.demo.wallets['ETH-TESTNET'].short_code,
       counterparty_wallet_address: sim.demo.counterparty.wallets['ETH-TESTNET'].wallet_id,
@@ -202,20 +225,19 @@ describe('nodes in the Node-RED runtime', function () {
     });
     assert.equal(created.payload.status, 'new');
     const tx_id = created.payload.tx_id;
-    const deadline = Date.now() + 15000;
-    while (!seen.some((m) => m.payload.details?.txID === tx_id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const action = seen.find((m) => m.payload.details?.txID === tx_id);
-    assert.ok(action, 'the feed sent the action of the transfer');
+    const action = await until(() => seen.find((m) => m.payload.details?.txID === tx_id), 'the feed to send the action of the transfer');
     assert.equal(action.topic, 'ApproveTransfer');
     assert.equal(action.payload.client_id, sim.demo.core_client_id);
     assert.equal(action.payload.action_id, action.payload.id);
     assert.equal(action.payload.details.netAmount, 250000000, '0.25 ETH-TESTNET at scale 1e9');
-    while (!approvedMsgs.some((m) => m.payload.action_id === undefined && m.statusCode === 200) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const ok = await until(() => approved[0], 'custody-action to approve');
+    assert.deepEqual(ok.payload, { code: 200, msg: 'OK' });
     let status = '';
-    while (status !== 'approved_transfer' && Date.now() < deadline) {
-      const got = next('got');
+    for (let i = 0; i < 50 && status !== 'approved_transfer'; i++) {
+      const got = inbox.get('got')!;
+      const n = got.length;
       helper.getNode('get').receive({ payload: { tx_id } });
-      status = (await got).payload.txStatus;
+      status = (await until(() => got[n], 'the transfer')).payload.txStatus;
     }
     assert.equal(status, 'approved_transfer');
     // The same msg sent again (a retry) is the same transfer: `existing`, the original tx_id.
@@ -232,7 +254,7 @@ describe('nodes in the Node-RED runtime', function () {
   });
 
   it('an API error reaches a Catch node with message, code, cause and msg.statusCode', async () => {
-    await helper.load(nodeModules, opFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
+    await load(opFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
     const caught = await callExpectingError({ tx_id: 'no-such-transaction' });
     assert.equal(caught.statusCode, 404);
     assert.equal(caught.error.source.id, 'op');
@@ -280,13 +302,13 @@ describe('nodes in the Node-RED runtime', function () {
     });
 
     it('refuses bad input before any request, naming the field', async () => {
-      await helper.load(nodeModules, customFlow({ operation: 'create', company_id: 'c1' }), { cfg: { apiKey, privateKey: pem } });
+      await load(customFlow({ operation: 'create', company_id: 'c1' }), { cfg: { apiKey, privateKey: pem } });
       const cases: Array<[Record<string, unknown>, RegExp]> = [
-        [{ ...good(), partner_txID: undefined }, /^partner_txID: required/],
-        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: '1000' } }, /^send\.amount: must be integer/],
-        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: 0 } }, /^send\.amount/],
-        [{ ...good(), expires: 'tomorrow' }, /^expires: must be integer/],
-        [{ ...good(), wallet_id: '' }, /^wallet_id/],
+        [{ ...good(), partner_txID: undefined }, /partner_txID: required/],
+        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: '1000' } }, /send\.amount: must be integer/],
+        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: 0 } }, /send\.amount/],
+        [{ ...good(), expires: 'tomorrow' }, /expires: must be integer/],
+        [{ ...good(), wallet_id: '' }, /wallet_id/],
       ];
       for (const [payload, expected] of cases) {
         const caught = await callExpectingError(payload);
@@ -302,14 +324,14 @@ describe('nodes in the Node-RED runtime', function () {
     });
 
     it('refuses a configuration without credentials, or plain HTTP to a remote host, with ECONFIG', async () => {
-      await helper.load(nodeModules, customFlow({ operation: 'create', company_id: 'c1' }), { cfg: { apiKey } });
+      await load(customFlow({ operation: 'create', company_id: 'c1' }), { cfg: { apiKey } });
       let caught = await callExpectingError(good());
       assert.equal(caught.error.code, 'ECONFIG');
       assert.match(caught.error.message, /privateKey/);
       await helper.unload();
       const flow = customFlow({ operation: 'create', company_id: 'c1' });
       flow[1] = { ...CONFIG, z: 'tab', environment: 'custom', baseUrl: 'http://custody.example.test/api/v1/p' };
-      await helper.load(nodeModules, flow, { cfg: { apiKey, privateKey: pem } });
+      await load(flow, { cfg: { apiKey, privateKey: pem } });
       caught = await callExpectingError(good());
       assert.equal(caught.error.code, 'ECONFIG');
       assert.match(caught.error.message, /plain HTTP/);

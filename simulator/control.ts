@@ -1,0 +1,90 @@
+/**
+ * Control endpoints under `/_simulator`: they stand in for the outside world (faucet, human
+ * custodians on their signing app, invited users, the passing of time, network faults).
+ * Unsigned JSON; loopback callers only (any other remote address gets 403).
+ *
+ * | Method | Path | Body | Answer |
+ * |---|---|---|---|
+ * | POST | /_simulator/faucet | `{wallet_id, amount}` (id or short code; base units > 0) | `{wallet_id, asset, amount, balance, chainTxID}` |
+ * | POST | /_simulator/transfer/{tx_id}/approve | `{user_id}` (id, e-mail or username) | the Transaction object |
+ * | POST | /_simulator/transfer/{tx_id}/reject | `{user_id}` | the Transaction object |
+ * | POST | /_simulator/trustedparty/accept | `{company_id, address}` | the trusted party entry |
+ * | POST | /_simulator/clock/advance | `{seconds}` (integer >= 0) | `{now, offset_seconds, expired}` |
+ * | GET | /_simulator/clock | | `{now, offset_seconds}` |
+ * | POST | /_simulator/feeds/drop | | `{dropped}` |
+ * | GET | /_simulator/demo | | the DemoDataset |
+ * | GET | /_simulator/users | | `{users:[{id, email, firstName, lastName, username}]}` |
+ * | GET | /_simulator/account | | `{api_key, public_key}` (never the private key) |
+ */
+import express, { type Router } from 'express';
+import type { Engine } from './engine';
+import { forbidden, notFound } from './errors';
+import { route, type RouteHandler } from './http';
+import * as net from './network';
+import * as txs from './transactions';
+import { validate } from './validation';
+import type { FeedHub } from './feeds';
+
+/** Path prefix of the control endpoints. */
+export const CONTROL_PREFIX = '/_simulator';
+
+/** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback addresses. */
+export function isLoopback(addr: string | undefined): boolean {
+  if (!addr) return false;
+  const a = addr.startsWith('::ffff:') ? addr.slice(7) : addr;
+  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
+}
+
+/** Build the router mounted at {@link CONTROL_PREFIX}. */
+export function controlRouter(eng: Engine, feeds: FeedHub): Router {
+  const r = express.Router();
+  const loopbackOnly = (req: express.Request): void => {
+    if (!isLoopback(req.socket.remoteAddress)) throw forbidden('control endpoints answer loopback callers only');
+  };
+  const h = (fn: RouteHandler) => route(eng, fn, loopbackOnly);
+
+  r.post(
+    '/faucet',
+    h(({ body }) => {
+      const b = validate<{ wallet_id: string; amount: number }>('faucet', body);
+      return net.faucetDeposit(eng, b.wallet_id, b.amount);
+    }),
+  );
+  r.post('/transfer/:tx_id/approve', h(({ params, body }) => txs.userDecide(eng, params.tx_id, validate<{ user_id: string }>('userDecision', body).user_id, true)));
+  r.post('/transfer/:tx_id/reject', h(({ params, body }) => txs.userDecide(eng, params.tx_id, validate<{ user_id: string }>('userDecision', body).user_id, false)));
+  r.post(
+    '/trustedparty/accept',
+    h(({ body }) => {
+      const b = validate<{ company_id: string; address: string }>('accept', body);
+      return net.acceptInvitation(eng, b.company_id, b.address);
+    }),
+  );
+  r.post(
+    '/clock/advance',
+    h(({ body }) => {
+      const { seconds } = validate<{ seconds: number }>('clock', body);
+      eng.state.clockOffsetSeconds += seconds;
+      eng.changed();
+      const expired = txs.applyExpiry(eng);
+      return { now: eng.now(), offset_seconds: eng.state.clockOffsetSeconds, expired };
+    }),
+  );
+  r.get('/clock', h(() => ({ now: eng.now(), offset_seconds: eng.state.clockOffsetSeconds })));
+  r.post('/feeds/drop', h(() => ({ dropped: feeds.drop() })));
+  r.get(
+    '/demo',
+    h(() => {
+      if (!eng.state.demo) throw notFound('demo: no demo dataset');
+      return eng.state.demo;
+    }),
+  );
+  r.get('/users', h(() => ({ users: Object.values(eng.state.users) })));
+  r.get('/account', h(() => ({ api_key: eng.state.apiKey, public_key: eng.state.publicKeyPem })));
+  r.all(
+    '*',
+    h(({ req }) => {
+      throw notFound(`path: no control endpoint ${req.method} ${CONTROL_PREFIX}${req.path}`);
+    }),
+  );
+  return r;
+}

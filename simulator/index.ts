@@ -1,0 +1,228 @@
+/**
+ * The embedded Custody Partner API simulator (DESIGN.md "The simulator").
+ *
+ * Serves the v1 partner API at `/api/v1/p` over HTTP, or HTTPS (TLS 1.2+) when given a
+ * certificate, with core client websocket feeds at `/api/v1/p/coreclient/{client_id}/feed`,
+ * and loopback-only control endpoints at `/_simulator` (see control.ts).
+ *
+ * Data folder (`SimulatorOptions.dataDir`, created with mode 0700):
+ * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
+ *   the partner account's RSA 2048 key pair, generated on first start; the public key is the
+ *   registered one.
+ * - `state.json` (mode 0600): everything else (API key, companies, funds, wallets, transfers,
+ *   actions, ledger, nonce marks, clock offset, demo ids), written atomically with group commit.
+ *
+ * No Node-RED import; the only project import is lib/signing (verification).
+ */
+import { generateKeyPair, randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import express from 'express';
+import { loadPrivateKey, loadPublicKey } from '../lib/signing';
+import { Authenticator } from './auth';
+import { CONTROL_PREFIX, controlRouter } from './control';
+import { createDemo } from './demo';
+import { Engine } from './engine';
+import { FeedHub } from './feeds';
+import { errorHandler } from './http';
+import { ensureUsers } from './network';
+import { API_PREFIX, apiRouter } from './routes';
+import { emptyState, Store, type DemoDataset } from './state';
+import { applyExpiry } from './transactions';
+
+export type { DemoDataset, DemoWallet } from './state';
+
+/** Options of {@link Simulator.start}. */
+export interface SimulatorOptions {
+  /** folder for keys and state; created when missing */
+  dataDir: string;
+  /** TCP port; 0 (the default) picks an ephemeral port */
+  port?: number;
+  /** interface to listen on; default `127.0.0.1` */
+  host?: string;
+  /** serve HTTPS (TLS 1.2 or later) and wss feeds with this PEM certificate and key */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** accepted distance in seconds between `x-timestamp` and the real wall clock; default 60 */
+  timestampWindowSeconds?: number;
+}
+
+/** The provisioned partner account. Treat `privateKeyPem` as a secret: never log it. */
+export interface SimulatorAccount {
+  /** base64 text, sent as `x-api-key` */
+  apiKey: string;
+  /** PKCS#8 PEM RSA 2048 private key that signs requests */
+  privateKeyPem: string;
+  /** SPKI PEM public key registered with the simulator */
+  publicKeyPem: string;
+}
+
+/** File names inside the data folder. */
+export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', state: 'state.json' } as const;
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fsp.access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function writeSecret(file: string, text: string): Promise<void> {
+  await fsp.writeFile(file, text, { mode: 0o600 });
+  await fsp.chmod(file, 0o600);
+}
+
+/** Generate (or, on a first start with key files already present, reuse) the RSA key pair. */
+async function provisionKeys(dataDir: string): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
+  const privFile = path.join(dataDir, DATA_FILES.privateKey);
+  const pubFile = path.join(dataDir, DATA_FILES.publicKey);
+  if ((await exists(privFile)) && (await exists(pubFile))) {
+    const privateKeyPem = await fsp.readFile(privFile, 'utf8');
+    const publicKeyPem = await fsp.readFile(pubFile, 'utf8');
+    loadPrivateKey(privateKeyPem);
+    loadPublicKey(publicKeyPem);
+    return { privateKeyPem, publicKeyPem };
+  }
+  const { privateKey, publicKey } = await new Promise<{ privateKey: string; publicKey: string }>((resolve, reject) =>
+    generateKeyPair(
+      'rsa',
+      { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } },
+      (err, pub, priv) => (err ? reject(err) : resolve({ publicKey: pub, privateKey: priv })),
+    ),
+  );
+  await writeSecret(privFile, privateKey);
+  await writeSecret(pubFile, publicKey);
+  return { privateKeyPem: privateKey, publicKeyPem: publicKey };
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * A running simulator. Create with {@link Simulator.start}; end with {@link Simulator.stop}.
+ */
+export class Simulator {
+  /** e.g. `http://127.0.0.1:PORT/api/v1/p` (`https` with TLS) */
+  readonly baseUrl: string;
+  /** e.g. `http://127.0.0.1:PORT/_simulator` */
+  readonly controlUrl: string;
+  /** the TCP port listened on */
+  readonly port: number;
+  /** the partner account (API key and key pair) */
+  readonly account: SimulatorAccount;
+  /** ids of the demo dataset */
+  readonly demo: DemoDataset;
+  /** path of the private key file (PKCS#8 PEM, mode 0600) */
+  readonly privateKeyPath: string;
+  /** the data folder */
+  readonly dataDir: string;
+
+  private stopping: Promise<void> | null = null;
+
+  private constructor(
+    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; dataDir: string },
+    private readonly server: http.Server,
+    private readonly feeds: FeedHub,
+    private readonly store: Store,
+    private readonly timer: NodeJS.Timeout,
+  ) {
+    this.baseUrl = fields.baseUrl;
+    this.controlUrl = fields.controlUrl;
+    this.port = fields.port;
+    this.account = fields.account;
+    this.demo = fields.demo;
+    this.privateKeyPath = fields.privateKeyPath;
+    this.dataDir = fields.dataDir;
+  }
+
+  /**
+   * Start a simulator: load or provision the data folder, build the demo dataset on first start,
+   * listen.
+   * @throws when the data folder cannot be used, the state file is corrupt, the private key file
+   *   of an existing state is missing, or the port cannot be bound.
+   */
+  static async start(opts: SimulatorOptions): Promise<Simulator> {
+    const dataDir = path.resolve(opts.dataDir);
+    const host = opts.host ?? '127.0.0.1';
+    const tls = !!opts.tls;
+    await fsp.mkdir(dataDir, { recursive: true, mode: 0o700 });
+
+    let state = await Store.load(dataDir);
+    let account: SimulatorAccount;
+    const privFile = path.join(dataDir, DATA_FILES.privateKey);
+    if (state) {
+      let privateKeyPem: string;
+      try {
+        privateKeyPem = await fsp.readFile(privFile, 'utf8');
+      } catch {
+        throw new Error(`simulator: ${privFile} is missing; the state in ${dataDir} cannot be used without it`);
+      }
+      account = { apiKey: state.apiKey, privateKeyPem, publicKeyPem: state.publicKeyPem };
+    } else {
+      const keys = await provisionKeys(dataDir);
+      state = emptyState(randomBytes(32).toString('base64'), keys.publicKeyPem);
+      account = { apiKey: state.apiKey, ...keys };
+    }
+    const store = new Store(state, dataDir);
+    const eng = new Engine(store);
+    ensureUsers(eng);
+    if (!state.demo) createDemo(eng);
+    applyExpiry(eng);
+    await store.flush();
+
+    const auth = new Authenticator(eng, loadPublicKey(state.publicKeyPem), opts.timestampWindowSeconds ?? 60);
+    const feeds = new FeedHub(eng, auth, tls);
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('etag', false);
+    app.use(express.raw({ type: () => true, limit: '1mb' }));
+    app.use(API_PREFIX, apiRouter(eng, auth, tls));
+    app.use(CONTROL_PREFIX, controlRouter(eng, feeds));
+    app.use((req, res) => res.status(404).json({ code: 404, msg: 'Not Found', detail: { reason: `path: no route ${req.method} ${req.path}` } }));
+    app.use(errorHandler);
+
+    const server: http.Server = tls
+      ? (https.createServer({ cert: opts.tls!.cert, key: opts.tls!.key, minVersion: 'TLSv1.2' }, app) as unknown as http.Server)
+      : http.createServer(app);
+    server.keepAliveTimeout = 30000;
+    server.on('upgrade', (req, socket, head) => feeds.handleUpgrade(req, socket, head));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const port = (server.address() as AddressInfo).port;
+    const origin = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
+    const timer = setInterval(() => applyExpiry(eng), 1000);
+    timer.unref();
+    return new Simulator(
+      { baseUrl: origin + API_PREFIX, controlUrl: origin + CONTROL_PREFIX, port, account, demo: state.demo!, privateKeyPath: privFile, dataDir },
+      server,
+      feeds,
+      store,
+      timer,
+    );
+  }
+
+  /** Stop: close the HTTP server, every websocket and the expiry timer, then flush the state to disk. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      clearInterval(this.timer);
+      await this.feeds.close();
+      await new Promise<void>((resolve) => {
+        this.server.close(() => resolve());
+        this.server.closeAllConnections();
+      });
+      await this.store.flush();
+    })();
+    return this.stopping;
+  }
+}
