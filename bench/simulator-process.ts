@@ -8,7 +8,8 @@ import { Simulator } from '../simulator';
 async function main(): Promise<void> {
   const dataDir = process.argv[2];
   if (!dataDir) throw new Error('usage: simulator-process <dataDir>');
-  const sim = await Simulator.start({ dataDir, port: 0 });
+  // In memory: the benchmark measures the clients, not the simulator's disk writes.
+  const sim = await Simulator.start({ dataDir, port: 0, persist: false });
   process.send!({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKeyPem: sim.account.privateKeyPem, demo: sim.demo });
   const stop = () => sim.stop().finally(() => process.exit(0));
   process.on('message', (m) => m === 'stop' && stop());

@@ -1,21 +1,25 @@
 /**
  * `npm run bench`: signed transfer requests per second against the simulator, made through a
- * `custody-transfer` node (in the real Node-RED runtime, via node-red-node-test-helper) and
- * made directly with lib, in one run, with the same concurrency. Rounds alternate (lib, node,
- * lib, node, ...) so both see the same simulator state; the median of each side is reported
- * with the ratio. Environment: BENCH_TRANSFERS (per round, default 400), BENCH_ROUNDS
- * (default 3), BENCH_CONCURRENCY (default 16).
+ * `custody-transfer` node and made directly with lib, in one run, with the same concurrency.
+ *
+ * The node runs in a real Node-RED runtime embedded in this process (`RED.init` + `RED.start`,
+ * the pack installed in a temporary user directory, credentials in flows_cred.json as a user
+ * would have them); messages go in with `node.receive` and come out of a disabled debug node.
+ * The simulator runs in a child process so it does not share this event loop. Rounds alternate
+ * (lib, node, lib, node, ...) so both sides meet the same simulator state; the per-round ratio
+ * and the medians are reported. Environment: BENCH_TRANSFERS (per round, default 300),
+ * BENCH_ROUNDS (default 6), BENCH_CONCURRENCY (default 16).
  */
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import helper from 'node-red-node-test-helper';
+import http from 'node:http';
 import { CustodyClient, createTransfer, TransferRequest } from '../lib';
 import type { DemoDataset } from '../simulator';
 
-const N = Number(process.env.BENCH_TRANSFERS) || 400;
-const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
+const N = Number(process.env.BENCH_TRANSFERS) || 300;
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 6;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 16;
 
 interface SimInfo {
@@ -40,9 +44,16 @@ function body(demo: DemoDataset): TransferRequest & { company_id: string } {
   };
 }
 
-/** Run `n` calls of `one` with `CONCURRENCY` in flight; returns requests per second. */
-async function measure(n: number, one: () => Promise<void>): Promise<number> {
+/** What one measured round gives: requests per second, and this process's CPU time per request (µs). */
+interface Measured {
+  rate: number;
+  cpuMicros: number;
+}
+
+/** Run `n` calls of `one` with `CONCURRENCY` in flight. */
+async function measure(n: number, one: () => Promise<void>): Promise<Measured> {
   let started = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   async function worker(): Promise<void> {
     while (started < n) {
@@ -52,7 +63,8 @@ async function measure(n: number, one: () => Promise<void>): Promise<number> {
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  return n / seconds;
+  const cpu = process.cpuUsage(cpu0);
+  return { rate: n / seconds, cpuMicros: (cpu.user + cpu.system) / n };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -69,21 +81,37 @@ async function main(): Promise<void> {
   const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
   const viaLib = () => createTransfer(client, body(sim.demo)).then(() => undefined);
 
-  // The custody-transfer node in the Node-RED runtime, configured like a user would: custom URL + credentials.
-  helper.init(require.resolve('node-red'));
-  await new Promise<void>((r) => helper.startServer(r));
-  await helper.load(
-    [require('../nodes/custody-config/custody-config'), require('../nodes/custody-transfer/custody-transfer')],
-    [
-      { id: 'tab', type: 'tab', label: 'bench' },
-      { id: 'cfg', z: 'tab', type: 'custody-config', environment: 'custom', baseUrl: sim.baseUrl, signingMode: 'timestamp', timeout: 30 },
-      { id: 'tx', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'create', company_id: sim.demo.company_id, wires: [['out']] },
-      { id: 'out', z: 'tab', type: 'helper' },
-    ],
-    { cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } },
-  );
-  const txNode = helper.getNode('tx');
-  const out = helper.getNode('out');
+  // The custody-transfer node in a Node-RED runtime, configured as a user would: custom URL + credentials.
+  const userDir = path.join(dataDir, 'node-red');
+  const root = path.resolve(__dirname, '..', '..');
+  const link = path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody');
+  fs.mkdirSync(path.dirname(link), { recursive: true });
+  fs.symlinkSync(root, link, 'dir');
+  const flows = [
+    { id: 'tab', type: 'tab', label: 'bench' },
+    { id: 'cfg', type: 'custody-config', environment: 'custom', baseUrl: sim.baseUrl, signingMode: 'timestamp', timeout: 30 },
+    { id: 'tx', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'create', company_id: sim.demo.company_id, x: 100, y: 100, wires: [['out']] },
+    { id: 'out', z: 'tab', type: 'debug', active: false, tosidebar: false, console: false, complete: 'payload', x: 300, y: 100, wires: [] },
+  ];
+  fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
+  fs.writeFileSync(path.join(userDir, 'flows_cred.json'), JSON.stringify({ cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } }));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const RED = require('node-red');
+  RED.init(http.createServer(), {
+    userDir,
+    flowFile: 'flows.json',
+    credentialSecret: false,
+    httpAdminRoot: false,
+    httpNodeRoot: false,
+    logging: { console: { level: 'warn', metrics: false, audit: false } },
+    diagnostics: { enabled: false },
+    telemetry: { enabled: false },
+  });
+  await RED.start();
+  await new Promise((r) => setTimeout(r, 500));
+  const txNode = RED.nodes.getNode('tx');
+  const out = RED.nodes.getNode('out');
+  if (!txNode || !out) throw new Error('the bench flow did not start');
   const waiting = new Map<string, () => void>();
   let failures = 0;
   out.on('input', (msg: { _msgid: string; payload: { status: string } }) => {
@@ -91,13 +119,16 @@ async function main(): Promise<void> {
     waiting.get(msg._msgid)?.();
     waiting.delete(msg._msgid);
   });
-  txNode.on('call:error', (call: { args: [unknown, { _msgid?: string } | undefined] }) => {
+  // Errors reach Catch nodes through done(err); here a wrapped error() counts them and frees the slot.
+  const error = txNode.error.bind(txNode);
+  txNode.error = (err: unknown, msg?: { _msgid?: string }) => {
     failures++;
-    if (failures === 1) console.error('first failure:', String(call.args[0]));
-    const id = call.args[1]?._msgid ?? '';
+    if (failures === 1) console.error('first failure:', String(err));
+    const id = msg?._msgid ?? '';
     waiting.get(id)?.();
     waiting.delete(id);
-  });
+    return error(err, msg);
+  };
   let msgSeq = 0;
   const viaNode = () =>
     new Promise<void>((resolve) => {
@@ -109,27 +140,41 @@ async function main(): Promise<void> {
     });
 
   // Warm up both paths (connections, JIT), then alternate measured rounds.
-  await measure(50, viaLib);
-  await measure(50, viaNode);
-  const lib: number[] = [];
-  const node: number[] = [];
+  await measure(100, viaLib);
+  await measure(100, viaNode);
+  const lib: Measured[] = [];
+  const node: Measured[] = [];
+  const ratios: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    lib.push(await measure(N, viaLib));
-    node.push(await measure(N, viaNode));
-    console.log(`round ${r + 1}: lib ${lib[r].toFixed(0)} req/s, node ${node[r].toFixed(0)} req/s`);
+    // Alternate which side goes first, so neither always meets the fuller simulator state.
+    if (r % 2 === 0) {
+      lib.push(await measure(N, viaLib));
+      node.push(await measure(N, viaNode));
+    } else {
+      node.push(await measure(N, viaNode));
+      lib.push(await measure(N, viaLib));
+    }
+    ratios.push(node[r].rate / lib[r].rate);
+    console.log(
+      `round ${r + 1}: lib ${lib[r].rate.toFixed(0)} req/s (${lib[r].cpuMicros.toFixed(0)} µs CPU/request), ` +
+        `node ${node[r].rate.toFixed(0)} req/s (${node[r].cpuMicros.toFixed(0)} µs CPU/request), ratio ${ratios[r].toFixed(3)}`,
+    );
   }
-  const libRate = median(lib);
-  const nodeRate = median(node);
-  const overhead = (libRate / nodeRate - 1) * 100;
+  const libRate = median(lib.map((m) => m.rate));
+  const nodeRate = median(node.map((m) => m.rate));
+  const libCpu = median(lib.map((m) => m.cpuMicros));
+  const nodeCpu = median(node.map((m) => m.cpuMicros));
+  const ratio = median(ratios);
+  const overhead = (1 / ratio - 1) * 100;
   console.log('');
   console.log(`signed transfer POSTs against the simulator, ${N} per round, ${ROUNDS} rounds, concurrency ${CONCURRENCY}, Node ${process.version}`);
-  console.log(`lib directly:            ${libRate.toFixed(0)} req/s (median)`);
-  console.log(`custody-transfer node:   ${nodeRate.toFixed(0)} req/s (median)`);
-  console.log(`ratio node/lib:          ${(nodeRate / libRate).toFixed(3)}  (node costs ${overhead.toFixed(1)}% over lib; target <= 10%)`);
+  console.log(`lib directly:            ${libRate.toFixed(0)} req/s (median), ${libCpu.toFixed(0)} µs client CPU per request`);
+  console.log(`custody-transfer node:   ${nodeRate.toFixed(0)} req/s (median), ${nodeCpu.toFixed(0)} µs client CPU per request`);
+  console.log(`ratio node/lib:          ${ratio.toFixed(3)} (median of the per-round ratios): the node costs ${overhead.toFixed(1)}% over lib; target <= 10%`);
+  console.log(`client CPU per request:  node/lib ${(nodeCpu / libCpu).toFixed(3)}`);
   if (failures) console.log(`failures: ${failures}`);
 
-  await helper.unload();
-  await new Promise<void>((r) => helper.stopServer(r));
+  await RED.stop();
   client.close();
   child.send('stop');
   await new Promise((r) => child.once('exit', r));

@@ -47,6 +47,13 @@ export interface SimulatorOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** accepted distance in seconds between `x-timestamp` and the real wall clock; default 60 */
   timestampWindowSeconds?: number;
+  /**
+   * Default true: every change is written to `state.json` before its response is sent. False
+   * keeps the state in memory only (keys are still provisioned in `dataDir`): for benchmarks
+   * that measure clients, where the growing state file would make the simulator the bottleneck,
+   * and for throwaway runs.
+   */
+  persist?: boolean;
 }
 
 /** The provisioned partner account. Treat `privateKeyPem` as a secret: never log it. */
@@ -169,7 +176,7 @@ export class Simulator {
       state = emptyState(randomBytes(32).toString('base64'), keys.publicKeyPem);
       account = { apiKey: state.apiKey, ...keys };
     }
-    const store = new Store(state, dataDir);
+    const store = new Store(state, dataDir, opts.persist ?? true);
     const eng = new Engine(store);
     ensureUsers(eng);
     if (!state.demo) createDemo(eng);

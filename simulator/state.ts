@@ -298,7 +298,15 @@ export class Store {
   private scheduled = false;
   private waiters: Waiter[] = [];
 
-  constructor(readonly state: SimState, dataDir: string) {
+  /**
+   * @param persist false keeps the state in memory only: commits resolve without writing
+   *   (`SimulatorOptions.persist`).
+   */
+  constructor(
+    readonly state: SimState,
+    dataDir: string,
+    private readonly persist = true,
+  ) {
     this.file = path.join(dataDir, 'state.json');
   }
 
@@ -362,7 +370,7 @@ export class Store {
       while (this.flushedGen < this.gen) {
         const target = this.gen;
         try {
-          await this.writeFile(JSON.stringify(this.state));
+          await this.writeFile(this.persist ? JSON.stringify(this.state) : '');
           this.flushedGen = target;
           this.settle((w) => w.gen <= target, null);
         } catch (err) {
@@ -387,6 +395,7 @@ export class Store {
   }
 
   private async writeFile(text: string): Promise<void> {
+    if (!this.persist) return;
     const tmp = this.file + '.tmp';
     const fh = await fsp.open(tmp, 'w', 0o600);
     try {
