@@ -1,79 +1,55 @@
 #!/usr/bin/env node
 /**
  * Standalone simulator:
- *   node dist/simulator/cli.js --port 8780 --data ./.simulator-data [--host 127.0.0.1] [--cert f --key f]
- * Prints the base URL, the control URL, the API key and the path of the private key file (never
- * the key text). Stops cleanly (state flushed) on SIGINT or SIGTERM.
+ *   custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1]
+ *                         [--cert cert.pem --key key.pem] [--in-memory]
+ * Prints the base URL, the control URL and the paths of the API key and private key files
+ * (never a key). Stops cleanly (state flushed) on SIGINT or SIGTERM.
  */
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { Simulator } from './index';
 
-interface CliArgs {
-  port: number;
-  data: string;
-  host: string;
-  cert?: string;
-  key?: string;
-}
+const USAGE = 'usage: custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1] [--cert cert.pem --key key.pem] [--in-memory]';
 
-const USAGE = 'usage: custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1] [--cert cert.pem --key key.pem]';
-
-function parseArgs(argv: string[]): CliArgs {
-  const out: CliArgs = { port: 8780, data: './.simulator-data', host: '127.0.0.1' };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const [name, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`${name} needs a value`);
-      return v;
-    };
-    switch (name) {
-      case '--port': {
-        const v = value();
-        if (!/^\d+$/.test(v) || Number(v) > 65535) throw new Error('--port must be 0..65535');
-        out.port = Number(v);
-        break;
-      }
-      case '--data':
-        out.data = value();
-        break;
-      case '--host':
-        out.host = value();
-        break;
-      case '--cert':
-        out.cert = value();
-        break;
-      case '--key':
-        out.key = value();
-        break;
-      case '-h':
-      case '--help':
-        console.log(USAGE);
-        process.exit(0);
-        break;
-      default:
-        throw new Error(`unknown argument ${a}`);
-    }
-  }
-  if (!!out.cert !== !!out.key) throw new Error('--cert and --key go together');
-  return out;
+/** The command line, checked. @throws {Error} for an unknown option, a bad port, or --cert without --key. */
+function readArgs(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      port: { type: 'string', default: '8780' },
+      data: { type: 'string', default: './.simulator-data' },
+      host: { type: 'string', default: '127.0.0.1' },
+      cert: { type: 'string' },
+      key: { type: 'string' },
+      'in-memory': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (!/^\d+$/.test(values.port!) || Number(values.port) > 65535) throw new Error('--port must be 0..65535');
+  if (!!values.cert !== !!values.key) throw new Error('--cert and --key go together');
+  return values;
 }
 
 async function main(): Promise<void> {
-  let args: CliArgs;
+  let args: ReturnType<typeof readArgs>;
   try {
-    args = parseArgs(process.argv.slice(2));
+    args = readArgs(process.argv.slice(2));
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
     process.exit(2);
   }
+  if (args.help) {
+    console.log(USAGE);
+    return;
+  }
   const tls = args.cert && args.key ? { cert: readFileSync(args.cert), key: readFileSync(args.key) } : undefined;
-  const sim = await Simulator.start({ dataDir: args.data, port: args.port, host: args.host, tls });
-  console.log(`Custody Partner API simulator`);
+  const sim = await Simulator.start({ dataDir: args.data!, port: Number(args.port), host: args.host, tls, persist: !args['in-memory'] });
+  console.log(`Custody Partner API simulator${args['in-memory'] ? ' (state in memory only)' : ''}`);
   console.log(`  base URL:         ${sim.baseUrl}`);
   console.log(`  control URL:      ${sim.controlUrl}`);
-  console.log(`  API key:          ${sim.account.apiKey}`);
+  console.log(`  API key file:     ${sim.apiKeyPath}`);
   console.log(`  private key file: ${sim.privateKeyPath}`);
   console.log(`  demo company:     ${sim.demo.company_id} (GET ${sim.controlUrl}/demo for all demo ids)`);
   let stopping = false;

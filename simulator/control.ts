@@ -14,7 +14,7 @@
  * | POST | /_simulator/feeds/drop | | `{dropped}` |
  * | GET | /_simulator/demo | | the DemoDataset |
  * | GET | /_simulator/users | | `{users:[{id, email, firstName, lastName, username}]}` |
- * | GET | /_simulator/account | | `{api_key, public_key}` (never the private key) |
+ * | GET | /_simulator/account | | `{public_key}` (never the API key or the private key: they are in the data folder's 0600 files) |
  */
 import express, { type Router } from 'express';
 import type { Engine } from './engine';
@@ -79,7 +79,8 @@ export function controlRouter(eng: Engine, feeds: FeedHub): Router {
     }),
   );
   r.get('/users', h(() => ({ users: Object.values(eng.state.users) })));
-  r.get('/account', h(() => ({ api_key: eng.state.apiKey, public_key: eng.state.publicKeyPem })));
+  // The API key and private key are never served: they are in the data folder's 0600 files.
+  r.get('/account', h(() => ({ public_key: eng.state.publicKeyPem })));
   r.all(
     '*',
     h(({ req }) => {

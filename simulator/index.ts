@@ -9,6 +9,8 @@
  * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
  *   the partner account's RSA 2048 key pair, generated on first start; the public key is the
  *   registered one.
+ * - `partner-api-key.txt` (mode 0600): the account's API key, for pasting into a client's
+ *   configuration (the command line prints its path, never the key).
  * - `state.json` (mode 0600): everything else (API key, companies, funds, wallets, transfers,
  *   actions, ledger, nonce marks, clock offset, demo ids), written atomically with group commit.
  *
@@ -67,7 +69,7 @@ export interface SimulatorAccount {
 }
 
 /** File names inside the data folder. */
-export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', state: 'state.json' } as const;
+export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', apiKey: 'partner-api-key.txt', state: 'state.json' } as const;
 
 async function exists(file: string): Promise<boolean> {
   try {
@@ -127,13 +129,15 @@ export class Simulator {
   readonly demo: DemoDataset;
   /** path of the private key file (PKCS#8 PEM, mode 0600) */
   readonly privateKeyPath: string;
+  /** path of the API key file (mode 0600) */
+  readonly apiKeyPath: string;
   /** the data folder */
   readonly dataDir: string;
 
   private stopping: Promise<void> | null = null;
 
   private constructor(
-    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; dataDir: string },
+    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; apiKeyPath: string; dataDir: string },
     private readonly server: http.Server,
     private readonly feeds: FeedHub,
     private readonly store: Store,
@@ -145,6 +149,7 @@ export class Simulator {
     this.account = fields.account;
     this.demo = fields.demo;
     this.privateKeyPath = fields.privateKeyPath;
+    this.apiKeyPath = fields.apiKeyPath;
     this.dataDir = fields.dataDir;
   }
 
@@ -176,6 +181,8 @@ export class Simulator {
       state = emptyState(randomBytes(32).toString('base64'), keys.publicKeyPem);
       account = { apiKey: state.apiKey, ...keys };
     }
+    const apiKeyFile = path.join(dataDir, DATA_FILES.apiKey);
+    if (!(await exists(apiKeyFile))) await writeSecret(apiKeyFile, account.apiKey + '\n');
     const store = new Store(state, dataDir, opts.persist ?? true);
     const eng = new Engine(store);
     ensureUsers(eng);
@@ -211,7 +218,7 @@ export class Simulator {
     const timer = setInterval(() => applyExpiry(eng), 1000);
     timer.unref();
     return new Simulator(
-      { baseUrl: origin + API_PREFIX, controlUrl: origin + CONTROL_PREFIX, port, account, demo: state.demo!, privateKeyPath: privFile, dataDir },
+      { baseUrl: origin + API_PREFIX, controlUrl: origin + CONTROL_PREFIX, port, account, demo: state.demo!, privateKeyPath: privFile, apiKeyPath: apiKeyFile, dataDir },
       server,
       feeds,
       store,
