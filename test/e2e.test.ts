@@ -2,6 +2,10 @@
  * End to end: a real `node-red` process with the pack installed in its user directory (as
  * `npm start` does), the example flows deployed through the admin API, and the example
  * transfer seen reaching `approved_transfer` in the debug messages on `/comms`.
+ *
+ * By default it runs the project's Node-RED (4.1) on this Node. To check another pair, e.g.
+ * Node-RED 5 on Node 22, set CUSTODYFLOW_E2E_NODE (a node binary) and CUSTODYFLOW_E2E_RED
+ * (a red.js) and run `npx mocha dist/test/e2e.test.js`.
  */
 import assert from 'node:assert/strict';
 import { spawn, ChildProcess } from 'node:child_process';
@@ -10,6 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
+import { chromium } from 'playwright-core';
 
 const root = path.resolve(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -47,7 +52,9 @@ describe('end to end: node-red with the pack and the example flows', function ()
     fs.writeFileSync(path.join(userDir, 'flows.json'), '[]');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    red = spawn(process.execPath, [require.resolve('node-red/red.js', { paths: [root] }), '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
+    const nodeBin = process.env.CUSTODYFLOW_E2E_NODE || process.execPath;
+    const redJs = process.env.CUSTODYFLOW_E2E_RED || require.resolve('node-red/red.js', { paths: [root] });
+    red = spawn(nodeBin, [redJs, '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
       env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -77,6 +84,8 @@ describe('end to end: node-red with the pack and the example flows', function ()
   });
 
   it('loads every node of the pack', async () => {
+    const settings = (await (await fetch(`${base}/settings`)).json()) as { version: string };
+    console.log(`      (Node-RED ${settings.version} on Node ${process.env.CUSTODYFLOW_E2E_NODE ? 'from CUSTODYFLOW_E2E_NODE' : process.version})`);
     const res = await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } });
     const sets = (await res.json()) as Array<{ module: string; types: string[]; enabled: boolean; err?: string }>;
     const ours = sets.filter((s) => s.module === '@custodyflow/node-red-custody');
@@ -130,6 +139,79 @@ describe('end to end: node-red with the pack and the example flows', function ()
     assert.equal(tx.approvedCount, tx.thresholdRequired);
     assert.ok(debug.some((d) => d.name === 'approved action'), 'the approver approved an action');
     assert.ok(!debug.some((d) => /errPartnerAuth/.test(d.msg ?? '')), 'no signature error anywhere');
+  });
+
+  it('editor: every node is in the palette with help text, and every edit dialog opens without a script error', async function () {
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(base + '/');
+      await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-transfer') && document.querySelector('#red-ui-palette-container'), null, { timeout: 30000 });
+      const palette = await page.evaluate(() => {
+        const RED = (window as any).RED;
+        return [
+          'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
+          'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
+        ].map((type) => ({ type, category: RED.nodes.getType(type)?.category, help: (RED.nodes.getNodeHelp(type) || '').length }));
+      });
+      for (const p of palette) {
+        assert.equal(p.category, p.type === 'custody-config' ? 'config' : 'custody', p.type);
+        assert.ok(p.help > 200, `${p.type} has help text`);
+      }
+      // Open the edit dialog of every custody node of the examples, switching through its operations.
+      const opened = await page.evaluate(async () => {
+        const RED = (window as any).RED;
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        const seen: string[] = [];
+        const nodes: any[] = [];
+        RED.nodes.eachNode((n: any) => {
+          if (n.type.startsWith('custody-')) nodes.push(n);
+        });
+        for (const n of nodes) {
+          RED.editor.edit(n);
+          await sleep(400);
+          const select = document.querySelector('#node-input-operation') as HTMLSelectElement | null;
+          if (select) {
+            for (const o of Array.from(select.options)) {
+              select.value = o.value;
+              select.dispatchEvent(new Event('change', { bubbles: true }));
+              await sleep(30);
+            }
+          }
+          seen.push(n.type);
+          (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
+          await sleep(300);
+        }
+        // The config node: credentials rows show for a hosted environment, hide for the simulator.
+        RED.editor.editConfig('', 'custody-config', RED.nodes.node('c0ffee0000000001') ? 'c0ffee0000000001' : undefined, 'node-input');
+        await sleep(500);
+        const env = document.querySelector('#node-config-input-environment') as HTMLSelectElement;
+        const visible = (id: string) => {
+          const el = document.querySelector(id) as HTMLElement | null;
+          return !!el && el.offsetParent !== null;
+        };
+        env.value = 'sandbox';
+        env.dispatchEvent(new Event('change', { bubbles: true }));
+        await sleep(100);
+        const sandboxShowsKey = visible('#node-config-input-apiKey') && visible('#node-config-input-privateKey');
+        env.value = 'simulator';
+        env.dispatchEvent(new Event('change', { bubbles: true }));
+        await sleep(100);
+        const simulatorHidesKey = !visible('#node-config-input-apiKey') && !visible('#node-config-input-privateKey');
+        return { seen, sandboxShowsKey, simulatorHidesKey };
+      });
+      assert.ok(opened.seen.length >= 8, `opened ${opened.seen.join(', ')}`);
+      assert.ok(opened.sandboxShowsKey, 'a hosted environment asks for the API key and private key');
+      assert.ok(opened.simulatorHidesKey, 'the simulator needs no credentials');
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('keeps credentials out of flows.json', async () => {
