@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Simulator } from '../simulator';
 import {
   CustodyClient,
@@ -42,6 +43,7 @@ import {
 } from '../lib';
 
 const now = () => Math.floor(Date.now() / 1000);
+const execFileAsync = promisify(execFile);
 let seq = 0;
 
 /** POST a control endpoint of the simulator (loopback only, unsigned). */
@@ -175,6 +177,51 @@ describe('lib against the simulator', function () {
       const results = await Promise.all(Array.from({ length: 25 }, () => listAssets(nonceClient)));
       assert.ok(results.every((r) => r.statusCode === 200));
       nonceClient.close();
+    });
+
+    it('never repeats a nonce across a restart of the client process', async () => {
+      // Two separate processes in a row, each sending requests in nonce mode with the same key.
+      const script = `
+        const { CustodyClient, listAssets } = require(${JSON.stringify(path.resolve(__dirname, '..', 'lib'))});
+        const c = new CustodyClient({ baseUrl: process.env.BASE, apiKey: process.env.KEY, privateKey: process.env.PEM, signingMode: 'nonce' });
+        Promise.all([1, 2, 3, 4, 5].map(() => listAssets(c))).then(
+          () => { c.close(); process.stdout.write('ok'); },
+          (e) => { process.stdout.write(e.message); process.exit(1); });`;
+      const env = { ...process.env, BASE: sim.baseUrl, KEY: sim.account.apiKey, PEM: sim.account.privateKeyPem };
+      for (let run = 0; run < 3; run++) {
+        // Asynchronous: the simulator answering the child runs in this process.
+        const { stdout: out } = await execFileAsync(process.execPath, ['-e', script], { env });
+        assert.equal(out, 'ok', `run ${run + 1}`);
+      }
+    });
+
+    it('speaks HTTPS and WSS with a certificate, and refuses an untrusted one', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-tls-'));
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+        { stdio: 'ignore' },
+      );
+      const cert = fs.readFileSync(path.join(dir, 'cert.pem'));
+      const tlsSim = await Simulator.start({ dataDir: path.join(dir, 'data'), port: 0, tls: { cert, key: fs.readFileSync(path.join(dir, 'key.pem')) } });
+      try {
+        assert.match(tlsSim.baseUrl, /^https:\/\/127\.0\.0\.1:\d+\/api\/v1\/p$/);
+        const trusted = new CustodyClient({ baseUrl: tlsSim.baseUrl, apiKey: tlsSim.account.apiKey, privateKey: tlsSim.account.privateKeyPem, ca: cert });
+        assert.equal((await listAssets(trusted)).statusCode, 200);
+        const feed = new CoreClientFeed(trusted, tlsSim.demo.core_client_id);
+        assert.match(feed.url, /^wss:\/\//);
+        feed.on('error', () => undefined);
+        feed.start();
+        await waitFor(() => (feed.state === 'connected' ? true : undefined), 'a wss feed');
+        await feed.stop();
+        trusted.close();
+        const untrusted = new CustodyClient({ baseUrl: tlsSim.baseUrl, apiKey: tlsSim.account.apiKey, privateKey: tlsSim.account.privateKeyPem, attempts: 1 });
+        await assert.rejects(listAssets(untrusted), (e: unknown) => e instanceof ApiError && e.statusCode === 0);
+        untrusted.close();
+      } finally {
+        await tlsSim.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('refuses plain HTTP to a non-loopback host before connecting', () => {
