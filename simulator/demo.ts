@@ -10,7 +10,9 @@
  *   ledger entries written);
  * - alice@custody.example invited and accepted as a trusted party;
  * - fund "Counterparty fund" in the same company, custody groups `{threshold: 1, members: [alice]}`,
- *   with empty BTC-TESTNET and ETH-TESTNET wallets to receive transfers.
+ *   with empty BTC-TESTNET and ETH-TESTNET wallets to receive transfers;
+ * - core client "Demo manual approver", trusted party, custodian (threshold 1) of fund "Manual fund"
+ *   with a BTC-TESTNET wallet funded with 1 BTC-TESTNET: its actions wait for a person.
  *
  * The demo's ids are fixed ({@link DEMO_IDS}), so the example flows can name them and run on
  * any fresh machine; everything created through the API gets random ids.
@@ -27,6 +29,9 @@ export const DEMO_IDS = Object.freeze({
   wallets: ['demo-btc-testnet', 'demo-eth-testnet'],
   counterparty_fund_id: 'demo-counterparty-fund',
   counterparty_wallets: ['demo-counterparty-btc-testnet', 'demo-counterparty-eth-testnet'],
+  manual_core_client_id: 'demo-manual-approver',
+  manual_fund_id: 'demo-manual-fund',
+  manual_wallets: ['demo-manual-btc-testnet'],
 });
 
 function demoWallet(eng: Engine, id: string): DemoWallet {
@@ -72,6 +77,22 @@ export function createDemo(eng: Engine): DemoDataset {
       { name: 'Counterparty ETH-TESTNET wallet', asset: 'ETH-TESTNET' },
     ],
   }, { fund_id: DEMO_IDS.counterparty_fund_id, wallet_ids: DEMO_IDS.counterparty_wallets });
+  const manualClient = net.createCoreClient(eng, 'Demo manual approver', DEMO_IDS.manual_core_client_id);
+  net.addTrustedParty(eng, cid, { address: manualClient.id, type: 'core-client', name: 'Demo manual approver' });
+  const manualGroup = { threshold: 1, members: [manualClient.id] };
+  const manual = net.createFund(
+    eng,
+    cid,
+    {
+      name: 'Manual fund',
+      description: 'Approved by hand through the Demo manual approver core client',
+      custodygroup_withdraw: manualGroup,
+      custodygroup_tx: manualGroup,
+      wallets: [{ name: 'Manual BTC-TESTNET wallet', asset: 'BTC-TESTNET' }],
+    },
+    { fund_id: DEMO_IDS.manual_fund_id, wallet_ids: DEMO_IDS.manual_wallets },
+  );
+  net.faucetDeposit(eng, manual.wallets[0], 100000000);
   const demo: DemoDataset = {
     company_id: cid,
     fund_id: fund.fund_id,
@@ -82,6 +103,7 @@ export function createDemo(eng: Engine): DemoDataset {
       custodian_user_id: alice.id,
       wallets: { 'BTC-TESTNET': demoWallet(eng, cp.wallets[0]), 'ETH-TESTNET': demoWallet(eng, cp.wallets[1]) },
     },
+    manual: { core_client_id: manualClient.id, fund_id: manual.fund_id, wallets: { 'BTC-TESTNET': demoWallet(eng, manual.wallets[0]) } },
   };
   eng.state.demo = demo;
   eng.changed();

@@ -38,6 +38,15 @@ export interface DemoDataset {
     custodian_user_id: string;
     wallets: { 'BTC-TESTNET': DemoWallet; 'ETH-TESTNET': DemoWallet };
   };
+  /**
+   * A fund whose custodian is a second core client that no example approves automatically,
+   * so its actions stay pending until approved or rejected by hand.
+   */
+  manual: {
+    core_client_id: string;
+    fund_id: string;
+    wallets: { 'BTC-TESTNET': DemoWallet };
+  };
 }
 
 /** A human user registered in the simulated network (stands in for a signing-app user). */

@@ -68,7 +68,9 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
             done();
           },
           (err: Error) => {
-            out.statusCode = err instanceof ApiError ? err.statusCode : undefined;
+            // The HTTP status of the answer; none when no answer came or nothing was sent.
+            if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
+            else delete out.statusCode;
             showError(node, err);
             done(err);
           },
