@@ -64,6 +64,40 @@ export function inputFields(spec: OperationSpec): string[] {
   return [...pathParams(spec.path), ...Object.keys(spec.query?.properties ?? {}), ...Object.keys(spec.body?.properties ?? {})];
 }
 
+/** What an editor shows of an operation (see {@link describeOperation}). */
+export interface OperationDescription {
+  /** Method and path template, with `?name=` for each query field: `GET /company/search?query=`. */
+  call: string;
+  /** Every input field, nested object fields dotted: `company_id`, ..., `send.symbol`, `send.amount`. */
+  fields: string[];
+  /** The fields that must be present. */
+  required: string[];
+  /** True when the body has amount fields (see {@link OperationSpec.amounts}). */
+  amounts: boolean;
+  /** True when the body has an `expires` field. */
+  expires: boolean;
+}
+
+function nestedFields(schema: JsonSchema | undefined, prefix = ''): string[] {
+  const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+  return Object.entries(props).flatMap(([name, sub]) => (sub.type === 'object' && sub.properties ? nestedFields(sub, `${prefix}${name}.`) : [prefix + name]));
+}
+
+/**
+ * Describe an operation for people: its call, the fields it reads and which are required.
+ * Source of the editor's per-operation tips, so they cannot drift from what is sent.
+ */
+export function describeOperation(spec: OperationSpec): OperationDescription {
+  const query = Object.keys(spec.query?.properties ?? {});
+  return {
+    call: `${spec.method} ${spec.path}${query.length ? '?' + query.map((q) => `${q}=`).join('&') : ''}`,
+    fields: [...pathParams(spec.path), ...query, ...nestedFields(spec.body)],
+    required: [...pathParams(spec.path), ...(spec.query?.required ?? []), ...(spec.body?.required ?? [])],
+    amounts: (spec.amounts?.length ?? 0) > 0,
+    expires: Boolean(spec.body?.properties.expires),
+  };
+}
+
 /** Turn the first ajv error into a message that names the field (dotted, e.g. `send.amount`). */
 function toValidationError(error: ErrorObject, prefix = ''): ValidationError {
   const path = error.instancePath.split('/').filter(Boolean);

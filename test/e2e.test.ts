@@ -151,14 +151,19 @@ describe('end to end: node-red with the pack and the example flows', function ()
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       await page.goto(base + '/');
-      await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-transfer') && document.querySelector('#red-ui-palette-container'), null, { timeout: 30000 });
-      const palette = await page.evaluate(() => {
+      const types = [
+        'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
+        'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
+      ];
+      // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
+      await page
+        .waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)) && (window as any).RED.nodes.eachNode, types, { timeout: 30000 })
+        .catch(() => undefined);
+      await page.waitForTimeout(500);
+      const palette = await page.evaluate((t: string[]) => {
         const RED = (window as any).RED;
-        return [
-          'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
-          'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
-        ].map((type) => ({ type, category: RED.nodes.getType(type)?.category, help: (RED.nodes.getNodeHelp(type) || '').length }));
-      });
+        return t.map((type) => ({ type, category: RED.nodes.getType(type)?.category, help: (RED.nodes.getNodeHelp(type) || '').length }));
+      }, types);
       for (const p of palette) {
         assert.equal(p.category, p.type === 'custody-config' ? 'config' : 'custody', p.type);
         assert.ok(p.help > 200, `${p.type} has help text`);
@@ -187,6 +192,16 @@ describe('end to end: node-red with the pack and the example flows', function ()
           (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
           await sleep(300);
         }
+        // The rows and tip of an operation come from the runtime's declarations.
+        const transferNode = nodes.find((n) => n.type === 'custody-transfer' && n.operation === 'create');
+        RED.editor.edit(transferNode);
+        await sleep(600);
+        const shown = Array.from(document.querySelectorAll('.custody-row'))
+          .filter((r) => (r as HTMLElement).offsetParent !== null)
+          .map((r) => r.getAttribute('data-property'));
+        const tip = document.querySelector('#custody-operation-tip')?.textContent ?? '';
+        (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
+        await sleep(300);
         // The config node: credentials rows show for a hosted environment, hide for the simulator.
         RED.editor.editConfig('', 'custody-config', RED.nodes.node('c0ffee0000000001') ? 'c0ffee0000000001' : undefined, 'node-input');
         await sleep(500);
@@ -203,9 +218,13 @@ describe('end to end: node-red with the pack and the example flows', function ()
         env.dispatchEvent(new Event('change', { bubbles: true }));
         await sleep(100);
         const simulatorHidesKey = !visible('#node-config-input-apiKey') && !visible('#node-config-input-privateKey');
-        return { seen, sandboxShowsKey, simulatorHidesKey };
+        return { seen, sandboxShowsKey, simulatorHidesKey, shown, tip };
       });
       assert.ok(opened.seen.length >= 8, `opened ${opened.seen.join(', ')}`);
+      assert.deepEqual(opened.shown, ['company_id', 'wallet_id', 'counterparty_wallet_address', 'amountFormat', 'expiresAfter']);
+      assert.match(opened.tip, /POST \/company\/\{company_id\}\/transfer/);
+      assert.match(opened.tip, /send\.amount/);
+      assert.match(opened.tip, /partner_txID is required/);
       assert.ok(opened.sandboxShowsKey, 'a hosted environment asks for the API key and private key');
       assert.ok(opened.simulatorHidesKey, 'the simulator needs no credentials');
       assert.deepEqual(errors, []);

@@ -6,10 +6,11 @@
  * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { callOperation, decimalAmountsToBaseUnits, ApiError, ConfigError, OperationSpec, CustodyClient } from '../../lib';
+import { callOperation, decimalAmountsToBaseUnits, describeOperation, ApiError, ConfigError, OperationSpec, CustodyClient } from '../../lib';
 import { resolveInput, EditorField } from './input';
 import { showRequesting, showSuccess, showError } from './status';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
+import type { OperationDescription } from '../../lib';
 
 /** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
 export interface OperationNodeType {
@@ -84,4 +85,37 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
   }
 
   RED.nodes.registerType(nodeType.type, OperationNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+
+  // The edit dialog reads its per-operation rows and tips from here (resources/custody-editor.js),
+  // so they come from the same declarations the runtime sends.
+  const described = editorDescription(nodeType);
+  RED.httpAdmin.get(`/custody/operations/${nodeType.type}`, RED.auth.needsPermission(`${nodeType.type}.read`), (_req, res) => {
+    res.json(described);
+  });
+}
+
+/** Per operation: its description plus the editor properties (rows) it uses. */
+export interface EditorOperation extends OperationDescription {
+  /** Editor properties shown for this operation: its API fields, `amountFormat`, `expiresAfter`. */
+  properties: string[];
+}
+
+/**
+ * What the edit dialog of a node type shows per operation: served at
+ * `GET <admin>/custody/operations/<type>`.
+ */
+export function editorDescription(nodeType: OperationNodeType): Record<string, EditorOperation> {
+  const out: Record<string, EditorOperation> = {};
+  for (const [operation, spec] of Object.entries(nodeType.operations)) {
+    const d = describeOperation(spec);
+    const topLevel = new Set(d.fields.map((f) => f.split('.')[0]));
+    const properties = nodeType.editorFields
+      .map((e) => (typeof e === 'string' ? [e, e] : e))
+      .filter(([field]) => topLevel.has(field))
+      .map(([, property]) => property);
+    if (d.amounts) properties.push('amountFormat');
+    if (d.expires) properties.push('expiresAfter');
+    out[operation] = { ...d, properties };
+  }
+  return out;
 }

@@ -1,0 +1,85 @@
+/*
+ * CustodyFlow: editor helpers shared by the custody nodes' edit dialogs. Loaded by each node's
+ * .html from resources/@custodyflow/node-red-custody/custody-editor.js (defined once).
+ *
+ * The rows and tips of an operation come from the runtime (GET custody/operations/<type>),
+ * which builds them from the same operation declarations it sends requests with.
+ */
+(function () {
+    "use strict";
+    if (window.CustodyEditor) {
+        return;
+    }
+    var described = {};
+
+    function describe(type) {
+        if (!described[type]) {
+            described[type] = $.getJSON("custody/operations/" + encodeURIComponent(type));
+        }
+        return described[type];
+    }
+
+    function codeList(parent, names) {
+        names.forEach(function (name, i) {
+            if (i) {
+                parent.append(", ");
+            }
+            parent.append($("<code>").text(name));
+        });
+    }
+
+    window.CustodyEditor = {
+        /**
+         * A `validate` function for a path id property: empty (read from msg.payload) or an id
+         * without "/", "?" or "#".
+         */
+        pathId: function (label) {
+            return function (v) {
+                return !v || /^[^/?#]+$/.test(v) || (label + ": must not contain / ? or #");
+            };
+        },
+
+        /**
+         * In oneditprepare: when the operation changes, show the rows (`.custody-row[data-property]`)
+         * that operation uses and write its call and fields into `#custody-operation-tip`.
+         * @param type the node type, e.g. "custody-transfer"
+         * @param notes optional extra tip text per operation, e.g. {create: "..."}
+         */
+        operationForm: function (type, notes) {
+            var select = $("#node-input-operation");
+            var tip = $("#custody-operation-tip");
+            notes = notes || {};
+            describe(type).then(
+                function (operations) {
+                    select.on("change", function () {
+                        var op = operations[select.val()];
+                        $(".custody-row").each(function () {
+                            $(this).toggle(!!op && op.properties.indexOf($(this).attr("data-property")) !== -1);
+                        });
+                        tip.empty();
+                        if (!op) {
+                            return;
+                        }
+                        $("<div>").append($("<b>").text("Calls ")).append($("<code>").text(op.call)).appendTo(tip);
+                        if (op.fields.length) {
+                            codeList($("<div>").text("Reads from msg.payload: ").appendTo(tip), op.fields);
+                            if (op.required.length) {
+                                codeList($("<div>").text("Required: ").appendTo(tip), op.required);
+                            }
+                            $("<div>").text("A field set here wins; a field left empty is read from msg.payload.<field>.").appendTo(tip);
+                        } else {
+                            $("<div>").text("Reads nothing from msg.payload.").appendTo(tip);
+                        }
+                        if (notes[select.val()]) {
+                            $("<div>").html(notes[select.val()]).appendTo(tip);
+                        }
+                    }).trigger("change");
+                },
+                function () {
+                    $(".custody-row").show();
+                    tip.text("The operations could not be read from the runtime; every field is shown.");
+                }
+            );
+        }
+    };
+})();
