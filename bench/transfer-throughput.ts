@@ -67,7 +67,12 @@ async function measure(n: number, one: () => Promise<void>): Promise<Measured> {
   return { rate: n / seconds, cpuMicros: (cpu.user + cpu.system) / n };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The median: the middle value, or the mean of the two middle values. */
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-'));

@@ -18,7 +18,7 @@ export const BASE_URLS: Readonly<Record<'sandbox' | 'play' | 'production', strin
 /** True for `localhost`, `127.0.0.0/8` and `::1`: the only hosts plain HTTP may reach. */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
 /**
@@ -33,7 +33,8 @@ export function checkBaseUrl(baseUrl: string): string {
   try {
     u = new URL(baseUrl);
   } catch {
-    throw new ConfigError(`baseUrl: not a URL: ${JSON.stringify(baseUrl)}`);
+    // The text is not echoed: a mistyped URL can carry a password.
+    throw new ConfigError('baseUrl: not a URL (expected https://host/api/v1/p)');
   }
   if (u.username || u.password) throw new ConfigError('baseUrl: must not carry credentials');
   if (u.search || u.hash) throw new ConfigError('baseUrl: must not have a query string or fragment');

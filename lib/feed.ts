@@ -10,7 +10,7 @@
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
-import { backOff } from 'exponential-backoff';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CustodyClient } from './client';
 import { Action, listActions } from './v1/core-client';
 
@@ -33,8 +33,8 @@ export interface FeedOptions {
  * Events:
  * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
  * - `state` (state: FeedState, reason?: string): connection state changes.
- * - `error` (err: Error): a failed connect or catch-up read; the feed keeps retrying. Listen
- *   for it (an EventEmitter without an `error` listener throws).
+ * - `error` (err: Error): a failed connect or catch-up read; the feed keeps retrying. Emitted
+ *   only when someone listens.
  */
 export class CoreClientFeed extends EventEmitter {
   /** The core client whose actions this feed carries. */
@@ -43,10 +43,11 @@ export class CoreClientFeed extends EventEmitter {
   readonly url: string;
   #state: FeedState = 'disconnected';
   #socket: WebSocket | undefined;
-  #stopped = true;
+  /** The current run; aborted by stop(), which ends its loop and cancels a pending reconnect delay. */
+  #run: AbortController | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** Emitted action ids -> when they may be forgotten (epoch seconds). */
   #seen = new Map<string, number>();
-  #running: Promise<void> | undefined;
   readonly #options: Required<FeedOptions>;
 
   /**
@@ -70,16 +71,26 @@ export class CoreClientFeed extends EventEmitter {
     return this.#state;
   }
 
-  /** Open the feed (idempotent) and keep it open until {@link stop}. */
+  /** Open the feed (idempotent while started) and keep it open until {@link stop}. */
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#running = this.#loop();
+    if (this.#run) return;
+    const run = new AbortController();
+    this.#run = run;
+    void this.#loop(run.signal);
   }
 
-  /** Close the feed and stop reconnecting; resolves once the socket is closed. */
+  /**
+   * Let an emitted action id be emitted again by the next catch-up (after a reconnect), e.g.
+   * when its handling failed and it should come back while it is still pending.
+   */
+  forget(actionId: string): void {
+    this.#seen.delete(actionId);
+  }
+
+  /** Close the feed and stop reconnecting (a pending reconnect delay is cancelled); resolves once the socket is closed. */
   async stop(): Promise<void> {
-    this.#stopped = true;
+    this.#run?.abort();
+    this.#run = undefined;
     this.#clearHeartbeat();
     const socket = this.#socket;
     this.#socket = undefined;
@@ -98,41 +109,43 @@ export class CoreClientFeed extends EventEmitter {
     this.emit('state', state, reason);
   }
 
-  /** Connect, wait for the socket to close, reconnect with backoff; until stopped. */
-  async #loop(): Promise<void> {
-    while (!this.#stopped) {
+  /** Report a failure to `error` listeners (none: nothing is thrown; the feed goes on). */
+  #reportError(err: Error): void {
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+  }
+
+  /** Full jitter: a random delay in [0, min(maxDelayMs, minDelayMs * 2^attempt)). */
+  #delay(attempt: number): number {
+    return Math.random() * Math.min(this.#options.maxDelayMs, this.#options.minDelayMs * 2 ** Math.min(attempt, 30));
+  }
+
+  /** Connect, wait for the socket to close, reconnect with backoff; until the run is aborted. */
+  async #loop(signal: AbortSignal): Promise<void> {
+    let attempt = 0;
+    while (!signal.aborted) {
       try {
-        await backOff(() => this.#connect(), {
-          numOfAttempts: Number.MAX_SAFE_INTEGER,
-          startingDelay: this.#options.minDelayMs,
-          maxDelay: this.#options.maxDelayMs,
-          timeMultiple: 2,
-          jitter: 'full',
-          delayFirstAttempt: false,
-          retry: (err: unknown) => {
-            if (this.#stopped) return false;
-            this.#setState('disconnected', (err as Error).message);
-            this.emit('error', err);
-            return true;
-          },
-        });
-      } catch {
-        return; // stopped during a backoff wait
+        await this.#connect(signal);
+        attempt = 0;
+      } catch (err) {
+        if (signal.aborted) return;
+        this.#setState('disconnected', (err as Error).message);
+        this.#reportError(err as Error);
+        await sleep(this.#delay(attempt++), undefined, { signal }).catch(() => undefined);
+        continue;
       }
-      if (this.#stopped) return;
       const reason = await this.#closed;
-      if (this.#stopped) return;
+      if (signal.aborted) return;
       this.#setState('disconnected', reason);
-      // Wait a jittered moment before reconnecting after a drop, so many feeds do not stampede.
-      await new Promise((r) => setTimeout(r, Math.random() * this.#options.minDelayMs));
+      // A jittered moment before reconnecting after a drop, so many feeds do not stampede.
+      await sleep(this.#delay(0), undefined, { signal }).catch(() => undefined);
     }
   }
 
   #closed: Promise<string> = Promise.resolve('');
 
   /** One connection attempt: resolves when open and caught up; rejects on failure. */
-  #connect(): Promise<void> {
-    if (this.#stopped) return Promise.reject(new Error('feed stopped'));
+  #connect(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(new Error('feed stopped'));
     this.#setState('connecting');
     return new Promise<void>((resolve, reject) => {
       const socket = new WebSocket(this.url, {
@@ -159,12 +172,17 @@ export class CoreClientFeed extends EventEmitter {
       });
       socket.on('message', (data) => this.#onMessage(data.toString()));
       socket.on('open', () => {
+        if (signal.aborted) {
+          socket.terminate();
+          reject(new Error('feed stopped'));
+          return;
+        }
         opened = true;
         this.#startHeartbeat(socket);
         this.#setState('connected');
         resolve();
         // Catch up with what was submitted while away; a failure here is reported, the socket stays.
-        this.#catchUp().catch((err: Error) => this.emit('error', err));
+        this.#catchUp().catch((err: Error) => this.#reportError(err));
       });
     });
   }
@@ -179,7 +197,7 @@ export class CoreClientFeed extends EventEmitter {
     try {
       msg = JSON.parse(text);
     } catch {
-      this.emit('error', new Error('feed: a message was not JSON'));
+      this.#reportError(new Error('feed: a message was not JSON'));
       return;
     }
     if (msg && typeof msg === 'object' && typeof (msg as Action).id === 'string') this.#emitOnce(msg as Action, 'feed');
@@ -187,16 +205,17 @@ export class CoreClientFeed extends EventEmitter {
 
   #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
     if (this.#seen.has(action.id)) return;
-    this.#seen.set(action.id, Number(action.expireTime) || 0);
+    // Forgettable a day after its expiry (or after now, when it carries none).
+    this.#seen.set(action.id, (Number(action.expireTime) || Math.floor(Date.now() / 1000)) + 86400);
     this.#prune();
     this.emit('action', action, source);
   }
 
-  /** Forget ids whose expiry passed a day ago: they cannot come back as pending. */
+  /** Forget ids past their horizon (a day after expiry): they cannot come back as pending. */
   #prune(): void {
     if (this.#seen.size < 10000) return;
-    const horizon = Math.floor(Date.now() / 1000) - 86400;
-    for (const [id, expireTime] of this.#seen) if (expireTime && expireTime < horizon) this.#seen.delete(id);
+    const now = Math.floor(Date.now() / 1000);
+    for (const [id, horizon] of this.#seen) if (horizon < now) this.#seen.delete(id);
   }
 
   #startHeartbeat(socket: WebSocket): void {

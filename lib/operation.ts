@@ -51,8 +51,12 @@ function validator(schema: object): ValidateFunction {
   return v;
 }
 
-/** A path id: a non-empty string (or integer) without `/`; short codes may contain spaces. */
-const PATH_ID = /^[^/?#]+$/;
+/**
+ * A path id: printable text without `/`, `?`, `#`, `%` or a backslash, not `.` or `..` (which
+ * URL resolution would collapse into another endpoint), no leading or trailing space. Short
+ * codes, with their inner spaces, pass.
+ */
+const PATH_ID = /^(?!\.{1,2}$)[^\s/?#%\\\x00-\x1f\x7f](?:[^/?#%\\\x00-\x1f\x7f]*[^\s/?#%\\\x00-\x1f\x7f])?$/;
 
 /** Names of the `{ids}` in a path template. */
 export function pathParams(path: string): string[] {
@@ -108,6 +112,8 @@ function toValidationError(error: ErrorObject, prefix = ''): ValidationError {
       return new ValidationError(field, 'required');
     case 'type':
       return new ValidationError(field || 'payload', `must be ${(error.params as { type: string }).type}`);
+    case 'pattern':
+      return new ValidationError(field, (error.params as { pattern: string }).pattern === '\\S' ? 'must not be empty or blank' : `must match ${(error.params as { pattern: string }).pattern}`);
     case 'enum':
       return new ValidationError(field, `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`);
     default:
@@ -115,40 +121,67 @@ function toValidationError(error: ErrorObject, prefix = ''): ValidationError {
   }
 }
 
-/** Keep only the declared properties of an object (nested declared objects are kept whole). */
-function pick(input: Record<string, unknown>, properties: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(properties)) if (input[k] !== undefined) out[k] = input[k];
-  return out;
+/**
+ * A copy of `value` with only what `schema` declares: the declared properties of objects, at
+ * every depth (arrays by their `items`). What is not declared is never sent. Values that are
+ * not of the declared shape are copied as they are, for validation to refuse.
+ */
+function pickDeclared(value: unknown, schema: JsonSchema | undefined): unknown {
+  if (!schema) return value;
+  const props = schema.properties as Record<string, JsonSchema> | undefined;
+  if (props && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, sub] of Object.entries(props)) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined) out[k] = pickDeclared(v, sub);
+    }
+    return out;
+  }
+  if (schema.items && Array.isArray(value)) return value.map((v) => pickDeclared(v, schema.items as JsonSchema));
+  if (Array.isArray(schema.anyOf)) {
+    const objectSchema = (schema.anyOf as JsonSchema[]).find((s) => s.properties || s.items);
+    return objectSchema ? pickDeclared(value, objectSchema) : value;
+  }
+  return value;
 }
+
+/** Unix epoch seconds now (the client's clock). */
+const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
  * The request an input maps to, after validation; nothing is sent.
  * @returns `{path, query, body}` with the path ids URL-encoded into `path`.
- * @throws {ValidationError} naming the first bad field: a missing or empty path id, a query or
- *   body field that is missing, of the wrong type, out of range or not an allowed value.
+ * @throws {ValidationError} naming the first bad field: a missing or malformed path id, a query
+ *   or body field that is missing, of the wrong type, out of range or not an allowed value, an
+ *   `expires` that is not in the future.
  */
 export function prepareOperation(spec: OperationSpec, input: Record<string, unknown>): { path: string; query?: Record<string, string | number | boolean>; body?: Record<string, unknown> } {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new ValidationError('payload', 'must be an object');
   let path = spec.path;
   for (const name of pathParams(spec.path)) {
     const v = input[name];
-    if ((typeof v !== 'string' && !(typeof v === 'number' && Number.isSafeInteger(v))) || !PATH_ID.test(String(v)) || String(v).trim() === '') {
-      throw new ValidationError(name, v === undefined || v === '' ? 'required' : 'must be a non-empty id without "/", "?" or "#"');
+    if ((typeof v !== 'string' && !(typeof v === 'number' && Number.isSafeInteger(v))) || !PATH_ID.test(String(v))) {
+      throw new ValidationError(name, v === undefined || v === '' ? 'required' : 'must be an id: no "/", "?", "#", "%", "\\", control characters or surrounding spaces, and not "." or ".."');
     }
     path = path.replace(`{${name}}`, encodeURIComponent(String(v)));
   }
+  // Belt and braces: the URL must keep the template's segments (no id may resolve into another path).
+  if (new URL(path, 'http://h').pathname !== path) throw new ValidationError(pathParams(spec.path).join(', ') || 'path', 'an id changed the request path');
   let query: Record<string, string | number | boolean> | undefined;
   if (spec.query) {
-    query = pick(input, spec.query.properties) as Record<string, string | number | boolean>;
+    query = pickDeclared(input, spec.query) as Record<string, string | number | boolean>;
     const v = validator(spec.query);
     if (!v(query)) throw toValidationError(v.errors![0]);
   }
   let body: Record<string, unknown> | undefined;
   if (spec.body) {
-    body = pick(input, spec.body.properties);
+    body = pickDeclared(input, spec.body) as Record<string, unknown>;
     const v = validator(spec.body);
     if (!v(body)) throw toValidationError(v.errors![0]);
+    // An expiry in the past can only be refused by the service: refuse it here, before sending.
+    if (spec.body.properties.expires && typeof body.expires === 'number' && body.expires <= nowSeconds()) {
+      throw new ValidationError('expires', `must be in the future (epoch seconds), got ${body.expires}, now is ${nowSeconds()}`);
+    }
   }
   return { path, query, body };
 }
@@ -166,8 +199,8 @@ export async function callOperation<T = unknown>(client: CustodyClient, spec: Op
 
 /** Schema pieces shared by the operation declarations. */
 export const S = {
-  /** A non-empty string. */
-  text: { type: 'string', minLength: 1 } as JsonSchema,
+  /** A string with at least one non-space character. */
+  text: { type: 'string', pattern: '\\S' } as JsonSchema,
   /** An optional string (may be empty). */
   optionalText: { type: 'string' } as JsonSchema,
   /** Base units: a non-negative safe integer (spec section 2: amounts are in base units). */

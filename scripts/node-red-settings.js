@@ -1,14 +1,20 @@
 // Node-RED settings for `npm start`: the project-local user directory, loopback only.
 // Everything not set here keeps Node-RED's default.
 'use strict';
+const host = process.env.HOST || '127.0.0.1';
+// The editor has no login here (no adminAuth): keep it on loopback.
+if (!/^(127(\.\d{1,3}){3}|localhost|::1)$/.test(host)) {
+  throw new Error(`HOST=${host}: this settings file serves the editor without a login, so it listens on loopback only; configure adminAuth in your own settings file to expose it`);
+}
 module.exports = {
-  uiHost: process.env.HOST || '127.0.0.1',
+  uiHost: host,
   uiPort: Number(process.env.PORT) || 1880,
   flowFile: 'flows.json',
   flowFilePretty: true,
-  // Credentials (API keys, private keys) are encrypted in flows_cred.json with this secret.
-  // Set CUSTODYFLOW_CREDENTIAL_SECRET to your own value before storing real keys.
-  credentialSecret: process.env.CUSTODYFLOW_CREDENTIAL_SECRET || false,
+  // Credentials (API keys, private keys) are always encrypted in flows_cred.json: with
+  // CUSTODYFLOW_CREDENTIAL_SECRET when set, else with a key Node-RED generates and keeps in
+  // .config.runtime.json of the user directory. (Never `false`: that would store them in clear.)
+  ...(process.env.CUSTODYFLOW_CREDENTIAL_SECRET ? { credentialSecret: process.env.CUSTODYFLOW_CREDENTIAL_SECRET } : {}),
   diagnostics: { enabled: false },
   telemetry: { enabled: false },
   logging: { console: { level: process.env.LOG_LEVEL || 'info', metrics: false, audit: false } },

@@ -12,13 +12,14 @@
  * | POST | /_simulator/clock/advance | `{seconds}` (integer >= 0) | `{now, offset_seconds, expired}` |
  * | GET | /_simulator/clock | | `{now, offset_seconds}` |
  * | POST | /_simulator/feeds/drop | | `{dropped}` |
+ * | POST | /_simulator/feeds/faults | `{replayOnConnect?, deliver?}` (booleans) | the faults now in force |
  * | GET | /_simulator/demo | | the DemoDataset |
  * | GET | /_simulator/users | | `{users:[{id, email, firstName, lastName, username}]}` |
  * | GET | /_simulator/account | | `{public_key}` (never the API key or the private key: they are in the data folder's 0600 files) |
  */
 import express, { type Router } from 'express';
 import type { Engine } from './engine';
-import { forbidden, notFound } from './errors';
+import { forbidden, notFound, unsupportedMediaType } from './errors';
 import { route, type RouteHandler } from './http';
 import * as net from './network';
 import * as txs from './transactions';
@@ -40,6 +41,11 @@ export function controlRouter(eng: Engine, feeds: FeedHub): Router {
   const r = express.Router();
   const loopbackOnly = (req: express.Request): void => {
     if (!isLoopback(req.socket.remoteAddress)) throw forbidden('control endpoints answer loopback callers only');
+    // A web page can POST text/plain or a form to loopback without asking; it cannot send
+    // application/json cross-origin without a CORS preflight, which this server never grants.
+    if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+      throw unsupportedMediaType('Content-Type: control endpoints take application/json only');
+    }
   };
   const h = (fn: RouteHandler) => route(eng, fn, loopbackOnly);
 
@@ -71,6 +77,15 @@ export function controlRouter(eng: Engine, feeds: FeedHub): Router {
   );
   r.get('/clock', h(() => ({ now: eng.now(), offset_seconds: eng.state.clockOffsetSeconds })));
   r.post('/feeds/drop', h(() => ({ dropped: feeds.drop() })));
+  r.post(
+    '/feeds/faults',
+    h(({ body }) => {
+      const b = validate<{ replayOnConnect?: boolean; deliver?: boolean }>('feedFaults', body);
+      if (b.replayOnConnect !== undefined) feeds.faults.replayOnConnect = b.replayOnConnect;
+      if (b.deliver !== undefined) feeds.faults.deliver = b.deliver;
+      return { ...feeds.faults };
+    }),
+  );
   r.get(
     '/demo',
     h(() => {

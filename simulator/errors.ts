@@ -49,6 +49,11 @@ export function forbidden(reason: string): SimError {
   return new SimError(403, 'Forbidden', reason);
 }
 
+/** 415 Unsupported Media Type (control endpoints take JSON only). */
+export function unsupportedMediaType(reason: string): SimError {
+  return new SimError(415, 'Unsupported Media Type', reason);
+}
+
 /** 404 Not Found. */
 export function notFound(reason: string): SimError {
   return new SimError(404, 'Not Found', reason);

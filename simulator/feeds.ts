@@ -16,7 +16,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket } from 'ws';
 import type { Engine } from './engine';
 import type { Authenticator } from './auth';
-import { notFound, toErrorResponse } from './errors';
+import { badRequest, notFound, toErrorResponse } from './errors';
 import { feedMessage, pendingActionsOf } from './transactions';
 import type { ActionRecord } from './state';
 import { API_PREFIX } from './routes';
@@ -50,7 +50,11 @@ export class FeedHub {
       const pathname = (req.url ?? '').split('?')[0];
       const m = FEED_PATH.exec(pathname);
       if (!m) throw notFound(`path: no websocket feed at ${pathname}`);
-      clientId = decodeURIComponent(m[1]);
+      try {
+        clientId = decodeURIComponent(m[1]);
+      } catch {
+        throw badRequest('client_id: malformed percent-encoding');
+      }
       const url = `${this.tls ? 'wss' : 'ws'}://${req.headers.host ?? ''}${req.url ?? ''}`;
       this.auth.check({ headers: req.headers, url, body: Buffer.alloc(0) });
       if (!this.eng.state.coreClients[clientId]) throw notFound(`client_id: no core client ${clientId}`);
@@ -69,6 +73,13 @@ export class FeedHub {
     );
   }
 
+  /**
+   * Fault injection (`POST /_simulator/feeds/faults`): `replayOnConnect` false stops sending the
+   * pending actions when a client connects; `deliver` false stops pushing new actions (as if
+   * the messages were lost). Both default true. Not persisted.
+   */
+  readonly faults = { replayOnConnect: true, deliver: true };
+
   private accept(clientId: string, ws: WebSocket): void {
     let set = this.sockets.get(clientId);
     if (!set) this.sockets.set(clientId, (set = new Set()));
@@ -79,10 +90,11 @@ export class FeedHub {
     });
     ws.on('error', () => undefined);
     ws.on('message', () => undefined); // the feed is one-way; client messages are ignored
-    this.sendTo(ws, pendingActionsOf(this.eng, clientId));
+    if (this.faults.replayOnConnect) this.sendTo(ws, pendingActionsOf(this.eng, clientId));
   }
 
   private send(clientId: string, actions: ActionRecord[]): void {
+    if (!this.faults.deliver) return;
     for (const ws of this.sockets.get(clientId) ?? []) this.sendTo(ws, actions);
   }
 

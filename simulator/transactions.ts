@@ -319,7 +319,7 @@ export function transactionView(eng: Engine, tx: TransferRecord): TransactionVie
       fees: tx.fees,
       fundID: tx.fund_id,
       netAmount: tx.netAmount,
-      recipientAddress: '',
+      recipientAddress: tx.recipient_wallet_id,
       recipientEmail: '',
       recipientFirstName: '',
       recipientLastName: '',
@@ -415,8 +415,11 @@ export function getAction(eng: Engine, clientId: string, actionId: string): Reco
       fundID: tx.fund_id,
       initiatedTime: tx.initiatedTimestamp,
       expires: tx.expires,
-      recipientID: tx.recipient_company_id,
-      recipientName: to?.name ?? '',
+      // Spec section 2 names these recipientAddress / recipientAddressName (the OpenAPI transfer
+      // schema says recipientID / recipientName); the spec rules. For a transfer the recipient
+      // is an L2 wallet: its id, and the name of the company that holds it.
+      recipientAddress: tx.recipient_wallet_id,
+      recipientAddressName: to?.name ?? '',
       initiatedBy: tx.company_id,
       initiatorName: from?.name ?? '',
       initiatorType: 'company',

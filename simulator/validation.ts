@@ -67,6 +67,7 @@ const SCHEMAS = {
   faucet: { type: 'object', required: ['wallet_id', 'amount'], properties: { wallet_id: nonEmpty, amount: amountPositive } },
   userDecision: { type: 'object', required: ['user_id'], properties: { user_id: nonEmpty } },
   accept: { type: 'object', required: ['company_id', 'address'], properties: { company_id: nonEmpty, address: nonEmpty } },
+  feedFaults: { type: 'object', properties: { replayOnConnect: { type: 'boolean' }, deliver: { type: 'boolean' } } },
   clock: { type: 'object', required: ['seconds'], properties: { seconds: { type: 'integer', minimum: 0, maximum: 10 * 365 * 86400 } } },
 } as const;
 

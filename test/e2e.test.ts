@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
 import WebSocket from 'ws';
 import { chromium } from 'playwright-core';
 
@@ -233,8 +234,30 @@ describe('end to end: node-red with the pack and the example flows', function ()
     }
   });
 
-  it('keeps credentials out of flows.json', async () => {
-    const flows = fs.readFileSync(path.join(userDir, 'flows.json'), 'utf8');
-    assert.doesNotMatch(flows, /PRIVATE KEY|apiKey"\s*:\s*"[^"]/);
+  it('keeps credentials out of flows.json, and encrypted in flows_cred.json', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const apiKey = 'ZTJlLWFwaS1rZXktbm90LXJlYWw=';
+    const flows = [
+      ...mergeExamples(path.join(root, 'examples')),
+      { id: 'e2ec0f1900000001', type: 'custody-config', name: 'hosted', environment: 'custom', baseUrl: 'https://custody.example.test/api/v1/p', signingMode: 'timestamp', timeout: 30, credentials: { apiKey, privateKey: pem } },
+    ];
+    const deployed = await fetch(`${base}/flows`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' },
+      body: JSON.stringify(flows),
+    });
+    assert.equal(deployed.status, 204, await deployed.text());
+    const flowsJson = fs.readFileSync(path.join(userDir, 'flows.json'), 'utf8');
+    assert.ok(flowsJson.includes('e2ec0f1900000001'), 'the hosted config node was saved');
+    assert.ok(!flowsJson.includes(apiKey) && !flowsJson.includes('PRIVATE KEY'), 'no credential in flows.json');
+    const creds = JSON.parse(fs.readFileSync(path.join(userDir, 'flows_cred.json'), 'utf8'));
+    assert.deepEqual(Object.keys(creds), ['$'], 'flows_cred.json holds one encrypted blob');
+    assert.ok(!JSON.stringify(creds).includes(apiKey));
+    // The editor gets "has a value" back for a password credential, never the value.
+    const editorView = await (await fetch(`${base}/credentials/custody-config/e2ec0f1900000001`)).json();
+    assert.ok(!JSON.stringify(editorView).includes(apiKey) && !JSON.stringify(editorView).includes('PRIVATE KEY'));
+    assert.equal((editorView as { has_apiKey?: boolean }).has_apiKey, true);
+    assert.ok(!log.includes(apiKey) && !log.includes('PRIVATE KEY'), 'no credential in the Node-RED log');
   });
 });

@@ -6,11 +6,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Simulator } from '../simulator';
+import { until, control } from './support';
 import {
   CustodyClient,
   CoreClientFeed,
@@ -45,27 +47,6 @@ import {
 const now = () => Math.floor(Date.now() / 1000);
 const execFileAsync = promisify(execFile);
 let seq = 0;
-
-/** POST a control endpoint of the simulator (loopback only, unsigned). */
-async function control(sim: Simulator, pathName: string, body: unknown = {}): Promise<any> {
-  const res = await fetch(sim.controlUrl + pathName, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await res.text();
-  assert.ok(res.ok, `control ${pathName}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : {};
-}
-
-function waitFor<T>(check: () => T | undefined, what: string, timeoutMs = 10000): Promise<T> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      const v = check();
-      if (v !== undefined) return resolve(v);
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(tick, 20);
-    };
-    tick();
-  });
-}
 
 describe('lib against the simulator', function () {
   this.timeout(60000);
@@ -212,16 +193,67 @@ describe('lib against the simulator', function () {
         assert.match(feed.url, /^wss:\/\//);
         feed.on('error', () => undefined);
         feed.start();
-        await waitFor(() => (feed.state === 'connected' ? true : undefined), 'a wss feed');
+        await until(() => (feed.state === 'connected' ? true : undefined), 'a wss feed');
         await feed.stop();
         trusted.close();
         const untrusted = new CustodyClient({ baseUrl: tlsSim.baseUrl, apiKey: tlsSim.account.apiKey, privateKey: tlsSim.account.privateKeyPem, attempts: 1 });
-        await assert.rejects(listAssets(untrusted), (e: unknown) => e instanceof ApiError && e.statusCode === 0);
+        await assert.rejects(listAssets(untrusted), (e: unknown) => e instanceof ApiError && e.statusCode === 0 && /CERT/.test(String(e.code)));
         untrusted.close();
+        // A server that offers only TLS 1.1 is refused by the client (minimum TLS 1.2), before any request.
+        let served = 0;
+        const old = https
+          .createServer({ cert, key: fs.readFileSync(path.join(dir, 'key.pem')), minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' }, (_req, res) => {
+            served++;
+            res.end('{}');
+          })
+          .listen(0, '127.0.0.1');
+        await new Promise((r) => old.once('listening', r));
+        const oldUrl = `https://127.0.0.1:${(old.address() as net.AddressInfo).port}/api/v1/p`;
+        const strict = new CustodyClient({ baseUrl: oldUrl, apiKey: 'k', privateKey: tlsSim.account.privateKeyPem, ca: cert, attempts: 1 });
+        await assert.rejects(listAssets(strict), (e: unknown) => e instanceof ApiError && e.statusCode === 0 && /PROTOCOL|VERSION|SSL/i.test(`${e.code} ${e.msg}`));
+        assert.equal(served, 0);
+        strict.close();
+        old.close();
       } finally {
         await tlsSim.stop();
         fs.rmSync(dir, { recursive: true, force: true });
       }
+    });
+
+    it('sends exactly the bytes it signed: openssl verifies what arrives on the wire', async () => {
+      const captured: Array<{ method: string; url: string; headers: Record<string, string | string[] | undefined>; body: Buffer }> = [];
+      const server = (await import('node:http')).createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c) => chunks.push(c));
+        req.on('end', () => {
+          captured.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) });
+          res.setHeader('Content-Type', 'application/json');
+          res.end('{"tx_id":"t","status":"new"}');
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const origin = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+      const wire = new CustodyClient({ baseUrl: origin + '/api/v1/p', apiKey: 'k', privateKey: sim.account.privateKeyPem });
+      await createTransfer(wire, { ...transfer({ reference: 'tab\there, line\u2028sep, ünïcødé', wallet_id: 'buddy harsh stick' }), company_id: 'c+1' });
+      await wire.request('GET', '/company/search', { query: { query: 'a&b', extra: '[]{}/?' } });
+      wire.close();
+      server.close();
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-wire-'));
+      fs.writeFileSync(path.join(dir, 'pub.pem'), sim.account.publicKeyPem);
+      for (const c of captured) {
+        assert.equal(c.headers['x-nonce'], undefined, 'timestamp mode sends no x-nonce');
+        const payload = Buffer.concat([Buffer.from(String(c.headers['x-timestamp']) + origin + c.url), c.body]);
+        fs.writeFileSync(path.join(dir, 'data'), payload);
+        fs.writeFileSync(path.join(dir, 'sig'), Buffer.from(String(c.headers['x-sign']), 'base64url'));
+        const out = execFileSync('openssl', ['dgst', '-sha256', '-verify', path.join(dir, 'pub.pem'), '-signature', path.join(dir, 'sig'), path.join(dir, 'data')]).toString();
+        assert.match(out, /Verified OK/, `${c.method} ${c.url}`);
+        assert.equal(c.headers['x-api-key'], 'k');
+        assert.equal(c.headers['content-type'], 'application/json');
+        assert.equal(c.headers['accept'], 'application/json');
+      }
+      assert.equal(captured[0].url, '/api/v1/p/company/c%2B1/transfer');
+      assert.ok(!captured[0].body.toString().includes('undefined'));
+      fs.rmSync(dir, { recursive: true, force: true });
     });
 
     it('refuses plain HTTP to a non-loopback host before connecting', () => {
@@ -265,6 +297,13 @@ describe('lib against the simulator', function () {
       await assert.rejects(createTransfer(client, noSend as never), (e: unknown) => e instanceof ValidationError && e.field === 'send');
       await assert.rejects(createTransfer(client, transfer({ send: { symbol: 'BTC-TESTNET', amount: -1 } })), (e: unknown) => e instanceof ValidationError && e.field === 'send.amount');
       await assert.rejects(getTransfer(client, { company_id: sim.demo.company_id, tx_id: '' }), (e: unknown) => e instanceof ValidationError && e.field === 'tx_id');
+      // Ids that URL resolution would turn into another endpoint (GET /company/C/ ...) are refused.
+      for (const tx_id of ['..', '.', '%2e%2e', 'a/b', ' x', 'x\n']) {
+        await assert.rejects(getTransfer(client, { company_id: sim.demo.company_id, tx_id }), (e: unknown) => e instanceof ValidationError && e.field === 'tx_id', JSON.stringify(tx_id));
+      }
+      await assert.rejects(approveAction(client, { client_id: '..', action_id: 'x' }), (e: unknown) => e instanceof ValidationError && e.field === 'client_id');
+      await assert.rejects(createTransfer(client, transfer({ partner_txID: '   ' })), (e: unknown) => e instanceof ValidationError && e.field === 'partner_txID');
+      await assert.rejects(createTransfer(client, transfer({ expires: 1 })), (e: unknown) => e instanceof ValidationError && e.field === 'expires');
     });
 
     it('creates, reads, updates and searches a company', async () => {
@@ -280,6 +319,11 @@ describe('lib against the simulator', function () {
       const found = (await searchCompanies(client, { query: 'Zeb' })).data;
       assert.ok(found.matches.some((m) => m.company_id === created.company_id));
       await assert.rejects(getCompany(client, { company_id: 'no-such-company' }), (e: unknown) => e instanceof ApiError && e.statusCode === 404);
+    });
+
+    it('control endpoints take JSON only (a web page cannot post a form or text to them)', async () => {
+      const res = await fetch(sim.controlUrl + '/faucet', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify({ wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 1 }) });
+      assert.equal(res.status, 415);
     });
 
     it('adds a core client at once and a human user only after the invitation is accepted', async () => {
@@ -396,7 +440,10 @@ describe('lib against the simulator', function () {
     it('refuses a transfer the balance does not cover, an unknown wallet and a past expiry', async () => {
       await assert.rejects(createTransfer(client, transfer({ send: { symbol: 'BTC-TESTNET', amount: 10 ** 15 } })), (e: unknown) => e instanceof ApiError && e.statusCode === 400);
       await assert.rejects(createTransfer(client, transfer({ wallet_id: 'no-such-wallet' })), (e: unknown) => e instanceof ApiError && (e.statusCode === 404 || e.statusCode === 400));
-      await assert.rejects(createTransfer(client, transfer({ expires: now() - 10 })), (e: unknown) => e instanceof ApiError && e.statusCode === 400);
+      // A past expiry is refused by lib before sending; the simulator refuses it too.
+      await assert.rejects(createTransfer(client, transfer({ expires: now() - 10 })), (e: unknown) => e instanceof ValidationError && e.field === 'expires');
+      const past = await client.request('POST', `/company/${sim.demo.company_id}/transfer`, { body: { ...transfer({ expires: now() - 10 }), company_id: undefined } }).catch((e) => e);
+      assert.ok(past instanceof ApiError && past.statusCode === 400, String(past));
     });
 
     it('rejects: a core client DELETE makes it custody_rejected_transfer and moves nothing', async () => {
@@ -437,12 +484,12 @@ describe('lib against the simulator', function () {
       feed.on('state', (s: string) => states.push(s));
       feed.on('error', () => undefined);
       feed.start();
-      await waitFor(() => (feed.state === 'connected' ? true : undefined), 'connected');
-      await waitFor(() => (seen.length > 0 || states.length > 1 ? true : undefined), 'catch-up', 2000).catch(() => undefined);
+      await until(() => (feed.state === 'connected' ? true : undefined), 'connected');
+      await until(() => (seen.length > 0 || states.length > 1 ? true : undefined), 'catch-up', 2000).catch(() => undefined);
       const already = seen.length;
 
       const first = (await createTransfer(client, transfer())).data.tx_id;
-      const live = await waitFor(() => seen.slice(already).find((s) => s.source === 'feed'), 'a feed message');
+      const live = await until(() => seen.slice(already).find((s) => s.source === 'feed'), 'a feed message');
       assert.equal(live.action.status, 'pending');
       assert.equal(live.action.coreClientID, sim.demo.core_client_id);
       assert.equal((await getAction(client, { client_id: sim.demo.core_client_id, action_id: live.action.id })).data.details?.txID, first);
@@ -450,9 +497,9 @@ describe('lib against the simulator', function () {
       // Drop every feed socket; while the feed is away, submit another transfer.
       const count = seen.length;
       await control(sim, '/feeds/drop');
-      await waitFor(() => (states.includes('disconnected') ? true : undefined), 'disconnected');
+      await until(() => (states.includes('disconnected') ? true : undefined), 'disconnected');
       const second = (await createTransfer(client, transfer())).data.tx_id;
-      await waitFor(() => (feed.state === 'connected' && seen.length > count ? true : undefined), 'reconnect and catch up');
+      await until(() => (feed.state === 'connected' && seen.length > count ? true : undefined), 'reconnect and catch up');
       await new Promise((r) => setTimeout(r, 300));
       const ids = seen.map((s) => s.action.id);
       assert.equal(new Set(ids).size, ids.length, 'no action is emitted twice, though the service re-sends pending ones');
@@ -463,6 +510,44 @@ describe('lib against the simulator', function () {
       assert.equal(feed.state, 'stopped');
     });
 
+    it('catches up through GET actions when the feed messages are lost', async () => {
+      await control(sim, '/feeds/faults', { replayOnConnect: false, deliver: false });
+      const feed = new CoreClientFeed(client, sim.demo.core_client_id, { minDelayMs: 50, maxDelayMs: 200 });
+      const seen: Array<{ action: Action; source: string }> = [];
+      feed.on('action', (action: Action, source: string) => seen.push({ action, source }));
+      try {
+        feed.start();
+        await until(() => (feed.state === 'connected' ? true : undefined), 'connected');
+        await new Promise((r) => setTimeout(r, 200));
+        const before = seen.length;
+        const tx = (await createTransfer(client, transfer())).data.tx_id;
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(seen.length, before, 'the simulator pushed nothing (fault injected)');
+        await control(sim, '/feeds/drop');
+        const caught = await until(() => seen.slice(before)[0], 'the catch-up after the reconnect');
+        assert.equal(caught.source, 'catch-up');
+        assert.equal((await getAction(client, { client_id: sim.demo.core_client_id, action_id: caught.action.id })).data.details?.txID, tx);
+      } finally {
+        await feed.stop();
+        await control(sim, '/feeds/faults', { replayOnConnect: true, deliver: true });
+      }
+    });
+
+    it('runs one connection after stop() and start(), and none after the last stop()', async () => {
+      const feed = new CoreClientFeed(client, sim.demo.core_client_id, { minDelayMs: 50, maxDelayMs: 100 });
+      feed.start();
+      await until(() => (feed.state === 'connected' ? true : undefined), 'connected');
+      await control(sim, '/feeds/drop'); // the loop is now waiting to reconnect
+      await feed.stop();
+      feed.start();
+      await until(() => (feed.state === 'connected' ? true : undefined), 'connected again');
+      await new Promise((r) => setTimeout(r, 400)); // time for a stale loop to connect too
+      assert.equal((await control(sim, '/feeds/drop')).dropped, 1, 'one socket for one feed');
+      await feed.stop();
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal((await control(sim, '/feeds/drop')).dropped, 0, 'nothing reconnects after stop()');
+    });
+
     it('is refused a handshake with a bad signature, and keeps retrying', async () => {
       const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
       const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: other });
@@ -470,7 +555,7 @@ describe('lib against the simulator', function () {
       const errors: Error[] = [];
       feed.on('error', (e: Error) => errors.push(e));
       feed.start();
-      await waitFor(() => (errors.length >= 3 ? true : undefined), 'three refused attempts');
+      await until(() => (errors.length >= 3 ? true : undefined), 'three refused attempts');
       assert.match(errors[0].message, /401/);
       await feed.stop();
       wrong.close();

@@ -12,6 +12,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
+import { until } from './support';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
 process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
@@ -67,17 +68,6 @@ async function load(flow: object[], credentials?: object): Promise<void> {
     const received: any[] = [];
     inbox.set(n.id, received);
     helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
-  }
-}
-
-/** Wait until `check` returns a value (polling every 10 ms). */
-async function until<T>(check: () => T | undefined, what: string, timeoutMs = 15000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
@@ -268,6 +258,7 @@ describe('nodes in the Node-RED runtime', function () {
   describe('against a counting server (nothing may be sent)', () => {
     let server: http.Server;
     let requests = 0;
+    const bodies: string[] = [];
     let baseUrl = '';
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
@@ -276,6 +267,9 @@ describe('nodes in the Node-RED runtime', function () {
     before(async () => {
       server = http.createServer((req, res) => {
         requests++;
+        let text = '';
+        req.on('data', (c) => (text += c));
+        req.on('end', () => bodies.push(text));
         res.setHeader('Content-Type', 'application/json');
         res.end('{"tx_id":"counted","status":"new"}');
       });
@@ -316,11 +310,45 @@ describe('nodes in the Node-RED runtime', function () {
         assert.match(caught.error.message, expected);
       }
       assert.equal(requests, 0, 'nothing was sent');
-      const sent = await call(good());
+      const sent = await call({ ...good(), note: 'not an API field', send: { symbol: 'BTC-TESTNET', amount: 1000, memo: 'nor this' } });
       assert.equal(sent.payload.tx_id, 'counted');
       assert.equal(requests, 1);
+      await until(() => bodies[0], 'the body');
+      assert.deepEqual(Object.keys(JSON.parse(bodies[0])).sort(), ['account_no', 'benefit_of', 'counterparty_wallet_address', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
+      assert.deepEqual(JSON.parse(bodies[0]).send, { symbol: 'BTC-TESTNET', amount: 1000 }, 'only declared fields are sent, nested ones too');
       assert.ok(!JSON.stringify(sent).includes(apiKey), 'no API key on the msg');
       assert.ok(!JSON.stringify(sent).includes('PRIVATE KEY'), 'no private key on the msg');
+    });
+
+    it('with decimal amounts, refuses bad input before any request (not even GET /assets)', async () => {
+      await load(customFlow({ operation: 'create', company_id: 'c1', amountFormat: 'decimal' }), { cfg: { apiKey, privateKey: pem } });
+      const before = requests;
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ ...good(), partner_txID: undefined, send: { symbol: 'BTC-TESTNET', amount: '0.01' } }, /partner_txID: required/],
+        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: '1e-8' } }, /send\.amount: a decimal number/],
+        [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: '-1' } }, /send\.amount: a decimal number/],
+        [{ ...good(), send: { amount: '0.01' } }, /send\.symbol: required/],
+      ];
+      for (const [payload, expected] of cases) {
+        const caught = await callExpectingError(payload);
+        assert.equal(caught.error.code, 'EINPUT');
+        assert.match(caught.error.message, expected);
+      }
+      assert.equal(requests, before, 'nothing was sent');
+    });
+
+    it('a feed on an unusable connection shows the error, not "retrying"', async () => {
+      const flow = placed([
+        TAB,
+        { ...CONFIG, z: 'tab', environment: 'custom', baseUrl },
+        { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: 'cc1', details: true, wires: [[]] },
+      ]);
+      await helper.load(nodeModules, flow, { cfg: { apiKey } });
+      const statuses: Array<{ fill?: string; shape?: string; text?: string }> = [];
+      helper.getNode('feed').on('call:status', (c: { args: [{ fill?: string; shape?: string; text?: string }] }) => statuses.push(c.args[0]));
+      const last = await until(() => statuses.find((s) => s.fill === 'red' && /privateKey/.test(s.text ?? '')), 'a red status naming privateKey');
+      assert.equal(last.shape, 'ring');
+      assert.ok(!statuses.some((s) => /retrying/.test(s.text ?? '')));
     });
 
     it('refuses a configuration without credentials, or plain HTTP to a remote host, with ECONFIG', async () => {
@@ -336,7 +364,7 @@ describe('nodes in the Node-RED runtime', function () {
       assert.equal(caught.error.code, 'ECONFIG');
       assert.match(caught.error.message, /plain HTTP/);
       assert.ok(!JSON.stringify(caught).includes(apiKey));
-      assert.equal(requests, 1, 'still only the one request of the previous test');
+      assert.equal(requests, 1, 'still only the one request of the first test');
     });
   });
 });

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import WebSocket from 'ws';
 import { loadPrivateKey, sign } from '../lib/signing';
 import { Simulator } from '../simulator/index';
+import { controlCall } from './support';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 
 interface Reply {
@@ -32,10 +33,6 @@ function signedClient(sim: Simulator) {
   };
 }
 
-async function control(sim: Simulator, method: string, p: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(sim.controlUrl + p, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
 
 function openFeed(sim: Simulator, clientId: string, signature?: string): Promise<{ ws: WebSocket; messages: any[] } | number> {
   const url = sim.baseUrl.replace(/^http/, 'ws') + `/coreclient/${clientId}/feed`;
@@ -152,7 +149,7 @@ describe('simulator', function () {
     const out = await call('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger?direction=out`);
     assert.equal(out.body.Total, 1);
     assert.equal(out.body.List[0].TxID, created.body.tx_id);
-    assert.equal((await control(sim, 'POST', '/feeds/drop')).body.dropped, 1);
+    assert.equal((await controlCall(sim, 'POST', '/feeds/drop')).body.dropped, 1);
     ws.terminate();
   });
 
@@ -164,7 +161,7 @@ describe('simulator', function () {
     assert.equal(over.status, 400);
     assert.match(over.body.detail.reason, /^send\.amount:/);
     assert.equal((await call('POST', `/company/${d.company_id}/transfer`, transferBody('t-past', 1, { expires: 5 }))).status, 400);
-    const advanced = await control(sim, 'POST', '/clock/advance', { seconds: 601 });
+    const advanced = await controlCall(sim, 'POST', '/clock/advance', { seconds: 601 });
     assert.equal(advanced.body.expired, 1);
     assert.equal((await call('GET', `/company/${d.company_id}/transfer/${big.body.tx_id}`)).body.txStatus, 'expired_transfer');
     assert.equal((await call('GET', `/coreclient/${d.core_client_id}/actions`)).body.count, 0);
@@ -181,8 +178,8 @@ describe('simulator', function () {
       wallet_id: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
       counterparty_wallet_address: d.wallets['BTC-TESTNET'].wallet_id,
     });
-    assert.equal((await control(sim, 'POST', `/transfer/${t.body.tx_id}/approve`, { user_id: 'bob@custody.example' })).status, 403);
-    const ok = await control(sim, 'POST', `/transfer/${t.body.tx_id}/approve`, { user_id: 'alice@custody.example' });
+    assert.equal((await controlCall(sim, 'POST', `/transfer/${t.body.tx_id}/approve`, { user_id: 'bob@custody.example' })).status, 403);
+    const ok = await controlCall(sim, 'POST', `/transfer/${t.body.tx_id}/approve`, { user_id: 'alice@custody.example' });
     assert.equal(ok.body.txStatus, 'approved_transfer');
     assert.equal(ok.body.status[0].username, 'alice');
   });

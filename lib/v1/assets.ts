@@ -2,7 +2,7 @@
  * Reference data and fees (spec section 4 "Reference data and fees"; OpenAPI `/assets`, `/fees`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S } from '../operation';
+import { callOperation, prepareOperation, OperationSpec, S } from '../operation';
 import { ValidationError } from '../errors';
 import { toBaseUnits, toSafeNumber } from '../amounts';
 
@@ -87,35 +87,54 @@ function getPath(obj: Record<string, unknown>, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
 }
 
+/** A decimal number in whole units: digits, an optional fraction; no sign, exponent or separator. */
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
+  const keys = path.split('.');
+  const out: Record<string, unknown> = { ...obj };
+  let target = out;
+  for (const k of keys.slice(0, -1)) {
+    target[k] = { ...(target[k] as Record<string, unknown>) };
+    target = target[k] as Record<string, unknown>;
+  }
+  target[keys[keys.length - 1]] = value;
+  return out;
+}
+
 /**
  * Convert the decimal amounts of an operation's input (strings such as `"0.015"`, in whole
  * units of the asset) into base units, exactly, with the asset's scale from GET /assets
  * (cached). Which fields are amounts comes from `spec.amounts`. Every amount is read as whole
  * units: a decimal string, or a number read through its shortest decimal form
  * (`0.015` -> `"0.015"`); an exponent form such as `1e-7` is refused.
+ *
+ * The rest of the input is validated first (with each amount standing in as 1 base unit), so
+ * input that would be refused anyway sends nothing, not even GET /assets.
  * @returns a copy of `input` with the amount fields replaced by integers (base units); the
  *   objects on the way to each amount are copied, `input` itself is not changed.
- * @throws {ValidationError} naming the field when the asset is missing or unknown, or the
- *   amount is not a decimal number or has more decimals than the asset's scale allows.
+ * @throws {ValidationError} naming the field when the input is refused by the operation's
+ *   schema, the asset is missing or unknown, or the amount is not a decimal number or has more
+ *   decimals than the asset's scale allows.
  * @throws {ApiError} when GET /assets fails.
  */
 export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = { ...input };
-  for (const { amount, asset } of spec.amounts ?? []) {
-    const value = getPath(out, amount);
-    if (value === undefined) continue; // schema validation reports it as required
-    const code = getPath(out, asset);
-    if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');
-    if (typeof value !== 'string' && typeof value !== 'number') throw new ValidationError(amount, 'a decimal string such as "0.015"');
-    const scale = await assetScale(client, code, asset);
-    const units = toSafeNumber(toBaseUnits(String(value), scale, amount), amount);
-    const keys = amount.split('.');
-    let target = out;
-    for (const k of keys.slice(0, -1)) {
-      target[k] = { ...(target[k] as Record<string, unknown>) };
-      target = target[k] as Record<string, unknown>;
+  const amounts = (spec.amounts ?? []).filter(({ amount }) => getPath(input, amount) !== undefined);
+  let placeholder = input;
+  for (const { amount, asset } of amounts) {
+    const value = getPath(input, amount);
+    if ((typeof value !== 'string' && typeof value !== 'number') || !DECIMAL.test(String(value).trim())) {
+      throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${JSON.stringify(value)}`);
     }
-    target[keys[keys.length - 1]] = units;
+    const code = getPath(input, asset);
+    if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');
+    placeholder = setPath(placeholder, amount, 1);
+  }
+  prepareOperation(spec, placeholder);
+  let out = input;
+  for (const { amount, asset } of amounts) {
+    const scale = await assetScale(client, getPath(input, asset) as string, asset);
+    out = setPath(out, amount, toSafeNumber(toBaseUnits(String(getPath(input, amount)).trim(), scale, amount), amount));
   }
   return out;
 }

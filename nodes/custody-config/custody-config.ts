@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
-import type { CustodyConfigNode, FeedUser } from '../shared/types';
+import type { CustodyConfigNode, FeedUser, FeedMembership } from '../shared/types';
 
 /** Editor properties of `custody-config`. */
 interface ConfigDef extends NodeDef {
@@ -28,9 +28,10 @@ interface ConfigCredentials {
   token?: string;
 }
 
-/** A shared feed and the nodes listening to it. */
+/** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` if it cannot be. */
 interface SharedFeed {
-  feed: CoreClientFeed;
+  feed?: CoreClientFeed;
+  error?: Error;
   users: Set<FeedUser>;
 }
 
@@ -78,51 +79,57 @@ export = function register(RED: NodeAPI): void {
       return clientPromise;
     };
 
-    node.subscribeFeed = (clientId: string, user: FeedUser) => {
-      let shared = feeds.get(clientId);
-      if (!shared) {
-        const entry: SharedFeed = { feed: undefined as unknown as CoreClientFeed, users: new Set() };
-        shared = entry;
-        feeds.set(clientId, entry);
-        node
-          .client()
-          .then((client) => {
-            if (!feeds.has(clientId) || feeds.get(clientId) !== entry) return;
+    node.subscribeFeed = (clientId: string, user: FeedUser): FeedMembership => {
+      let entry = feeds.get(clientId);
+      if (!entry) {
+        const created: SharedFeed = { users: new Set() };
+        entry = created;
+        feeds.set(clientId, created);
+        node.client().then(
+          (client) => {
+            if (feeds.get(clientId) !== created) return; // everyone left meanwhile
             const feed = new CoreClientFeed(client, clientId);
-            entry.feed = feed;
+            created.feed = feed;
             let lastWarned = '';
-            feed.on('action', (action) => entry.users.forEach((u) => u.onAction(action)));
-            feed.on('state', (state: FeedState, reason?: string) => entry.users.forEach((u) => u.onState(state, reason)));
+            feed.on('action', (action) => created.users.forEach((u) => u.onAction(action)));
+            feed.on('state', (state: FeedState, reason?: string) => {
+              if (state === 'connected') lastWarned = '';
+              created.users.forEach((u) => u.onState(state, reason));
+            });
             feed.on('error', (err: Error) => {
               // Warn once per distinct failure, so a long outage does not flood the log.
               if (err.message !== lastWarned) node.warn(`core client feed ${clientId}: ${err.message}`);
               lastWarned = err.message;
             });
-            feed.on('state', (state: FeedState) => {
-              if (state === 'connected') lastWarned = '';
-            });
             feed.start();
-          })
-          .catch((err: Error) => {
+          },
+          (err: Error) => {
+            // The configuration cannot be used (e.g. no credentials): nothing to retry until it is redeployed.
+            created.error = err;
             node.error(`core client feed ${clientId}: ${err.message}`);
-            entry.users.forEach((u) => u.onState('disconnected', err.message));
-          });
+            created.users.forEach((u) => u.onUnusable(err));
+          },
+        );
       }
-      shared.users.add(user);
-      user.onState(shared.feed ? shared.feed.state : 'connecting');
-      const entry = shared;
-      return async () => {
-        entry.users.delete(user);
-        if (entry.users.size === 0 && feeds.get(clientId) === entry) {
-          feeds.delete(clientId);
-          if (entry.feed) await entry.feed.stop();
-        }
+      const joined = entry;
+      joined.users.add(user);
+      if (joined.error) user.onUnusable(joined.error);
+      else user.onState(joined.feed ? joined.feed.state : 'connecting');
+      return {
+        leave: async () => {
+          joined.users.delete(user);
+          if (joined.users.size === 0 && feeds.get(clientId) === joined) {
+            feeds.delete(clientId);
+            await joined.feed?.stop();
+          }
+        },
+        forget: (actionId: string) => joined.feed?.forget(actionId),
       };
     };
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
-      const stopping = Array.from(feeds.values(), (f) => (f.feed ? f.feed.stop() : Promise.resolve()));
+      const stopping = Array.from(feeds.values(), (f) => f.feed?.stop());
       feeds.clear();
       const pending = clientPromise;
       clientPromise = undefined;

@@ -11,7 +11,7 @@
 import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
 import { getAction, Action, FeedState } from '../../lib';
 import { showFeedState, showError } from '../shared/status';
-import type { CustodyConfigNode } from '../shared/types';
+import type { CustodyConfigNode, FeedMembership } from '../shared/types';
 
 /** Editor properties of `custody-coreclient-feed`. */
 interface FeedDef extends NodeDef {
@@ -28,7 +28,7 @@ export = function register(RED: NodeAPI): void {
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const clientId = (def.clientId || '').trim();
     const withDetails = def.details !== false;
-    let leave: (() => Promise<void>) | undefined;
+    let membership: FeedMembership | undefined;
 
     if (!connection || !clientId) {
       showError(node, new Error(!connection ? 'connection: no custody-config node selected' : 'clientId: required'));
@@ -40,7 +40,7 @@ export = function register(RED: NodeAPI): void {
       node.send({ topic: String(action.type), payload } as NodeMessage);
     }
 
-    leave = connection.subscribeFeed(clientId, {
+    membership = connection.subscribeFeed(clientId, {
       onAction(action: Action) {
         if (!withDetails) return emit(action);
         connection
@@ -48,18 +48,25 @@ export = function register(RED: NodeAPI): void {
           .then((client) => getAction(client, { client_id: clientId, action_id: action.id }))
           .then(
             (res) => emit({ ...action, ...res.data }),
-            (err: Error) => node.error(`action ${action.id}: details could not be read: ${err.message}`, { payload: { ...action, client_id: clientId, action_id: action.id } }),
+            (err: Error) => {
+              // Not sent: let the next catch-up (after a reconnect) bring it back while it is pending.
+              membership?.forget(action.id);
+              node.error(`action ${action.id}: details could not be read: ${err.message}`, { payload: { ...action, client_id: clientId, action_id: action.id } });
+            },
           );
       },
       onState(state: FeedState) {
         showFeedState(node, state);
       },
+      onUnusable(err: Error) {
+        showError(node, err);
+      },
     });
 
     node.on('close', (_removed: boolean, done: () => void) => {
-      const l = leave;
-      leave = undefined;
-      (l ? l() : Promise.resolve()).finally(() => {
+      const m = membership;
+      membership = undefined;
+      (m ? m.leave() : Promise.resolve()).finally(() => {
         node.status({});
         done();
       });

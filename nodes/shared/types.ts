@@ -11,14 +11,24 @@ export interface FeedUser {
   onAction(action: Action): void;
   /** Called on every connection state change, and once at registration with the current state. */
   onState(state: FeedState, reason?: string): void;
+  /** Called when the connection cannot be used at all (e.g. missing credentials): no retry until redeployed. */
+  onUnusable(err: Error): void;
+}
+
+/** A node's membership of a shared feed. */
+export interface FeedMembership {
+  /** Leave the feed; the last member to leave closes it. */
+  leave(): Promise<void>;
+  /** Let an action id be emitted again by the next catch-up (its handling failed). */
+  forget(actionId: string): void;
 }
 
 /** The runtime `custody-config` node: owns one client and one websocket per core client feed. */
 export interface CustodyConfigNode extends Node {
   /** The shared signed client; resolves once (starting the built-in simulator first when selected). @throws ConfigError, KeyFormatError (rejects). */
   client(): Promise<CustodyClient>;
-  /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. @returns the function that leaves. */
-  subscribeFeed(clientId: string, user: FeedUser): () => Promise<void>;
+  /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. */
+  subscribeFeed(clientId: string, user: FeedUser): FeedMembership;
 }
 
 /** Editor properties common to every operation node. */

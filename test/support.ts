@@ -1,0 +1,39 @@
+/** Helpers shared by the tests. */
+import assert from 'node:assert/strict';
+import type { Simulator } from '../simulator';
+
+/**
+ * Poll `check` every 10 ms until it returns a value other than undefined.
+ * @returns that value.
+ * @throws {Error} naming `what` after `timeoutMs` (default 15000).
+ */
+export async function until<T>(check: () => T | undefined, what: string, timeoutMs = 15000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Call a simulator control endpoint (loopback, unsigned JSON).
+ * @returns the HTTP status and the parsed body.
+ */
+export async function controlCall(sim: Simulator, method: string, pathName: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(sim.controlUrl + pathName, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {} };
+}
+
+/** POST a control endpoint and assert it succeeded. @returns the parsed body. */
+export async function control(sim: Simulator, pathName: string, body: unknown = {}): Promise<any> {
+  const res = await controlCall(sim, 'POST', pathName, body);
+  assert.ok(res.status >= 200 && res.status < 300, `control ${pathName}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
