@@ -8,7 +8,7 @@
  * The simulator runs in a child process so it does not share this event loop. Rounds alternate
  * (lib, node, lib, node, ...) so both sides meet the same simulator state; the per-round ratio
  * and the medians are reported. Environment: BENCH_TRANSFERS (per round, default 300),
- * BENCH_ROUNDS (default 6), BENCH_CONCURRENCY (default 16).
+ * BENCH_ROUNDS (default 9), BENCH_CONCURRENCY (default 16).
  */
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,7 +19,7 @@ import { CustodyClient, createTransfer, TransferRequest } from '../lib';
 import type { DemoDataset } from '../simulator';
 
 const N = Number(process.env.BENCH_TRANSFERS) || 300;
-const ROUNDS = Number(process.env.BENCH_ROUNDS) || 6;
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 9;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 16;
 
 interface SimInfo {

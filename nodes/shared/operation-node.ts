@@ -40,6 +40,7 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     const expiresAfter = Number(def.expiresAfter);
     const defaultExpiry = spec?.body?.properties.expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
     const config = def as Record<string, unknown>;
+    let inFlight = 0;
 
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (!spec) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
@@ -58,17 +59,19 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
       const out = msg as CustodyMessage;
       if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
       if (!spec) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
-      showRequesting(node);
+      // One status change per burst, not per msg: blue when the first request starts, green when the last ends.
+      if (inFlight++ === 0) showRequesting(node);
       connection
         .client()
         .then((client) => run(client, out))
         .then(
           () => {
-            showSuccess(node, out.statusCode ?? 200);
+            if (--inFlight === 0) showSuccess(node, out.statusCode ?? 200);
             send(out);
             done();
           },
           (err: Error) => {
+            inFlight--;
             // The HTTP status of the answer; none when no answer came or nothing was sent.
             if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
             else delete out.statusCode;
