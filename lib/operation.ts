@@ -63,11 +63,6 @@ export function pathParams(path: string): string[] {
   return Array.from(path.matchAll(/\{(\w+)\}/g), (m) => m[1]);
 }
 
-/** Every field an operation reads from its input: path ids, then query fields, then body fields. */
-export function inputFields(spec: OperationSpec): string[] {
-  return [...pathParams(spec.path), ...Object.keys(spec.query?.properties ?? {}), ...Object.keys(spec.body?.properties ?? {})];
-}
-
 /** What an editor shows of an operation (see {@link describeOperation}). */
 export interface OperationDescription {
   /** Method and path template, with `?name=` for each query field: `GET /company/search?query=`. */

@@ -261,3 +261,62 @@ describe('end to end: node-red with the pack and the example flows', function ()
     assert.ok(!log.includes(apiKey) && !log.includes('PRIVATE KEY'), 'no credential in the Node-RED log');
   });
 });
+
+describe('npm start (scripts/start.js), as the README runs it', function () {
+  this.timeout(120000);
+  let userDir: string;
+  let started: ChildProcess | undefined;
+  let log = '';
+
+  after(async () => {
+    if (started && started.exitCode === null) started.kill('SIGKILL');
+    fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  it('installs the pack, deploys the examples, approves the example transfer, and stops on SIGINT', async () => {
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-start-'));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), NODE_RED_USER_DIR: userDir };
+    delete env.CUSTODYFLOW_SIMULATOR_DATA;
+    started = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    started.stdout!.on('data', (d) => (log += d));
+    started.stderr!.on('data', (d) => (log += d));
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      try {
+        if ((await fetch(`${base}/flows`, { headers: { accept: 'application/json' } })).ok) break;
+      } catch {
+        /* not up yet */
+      }
+      if (Date.now() > deadline) throw new Error('npm start did not come up:\n' + log);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const flows = (await (await fetch(`${base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ type: string; label?: string }>;
+    assert.equal(flows.filter((n) => n.type === 'tab').length, fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.json')).length, 'one tab per example');
+    assert.ok(fs.lstatSync(path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody')).isSymbolicLink());
+
+    const debug: DebugMessage[] = [];
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.send(JSON.stringify({ subscribe: 'debug' }));
+    ws.on('message', (data) => {
+      const parsed = JSON.parse(data.toString());
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
+    });
+    // Click the example's inject (as a user would), whether or not its once-after-deploy run came first.
+    assert.equal((await fetch(`${base}/inject/02a5c0de0000000b`, { method: 'POST' })).status, 200);
+    const until = Date.now() + 30000;
+    while (!debug.some((d) => d.name === 'transfer approved') && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    ws.close();
+    assert.ok(debug.some((d) => d.name === 'transfer approved' && (d.msg ?? '').includes('approved_transfer')), `saw ${debug.map((d) => d.name).join(', ')}`);
+    assert.ok(fs.existsSync(path.join(userDir, 'custodyflow-simulator', 'state.json')), 'the simulator keeps its state in the user directory');
+
+    const exited = new Promise<number | null>((r) => started!.once('exit', (code) => r(code)));
+    started.kill('SIGINT');
+    assert.equal(await exited, 0);
+  });
+});
