@@ -30,9 +30,13 @@ export interface ApiErrorBody {
  */
 export class ApiError extends Error {
   override name = 'ApiError';
+  /** HTTP status of the answer; 0 when none came. */
   readonly statusCode: number;
+  /** The body's `code` (1020 or 401 for a bad signature), or the socket error code when no answer came. */
   readonly code: number | string;
+  /** The body's `msg`, e.g. `errPartnerAuth`. */
   readonly msg: string;
+  /** The body's `detail`, e.g. `{reason: 'signature'}`; `{}` when absent. */
   readonly detail: ApiErrorDetail;
 
   constructor(statusCode: number, body: ApiErrorBody, context?: string) {
@@ -63,7 +67,9 @@ export class ApiError extends Error {
  */
 export class ValidationError extends Error {
   override name = 'ValidationError';
+  /** Always `EINPUT`: input refused before anything was sent. */
   readonly code = 'EINPUT';
+  /** The request field, dotted for nested fields (`send.amount`). */
   readonly field: string;
   constructor(field: string, expected: string) {
     super(`${field}: ${expected}`);
@@ -77,5 +83,6 @@ export class ValidationError extends Error {
  */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+  /** Always `ECONFIG`: the configuration cannot be used. */
   readonly code = 'ECONFIG';
 }

@@ -19,6 +19,7 @@ export interface EngineEvents {
  * {@link Engine.changed} so the {@link Store} writes them (group commit).
  */
 export class Engine extends EventEmitter<EngineEvents> {
+  /** The persisted state document (owned by the Store). */
   readonly state: SimState;
   /** short code (normalised) -> wallet id */
   private readonly shortCodes = new Map<string, string>();
