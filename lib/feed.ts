@@ -45,7 +45,6 @@ export class CoreClientFeed extends EventEmitter {
   #socket: WebSocket | undefined;
   /** The current run; aborted by stop(), which ends its loop and cancels a pending reconnect delay. */
   #run: AbortController | undefined;
-  #heartbeat: NodeJS.Timeout | undefined;
   /** Emitted action ids -> when they may be forgotten (epoch seconds). */
   #seen = new Map<string, number>();
   readonly #options: Required<FeedOptions>;
@@ -79,19 +78,10 @@ export class CoreClientFeed extends EventEmitter {
     void this.#loop(run.signal);
   }
 
-  /**
-   * Let an emitted action id be emitted again by the next catch-up (after a reconnect), e.g.
-   * when its handling failed and it should come back while it is still pending.
-   */
-  forget(actionId: string): void {
-    this.#seen.delete(actionId);
-  }
-
   /** Close the feed and stop reconnecting (a pending reconnect delay is cancelled); resolves once the socket is closed. */
   async stop(): Promise<void> {
     this.#run?.abort();
     this.#run = undefined;
-    this.#clearHeartbeat();
     const socket = this.#socket;
     this.#socket = undefined;
     if (socket && socket.readyState !== WebSocket.CLOSED) {
@@ -100,7 +90,8 @@ export class CoreClientFeed extends EventEmitter {
         socket.terminate();
       });
     }
-    this.#setState('stopped');
+    // A start() called meanwhile owns the state now.
+    if (!this.#run) this.#setState('stopped');
   }
 
   #setState(state: FeedState, reason?: string): void {
@@ -156,9 +147,10 @@ export class CoreClientFeed extends EventEmitter {
       });
       this.#socket = socket;
       let opened = false;
+      let heartbeat: NodeJS.Timeout | undefined;
       this.#closed = new Promise<string>((resolveClosed) => {
         socket.on('close', (code, reason) => {
-          this.#clearHeartbeat();
+          clearInterval(heartbeat);
           if (this.#socket === socket) this.#socket = undefined;
           resolveClosed(`closed (${code}${reason.length ? ' ' + reason.toString() : ''})`);
         });
@@ -170,7 +162,9 @@ export class CoreClientFeed extends EventEmitter {
       socket.on('error', (err) => {
         if (!opened) reject(new Error(`feed connection failed: ${err.message}`));
       });
-      socket.on('message', (data) => this.#onMessage(data.toString()));
+      socket.on('message', (data) => {
+        if (!signal.aborted) this.#onMessage(data.toString());
+      });
       socket.on('open', () => {
         if (signal.aborted) {
           socket.terminate();
@@ -178,17 +172,18 @@ export class CoreClientFeed extends EventEmitter {
           return;
         }
         opened = true;
-        this.#startHeartbeat(socket);
+        heartbeat = this.#heartbeat(socket);
         this.#setState('connected');
         resolve();
         // Catch up with what was submitted while away; a failure here is reported, the socket stays.
-        this.#catchUp().catch((err: Error) => this.#reportError(err));
+        this.#catchUp(signal).catch((err: Error) => this.#reportError(err));
       });
     });
   }
 
-  async #catchUp(): Promise<void> {
+  async #catchUp(signal: AbortSignal): Promise<void> {
     const res = await listActions(this.client, { client_id: this.clientId });
+    if (signal.aborted) return; // stopped while reading: emit nothing after stop()
     for (const action of res.data.actions ?? []) if (action.status === 'pending') this.#emitOnce(action, 'catch-up');
   }
 
@@ -205,8 +200,10 @@ export class CoreClientFeed extends EventEmitter {
 
   #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
     if (this.#seen.has(action.id)) return;
-    // Forgettable a day after its expiry (or after now, when it carries none).
-    this.#seen.set(action.id, (Number(action.expireTime) || Math.floor(Date.now() / 1000)) + 86400);
+    // Forgettable a day after its expiry (or after now, when it carries none); epoch seconds,
+    // or milliseconds read as seconds.
+    const expiry = Number(action.expireTime) || Math.floor(Date.now() / 1000);
+    this.#seen.set(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400);
     this.#prune();
     this.emit('action', action, source);
   }
@@ -218,13 +215,16 @@ export class CoreClientFeed extends EventEmitter {
     for (const [id, horizon] of this.#seen) if (horizon < now) this.#seen.delete(id);
   }
 
-  #startHeartbeat(socket: WebSocket): void {
-    this.#clearHeartbeat();
+  /**
+   * Ping `socket` every `heartbeatMs`; terminate it when the previous ping got no pong.
+   * @returns the interval, cleared by the socket's close handler (one per socket).
+   */
+  #heartbeat(socket: WebSocket): NodeJS.Timeout {
     let alive = true;
     socket.on('pong', () => {
       alive = true;
     });
-    this.#heartbeat = setInterval(() => {
+    const timer = setInterval(() => {
       if (!alive) {
         socket.terminate();
         return;
@@ -232,11 +232,7 @@ export class CoreClientFeed extends EventEmitter {
       alive = false;
       socket.ping();
     }, this.#options.heartbeatMs);
-    this.#heartbeat.unref();
-  }
-
-  #clearHeartbeat(): void {
-    if (this.#heartbeat) clearInterval(this.#heartbeat);
-    this.#heartbeat = undefined;
+    timer.unref();
+    return timer;
   }
 }

@@ -158,7 +158,13 @@ export function prepareOperation(spec: OperationSpec, input: Record<string, unkn
     if ((typeof v !== 'string' && !(typeof v === 'number' && Number.isSafeInteger(v))) || !PATH_ID.test(String(v))) {
       throw new ValidationError(name, v === undefined || v === '' ? 'required' : 'must be an id: no "/", "?", "#", "%", "\\", control characters or surrounding spaces, and not "." or ".."');
     }
-    path = path.replace(`{${name}}`, encodeURIComponent(String(v)));
+    let encoded: string;
+    try {
+      encoded = encodeURIComponent(String(v));
+    } catch {
+      throw new ValidationError(name, 'must be well-formed text (a lone UTF-16 surrogate cannot be sent)');
+    }
+    path = path.replace(`{${name}}`, encoded);
   }
   // Belt and braces: the URL must keep the template's segments (no id may resolve into another path).
   if (new URL(path, 'http://h').pathname !== path) throw new ValidationError(pathParams(spec.path).join(', ') || 'path', 'an id changed the request path');

@@ -15,6 +15,9 @@
     function describe(type) {
         if (!described[type]) {
             described[type] = $.getJSON("custody/operations/" + encodeURIComponent(type));
+            described[type].fail(function () {
+                delete described[type]; // ask again next time
+            });
         }
         return described[type];
     }
@@ -31,11 +34,14 @@
     window.CustodyEditor = {
         /**
          * A `validate` function for a path id property: empty (read from msg.payload) or an id
-         * without "/", "?" or "#".
+         * the runtime accepts (lib/operation.ts PATH_ID, copied because validators run in the
+         * browser): no "/", "?", "#", "%", "\\", control characters or surrounding spaces, not
+         * "." or "..".
          */
         pathId: function (label) {
+            var id = /^(?!\.{1,2}$)[^\s/?#%\\\x00-\x1f\x7f](?:[^/?#%\\\x00-\x1f\x7f]*[^\s/?#%\\\x00-\x1f\x7f])?$/;
             return function (v) {
-                return !v || /^[^/?#]+$/.test(v) || (label + ": must not contain / ? or #");
+                return !v || id.test(v) || (label + ": no / ? # % \\, control characters or surrounding spaces, and not . or ..");
             };
         },
 

@@ -12,6 +12,11 @@ const root = path.resolve(__dirname, '..');
 const userDir = process.env.NODE_RED_USER_DIR || path.join(root, '.node-red');
 const pkg = require(path.join(root, 'package.json'));
 
+// The user directory holds the credentials file and the key that encrypts it
+// (.config.runtime.json), and the simulator's keys: readable by this user only.
+fs.mkdirSync(userDir, { recursive: true, mode: 0o700 });
+fs.chmodSync(userDir, 0o700);
+
 // Install the pack into the user directory the way npm would: a link in node_modules.
 const link = path.join(userDir, 'node_modules', ...pkg.name.split('/'));
 fs.mkdirSync(path.dirname(link), { recursive: true });

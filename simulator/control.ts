@@ -13,6 +13,8 @@
  * | GET | /_simulator/clock | | `{now, offset_seconds}` |
  * | POST | /_simulator/feeds/drop | | `{dropped}` |
  * | POST | /_simulator/feeds/faults | `{replayOnConnect?, deliver?}` (booleans) | the faults now in force |
+ * | POST | /_simulator/faults/http | `{method?, path, status, count}`: the next `count` API requests whose path contains `path` answer `status` | `{faults}` |
+ * | POST | /_simulator/faults/clear | | `{faults: []}` |
  * | GET | /_simulator/demo | | the DemoDataset |
  * | GET | /_simulator/users | | `{users:[{id, email, firstName, lastName, username}]}` |
  * | GET | /_simulator/account | | `{public_key}` (never the API key or the private key: they are in the data folder's 0600 files) |
@@ -25,6 +27,7 @@ import * as net from './network';
 import * as txs from './transactions';
 import { validate } from './validation';
 import type { FeedHub } from './feeds';
+import type { HttpFault, HttpFaults } from './faults';
 
 /** Path prefix of the control endpoints. */
 export const CONTROL_PREFIX = '/_simulator';
@@ -37,13 +40,16 @@ export function isLoopback(addr: string | undefined): boolean {
 }
 
 /** Build the router mounted at {@link CONTROL_PREFIX}. */
-export function controlRouter(eng: Engine, feeds: FeedHub): Router {
+export function controlRouter(eng: Engine, feeds: FeedHub, faults: HttpFaults): Router {
   const r = express.Router();
   const loopbackOnly = (req: express.Request): void => {
     if (!isLoopback(req.socket.remoteAddress)) throw forbidden('control endpoints answer loopback callers only');
+    // A page that rebinds its own DNS name to 127.0.0.1 still sends its own name as Host.
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+    if (!/^(localhost|127(\.\d{1,3}){3}|::1)$/i.test(host)) throw forbidden('Host: control endpoints answer loopback host names only');
     // A web page can POST text/plain or a form to loopback without asking; it cannot send
     // application/json cross-origin without a CORS preflight, which this server never grants.
-    if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+    if (req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
       throw unsupportedMediaType('Content-Type: control endpoints take application/json only');
     }
   };
@@ -77,6 +83,14 @@ export function controlRouter(eng: Engine, feeds: FeedHub): Router {
   );
   r.get('/clock', h(() => ({ now: eng.now(), offset_seconds: eng.state.clockOffsetSeconds })));
   r.post('/feeds/drop', h(() => ({ dropped: feeds.drop() })));
+  r.post('/faults/http', h(({ body }) => ({ faults: faults.add(validate<HttpFault>('httpFault', body)) })));
+  r.post(
+    '/faults/clear',
+    h(() => {
+      faults.clear();
+      return { faults: [] };
+    }),
+  );
   r.post(
     '/feeds/faults',
     h(({ body }) => {

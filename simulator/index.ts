@@ -29,6 +29,7 @@ import { CONTROL_PREFIX, controlRouter } from './control';
 import { createDemo } from './demo';
 import { Engine } from './engine';
 import { FeedHub } from './feeds';
+import { HttpFaults } from './faults';
 import { errorHandler } from './http';
 import { ensureUsers } from './network';
 import { API_PREFIX, apiRouter } from './routes';
@@ -196,8 +197,9 @@ export class Simulator {
     app.disable('x-powered-by');
     app.set('etag', false);
     app.use(express.raw({ type: () => true, limit: '1mb' }));
-    app.use(API_PREFIX, apiRouter(eng, auth, tls));
-    app.use(CONTROL_PREFIX, controlRouter(eng, feeds));
+    const faults = new HttpFaults();
+    app.use(API_PREFIX, faults.middleware, apiRouter(eng, auth, tls));
+    app.use(CONTROL_PREFIX, controlRouter(eng, feeds, faults));
     app.use((req, res) => res.status(404).json({ code: 404, msg: 'Not Found', detail: { reason: `path: no route ${req.method} ${req.path}` } }));
     app.use(errorHandler);
 

@@ -67,6 +67,16 @@ const SCHEMAS = {
   faucet: { type: 'object', required: ['wallet_id', 'amount'], properties: { wallet_id: nonEmpty, amount: amountPositive } },
   userDecision: { type: 'object', required: ['user_id'], properties: { user_id: nonEmpty } },
   accept: { type: 'object', required: ['company_id', 'address'], properties: { company_id: nonEmpty, address: nonEmpty } },
+  httpFault: {
+    type: 'object',
+    required: ['path', 'status', 'count'],
+    properties: {
+      method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'get', 'post', 'put', 'delete'] },
+      path: nonEmpty,
+      status: { type: 'integer', minimum: 400, maximum: 599 },
+      count: { type: 'integer', minimum: 1, maximum: 1000 },
+    },
+  },
   feedFaults: { type: 'object', properties: { replayOnConnect: { type: 'boolean' }, deliver: { type: 'boolean' } } },
   clock: { type: 'object', required: ['seconds'], properties: { seconds: { type: 'integer', minimum: 0, maximum: 10 * 365 * 86400 } } },
 } as const;

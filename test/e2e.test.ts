@@ -157,9 +157,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
-      await page
-        .waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)) && (window as any).RED.nodes.eachNode, types, { timeout: 30000 })
-        .catch(() => undefined);
+      await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
       await page.waitForTimeout(500);
       const palette = await page.evaluate((t: string[]) => {
         const RED = (window as any).RED;
@@ -295,6 +293,7 @@ describe('npm start (scripts/start.js), as the README runs it', function () {
     const flows = (await (await fetch(`${base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ type: string; label?: string }>;
     assert.equal(flows.filter((n) => n.type === 'tab').length, fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.json')).length, 'one tab per example');
     assert.ok(fs.lstatSync(path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody')).isSymbolicLink());
+    assert.equal(fs.statSync(userDir).mode & 0o077, 0, 'the user directory (credentials and their key) is private');
 
     const debug: DebugMessage[] = [];
     const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);

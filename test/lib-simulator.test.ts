@@ -548,6 +548,20 @@ describe('lib against the simulator', function () {
       assert.equal((await control(sim, '/feeds/drop')).dropped, 0, 'nothing reconnects after stop()');
     });
 
+    it('stop() then start() without waiting: connected, one socket, state and heartbeat right', async () => {
+      const feed = new CoreClientFeed(client, sim.demo.core_client_id, { minDelayMs: 50, maxDelayMs: 100, heartbeatMs: 100 });
+      feed.start();
+      await until(() => (feed.state === 'connected' ? true : undefined), 'connected');
+      void feed.stop();
+      feed.start();
+      await until(() => (feed.state === 'connected' ? true : undefined), 'connected again');
+      await new Promise((r) => setTimeout(r, 500)); // several heartbeats; the old stop() has finished
+      assert.equal(feed.state, 'connected', 'the old stop() does not report "stopped" over the new run');
+      assert.equal((await control(sim, '/feeds/drop')).dropped, 1, 'one socket');
+      await feed.stop();
+      assert.equal(feed.state, 'stopped');
+    });
+
     it('is refused a handshake with a bad signature, and keeps retrying', async () => {
       const other = execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
       const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: other });

@@ -12,7 +12,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
-import { until } from './support';
+import { until, control } from './support';
+import { CustodyClient, createTransfer } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
 process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
@@ -241,6 +242,77 @@ describe('nodes in the Node-RED runtime', function () {
       send: { symbol: 'ETH-TESTNET', amount: '0.25' },
     });
     assert.deepEqual(again.payload, { tx_id, status: 'existing' });
+  });
+
+  it('custody-coreclient-feed reads a failed action detail again and sends the action once', async function () {
+    this.timeout(40000);
+    const flow = placed([
+      TAB,
+      { ...CONFIG, z: 'tab' },
+      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: sim.demo.manual.core_client_id, details: true, wires: [['seen']] },
+      { id: 'seen', z: 'tab', type: 'helper' },
+      { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
+      { id: 'caught', z: 'tab', type: 'helper' },
+    ]);
+    await load(flow);
+    const seen = inbox.get('seen')!;
+    const caught = inbox.get('caught')!;
+    await until(() => (helper.getNode('feed') ? true : undefined), 'the feed node');
+    await new Promise((r) => setTimeout(r, 300)); // connected
+    // The next three reads of an action fail with 503: the client's three attempts of one read.
+    await control(sim, '/faults/http', { method: 'GET', path: '/action/', status: 503, count: 3 });
+    const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    const { tx_id } = (
+      await createTransfer(client, {
+        company_id: sim.demo.company_id,
+        wallet_id: sim.demo.manual.wallets['BTC-TESTNET'].wallet_id,
+        counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
+        expires: now() + 600,
+        benefit_of: 'b',
+        account_no: 'a',
+        reference: 'details retry',
+        partner_txID: `details-retry-${Date.now()}`,
+        send: { symbol: 'BTC-TESTNET', amount: 1000 },
+      })
+    ).data;
+    client.close();
+    const error = await until(() => caught[0], 'the failed read at the Catch node');
+    assert.match(error.error.message, /details could not be read: .*503/);
+    assert.equal(seen.length, 0, 'not sent without its details');
+    const sent = await until(() => seen.find((m) => m.payload.details?.txID === tx_id), 'the action after the second read', 20000);
+    assert.equal(sent.payload.status, 'pending');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(seen.filter((m) => m.payload.id === sent.payload.id).length, 1, 'sent once');
+  });
+
+  it('status: a red ring stays after a burst in which one request failed', async () => {
+    await load(opFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
+    const statuses: Array<{ fill?: string; shape?: string }> = [];
+    helper.getNode('op').on('call:status', (c: { args: [{ fill?: string; shape?: string }] }) => statuses.push(c.args[0]));
+    const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    const tx = await createTransfer(client, {
+      company_id: sim.demo.company_id,
+      wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
+      counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
+      expires: now() + 600,
+      benefit_of: 'b',
+      account_no: 'a',
+      reference: 'status burst',
+      partner_txID: `status-burst-${Date.now()}`,
+      send: { symbol: 'BTC-TESTNET', amount: 1000 },
+    });
+    client.close();
+    const out = inbox.get('out')!;
+    const caught = inbox.get('caught')!;
+    // A good read (a network round trip) and, while it is in flight, a bad id (refused at once).
+    helper.getNode('op').receive({ payload: { tx_id: tx.data.tx_id } });
+    helper.getNode('op').receive({ payload: { tx_id: '..' } });
+    await until(() => (out.length === 1 && caught.length === 1 ? true : undefined), 'both msgs');
+    await new Promise((r) => setTimeout(r, 100));
+    const shown = statuses.filter((st) => st.fill);
+    assert.deepEqual(shown[0], { fill: 'blue', shape: 'dot', text: 'requesting' });
+    assert.equal(shown[shown.length - 1].fill, 'red', `last status ${JSON.stringify(shown[shown.length - 1])}`);
+    assert.ok(!shown.some((st) => st.fill === 'green'), 'no green for a burst with a failure');
   });
 
   it('an API error reaches a Catch node with message, code, cause and msg.statusCode', async () => {

@@ -87,8 +87,8 @@ function getPath(obj: Record<string, unknown>, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
 }
 
-/** A decimal number in whole units: digits, an optional fraction; no sign, exponent or separator. */
-const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+/** A decimal number in whole units: digits, an optional fraction (as toBaseUnits reads it); no sign, exponent or separator. */
+const DECIMAL = /^(\d+(\.\d+)?|\.\d+)$/;
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
   const keys = path.split('.');
@@ -128,7 +128,8 @@ export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: Ope
     }
     const code = getPath(input, asset);
     if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');
-    placeholder = setPath(placeholder, amount, 1);
+    // Stand in with 0 for a zero amount, so a schema that wants a positive amount refuses it now.
+    placeholder = setPath(placeholder, amount, /[1-9]/.test(String(value)) ? 1 : 0);
   }
   prepareOperation(spec, placeholder);
   let out = input;

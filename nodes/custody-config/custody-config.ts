@@ -28,12 +28,17 @@ interface ConfigCredentials {
   token?: string;
 }
 
-/** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` if it cannot be. */
+/** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` while it cannot be. */
 interface SharedFeed {
   feed?: CoreClientFeed;
   error?: Error;
+  /** The timer of the next attempt to build the client, after a failure. */
+  retry?: NodeJS.Timeout;
   users: Set<FeedUser>;
 }
+
+/** How long a feed waits before building its client again after a failure (ms). */
+const FEED_REBUILD_DELAY_MS = 30000;
 
 /**
  * Where the built-in simulator keeps its state: `$CUSTODYFLOW_SIMULATOR_DATA`, else
@@ -79,37 +84,47 @@ export = function register(RED: NodeAPI): void {
       return clientPromise;
     };
 
+    /** Build the client and open the shared feed of `entry`; on failure report it and try again later. */
+    function openFeed(clientId: string, entry: SharedFeed): void {
+      node.client().then(
+        (client) => {
+          if (feeds.get(clientId) !== entry) return; // everyone left meanwhile
+          entry.error = undefined;
+          const feed = new CoreClientFeed(client, clientId);
+          entry.feed = feed;
+          let lastWarned = '';
+          feed.on('action', (action) => entry.users.forEach((u) => u.onAction(action)));
+          feed.on('state', (state: FeedState, reason?: string) => {
+            if (state === 'connected') lastWarned = '';
+            entry.users.forEach((u) => u.onState(state, reason));
+          });
+          feed.on('error', (err: Error) => {
+            // Warn once per distinct failure, so a long outage does not flood the log.
+            if (err.message !== lastWarned) node.warn(`core client feed ${clientId}: ${err.message}`);
+            lastWarned = err.message;
+          });
+          feed.start();
+        },
+        (err: Error) => {
+          // Usually a configuration that cannot work until it is redeployed (e.g. no private key);
+          // a passing failure (the built-in simulator not starting) heals: try again in a while.
+          entry.error = err;
+          node.error(`core client feed ${clientId}: ${err.message}`);
+          entry.users.forEach((u) => u.onUnusable(err));
+          entry.retry = setTimeout(() => {
+            entry.retry = undefined;
+            if (feeds.get(clientId) === entry && !closed) openFeed(clientId, entry);
+          }, FEED_REBUILD_DELAY_MS);
+        },
+      );
+    }
+
     node.subscribeFeed = (clientId: string, user: FeedUser): FeedMembership => {
       let entry = feeds.get(clientId);
       if (!entry) {
-        const created: SharedFeed = { users: new Set() };
-        entry = created;
-        feeds.set(clientId, created);
-        node.client().then(
-          (client) => {
-            if (feeds.get(clientId) !== created) return; // everyone left meanwhile
-            const feed = new CoreClientFeed(client, clientId);
-            created.feed = feed;
-            let lastWarned = '';
-            feed.on('action', (action) => created.users.forEach((u) => u.onAction(action)));
-            feed.on('state', (state: FeedState, reason?: string) => {
-              if (state === 'connected') lastWarned = '';
-              created.users.forEach((u) => u.onState(state, reason));
-            });
-            feed.on('error', (err: Error) => {
-              // Warn once per distinct failure, so a long outage does not flood the log.
-              if (err.message !== lastWarned) node.warn(`core client feed ${clientId}: ${err.message}`);
-              lastWarned = err.message;
-            });
-            feed.start();
-          },
-          (err: Error) => {
-            // The configuration cannot be used (e.g. no credentials): nothing to retry until it is redeployed.
-            created.error = err;
-            node.error(`core client feed ${clientId}: ${err.message}`);
-            created.users.forEach((u) => u.onUnusable(err));
-          },
-        );
+        entry = { users: new Set() };
+        feeds.set(clientId, entry);
+        openFeed(clientId, entry);
       }
       const joined = entry;
       joined.users.add(user);
@@ -120,16 +135,19 @@ export = function register(RED: NodeAPI): void {
           joined.users.delete(user);
           if (joined.users.size === 0 && feeds.get(clientId) === joined) {
             feeds.delete(clientId);
+            clearTimeout(joined.retry);
             await joined.feed?.stop();
           }
         },
-        forget: (actionId: string) => joined.feed?.forget(actionId),
       };
     };
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
-      const stopping = Array.from(feeds.values(), (f) => f.feed?.stop());
+      const stopping = Array.from(feeds.values(), (f) => {
+        clearTimeout(f.retry);
+        return f.feed?.stop();
+      });
       feeds.clear();
       const pending = clientPromise;
       clientPromise = undefined;

@@ -21,6 +21,11 @@ interface FeedDef extends NodeDef {
   details?: boolean;
 }
 
+/** First delay before reading a failed action's details again (ms); tripled per attempt. */
+const DETAILS_RETRY_FIRST_MS = 5000;
+/** Longest delay between those attempts (ms). */
+const DETAILS_RETRY_MAX_MS = 120000;
+
 export = function register(RED: NodeAPI): void {
   function CoreClientFeedNode(this: Node, def: FeedDef) {
     RED.nodes.createNode(this, def);
@@ -29,6 +34,7 @@ export = function register(RED: NodeAPI): void {
     const clientId = (def.clientId || '').trim();
     const withDetails = def.details !== false;
     let membership: FeedMembership | undefined;
+    const retries = new Set<NodeJS.Timeout>();
 
     if (!connection || !clientId) {
       showError(node, new Error(!connection ? 'connection: no custody-config node selected' : 'clientId: required'));
@@ -40,20 +46,40 @@ export = function register(RED: NodeAPI): void {
       node.send({ topic: String(action.type), payload } as NodeMessage);
     }
 
+    /**
+     * Read an action's details and send it. After a failed read (the client has already retried
+     * timeouts and 5xx), try again later, for this node only, while the action is pending and
+     * the node runs: a passing failure must not leave a transfer waiting for nobody.
+     */
+    function sendWithDetails(action: Action, attempt: number): void {
+      connection!
+        .client()
+        .then((client) => getAction(client, { client_id: clientId, action_id: action.id }))
+        .then(
+          (res) => {
+            if (res.data.status === 'pending') emit({ ...action, ...res.data });
+            else if (attempt > 0) node.warn(`action ${action.id} is ${res.data.status} now: not sent`);
+          },
+          (err: Error) => {
+            const payload = { ...action, client_id: clientId, action_id: action.id };
+            if (attempt === 0) node.error(`action ${action.id}: details could not be read: ${err.message}; trying again`, { payload });
+            else node.warn(`action ${action.id}: details could not be read (attempt ${attempt + 1}): ${err.message}`);
+            const delayMs = Math.min(DETAILS_RETRY_MAX_MS, DETAILS_RETRY_FIRST_MS * 3 ** attempt);
+            const expired = Number(action.expireTime) > 0 && Date.now() + delayMs > Number(action.expireTime) * 1000;
+            if (expired || !membership) return;
+            const timer = setTimeout(() => {
+              retries.delete(timer);
+              if (membership) sendWithDetails(action, attempt + 1);
+            }, delayMs);
+            retries.add(timer);
+          },
+        );
+    }
+
     membership = connection.subscribeFeed(clientId, {
       onAction(action: Action) {
-        if (!withDetails) return emit(action);
-        connection
-          .client()
-          .then((client) => getAction(client, { client_id: clientId, action_id: action.id }))
-          .then(
-            (res) => emit({ ...action, ...res.data }),
-            (err: Error) => {
-              // Not sent: let the next catch-up (after a reconnect) bring it back while it is pending.
-              membership?.forget(action.id);
-              node.error(`action ${action.id}: details could not be read: ${err.message}`, { payload: { ...action, client_id: clientId, action_id: action.id } });
-            },
-          );
+        if (withDetails) sendWithDetails(action, 0);
+        else emit(action);
       },
       onState(state: FeedState) {
         showFeedState(node, state);
@@ -66,6 +92,8 @@ export = function register(RED: NodeAPI): void {
     node.on('close', (_removed: boolean, done: () => void) => {
       const m = membership;
       membership = undefined;
+      retries.forEach((t) => clearTimeout(t));
+      retries.clear();
       (m ? m.leave() : Promise.resolve()).finally(() => {
         node.status({});
         done();

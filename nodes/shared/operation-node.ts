@@ -41,6 +41,8 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     const defaultExpiry = spec?.body?.properties.expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
     const config = def as Record<string, unknown>;
     let inFlight = 0;
+    /** Failures in the current burst: the status stays red after its last request. */
+    let burstFailures = 0;
 
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (!spec) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
@@ -59,19 +61,24 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
       const out = msg as CustodyMessage;
       if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
       if (!spec) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
-      // One status change per burst, not per msg: blue when the first request starts, green when the last ends.
+      // One status change per burst, not per msg: blue when the first request starts, green when the
+      // last ends, unless one of them failed: a red ring stays until the next burst.
       if (inFlight++ === 0) showRequesting(node);
       connection
         .client()
         .then((client) => run(client, out))
         .then(
           () => {
-            if (--inFlight === 0) showSuccess(node, out.statusCode ?? 200);
+            if (--inFlight === 0) {
+              if (burstFailures === 0) showSuccess(node, out.statusCode ?? 200);
+              burstFailures = 0;
+            }
             send(out);
             done();
           },
           (err: Error) => {
-            inFlight--;
+            if (--inFlight > 0) burstFailures++;
+            else burstFailures = 0;
             // The HTTP status of the answer; none when no answer came or nothing was sent.
             if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
             else delete out.statusCode;
@@ -118,7 +125,9 @@ export function editorDescription(nodeType: OperationNodeType): Record<string, E
       .map(([, property]) => property);
     if (d.amounts) properties.push('amountFormat');
     if (d.expires) properties.push('expiresAfter');
-    out[operation] = { ...d, properties };
+    // The node fills `expires` from "Expires after" when the msg has none.
+    const required = d.expires ? d.required.map((f) => (f === 'expires' ? 'expires (or Expires after)' : f)) : d.required;
+    out[operation] = { ...d, required, properties };
   }
   return out;
 }

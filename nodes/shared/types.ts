@@ -11,7 +11,7 @@ export interface FeedUser {
   onAction(action: Action): void;
   /** Called on every connection state change, and once at registration with the current state. */
   onState(state: FeedState, reason?: string): void;
-  /** Called when the connection cannot be used at all (e.g. missing credentials): no retry until redeployed. */
+  /** Called when the connection cannot be used (e.g. missing credentials); the config node tries again every 30 s. */
   onUnusable(err: Error): void;
 }
 
@@ -19,8 +19,6 @@ export interface FeedUser {
 export interface FeedMembership {
   /** Leave the feed; the last member to leave closes it. */
   leave(): Promise<void>;
-  /** Let an action id be emitted again by the next catch-up (its handling failed). */
-  forget(actionId: string): void;
 }
 
 /** The runtime `custody-config` node: owns one client and one websocket per core client feed. */
