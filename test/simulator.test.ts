@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import WebSocket from 'ws';
 import { loadPrivateKey, sign } from '../lib/signing';
 import { Simulator } from '../simulator/index';
-import { controlCall } from './support';
+import { controlCall, until } from './support';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 
 interface Reply {
@@ -207,6 +207,46 @@ describe('simulator', function () {
     } finally {
       await stopSharedSimulator();
       rmSync(other, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the simulator command line (dist/simulator/cli.js)', function () {
+  this.timeout(30000);
+
+  it('starts on a port, prints the URLs and key file paths (never a key), serves signed requests, and flushes on SIGINT', async () => {
+    const { spawn } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const { CustodyClient, createCompany, getCompany } = await import('../lib');
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cf-cli-'));
+    const cli = spawn(process.execPath, [path.join(__dirname, '..', 'simulator', 'cli.js'), '--port', '0', '--data', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    cli.stdout.on('data', (d) => (out += d));
+    cli.stderr.on('data', (d) => (out += d));
+    try {
+      const baseUrl = await until(() => /base URL:\s+(\S+)/.exec(out)?.[1], 'the base URL on stdout');
+      await until(() => (/private key file:/.test(out) ? true : undefined), 'the key file paths');
+      const apiKeyFile = /API key file:\s+(\S+)/.exec(out)![1];
+      const privateKeyFile = /private key file:\s+(\S+)/.exec(out)![1];
+      const apiKey = readFileSync(apiKeyFile, 'utf8').trim();
+      const privateKeyPem = readFileSync(privateKeyFile, 'utf8');
+      assert.ok(!out.includes(apiKey), 'the API key is not printed');
+      assert.ok(!out.includes('PRIVATE KEY'), 'the private key is not printed');
+      const client = new CustodyClient({ baseUrl, apiKey, privateKey: privateKeyPem });
+      const { company_id } = (await createCompany(client, { name: 'CLI Test' })).data;
+      client.close();
+      const exited = new Promise<number | null>((r) => cli.once('exit', (code) => r(code)));
+      cli.kill('SIGINT');
+      assert.equal(await exited, 0);
+      // The state was flushed: a simulator on the same folder knows the company.
+      const again = await Simulator.start({ dataDir, port: 0 });
+      const c2 = new CustodyClient({ baseUrl: again.baseUrl, apiKey: again.account.apiKey, privateKey: again.account.privateKeyPem });
+      assert.equal((await getCompany(c2, { company_id })).data.name, 'CLI Test');
+      c2.close();
+      await again.stop();
+    } finally {
+      if (cli.exitCode === null) cli.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
