@@ -6,11 +6,10 @@
  * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { callOperation, decimalAmountsToBaseUnits, describeOperation, ApiError, ConfigError, OperationSpec, CustodyClient } from '../../lib';
+import { callOperation, decimalAmountsToBaseUnits, describeOperation, ApiError, ConfigError, OperationSpec, CustodyClient, OperationDescription } from '../../lib';
 import { resolveInput, EditorField } from './input';
 import { showRequesting, showSuccess, showError } from './status';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
-import type { OperationDescription } from '../../lib';
 
 /** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
 export interface OperationNodeType {
