@@ -31,6 +31,22 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Subscribe to the debug messages of a running Node-RED on `/comms` (as the editor's sidebar does). */
+async function watchDebug(base: string): Promise<{ debug: DebugMessage[]; ws: WebSocket }> {
+  const debug: DebugMessage[] = [];
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  ws.send(JSON.stringify({ subscribe: 'debug' }));
+  ws.on('message', (data) => {
+    const parsed = JSON.parse(data.toString());
+    for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
+  });
+  return { debug, ws };
+}
+
 interface DebugMessage {
   name?: string;
   msg?: string;
@@ -106,17 +122,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
   });
 
   it('deploys the examples and the transfer reaches approved_transfer through the automated approver', async () => {
-    const debug: DebugMessage[] = [];
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    ws.send(JSON.stringify({ subscribe: 'debug' }));
-    ws.on('message', (data) => {
-      const parsed = JSON.parse(data.toString());
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
-    });
+    const { debug, ws } = await watchDebug(base);
 
     const flows = mergeExamples(path.join(root, 'examples'));
     const deployed = await fetch(`${base}/flows`, {
@@ -295,17 +301,7 @@ describe('npm start (scripts/start.js), as the README runs it', function () {
     assert.ok(fs.lstatSync(path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody')).isSymbolicLink());
     assert.equal(fs.statSync(userDir).mode & 0o077, 0, 'the user directory (credentials and their key) is private');
 
-    const debug: DebugMessage[] = [];
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    ws.send(JSON.stringify({ subscribe: 'debug' }));
-    ws.on('message', (data) => {
-      const parsed = JSON.parse(data.toString());
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
-    });
+    const { debug, ws } = await watchDebug(base);
     // Click the example's inject (as a user would), whether or not its once-after-deploy run came first.
     assert.equal((await fetch(`${base}/inject/02a5c0de0000000b`, { method: 'POST' })).status, 200);
     const until = Date.now() + 30000;

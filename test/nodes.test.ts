@@ -205,7 +205,7 @@ describe('nodes in the Node-RED runtime', function () {
     const partner_txID = `node-test-${Date.now()}`;
     const seen = inbox.get('seen')!;
     const approved = inbox.get('approved')!;
-    const created = await call({
+    const request = {
       wallet_id: sim.demo.wallets['ETH-TESTNET'].short_code,
       counterparty_wallet_address: sim.demo.counterparty.wallets['ETH-TESTNET'].wallet_id,
       benefit_of: 'Node test',
@@ -213,7 +213,8 @@ describe('nodes in the Node-RED runtime', function () {
       reference: 'feed to action',
       partner_txID,
       send: { symbol: 'ETH-TESTNET', amount: '0.25' },
-    });
+    };
+    const created = await call(request);
     assert.equal(created.payload.status, 'new');
     const tx_id = created.payload.tx_id;
     const action = await until(() => seen.find((m) => m.payload.details?.txID === tx_id), 'the feed to send the action of the transfer');
@@ -231,16 +232,9 @@ describe('nodes in the Node-RED runtime', function () {
       status = (await until(() => got[n], 'the transfer')).payload.txStatus;
     }
     assert.equal(status, 'approved_transfer');
-    // The same msg sent again (a retry) is the same transfer: `existing`, the original tx_id.
-    const again = await call({
-      wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id,
-      counterparty_wallet_address: sim.demo.counterparty.wallets['ETH-TESTNET'].wallet_id,
-      benefit_of: 'Node test',
-      account_no: 'N-1',
-      reference: 'feed to action',
-      partner_txID,
-      send: { symbol: 'ETH-TESTNET', amount: '0.25' },
-    });
+    // The same request sent again (a retry, this time naming the wallet by id instead of short
+    // code) is the same transfer: `existing`, the original tx_id.
+    const again = await call({ ...request, wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id });
     assert.deepEqual(again.payload, { tx_id, status: 'existing' });
   });
 
