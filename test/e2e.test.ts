@@ -131,6 +131,9 @@ describe('end to end: node-red with the pack and the example flows', function ()
       body: JSON.stringify(flows),
     });
     assert.equal(deployed.status, 204, await deployed.text());
+    // Click the example's inject, as a user does (nothing is sent on deploy).
+    await new Promise((r) => setTimeout(r, 1000)); // the feed connects
+    assert.equal((await fetch(`${base}/inject/02a5c0de0000000b`, { method: 'POST' })).status, 200);
 
     const deadline = Date.now() + 60000;
     let approved: DebugMessage | undefined;
@@ -302,7 +305,7 @@ describe('npm start (scripts/start.js), as the README runs it', function () {
     assert.equal(fs.statSync(userDir).mode & 0o077, 0, 'the user directory (credentials and their key) is private');
 
     const { debug, ws } = await watchDebug(base);
-    // Click the example's inject (as a user would), whether or not its once-after-deploy run came first.
+    // Click the example's inject, as a user does (nothing is sent on start).
     assert.equal((await fetch(`${base}/inject/02a5c0de0000000b`, { method: 'POST' })).status, 200);
     const until = Date.now() + 30000;
     while (!debug.some((d) => d.name === 'transfer approved') && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
