@@ -46,6 +46,61 @@
         },
 
         /**
+         * The `amountFormat` property: amounts in base units (default) or decimal strings.
+         */
+        amountFormat: function () {
+            return {
+                value: "baseUnits",
+                validate: function (v) { return !v || v === "baseUnits" || v === "decimal" || "Amounts: expected baseUnits or decimal"; }
+            };
+        },
+
+        /**
+         * Register a custody operation node: what every one of them shares (category, colour,
+         * `name`, `connection`, `operation`, one input and one output, its label, and the edit
+         * dialog of {@link operationForm}), plus its own editor fields.
+         * @param type the node type, e.g. "custody-transfer"
+         * @param def {paletteLabel, icon, labels: {operation: label} (the first is the default),
+         *   fields: {property: Node-RED default definition}, inputLabels?, notes?: {operation: tip html}}
+         */
+        operationNode: function (type, def) {
+            var operations = Object.keys(def.labels);
+            var defaults = {
+                name: { value: "" },
+                connection: { value: "", type: "custody-config", required: true },
+                operation: {
+                    value: operations[0],
+                    validate: function (v) {
+                        return operations.indexOf(v) !== -1 || ("Operation: expected " + operations.join(", "));
+                    }
+                }
+            };
+            Object.keys(def.fields).forEach(function (property) {
+                defaults[property] = def.fields[property];
+            });
+            RED.nodes.registerType(type, {
+                category: "custody",
+                color: "#A3C9E8",
+                defaults: defaults,
+                inputs: 1,
+                outputs: 1,
+                icon: def.icon,
+                paletteLabel: def.paletteLabel,
+                inputLabels: def.inputLabels || "request fields in msg.payload",
+                outputLabels: "response body in msg.payload",
+                label: function () {
+                    return this.name || (def.paletteLabel + ": " + (def.labels[this.operation] || this.operation));
+                },
+                labelStyle: function () {
+                    return this.name ? "node_label_italic" : "";
+                },
+                oneditprepare: function () {
+                    window.CustodyEditor.operationForm(type, def.notes);
+                }
+            });
+        },
+
+        /**
          * In oneditprepare: when the operation changes, show the rows (`.custody-row[data-property]`)
          * that operation uses and write its call and fields into `#custody-operation-tip`.
          * @param type the node type, e.g. "custody-transfer"

@@ -208,6 +208,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
           .filter((r) => (r as HTMLElement).offsetParent !== null)
           .map((r) => r.getAttribute('data-property'));
         const tip = document.querySelector('#custody-operation-tip')?.textContent ?? '';
+        const label = RED.utils.getNodeLabel(transferNode);
         (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
         await sleep(300);
         // The config node: credentials rows show for a hosted environment, hide for the simulator.
@@ -226,13 +227,14 @@ describe('end to end: node-red with the pack and the example flows', function ()
         env.dispatchEvent(new Event('change', { bubbles: true }));
         await sleep(100);
         const simulatorHidesKey = !visible('#node-config-input-apiKey') && !visible('#node-config-input-privateKey');
-        return { seen, sandboxShowsKey, simulatorHidesKey, shown, tip };
+        return { seen, sandboxShowsKey, simulatorHidesKey, shown, tip, label };
       });
       assert.ok(opened.seen.length >= 8, `opened ${opened.seen.join(', ')}`);
       assert.deepEqual(opened.shown, ['company_id', 'wallet_id', 'counterparty_wallet_address', 'amountFormat', 'expiresAfter']);
       assert.match(opened.tip, /POST \/company\/\{company_id\}\/transfer/);
       assert.match(opened.tip, /send\.amount/);
       assert.match(opened.tip, /partner_txID is required/);
+      assert.equal(opened.label, 'transfer: create');
       assert.ok(opened.sandboxShowsKey, 'a hosted environment asks for the API key and private key');
       assert.ok(opened.simulatorHidesKey, 'the simulator needs no credentials');
       assert.deepEqual(errors, []);
