@@ -18,8 +18,6 @@ export type JsonSchema = Record<string, unknown>;
 
 /** Declaration of one API operation. */
 export interface OperationSpec {
-  /** Stable id, `<resource>.<operation>`, e.g. `transfer.create`. */
-  id: string;
   method: HttpMethod;
   /** Path template below the base URL, ids in braces: `/company/{company_id}/transfer/{tx_id}`. */
   path: string;
@@ -58,9 +56,16 @@ function validator(schema: object): ValidateFunction {
  */
 const PATH_ID = /^(?!\.{1,2}$)[^\s/?#%\\\x00-\x1f\x7f](?:[^/?#%\\\x00-\x1f\x7f]*[^\s/?#%\\\x00-\x1f\x7f])?$/;
 
-/** Names of the `{ids}` in a path template. */
+const pathParamCache = new Map<string, string[]>();
+
+/** Names of the `{ids}` in a path template (parsed once per template). */
 export function pathParams(path: string): string[] {
-  return Array.from(path.matchAll(/\{(\w+)\}/g), (m) => m[1]);
+  let names = pathParamCache.get(path);
+  if (!names) {
+    names = Array.from(path.matchAll(/\{(\w+)\}/g), (m) => m[1]);
+    pathParamCache.set(path, names);
+  }
+  return names;
 }
 
 /** What an editor shows of an operation (see {@link describeOperation}). */
@@ -98,10 +103,10 @@ export function describeOperation(spec: OperationSpec): OperationDescription {
 }
 
 /** Turn the first ajv error into a message that names the field (dotted, e.g. `send.amount`). */
-function toValidationError(error: ErrorObject, prefix = ''): ValidationError {
+function toValidationError(error: ErrorObject): ValidationError {
   const path = error.instancePath.split('/').filter(Boolean);
   if (error.keyword === 'required') path.push(String((error.params as { missingProperty: string }).missingProperty));
-  const field = prefix + path.join('.');
+  const field = path.join('.');
   switch (error.keyword) {
     case 'required':
       return new ValidationError(field, 'required');
@@ -152,8 +157,9 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  */
 export function prepareOperation(spec: OperationSpec, input: Record<string, unknown>): { path: string; query?: Record<string, string | number | boolean>; body?: Record<string, unknown> } {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new ValidationError('payload', 'must be an object');
+  const names = pathParams(spec.path);
   let path = spec.path;
-  for (const name of pathParams(spec.path)) {
+  for (const name of names) {
     const v = input[name];
     if ((typeof v !== 'string' && !(typeof v === 'number' && Number.isSafeInteger(v))) || !PATH_ID.test(String(v))) {
       throw new ValidationError(name, v === undefined || v === '' ? 'required' : 'must be an id: no "/", "?", "#", "%", "\\", control characters or surrounding spaces, and not "." or ".."');
@@ -167,7 +173,7 @@ export function prepareOperation(spec: OperationSpec, input: Record<string, unkn
     path = path.replace(`{${name}}`, encoded);
   }
   // Belt and braces: the URL must keep the template's segments (no id may resolve into another path).
-  if (new URL(path, 'http://h').pathname !== path) throw new ValidationError(pathParams(spec.path).join(', ') || 'path', 'an id changed the request path');
+  if (new URL(path, 'http://h').pathname !== path) throw new ValidationError(names.join(', ') || 'path', 'an id changed the request path');
   let query: Record<string, string | number | boolean> | undefined;
   if (spec.query) {
     query = pickDeclared(input, spec.query) as Record<string, string | number | boolean>;

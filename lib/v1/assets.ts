@@ -37,9 +37,8 @@ export interface FeeQuote {
 
 /** Operation declarations of this group, by id. */
 export const assetOperations = {
-  assets: { id: 'assets.assets', method: 'GET', path: '/assets', idempotent: true, source: 'spec section 4, GET /assets' },
+  assets: { method: 'GET', path: '/assets', idempotent: true, source: 'spec section 4, GET /assets' },
   fee: {
-    id: 'assets.fee',
     method: 'POST',
     path: '/fees',
     idempotent: true,

@@ -35,10 +35,9 @@ const fields = {
 
 /** Operation declarations of this group, by id. */
 export const companyOperations = {
-  create: { id: 'company.create', method: 'POST', path: '/company', source: 'spec section 4, POST /company', body: { type: 'object', required: ['name'], properties: fields } },
-  get: { id: 'company.get', method: 'GET', path: '/company/{company_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}' },
+  create: { method: 'POST', path: '/company', source: 'spec section 4, POST /company', body: { type: 'object', required: ['name'], properties: fields } },
+  get: { method: 'GET', path: '/company/{company_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}' },
   update: {
-    id: 'company.update',
     method: 'PUT',
     path: '/company/{company_id}',
     idempotent: true,
@@ -46,7 +45,6 @@ export const companyOperations = {
     body: { type: 'object', minProperties: 1, properties: fields },
   },
   search: {
-    id: 'company.search',
     method: 'GET',
     path: '/company/search',
     idempotent: true,

@@ -36,23 +36,22 @@ export interface Action {
 
 /** Operation declarations of this group, by id. */
 export const coreClientOperations = {
-  create: { id: 'coreClient.create', method: 'POST', path: '/coreclient', source: 'spec section 4, POST /coreclient', body: { type: 'object', required: ['name'], properties: { name: S.text } } },
+  create: { method: 'POST', path: '/coreclient', source: 'spec section 4, POST /coreclient', body: { type: 'object', required: ['name'], properties: { name: S.text } } },
   list: {
-    id: 'coreClient.list',
     method: 'GET',
     path: '/coreclient',
     idempotent: true,
     source: 'spec section 4, GET /coreclient (company_id required)',
     query: { type: 'object', required: ['company_id'], properties: { company_id: S.text } },
   },
-  actions: { id: 'coreClient.actions', method: 'GET', path: '/coreclient/{client_id}/actions', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/actions' },
-  action: { id: 'coreClient.action', method: 'GET', path: '/coreclient/{client_id}/action/{action_id}', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/action/{action_id}' },
+  actions: { method: 'GET', path: '/coreclient/{client_id}/actions', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/actions' },
+  action: { method: 'GET', path: '/coreclient/{client_id}/action/{action_id}', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/action/{action_id}' },
 } satisfies Record<string, OperationSpec>;
 
 /** Approve or reject a core client's action (spec section 4), by operation name. */
 export const actionOperations = {
-  approve: { id: 'action.approve', method: 'PUT', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}' },
-  reject: { id: 'action.reject', method: 'DELETE', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}' },
+  approve: { method: 'PUT', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}' },
+  reject: { method: 'DELETE', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}' },
 } satisfies Record<string, OperationSpec>;
 
 /** Create a core client (an automated custodian). */

@@ -92,7 +92,6 @@ const newWallet: JsonSchema = {
 /** Operation declarations of this group, by id. */
 export const fundOperations = {
   createFund: {
-    id: 'fund.createFund',
     method: 'POST',
     path: '/company/{company_id}/fund',
     source: 'OpenAPI POST /company/{company_id}/fund (schema Fund)',
@@ -103,14 +102,13 @@ export const fundOperations = {
     },
   },
   addWallet: {
-    id: 'fund.addWallet',
     method: 'POST',
     path: '/company/{company_id}/fund/{fund_id}/wallet',
     source: 'OpenAPI POST /company/{company_id}/fund/{fund_id}/wallet (schema FundWallet)',
     body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWallet } } },
   },
-  getFund: { id: 'fund.getFund', method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}' },
-  getWallet: { id: 'fund.getWallet', method: 'GET', path: '/wallet/{wallet_id}', idempotent: true, source: 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo' },
+  getFund: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}' },
+  getWallet: { method: 'GET', path: '/wallet/{wallet_id}', idempotent: true, source: 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo' },
 } satisfies Record<string, OperationSpec>;
 
 /** Create a fund with its custody groups (and optionally wallets). */

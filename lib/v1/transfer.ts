@@ -88,7 +88,6 @@ export interface Transaction {
 /** Operation declarations of this group, by id. */
 export const transferOperations = {
   create: {
-    id: 'transfer.create',
     method: 'POST',
     path: '/company/{company_id}/transfer',
     // Safe to retry: the API answers `existing` for a repeated partner_txID (spec section 3).
@@ -110,7 +109,7 @@ export const transferOperations = {
       },
     },
   },
-  get: { id: 'transfer.get', method: 'GET', path: '/company/{company_id}/transfer/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}' },
+  get: { method: 'GET', path: '/company/{company_id}/transfer/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}' },
 } satisfies Record<string, OperationSpec>;
 
 /**

@@ -31,7 +31,6 @@ export interface OkBody {
 /** Operation declarations of this group, by id. */
 export const trustedPartyOperations = {
   add: {
-    id: 'trustedParty.add',
     method: 'POST',
     path: '/company/{company_id}/trustedparty',
     source: 'spec section 4, POST /company/{company_id}/trustedparty',
@@ -41,9 +40,8 @@ export const trustedPartyOperations = {
       properties: { address: S.text, type: { type: 'string', enum: ['user', 'core-client'] }, name: S.optionalText },
     },
   },
-  list: { id: 'trustedParty.list', method: 'GET', path: '/company/{company_id}/trustedparty', idempotent: true, source: 'spec section 4, GET /company/{company_id}/trustedparty' },
+  list: { method: 'GET', path: '/company/{company_id}/trustedparty', idempotent: true, source: 'spec section 4, GET /company/{company_id}/trustedparty' },
   remove: {
-    id: 'trustedParty.remove',
     method: 'DELETE',
     path: '/company/{company_id}/trustedparty/{trustedparty_id}',
     source: 'spec section 4, DELETE /company/{company_id}/trustedparty/{trustedparty_id}',

@@ -37,7 +37,7 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     const spec: OperationSpec | undefined = nodeType.operations[def.operation];
     const amountFormat: AmountFormat = def.amountFormat === 'decimal' ? 'decimal' : 'baseUnits';
     const expiresAfter = Number(def.expiresAfter);
-    const defaultExpiry = spec?.body?.properties.expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
+    const defaultExpiry = spec && describeOperation(spec).expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
     const config = def as Record<string, unknown>;
     let inFlight = 0;
     /** Failures in the current burst: the status stays red after its last request. */
