@@ -40,25 +40,53 @@ function demoWallet(eng: Engine, id: string): DemoWallet {
 }
 
 /**
+ * A demo fund whose one custodian (threshold 1) guards both withdrawals and transfers, with one
+ * wallet per asset named `<label> <asset> wallet`, created through the API's own path.
+ * @returns the fund id and its wallet ids, in `assets` order.
+ */
+function demoFund(
+  eng: Engine,
+  companyId: string,
+  custodian: string,
+  fund: { label: string; name: string; description: string; assets: string[]; fund_id: string; wallet_ids: string[] },
+): { fund_id: string; wallets: string[] } {
+  const group = { threshold: 1, members: [custodian] };
+  return net.createFund(
+    eng,
+    companyId,
+    {
+      name: fund.name,
+      description: fund.description,
+      custodygroup_withdraw: group,
+      custodygroup_tx: group,
+      wallets: fund.assets.map((asset) => ({ name: `${fund.label} ${asset} wallet`, asset })),
+    },
+    { fund_id: fund.fund_id, wallet_ids: fund.wallet_ids },
+  );
+}
+
+/** A core client added to the company's trusted network (it joins at once). */
+function trustedCoreClient(eng: Engine, companyId: string, name: string, id: string): string {
+  const client = net.createCoreClient(eng, name, id);
+  net.addTrustedParty(eng, companyId, { address: client.id, type: 'core-client', name });
+  return client.id;
+}
+
+/**
  * Build the demo dataset and store it in the state (`state.demo`).
  * @returns its ids.
  */
 export function createDemo(eng: Engine): DemoDataset {
-  const company = net.createCompany(eng, { name: 'Demo Treasury Ltd', city: 'London', country: 'GB', domain: 'demo-treasury.example', ref: 'demo' }, DEMO_IDS.company_id);
-  const cid = company.company_id;
-  const client = net.createCoreClient(eng, 'Demo approver', DEMO_IDS.core_client_id);
-  net.addTrustedParty(eng, cid, { address: client.id, type: 'core-client', name: 'Demo approver' });
-  const group = { threshold: 1, members: [client.id] };
-  const fund = net.createFund(eng, cid, {
+  const cid = net.createCompany(eng, { name: 'Demo Treasury Ltd', city: 'London', country: 'GB', domain: 'demo-treasury.example', ref: 'demo' }, DEMO_IDS.company_id).company_id;
+  const approver = trustedCoreClient(eng, cid, 'Demo approver', DEMO_IDS.core_client_id);
+  const fund = demoFund(eng, cid, approver, {
+    label: 'Demo',
     name: 'Demo fund',
     description: 'Demo fund approved by the Demo approver core client',
-    custodygroup_withdraw: group,
-    custodygroup_tx: group,
-    wallets: [
-      { name: 'Demo BTC-TESTNET wallet', asset: 'BTC-TESTNET' },
-      { name: 'Demo ETH-TESTNET wallet', asset: 'ETH-TESTNET' },
-    ],
-  }, { fund_id: DEMO_IDS.fund_id, wallet_ids: DEMO_IDS.wallets });
+    assets: ['BTC-TESTNET', 'ETH-TESTNET'],
+    fund_id: DEMO_IDS.fund_id,
+    wallet_ids: DEMO_IDS.wallets,
+  });
   const [btc, eth] = fund.wallets;
   net.faucetDeposit(eng, btc, 500000000);
   net.faucetDeposit(eng, eth, 20000000000);
@@ -66,44 +94,37 @@ export function createDemo(eng: Engine): DemoDataset {
   const alice = net.findUser(eng, 'alice@custody.example')!;
   net.addTrustedParty(eng, cid, { address: alice.email, type: 'user' });
   net.acceptInvitation(eng, cid, alice.email);
-  const aliceGroup = { threshold: 1, members: [alice.id] };
-  const cp = net.createFund(eng, cid, {
+  const cp = demoFund(eng, cid, alice.id, {
+    label: 'Counterparty',
     name: 'Counterparty fund',
     description: 'Receives demo transfers; custodian alice@custody.example',
-    custodygroup_withdraw: aliceGroup,
-    custodygroup_tx: aliceGroup,
-    wallets: [
-      { name: 'Counterparty BTC-TESTNET wallet', asset: 'BTC-TESTNET' },
-      { name: 'Counterparty ETH-TESTNET wallet', asset: 'ETH-TESTNET' },
-    ],
-  }, { fund_id: DEMO_IDS.counterparty_fund_id, wallet_ids: DEMO_IDS.counterparty_wallets });
-  const manualClient = net.createCoreClient(eng, 'Demo manual approver', DEMO_IDS.manual_core_client_id);
-  net.addTrustedParty(eng, cid, { address: manualClient.id, type: 'core-client', name: 'Demo manual approver' });
-  const manualGroup = { threshold: 1, members: [manualClient.id] };
-  const manual = net.createFund(
-    eng,
-    cid,
-    {
-      name: 'Manual fund',
-      description: 'Approved by hand through the Demo manual approver core client',
-      custodygroup_withdraw: manualGroup,
-      custodygroup_tx: manualGroup,
-      wallets: [{ name: 'Manual BTC-TESTNET wallet', asset: 'BTC-TESTNET' }],
-    },
-    { fund_id: DEMO_IDS.manual_fund_id, wallet_ids: DEMO_IDS.manual_wallets },
-  );
+    assets: ['BTC-TESTNET', 'ETH-TESTNET'],
+    fund_id: DEMO_IDS.counterparty_fund_id,
+    wallet_ids: DEMO_IDS.counterparty_wallets,
+  });
+
+  const manualApprover = trustedCoreClient(eng, cid, 'Demo manual approver', DEMO_IDS.manual_core_client_id);
+  const manual = demoFund(eng, cid, manualApprover, {
+    label: 'Manual',
+    name: 'Manual fund',
+    description: 'Approved by hand through the Demo manual approver core client',
+    assets: ['BTC-TESTNET'],
+    fund_id: DEMO_IDS.manual_fund_id,
+    wallet_ids: DEMO_IDS.manual_wallets,
+  });
   net.faucetDeposit(eng, manual.wallets[0], 100000000);
+
   const demo: DemoDataset = {
     company_id: cid,
     fund_id: fund.fund_id,
-    core_client_id: client.id,
+    core_client_id: approver,
     wallets: { 'BTC-TESTNET': demoWallet(eng, btc), 'ETH-TESTNET': demoWallet(eng, eth) },
     counterparty: {
       fund_id: cp.fund_id,
       custodian_user_id: alice.id,
       wallets: { 'BTC-TESTNET': demoWallet(eng, cp.wallets[0]), 'ETH-TESTNET': demoWallet(eng, cp.wallets[1]) },
     },
-    manual: { core_client_id: manualClient.id, fund_id: manual.fund_id, wallets: { 'BTC-TESTNET': demoWallet(eng, manual.wallets[0]) } },
+    manual: { core_client_id: manualApprover, fund_id: manual.fund_id, wallets: { 'BTC-TESTNET': demoWallet(eng, manual.wallets[0]) } },
   };
   eng.state.demo = demo;
   eng.changed();
