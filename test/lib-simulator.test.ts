@@ -12,7 +12,7 @@ import path from 'node:path';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Simulator } from '../simulator';
-import { until, control } from './support';
+import { until, control, demoTransfer } from './support';
 import {
   CustodyClient,
   CoreClientFeed,
@@ -46,7 +46,6 @@ import {
 
 const now = () => Math.floor(Date.now() / 1000);
 const execFileAsync = promisify(execFile);
-let seq = 0;
 
 describe('lib against the simulator', function () {
   this.timeout(60000);
@@ -54,20 +53,7 @@ describe('lib against the simulator', function () {
   let sim: Simulator;
   let client: CustodyClient;
 
-  function transfer(overrides: Partial<TransferRequest> = {}): TransferRequest & { company_id: string } {
-    return {
-      company_id: sim.demo.company_id,
-      wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-      counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-      expires: now() + 3600,
-      benefit_of: 'Test customer',
-      account_no: 'ACC-1',
-      reference: 'lib test',
-      partner_txID: `lib-test-${process.pid}-${++seq}`,
-      send: { symbol: 'BTC-TESTNET', amount: 1000000 },
-      ...overrides,
-    };
-  }
+  const transfer = (overrides: Partial<TransferRequest> = {}) => demoTransfer(sim, { reference: 'lib test', ...overrides });
 
   before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-'));

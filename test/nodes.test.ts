@@ -12,7 +12,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
-import { until, control } from './support';
+import { until, control, demoTransfer } from './support';
 import { CustodyClient, createTransfer } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
@@ -257,17 +257,10 @@ describe('nodes in the Node-RED runtime', function () {
     await control(sim, '/faults/http', { method: 'GET', path: '/action/', status: 503, count: 3 });
     const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
     const { tx_id } = (
-      await createTransfer(client, {
-        company_id: sim.demo.company_id,
-        wallet_id: sim.demo.manual.wallets['BTC-TESTNET'].wallet_id,
-        counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-        expires: now() + 600,
-        benefit_of: 'b',
-        account_no: 'a',
-        reference: 'details retry',
-        partner_txID: `details-retry-${Date.now()}`,
-        send: { symbol: 'BTC-TESTNET', amount: 1000 },
-      })
+      await createTransfer(
+        client,
+        demoTransfer(sim, { wallet_id: sim.demo.manual.wallets['BTC-TESTNET'].wallet_id, reference: 'details retry', send: { symbol: 'BTC-TESTNET', amount: 1000 } }),
+      )
     ).data;
     client.close();
     const error = await until(() => caught[0], 'the failed read at the Catch node');
@@ -284,17 +277,7 @@ describe('nodes in the Node-RED runtime', function () {
     const statuses: Array<{ fill?: string; shape?: string }> = [];
     helper.getNode('op').on('call:status', (c: { args: [{ fill?: string; shape?: string }] }) => statuses.push(c.args[0]));
     const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
-    const tx = await createTransfer(client, {
-      company_id: sim.demo.company_id,
-      wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-      counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-      expires: now() + 600,
-      benefit_of: 'b',
-      account_no: 'a',
-      reference: 'status burst',
-      partner_txID: `status-burst-${Date.now()}`,
-      send: { symbol: 'BTC-TESTNET', amount: 1000 },
-    });
+    const tx = await createTransfer(client, demoTransfer(sim, { reference: 'status burst', send: { symbol: 'BTC-TESTNET', amount: 1000 } }));
     client.close();
     const out = inbox.get('out')!;
     const caught = inbox.get('caught')!;

@@ -1,6 +1,7 @@
 /** Helpers shared by the tests. */
 import assert from 'node:assert/strict';
 import type { Simulator } from '../simulator';
+import type { TransferRequest } from '../lib';
 
 /**
  * Poll `check` every 10 ms until it returns a value other than undefined.
@@ -36,4 +37,25 @@ export async function control(sim: Simulator, pathName: string, body: unknown = 
   const res = await controlCall(sim, 'POST', pathName, body);
   assert.ok(res.status >= 200 && res.status < 300, `control ${pathName}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
+}
+
+let transferSeq = 0;
+
+/**
+ * A valid transfer request from the simulator's demo BTC-TESTNET wallet to the counterparty's,
+ * with a fresh `partner_txID`; `overrides` replace any field.
+ */
+export function demoTransfer(sim: Simulator, overrides: Partial<TransferRequest> = {}): TransferRequest & { company_id: string } {
+  return {
+    company_id: sim.demo.company_id,
+    wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
+    counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
+    expires: Math.floor(Date.now() / 1000) + 3600,
+    benefit_of: 'Test customer',
+    account_no: 'ACC-1',
+    reference: 'test transfer',
+    partner_txID: `test-${process.pid}-${Date.now()}-${++transferSeq}`,
+    send: { symbol: 'BTC-TESTNET', amount: 1000000 },
+    ...overrides,
+  };
 }
