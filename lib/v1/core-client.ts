@@ -74,6 +74,16 @@ export function getAction(client: CustodyClient, input: { client_id: string; act
   return callOperation<Action>(client, coreClientOperations.action, input);
 }
 
+/**
+ * One action with its details, if it is still `pending` (spec section 3: action statuses).
+ * @returns the action, or undefined when it was approved, rejected or expired meanwhile.
+ * @throws {ApiError} when it cannot be read.
+ */
+export async function getPendingAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<Action | undefined> {
+  const res = await getAction(client, input);
+  return res.data.status === 'pending' ? res.data : undefined;
+}
+
 /** Approve an action as the core client (PUT). Answers `{code: 200, msg: "OK"}`. */
 export function approveAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<OkBody>> {
   return callOperation<OkBody>(client, actionOperations.approve, input);

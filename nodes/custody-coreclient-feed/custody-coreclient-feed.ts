@@ -9,7 +9,7 @@
  * `action_id`, the path ids a `custody-action` node reads; `msg.topic` = the action type.
  */
 import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
-import { getAction, Action, FeedState } from '../../lib';
+import { getPendingAction, Action, FeedState } from '../../lib';
 import { showFeedState, showError } from '../shared/status';
 import type { CustodyConfigNode, FeedMembership } from '../shared/types';
 
@@ -54,11 +54,11 @@ export = function register(RED: NodeAPI): void {
     function sendWithDetails(action: Action, attempt: number): void {
       connection!
         .client()
-        .then((client) => getAction(client, { client_id: clientId, action_id: action.id }))
+        .then((client) => getPendingAction(client, { client_id: clientId, action_id: action.id }))
         .then(
-          (res) => {
-            if (res.data.status === 'pending') emit({ ...action, ...res.data });
-            else if (attempt > 0) node.warn(`action ${action.id} is ${res.data.status} now: not sent`);
+          (pending) => {
+            if (pending) emit({ ...action, ...pending });
+            else if (attempt > 0) node.warn(`action ${action.id} is no longer pending: not sent`);
           },
           (err: Error) => {
             const payload = { ...action, client_id: clientId, action_id: action.id };
