@@ -8,10 +8,41 @@ import { EventEmitter } from 'node:events';
 import type { ActionRecord, SimState, Store, WalletRecord } from './state';
 import { normaliseShortCode } from './ids';
 
-/** Events emitted by the engine. */
+/**
+ * A liquidity hub feed message (spec section 6; NOTES.md "Feed messages"): one per quote newly
+ * published to the hub, e.g. `{txID, status: 'taker_pending'}`.
+ */
+export interface HubFeedMessage {
+  txID: string;
+  status: string;
+}
+
+/**
+ * A wallets feed message (spec section 6; NOTES.md "Feed messages"): one per wallet transaction
+ * of the account. `amount`, `fee`, `net_amount` in base units, negative for outgoing;
+ * `timestamp` epoch seconds; `sweep_tx` true when the movement is a sweep.
+ */
+export interface WalletFeedMessage {
+  Status: string;
+  amount: number;
+  asset: string;
+  chain_tx_id: string;
+  fee: number;
+  net_amount: number;
+  sweep_tx: boolean;
+  timestamp: number;
+  tx_id: string;
+  wallet_id: string;
+}
+
+/** Events emitted by the engine. Feeds send them only after the state holding them is written. */
 export interface EngineEvents {
   /** A new pending action for a core client (sent on its feed). */
   action: [ActionRecord];
+  /** A quote newly published to the liquidity hub (sent on the hub feed). */
+  hub: [HubFeedMessage];
+  /** A movement of a wallet's balance: deposit, transfer, withdrawal, swap leg, sweep (sent on the wallets feed). */
+  walletTx: [WalletFeedMessage];
 }
 
 /**
