@@ -143,6 +143,11 @@ export class Simulator {
     private readonly feeds: FeedHub,
     private readonly store: Store,
     private readonly timer: NodeJS.Timeout,
+    /**
+     * The in-memory engine, for tests: emitting its events (`hub`, `walletTx`, `action`) sends
+     * feed messages as the business rules would. Not part of the simulated API; mutate nothing else.
+     */
+    readonly engine: Engine,
   ) {
     this.baseUrl = fields.baseUrl;
     this.controlUrl = fields.controlUrl;
@@ -225,6 +230,7 @@ export class Simulator {
       feeds,
       store,
       timer,
+      eng,
     );
   }
 
