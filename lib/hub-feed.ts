@@ -40,6 +40,7 @@ export class HubFeed extends SignedFeed {
     super(client, '/liquidityhub/feed', options);
   }
 
+  /** Emit `quote` for a JSON object with a string `txID`; report anything else as `error`. */
   protected handleMessage(msg: unknown): void {
     if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as HubFeedMessage).txID === 'string') {
       this.emit('quote', msg as HubFeedMessage);

@@ -53,6 +53,7 @@ export class WalletsFeed extends SignedFeed {
     super(client, '/wallets/feed', options);
   }
 
+  /** Emit `transaction` for a JSON object with a string `wallet_id`; report anything else as `error`. */
   protected handleMessage(msg: unknown): void {
     if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as WalletFeedMessage).wallet_id === 'string') {
       this.emit('transaction', msg as WalletFeedMessage);

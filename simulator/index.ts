@@ -3,7 +3,8 @@
  *
  * Serves the v1 partner API at `/api/v1/p` over HTTP, or HTTPS (TLS 1.2+) when given a
  * certificate, with core client websocket feeds at `/api/v1/p/coreclient/{client_id}/feed`,
- * and loopback-only control endpoints at `/_simulator` (see control.ts).
+ * the liquidity hub feed at `/api/v1/p/liquidityhub/feed` and the wallets feed at
+ * `/api/v1/p/wallets/feed` (see feeds.ts), and loopback-only control endpoints at `/_simulator` (see control.ts).
  *
  * Data folder (`SimulatorOptions.dataDir`, created with mode 0700):
  * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
