@@ -228,12 +228,15 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
       const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: otherKey });
       const hub = new HubFeed(wrong, { minDelayMs: 20, maxDelayMs: 50 });
       const errors: Error[] = [];
+      const states: FeedState[] = [];
       hub.on('error', (e: Error) => errors.push(e));
+      hub.on('state', (st: FeedState) => states.push(st));
       hub.start();
       try {
         await until(() => (errors.length >= 2 ? true : undefined), 'two refused attempts');
         assert.match(errors[0].message, /HTTP 401/);
-        assert.equal(hub.state, 'disconnected');
+        assert.ok(states.includes('disconnected'), 'a refused attempt shows as disconnected');
+        assert.ok(!states.includes('connected'), 'never connected');
       } finally {
         await hub.stop();
         wrong.close();
