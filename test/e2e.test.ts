@@ -115,6 +115,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-core-client',
       'custody-coreclient-feed',
       'custody-fund',
+      'custody-hub-feed',
       'custody-liquidity-hub',
       'custody-read',
       'custody-request',
@@ -123,6 +124,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-sweep',
       'custody-transfer',
       'custody-trusted-party',
+      'custody-wallets-feed',
       'custody-withdraw',
     ]);
     for (const s of ours) assert.equal(s.err, undefined, `${s.types}: ${s.err}`);
@@ -171,6 +173,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       const types = [
         'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
+        'custody-hub-feed', 'custody-wallets-feed',
         'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
