@@ -46,6 +46,9 @@ import {
   readWalletHistory,
   signedRequest,
   prepareSignedRequest,
+  listActions,
+  getAction,
+  approveAction,
   v1Operations,
   callOperation,
 } from '../lib';
@@ -399,6 +402,102 @@ describe('lib v1 operations (section 4, the rest)', function () {
       } finally {
         ro.close();
       }
+    });
+
+    /** The demo ids the simulator adds for withdrawals, swaps and exchanges (simulator README "Demo dataset"). */
+    interface TxDemo {
+      whitelist: Record<'BTC-TESTNET' | 'ETH-TESTNET', string>;
+      taker: { company_id: string; core_client_id: string; wallets: Record<'BTC-TESTNET' | 'ETH-TESTNET', { wallet_id: string }> };
+      exchange: { client_id: string; wallets: Record<'BTC-TESTNET', { wallet_id: string }> };
+    }
+    const txDemo = (ctx: Mocha.Context): TxDemo => {
+      const d = sim.demo as unknown as Partial<TxDemo>;
+      if (!d.taker || !d.exchange || !d.whitelist) ctx.skip();
+      return d as TxDemo;
+    };
+
+    /** Approve, as core client `clientId`, its pending action on transaction `txId`. @returns the action. */
+    async function approveAsCoreClient(clientId: string, txId: string, type: string) {
+      const pending = (await listActions(client, { client_id: clientId })).data.actions.filter((a) => a.type === type);
+      for (const a of pending) {
+        const detail = await getAction(client, { client_id: clientId, action_id: a.id });
+        if (detail.data.details?.txID === txId) {
+          await approveAction(client, { client_id: clientId, action_id: a.id });
+          return detail.data;
+        }
+      }
+      throw new Error(`no pending ${type} action of ${clientId} for ${txId}`);
+    }
+
+    it('flow: withdrawal to the demo whitelisted address, approved by the core client', async function () {
+      const demo = txDemo(this);
+      const { company_id } = sim.demo;
+      const created = await createWithdraw(client, {
+        company_id,
+        wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
+        address: demo.whitelist['BTC-TESTNET'],
+        expires: now() + 600,
+        benefit_of: 'b',
+        account_no: 'a',
+        reference: 'lib v1 flow',
+        partner_txID: unique('wdf'),
+        send: { symbol: 'BTC-TESTNET', amount: 25000 },
+      });
+      assert.equal((await getWithdraw(client, { company_id, tx_id: created.data.tx_id })).data.txStatus, 'pending_withdrawal');
+      await approveAsCoreClient(sim.demo.core_client_id, created.data.tx_id, 'ApproveWithdraw');
+      const tx = await getWithdraw(client, { company_id, tx_id: created.data.tx_id });
+      assert.equal(tx.data.txStatus, 'approved_withdrawal');
+      assert.equal(tx.data.statusDetails.recipientAddress, demo.whitelist['BTC-TESTNET']);
+      const ledger = await getLedger(client, { company_id, fund_id: sim.demo.fund_id, direction: 'out' });
+      assert.ok(ledger.data.List.some((e) => e.TxID === created.data.tx_id));
+    });
+
+    it('flow: swap quote approved and published, taken by another company, approved on both sides', async function () {
+      const demo = txDemo(this);
+      const maker = sim.demo.company_id;
+      const taker = demo.taker.company_id;
+      const made = await makeSwap(client, {
+        company_id: maker,
+        send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
+        receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id,
+        expires: now() + 600,
+        reference: 'lib v1 swap flow',
+        partner_txID: unique('swf'),
+        send: { symbol: 'BTC-TESTNET', amount: 50000 },
+        receive: { symbol: 'ETH-TESTNET', amount: 7000000 },
+      });
+      await assert.rejects(() => publishQuote(client, { company_id: maker, tx_id: made.data.tx_id }), (e: unknown) => e instanceof ApiError && e.statusCode === 409, 'not before approval');
+      await approveAsCoreClient(sim.demo.core_client_id, made.data.tx_id, 'ApproveSwap');
+      await publishQuote(client, { company_id: maker, tx_id: made.data.tx_id });
+      const seenByTaker = (await listLiquidityHub(client, { company_id: taker })).data.items.find((i) => i.tx_id === made.data.tx_id);
+      assert.ok(seenByTaker, 'the taker sees the quote');
+      assert.deepEqual([seenByTaker.send_asset, seenByTaker.send_amount, seenByTaker.receive_asset, seenByTaker.receive_amount, seenByTaker.owner], ['BTC-TESTNET', 50000, 'ETH-TESTNET', 7000000, false]);
+      const take = { company_id: taker, swap_id: made.data.tx_id, send_wallet_id: demo.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: demo.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'take', partner_txID: unique('tkf') };
+      const taken = await takeSwap(client, take);
+      assert.equal((await takeSwap(client, take)).data.tx_id, taken.data.tx_id, 'the same partner_txID takes once');
+      const actionId = taken.data.action_id;
+      assert.ok(actionId, 'the take names its company-level action');
+      await approveSwapTake(client, { company_id: taker, action_id: actionId! });
+      await approveAsCoreClient(demo.taker.core_client_id, taken.data.tx_id, 'ApproveSwapTake');
+      const takeTx = await getSwapTake(client, { company_id: taker, tx_id: taken.data.tx_id });
+      assert.equal((takeTx.data as { txStatus?: string }).txStatus, 'approved_swap_take');
+    });
+
+    it('flow: a wallet connection request approved by the exchange core client, then a sweep and its status', async function () {
+      const demo = txDemo(this);
+      const clientId = demo.exchange.client_id;
+      const walletId = demo.exchange.wallets['BTC-TESTNET'].wallet_id;
+      const request = await control(sim, '/exchange/connect-request', { client_id: clientId, wallet_id: walletId, customer_email: 'eve@exchange.example', customer_id: 'cust-1' });
+      const action = await getAction(client, { client_id: clientId, action_id: request.action_id });
+      assert.equal(action.data.type, 'ApproveNewWalletConnect');
+      await approveAction(client, { client_id: clientId, action_id: request.action_id });
+      const wallets = await listCoreClientWallets(client, { client_id: clientId });
+      assert.ok(wallets.data.wallets.some((w) => w.wallet_id === walletId && w.status === 'approved'));
+      const swept = await startSweep(client, { client_id: clientId, wallet_id: walletId, recipient_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, reference: 'sweep', expires: now() + 600, send: { symbol: 'BTC-TESTNET', amount: 1000 } });
+      const status = await getSweep(client, { client_id: clientId, tx_id: swept.data.tx_id });
+      assert.equal(status.data.tx_id, swept.data.tx_id);
+      assert.equal(status.data.status_details.net_amount, 1000);
+      assert.match(status.data.tx_status, /sweep/);
     });
 
     it('signed request: a GET, a POST and an API error, signed as every call', async () => {

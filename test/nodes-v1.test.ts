@@ -14,7 +14,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
-import { until } from './support';
+import { until, control } from './support';
+import { CustodyClient, listActions, getAction, approveAction } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-v1-'));
 process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
@@ -25,6 +26,7 @@ const nodeModules = [
   require('../nodes/custody-config/custody-config'),
   require('../nodes/custody-fund/custody-fund'),
   require('../nodes/custody-core-client/custody-core-client'),
+  require('../nodes/custody-action/custody-action'),
   require('../nodes/custody-withdraw/custody-withdraw'),
   require('../nodes/custody-swap-make/custody-swap-make'),
   require('../nodes/custody-swap-take/custody-swap-take'),
@@ -254,6 +256,73 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
   });
 
   describe('against the simulator', () => {
+    /** The demo ids the simulator adds for swaps and exchanges (simulator README "Demo dataset"); skip while absent. */
+    interface TxDemo {
+      taker: { company_id: string; core_client_id: string; wallets: Record<'BTC-TESTNET' | 'ETH-TESTNET', { wallet_id: string }> };
+      exchange: { client_id: string; wallets: Record<'BTC-TESTNET', { wallet_id: string }> };
+    }
+    const txDemo = (ctx: Mocha.Context): TxDemo => {
+      const d = sim.demo as unknown as Partial<TxDemo>;
+      if (!d.taker || !d.exchange) ctx.skip();
+      return d as TxDemo;
+    };
+    /** A custodian's approval, as a core client (the setup steps these tests do not exercise through nodes). */
+    async function approveAsCoreClient(clientId: string, txId: string, type: string): Promise<void> {
+      const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      try {
+        for (const a of (await listActions(client, { client_id: clientId })).data.actions.filter((x) => x.type === type)) {
+          if ((await getAction(client, { client_id: clientId, action_id: a.id })).data.details?.txID === txId) {
+            await approveAction(client, { client_id: clientId, action_id: a.id });
+            return;
+          }
+        }
+        throw new Error(`no pending ${type} action of ${clientId} for ${txId}`);
+      } finally {
+        client.close();
+      }
+    }
+
+    it('flow through the nodes: make with add_to_liquidity_hub, take, approve take, read', async function () {
+      const demo = txDemo(this);
+      const maker = sim.demo.company_id;
+      await load(opFlow('custody-swap-make', { operation: 'make', company_id: maker, amountFormat: 'decimal', expiresAfter: '600' }));
+      const made = await ok({ payload: { send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id, reference: 'node flow', partner_txID: unique('nsf'), send: { symbol: 'BTC-TESTNET', amount: '0.0002' }, receive: { symbol: 'ETH-TESTNET', amount: '0.03' }, add_to_liquidity_hub: true } });
+      await helper.unload();
+      await approveAsCoreClient(sim.demo.core_client_id, made.payload.tx_id, 'ApproveSwap');
+      await load(opFlow('custody-liquidity-hub', { operation: 'list', company_id: demo.taker.company_id }));
+      const item = (await ok({})).payload.items.find((i: { tx_id: string }) => i.tx_id === made.payload.tx_id);
+      assert.deepEqual([item?.send_amount, item?.receive_amount], [20000, 30000000], 'published at approval, decimal amounts converted');
+      await helper.unload();
+      await load(opFlow('custody-swap-take', { operation: 'take', company_id: demo.taker.company_id, swap_id: made.payload.tx_id }));
+      const taken = await ok({ payload: { send_wallet_id: demo.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: demo.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'take', partner_txID: unique('ntk') } });
+      await helper.unload();
+      await load(opFlow('custody-liquidity-hub', { operation: 'approveTake', company_id: demo.taker.company_id }));
+      await ok({ payload: { action_id: taken.payload.action_id } });
+      await helper.unload();
+      await approveAsCoreClient(demo.taker.core_client_id, taken.payload.tx_id, 'ApproveSwapTake');
+      await load(opFlow('custody-swap-take', { operation: 'get', company_id: demo.taker.company_id, tx_id: taken.payload.tx_id }));
+      assert.equal((await ok({})).payload.txStatus, 'approved_swap_take');
+    });
+
+    it('flow through the nodes: a wallet connection request approved with custody-action, a sweep and its status', async function () {
+      const demo = txDemo(this);
+      const clientId = demo.exchange.client_id;
+      const walletId = demo.exchange.wallets['BTC-TESTNET'].wallet_id;
+      const request = await control(sim, '/exchange/connect-request', { client_id: clientId, wallet_id: walletId, customer_email: 'eve@exchange.example', customer_id: 'cust-2' });
+      await load(opFlow('custody-action', { operation: 'approve', client_id: clientId }));
+      assert.deepEqual((await ok({ payload: { action_id: request.action_id } })).payload, { code: 200, msg: 'OK' });
+      await helper.unload();
+      await load(opFlow('custody-core-client', { operation: 'wallets', client_id: clientId }));
+      assert.ok((await ok({})).payload.wallets.some((w: { wallet_id: string; status: string }) => w.wallet_id === walletId && w.status === 'approved'));
+      await helper.unload();
+      await load(opFlow('custody-sweep', { operation: 'start', client_id: clientId, wallet_id: walletId, recipient_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, amountFormat: 'decimal', expiresAfter: '600' }));
+      const swept = await ok({ payload: { reference: 'node sweep', send: { symbol: 'BTC-TESTNET', amount: '0.00002' } } });
+      await helper.unload();
+      await load(opFlow('custody-sweep', { operation: 'status', client_id: clientId }));
+      const status = await ok({ payload: { tx_id: swept.payload.tx_id } });
+      assert.equal(status.payload.status_details.net_amount, 2000);
+    });
+
     /** Skip (not pass) while the simulator has no route for the call: the sim-tx and sim-read routes land separately. */
     function skipIfNoRoute(ctx: Mocha.Context, r: { caught?: any }): void {
       if (r.caught && r.caught.error?.cause?.statusCode === 404 && /no route/.test(JSON.stringify(r.caught.error))) ctx.skip();

@@ -126,12 +126,23 @@ export function cancelSwap(client: CustodyClient, input: { company_id: string; t
 }
 
 /**
- * Take a published quote: answers `{tx_id, status}`, the new transfer-out that needs the taker's
- * custody (not an action id). Retried with the same `partner_txID`.
+ * POST atomicswap/take answer: `tx_id` of the new taker transaction (spec section 4); the built-in
+ * simulator adds `status` (`new` or `existing`) and `action_id`, the company-level action that
+ * {@link approveSwapTake} approves.
+ */
+export interface SwapTaken {
+  tx_id: string;
+  status?: 'new' | 'existing' | string;
+  action_id?: string;
+}
+
+/**
+ * Take a published quote: answers the new taker transaction's `tx_id` (a transfer-out that needs
+ * the taker's custody; not an action id). Retried with the same `partner_txID`.
  * @throws {ValidationError} for a missing or malformed field. @throws {ApiError} on a non-2xx answer.
  */
-export function takeSwap(client: CustodyClient, input: SwapTakeRequest & { company_id: string }): Promise<ApiResponse<{ tx_id: string; status?: string }>> {
-  return callOperation(client, swapTakeOperations.take, { ...input });
+export function takeSwap(client: CustodyClient, input: SwapTakeRequest & { company_id: string }): Promise<ApiResponse<SwapTaken>> {
+  return callOperation<SwapTaken>(client, swapTakeOperations.take, { ...input });
 }
 
 /**
