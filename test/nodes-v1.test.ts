@@ -27,6 +27,7 @@ const nodeModules = [
   require('../nodes/custody-fund/custody-fund'),
   require('../nodes/custody-core-client/custody-core-client'),
   require('../nodes/custody-action/custody-action'),
+  require('../nodes/custody-trusted-party/custody-trusted-party'),
   require('../nodes/custody-withdraw/custody-withdraw'),
   require('../nodes/custody-swap-make/custody-swap-make'),
   require('../nodes/custody-swap-take/custody-swap-take'),
@@ -341,6 +342,25 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       await load(opFlow('custody-fund', { operation: 'ledger', company_id, fund_id, direction: 'in' }));
       const ledger = await ok({ payload: { direction: 'out' } });
       assert.ok(ledger.payload.List.length > 0 && ledger.payload.List.every((e: { type: string }) => e.type !== 'transferOut'), 'the editor direction wins');
+    });
+
+    it('custody-trusted-party adds, lists and removes a core client party', async () => {
+      const company_id = sim.demo.company_id;
+      await load(opFlow('custody-core-client', { operation: 'create' }));
+      const cc = (await ok({ payload: { name: unique('party') } })).payload;
+      await helper.unload();
+      await load(opFlow('custody-trusted-party', { operation: 'add', company_id }));
+      await ok({ payload: { address: cc.id, type: 'core-client', name: 'to remove' } });
+      await helper.unload();
+      await load(opFlow('custody-trusted-party', { operation: 'list', company_id }));
+      const party = (await ok({})).payload.list.find((p: { address: string }) => p.address === cc.id);
+      assert.ok(party, 'listed after add');
+      await helper.unload();
+      await load(opFlow('custody-trusted-party', { operation: 'remove', company_id }));
+      assert.equal((await ok({ payload: { trustedparty_id: party.trusted_entity_id } })).statusCode, 200);
+      await helper.unload();
+      await load(opFlow('custody-trusted-party', { operation: 'list', company_id }));
+      assert.ok(!(await ok({})).payload.list.some((p: { address: string }) => p.address === cc.id), 'gone after remove');
     });
 
     it('custody-request calls the simulator signed, and an API error reaches the Catch node', async () => {
