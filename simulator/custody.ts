@@ -221,7 +221,7 @@ export function moveBalance(eng: Engine, wallet: WalletRecord, direction: 'in' |
     tx_id: m.tx_id,
     wallet_id: wallet.wallet_id,
   };
-  eng.emit('walletTx', msg);
+  eng.emitWalletTx(msg);
 }
 
 /** Write a ledger entry (spec section 2) for a wallet of a custody transaction. */

@@ -119,6 +119,33 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.nextExpiry = Math.min(this.nextExpiry, tx.expires);
   }
 
+  /**
+   * The API account the engine acts for: undefined = the partner account of the API key
+   * (CompanyRecord.account absent). Set only inside {@link asAccount}.
+   */
+  account: string | undefined;
+
+  /** Run `fn` acting for another API account (the simulated foreign account of swaps.ts). */
+  asAccount<T>(account: string, fn: () => T): T {
+    const saved = this.account;
+    this.account = account;
+    try {
+      return fn();
+    } finally {
+      this.account = saved;
+    }
+  }
+
+  /**
+   * Emit a wallets feed event for a wallet movement, unless the wallet belongs to another API
+   * account (the wallets feed is per API key: NOTES.md).
+   */
+  emitWalletTx(msg: WalletFeedMessage): void {
+    const w = this.state.wallets[msg.wallet_id];
+    if (w && this.state.companies[w.company_id]?.account) return;
+    this.emit('walletTx', msg);
+  }
+
   /** Business clock: Unix epoch seconds of real time plus the offset set by `POST /_simulator/clock/advance`. */
   now(): number {
     return Math.floor(Date.now() / 1000) + this.state.clockOffsetSeconds;

@@ -99,7 +99,7 @@ export function createCompany(eng: Engine, input: CompanyInput, id = newId()): C
 export function getCompany(eng: Engine, companyId: string): CompanyRecord {
   const c = eng.state.companies[companyId];
   if (!c) throw notFound(`company_id: no company ${companyId}`);
-  if (c.account) throw forbidden(`company_id: company ${companyId} belongs to another API account`);
+  if (c.account !== eng.account) throw forbidden(`company_id: company ${companyId} belongs to another API account`);
   return c;
 }
 
@@ -575,7 +575,7 @@ export function faucetDeposit(eng: Engine, walletIdOrCode: string, amount: numbe
   if (!Number.isSafeInteger(w.balance + amount)) throw badRequest('amount: the balance would exceed the largest safe integer');
   w.balance += amount;
   const chainTxID = newChainTxId();
-  eng.emit('walletTx', { Status: 'confirmed', amount, asset: w.asset, chain_tx_id: chainTxID, fee: 0, net_amount: amount, sweep_tx: false, timestamp: eng.now(), tx_id: '', wallet_id: w.wallet_id });
+  eng.emitWalletTx({ Status: 'confirmed', amount, asset: w.asset, chain_tx_id: chainTxID, fee: 0, net_amount: amount, sweep_tx: false, timestamp: eng.now(), tx_id: '', wallet_id: w.wallet_id });
   writeLedger(eng, w, {
     TxID: '',
     chainTxID,

@@ -455,25 +455,25 @@ export interface ForeignQuoteInput {
  * @throws 400 unknown or equal assets, expires in the past.
  */
 export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlBase: string): { company_id: string; tx_id: string } {
-  let company = Object.values(eng.state.companies).find((c) => c.account === FOREIGN_ACCOUNT);
   const assets = ['BTC-TESTNET', 'ETH-TESTNET', 'BTC', 'ETH'];
   for (const f of ['send', 'receive'] as const) if (!assets.includes(input[f].symbol)) throw badRequest(`${f}.symbol: unknown asset ${input[f].symbol}`);
-  if (!company) {
-    company = net.createCompany(eng, { name: 'Foreign Markets Ltd', country: 'CH', domain: 'foreign-markets.example', ref: 'foreign account' });
-    const client = net.createCoreClient(eng, 'Foreign approver');
-    net.addTrustedParty(eng, company.company_id, { address: client.id, type: 'core-client' });
-    const group = { threshold: 1, members: [client.id] };
-    const fund = net.createFund(eng, company.company_id, { name: 'Foreign fund', custodygroup_withdraw: group, custodygroup_tx: group, wallets: assets.map((asset) => ({ name: `Foreign ${asset} wallet`, asset })) });
-    for (const w of fund.wallets) net.faucetDeposit(eng, w, eng.state.wallets[w].asset.startsWith('ETH') ? 100_000_000_000 : 10_000_000_000);
-  } else {
-    delete company.account; // acted on internally below; restored before returning
-  }
-  try {
-    const wallets = Object.values(eng.state.wallets).filter((w) => w.company_id === company!.company_id);
+  return eng.asAccount(FOREIGN_ACCOUNT, () => {
+    let company = Object.values(eng.state.companies).find((c) => c.account === FOREIGN_ACCOUNT);
+    if (!company) {
+      company = net.createCompany(eng, { name: 'Foreign Markets Ltd', country: 'CH', domain: 'foreign-markets.example', ref: 'foreign account' });
+      company.account = FOREIGN_ACCOUNT;
+      const client = net.createCoreClient(eng, 'Foreign approver');
+      net.addTrustedParty(eng, company.company_id, { address: client.id, type: 'core-client' });
+      const group = { threshold: 1, members: [client.id] };
+      const fund = net.createFund(eng, company.company_id, { name: 'Foreign fund', custodygroup_withdraw: group, custodygroup_tx: group, wallets: assets.map((asset) => ({ name: `Foreign ${asset} wallet`, asset })) });
+      for (const w of fund.wallets) net.faucetDeposit(eng, w, eng.state.wallets[w].asset.startsWith('ETH') ? 100_000_000_000 : 10_000_000_000);
+    }
+    const cid = company.company_id;
+    const wallets = Object.values(eng.state.wallets).filter((w) => w.company_id === cid);
     const walletOf = (asset: string) => wallets.find((w) => w.asset === asset)!;
     const made = createSwap(
       eng,
-      company.company_id,
+      cid,
       {
         send_wallet_id: walletOf(input.send.symbol).wallet_id,
         receive_wallet_id: walletOf(input.receive.symbol).wallet_id,
@@ -489,9 +489,6 @@ export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlB
     const action = eng.state.actions[swap.actionIDs[0]];
     const now = eng.now();
     if (recordApproval(eng, swap, action, { firstName: '', lastName: '', userID: action.custodianID, username: '' }, now)) swapApproved(eng, swap, now);
-    return { company_id: company.company_id, tx_id: made.tx_id };
-  } finally {
-    company.account = FOREIGN_ACCOUNT;
-    eng.changed();
-  }
+    return { company_id: cid, tx_id: made.tx_id };
+  });
 }

@@ -27,7 +27,7 @@
  *   pending become `expired` (no longer actionable). The same rules hold for withdrawals, swap
  *   quotes and swap takes with their own status names.
  */
-import type { Engine } from './engine';
+import { isLive, type Engine } from './engine';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId } from './ids';
 import { findUser, getCompany, getCoreClient, getWallet } from './network';
@@ -98,7 +98,7 @@ export function applyExpiry(eng: Engine): number {
   let next = Infinity;
   for (const id of [...eng.pendingTxs]) {
     const tx = eng.findTx(id);
-    if (!tx || !isOpen(tx)) {
+    if (!tx || !isLive(tx)) {
       eng.pendingTxs.delete(id);
       continue;
     }
@@ -109,10 +109,6 @@ export function applyExpiry(eng: Engine): number {
   }
   eng.nextExpiry = next;
   return count;
-}
-
-function isOpen(tx: CustodyTxRecord): boolean {
-  return tx.txStatus.startsWith('pending_') || tx.txStatus === 'taker_pending';
 }
 
 function expire(eng: Engine, tx: CustodyTxRecord, now: number): void {

@@ -428,7 +428,10 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
 
     it("refuses a take of another API account's quote (spec section 8)", async () => {
       const d = sim.demo;
+      const mark = await lastSeq();
       const foreign = await control(sim, '/foreign/quote', { send: { symbol: 'BTC-TESTNET', amount: 5000 }, receive: { symbol: 'ETH-TESTNET', amount: 100000 } });
+      // the hub feed shows the quote; the wallets feed (per API key) shows none of the other account's deposits
+      assert.deepEqual((await eventsAfter(mark)).map((e) => [e.event, e.message]), [['hub', { txID: foreign.tx_id, status: 'taker_pending' }]]);
       const item = (await hub(d.taker.company_id)).find((i) => i.tx_id === foreign.tx_id);
       assert.equal(item.owner, false);
       assert.equal((await hub()).find((i) => i.tx_id === foreign.tx_id).owner, false, 'not a company of this account');
