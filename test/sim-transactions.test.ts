@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Simulator } from '../simulator';
-import { ApiError, CustodyClient, sign } from '../lib';
+import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
-import { controlCall, control } from './support';
+import { controlCall, control, until } from './support';
 
 interface Reply {
   status: number;
@@ -540,6 +540,68 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.equal((await api('DELETE', `/coreclient/demo-exchange-2-client/action/${req.action_id}`)).status, 200);
       assert.deepEqual((await api('GET', '/coreclient/demo-exchange-2-client/wallets')).data.wallets, []);
     });
+  });
+
+  it('sends a published quote on the liquidity hub feed, every swap leg on the wallets feed, and a connection request on the exchange core client feed (real websockets)', async () => {
+    const d = sim.demo;
+    const opts = { minDelayMs: 50, maxDelayMs: 200 };
+    const hubFeed = new HubFeed(client, opts);
+    const walletsFeed = new WalletsFeed(client, opts);
+    const exchangeFeed = new CoreClientFeed(client, 'demo-exchange-2-client', opts);
+    const quotes: HubFeedMessage[] = [];
+    const moves: WalletFeedMessage[] = [];
+    const actions: Action[] = [];
+    hubFeed.on('quote', (m: HubFeedMessage) => quotes.push(m));
+    walletsFeed.on('transaction', (m: WalletFeedMessage) => moves.push(m));
+    exchangeFeed.on('action', (a: Action) => actions.push(a));
+    try {
+      for (const f of [hubFeed, walletsFeed, exchangeFeed]) f.start();
+      await until(() => ([hubFeed, walletsFeed, exchangeFeed].every((f) => f.state === 'connected') ? true : undefined), 'the feeds connected');
+      const m = await api('POST', `/company/${d.company_id}/atomicswap/make`, {
+        send_wallet_id: d.wallets['ETH-TESTNET'].wallet_id,
+        receive_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
+        expires: now() + 3600,
+        reference: 'feed test',
+        partner_txID: pid('feed-make'),
+        send: { symbol: 'ETH-TESTNET', amount: 100000 },
+        receive: { symbol: 'BTC-TESTNET', amount: 700 },
+        add_to_liquidity_hub: true,
+      });
+      const a = await actionFor(d.core_client_id, m.data.tx_id);
+      await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`);
+      await until(() => (quotes.length ? true : undefined), 'the hub feed message');
+      assert.deepEqual(quotes, [{ txID: m.data.tx_id, status: 'taker_pending' }]);
+
+      const t = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, {
+        swap_id: m.data.tx_id,
+        send_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id,
+        receive_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id,
+        reference: 'feed take',
+        partner_txID: pid('feed-take'),
+      });
+      const ta = await actionFor(d.taker.core_client_id, t.data.tx_id);
+      await api('PUT', `/coreclient/${d.taker.core_client_id}/action/${ta.id}`);
+      await api('PUT', `/company/${d.taker.company_id}/action/${t.data.action_id}`);
+      await until(() => (moves.length >= 4 ? true : undefined), 'four wallets feed messages');
+      assert.deepEqual(
+        moves.map((x) => [x.wallet_id, x.amount]).sort(),
+        [
+          [d.wallets['ETH-TESTNET'].wallet_id, -100001],
+          [d.wallets['BTC-TESTNET'].wallet_id, 700],
+          [d.taker.wallets['BTC-TESTNET'].wallet_id, -701],
+          [d.taker.wallets['ETH-TESTNET'].wallet_id, 100000],
+        ].sort(),
+      );
+
+      const req = await control(sim, '/exchange/connect-request', { client_id: 'demo-exchange-2-client', wallet_id: d.exchange.wallets['BTC-TESTNET'].wallet_id, customer_email: 'f@example.com', customer_id: 'F-1' });
+      await until(() => (actions.some((x) => x.id === req.action_id) ? true : undefined), 'the connection request on the exchange core client feed');
+      const got = actions.find((x) => x.id === req.action_id)!;
+      assert.equal(got.type, 'ApproveNewWalletConnect');
+      assert.equal(got.expireTime, 0);
+      await api('DELETE', `/coreclient/demo-exchange-2-client/action/${req.action_id}`);
+    } finally {
+      await Promise.all([hubFeed.stop(), walletsFeed.stop(), exchangeFeed.stop()]);
+    }
   });
 
   it('emits wallets feed events for transfers and faucet deposits', async () => {
