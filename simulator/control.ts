@@ -12,7 +12,7 @@
  * | POST | /_simulator/tx/{tx_id}/reject | `{user_id}` | the transaction's GET view |
  * | POST | /_simulator/withdraw/{tx_id}/chain-reject | | the chain rejects an approved withdrawal: the Transaction object (chain_rejected_withdrawal) |
  * | POST | /_simulator/exchange/connect-request | `{client_id, wallet_id, customer_email, customer_id}` | `{connection_id, action_id, client_id, wallet_id, status}` |
- * | POST | /_simulator/foreign/quote | `{send{symbol, amount}, receive{symbol, amount}, expires?}` | `{company_id, tx_id}`: a published quote of another API account |
+ * | POST | /_simulator/foreign/quote | `{send{symbol, amount}, receive{symbol, amount}, expires?}` | `{company_id, core_client_id, tx_id}`: a published quote of another API account |
  * | GET | /_simulator/events?after={seq} | | `{events:[{seq, event, message}]}`: the last 1000 `hub` and `walletTx` engine events after `seq` |
  * | POST | /_simulator/trustedparty/accept | `{company_id, address}` | the trusted party entry |
  * | POST | /_simulator/clock/advance | `{seconds}` (integer >= 0) | `{now, offset_seconds, expired}` |

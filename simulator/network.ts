@@ -141,7 +141,7 @@ export function addTrustedParty(eng: Engine, companyId: string, input: { address
   const company = getCompany(eng, companyId);
   if (input.type === 'core-client') {
     const client = eng.state.coreClients[input.address];
-    if (!client) throw notFound(`address: no core client ${input.address}`);
+    if (!client || client.account !== eng.account) throw notFound(`address: no core client ${input.address}`);
     if (company.trusted[client.id]) throw conflict(`address: core client ${client.id} is already a trusted party`);
     company.trusted[client.id] = {
       trusted_entity_id: client.id,
@@ -238,15 +238,17 @@ export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClientV
  */
 export function createCoreClient(eng: Engine, name: string, id = newId()): CoreClientRecord {
   const c: CoreClientRecord = { id, name, timestamp: eng.now() };
+  if (eng.account) c.account = eng.account;
   eng.state.coreClients[c.id] = c;
   eng.changed();
   return c;
 }
 
-/** @throws 404 unknown core client */
+/** @throws 404 unknown core client; 403 a core client of another API account */
 export function getCoreClient(eng: Engine, clientId: string): CoreClientRecord {
   const c = eng.state.coreClients[clientId];
   if (!c) throw notFound(`client_id: no core client ${clientId}`);
+  if (c.account !== eng.account) throw forbidden(`client_id: core client ${clientId} belongs to another API account`);
   return c;
 }
 

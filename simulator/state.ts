@@ -123,6 +123,8 @@ export interface CoreClientRecord {
   name: string;
   /** epoch seconds */
   timestamp: number;
+  /** the API account that created it; absent = the partner account (see CompanyRecord.account) */
+  account?: string;
 }
 
 /** A custody group `{threshold, members}` (OpenAPI NewCustodyGroup) with its id. Members are trusted entity ids. */

@@ -451,10 +451,10 @@ export interface ForeignQuoteInput {
  * it, approves it by its core client and publishes it to the liquidity hub (hub event). The
  * partner can see the quote in the hub (owner false) but its take is refused with 403 (spec
  * section 8: maker and taker belong to the same API account).
- * @returns `{company_id, tx_id}`.
+ * @returns `{company_id, core_client_id, tx_id}` (the foreign company, its core client, the quote).
  * @throws 400 unknown or equal assets, expires in the past.
  */
-export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlBase: string): { company_id: string; tx_id: string } {
+export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlBase: string): { company_id: string; core_client_id: string; tx_id: string } {
   const assets = ['BTC-TESTNET', 'ETH-TESTNET', 'BTC', 'ETH'];
   for (const f of ['send', 'receive'] as const) if (!assets.includes(input[f].symbol)) throw badRequest(`${f}.symbol: unknown asset ${input[f].symbol}`);
   return eng.asAccount(FOREIGN_ACCOUNT, () => {
@@ -489,6 +489,6 @@ export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlB
     const action = eng.state.actions[swap.actionIDs[0]];
     const now = eng.now();
     if (recordApproval(eng, swap, action, { firstName: '', lastName: '', userID: action.custodianID, username: '' }, now)) swapApproved(eng, swap, now);
-    return { company_id: cid, tx_id: made.tx_id };
+    return { company_id: cid, core_client_id: action.custodianID, tx_id: made.tx_id };
   });
 }

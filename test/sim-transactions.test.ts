@@ -441,6 +441,8 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.match(refused.data.detail.reason, /^swap_id: .*another API account/);
       assert.equal(await balance(d.taker.wallets['ETH-TESTNET'].wallet_id), before);
       assert.equal((await api('GET', `/company/${foreign.company_id}`)).status, 403, "the foreign account's company is not ours");
+      assert.equal((await api('GET', `/coreclient/${foreign.core_client_id}/actions`)).status, 403, 'nor its core client');
+      assert.equal((await api('POST', `/company/${d.company_id}/trustedparty`, { address: foreign.core_client_id, type: 'core-client' })).status, 404);
     });
   });
 
