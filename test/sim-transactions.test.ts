@@ -534,6 +534,17 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       );
       const ledger = (await api('GET', `/company/${d.company_id}/fund/${d.exchange.fund_id}/ledger`)).data.List;
       assert.equal(ledger.find((e: any) => e.TxID === sweep.data.tx_id).type, 'transferOut');
+
+      // into the connected wallet, then everything out of it (send.amount omitted)
+      const into = await api('POST', `/coreclient/${clientId}/sweep`, { ...sweepBody, wallet_id: target, recipient_wallet_id: wallet, send: { symbol: 'BTC-TESTNET', amount: 5000 } });
+      assert.equal(into.status, 200);
+      const all = await api('POST', `/coreclient/${clientId}/sweep`, { ...sweepBody, send: { symbol: 'BTC-TESTNET' } });
+      assert.equal(all.status, 200);
+      const rest = await balance(wallet);
+      assert.ok(rest === 0 || rest === 1, `at most one base unit left, ${rest} left`);
+      const drained = (await api('GET', `/coreclient/${clientId}/sweep/${all.data.tx_id}`)).data.status_details;
+      assert.equal(drained.amount, fromBefore - 1000010 + 5000 - rest);
+      assert.equal(drained.amount, drained.net_amount + drained.fees);
     });
 
     it('an exchange core client can reject a connection request', async () => {
