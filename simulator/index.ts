@@ -27,7 +27,7 @@ import express from 'express';
 import { loadPrivateKey, loadPublicKey } from '../lib/signing';
 import { Authenticator } from './auth';
 import { CONTROL_PREFIX, controlRouter } from './control';
-import { createDemo } from './demo';
+import { createDemo, upgradeDemo } from './demo';
 import { Engine } from './engine';
 import { FeedHub } from './feeds';
 import { HttpFaults } from './faults';
@@ -194,6 +194,7 @@ export class Simulator {
     const eng = new Engine(store);
     ensureUsers(eng);
     if (!state.demo) createDemo(eng);
+    else upgradeDemo(eng);
     applyExpiry(eng);
     await store.flush();
 
