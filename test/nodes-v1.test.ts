@@ -257,16 +257,6 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
   });
 
   describe('against the simulator', () => {
-    /** The demo ids the simulator adds for swaps and exchanges (simulator README "Demo dataset"); skip while absent. */
-    interface TxDemo {
-      taker: { company_id: string; core_client_id: string; wallets: Record<'BTC-TESTNET' | 'ETH-TESTNET', { wallet_id: string }> };
-      exchange: { client_id: string; wallets: Record<'BTC-TESTNET', { wallet_id: string }> };
-    }
-    const txDemo = (ctx: Mocha.Context): TxDemo => {
-      const d = sim.demo as unknown as Partial<TxDemo>;
-      if (!d.taker || !d.exchange) ctx.skip();
-      return d as TxDemo;
-    };
     /** A custodian's approval, as a core client (the setup steps these tests do not exercise through nodes). */
     async function approveAsCoreClient(clientId: string, txId: string, type: string): Promise<void> {
       const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
@@ -283,8 +273,8 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       }
     }
 
-    it('flow through the nodes: make with add_to_liquidity_hub, take, approve take, read', async function () {
-      const demo = txDemo(this);
+    it('flow through the nodes: make with add_to_liquidity_hub, take, approve take, read', async () => {
+      const demo = sim.demo;
       const maker = sim.demo.company_id;
       await load(opFlow('custody-swap-make', { operation: 'make', company_id: maker, amountFormat: 'decimal', expiresAfter: '600' }));
       const made = await ok({ payload: { send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id, reference: 'node flow', partner_txID: unique('nsf'), send: { symbol: 'BTC-TESTNET', amount: '0.0002' }, receive: { symbol: 'ETH-TESTNET', amount: '0.03' }, add_to_liquidity_hub: true } });
@@ -305,8 +295,8 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.equal((await ok({})).payload.txStatus, 'approved_swap_take');
     });
 
-    it('flow through the nodes: a wallet connection request approved with custody-action, a sweep and its status', async function () {
-      const demo = txDemo(this);
+    it('flow through the nodes: a wallet connection request approved with custody-action, a sweep and its status', async () => {
+      const demo = sim.demo;
       const clientId = demo.exchange.client_id;
       const walletId = demo.exchange.wallets['BTC-TESTNET'].wallet_id;
       const request = await control(sim, '/exchange/connect-request', { client_id: clientId, wallet_id: walletId, customer_email: 'eve@exchange.example', customer_id: 'cust-2' });
@@ -394,12 +384,11 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.equal(denied.statusCode, 403, 'a full-permission call with the read-only key');
     });
 
-    it('custody-withdraw: whitelist, withdraw with decimal amount, retry-safe, read', async function () {
+    it('custody-withdraw: whitelist, withdraw with decimal amount, retry-safe, read', async () => {
       const { company_id, fund_id } = sim.demo;
       const address = `tb1qnodesv1whitelist${++seq}`;
       await load(opFlow('custody-fund', { operation: 'addWhitelist', company_id, fund_id }));
       const wl = await send({ payload: { name: 'cold', asset: 'BTC-TESTNET', address } });
-      skipIfNoRoute(this, wl);
       assert.ok(wl.out, JSON.stringify(wl.caught?.error));
       await helper.unload();
       await load(opFlow('custody-withdraw', { operation: 'create', company_id, amountFormat: 'decimal', expiresAfter: '600' }));
@@ -413,11 +402,10 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.equal(tx.payload.statusDetails.amount - tx.payload.statusDetails.fees, 10000);
     });
 
-    it('custody-swap-make, custody-liquidity-hub and custody-sweep answer from the simulator', async function () {
+    it('custody-swap-make, custody-liquidity-hub and custody-sweep answer from the simulator', async () => {
       const { company_id } = sim.demo;
       await load(opFlow('custody-swap-make', { operation: 'make', company_id, amountFormat: 'decimal' }));
       const made = await send({ payload: { send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id, expires: now() + 600, reference: 'node swap', partner_txID: unique('nmk'), send: { symbol: 'BTC-TESTNET', amount: '0.00001' }, receive: { symbol: 'ETH-TESTNET', amount: '0.001' } } });
-      skipIfNoRoute(this, made);
       assert.ok(made.out, JSON.stringify(made.caught?.error));
       assert.equal(made.out.payload.status, 'new');
       await helper.unload();
