@@ -379,9 +379,21 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.ok(r.out, JSON.stringify(r.caught?.error));
       assert.equal(r.out.statusCode, 200);
       await helper.unload();
-      await load(opFlow('custody-fund', { operation: 'holdings', company_id: sim.demo.company_id }, { simulatorKey: 'readOnly' }));
-      const denied = await refused({});
-      assert.equal(denied.statusCode, 403, 'a full-permission call with the read-only key');
+      for (const [operation, props, check] of [
+        ['account', {}, (p: any) => typeof p === 'object'],
+        ['balance', {}, (p: any) => typeof p === 'object'],
+        ['funds', {}, (p: any) => typeof p === 'object'],
+        ['fundLedger', { fund_id: sim.demo.fund_id, direction: 'in' }, (p: any) => p.List.length > 0 && p.List.every((e: { type: string }) => e.type !== 'transferOut')],
+        ['walletHistory', { wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id }, (p: any) => typeof p === 'object'],
+      ] as const) {
+        await load(opFlow('custody-read', { operation, ...props }, { simulatorKey: 'readOnly' }));
+        const read = await ok({});
+        assert.ok(check(read.payload), `${operation}: ${JSON.stringify(read.payload).slice(0, 200)}`);
+        await helper.unload();
+      }
+      await load(opFlow('custody-fund', { operation: 'addWhitelist', company_id: sim.demo.company_id, fund_id: sim.demo.fund_id }, { simulatorKey: 'readOnly' }));
+      const denied = await refused({ payload: { name: 'not allowed', asset: 'BTC-TESTNET', address: 'tb1qreadonlynotallowed' } });
+      assert.equal(denied.statusCode, 403, 'a write with the read-only key');
     });
 
     it('custody-withdraw: whitelist, withdraw with decimal amount, retry-safe, read', async () => {
