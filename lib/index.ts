@@ -10,3 +10,4 @@ export * from './operation';
 export * from './amounts';
 export * from './feed';
 export * from './v1';
+export * from './v2';
