@@ -115,6 +115,8 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-core-client',
       'custody-coreclient-feed',
       'custody-fund',
+      'custody-policy',
+      'custody-portfolio',
       'custody-transfer',
       'custody-trusted-party',
     ]);
@@ -164,6 +166,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       const types = [
         'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
+        'custody-policy', 'custody-portfolio',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
