@@ -43,7 +43,9 @@ function describe(nodeType: WorkspaceNodeType): Record<string, OperationDescript
   const out: Record<string, OperationDescription & { properties: string[] }> = {};
   for (const [name, op] of Object.entries(nodeType.operations)) {
     const d = describeOperation(op.spec);
-    out[name] = { ...d, fields: op.fields ?? d.fields, required: op.required ?? d.required, properties: op.properties };
+    // workspaceID defaults to the connection's workspace: not something the user must give.
+    const required = (op.required ?? d.required).filter((f) => f !== 'workspaceID');
+    out[name] = { ...d, fields: op.fields ?? d.fields, required, properties: op.properties };
   }
   return out;
 }

@@ -10,7 +10,7 @@
  * - `k.agent`: a second key, associated with a signing agent;
  * - `k.unassociated`: a key with neither, which a transaction policy refuses as a member (spec
  *   section 4 rules).
- * The admin policy "Workspace Policy" has members `m.alice` and `k.partner`, threshold 1.
+ * The admin policy "Workspace Policy" has members `m.alice`, `k.partner` and `k.agent`, threshold 1.
  *
  * Times are epoch seconds of the business clock; `addressReadyAtMs` is epoch milliseconds of the
  * business clock (real time plus the `clock/advance` offset).
@@ -166,7 +166,7 @@ export function ensureV2(eng: Engine): V2State {
       type: 1,
       operation: 1,
       threshold: 1,
-      rules: ['m.alice', 'k.partner'].map((id) => ({ type: 2, operation: 3, threshold: 0, arguments: { id } })),
+      rules: ['m.alice', 'k.partner', 'k.agent'].map((id) => ({ type: 2, operation: 3, threshold: 0, arguments: { id } })),
     },
     adminPolicyID: adminID,
     adminLocked: true,

@@ -2,7 +2,7 @@
  * Business rules of the v2 workspace calls (spec section 4 "v2 endpoints" and its rules for
  * policies; section 2 "v2 resources"). Synchronous; each mutation calls `eng.changed()`.
  *
- * Decisions where the spec is silent (documented in simulator/v2/README text of the report):
+ * Decisions where the spec is silent:
  * - Members are human members (`m.alice`, `m.bob`, `m.carol`) or API keys (`k.partner`,
  *   `k.agent`, `k.unassociated`); any other id is refused (400, naming the rule).
  * - An API key member must be associated with signing key pairs or a signing agent, else 400.
@@ -12,8 +12,8 @@
  *   they are when the request is made; approvals needed: that policy's threshold. One rejection
  *   rejects the request.
  * - A human approves through a control endpoint; an API key that is a member approves with
- *   `PUT /api/v2/actions/{actionID}` under its own token (any member key, the requesting one
- *   included: the request itself is not an approval).
+ *   `PUT /api/v2/actions/{actionID}` under its own token. The API key that made the request
+ *   cannot approve it (spec section 4: "another API key"); it may reject it.
  * - A transaction of a wallet (made through a control endpoint) needs the threshold of the
  *   wallet's policy: threshold 1 completes it with one approval.
  */
@@ -190,6 +190,7 @@ export function decide(eng: Engine, actionID: string, memberID: string, approve:
   const key = v2.apiKeys[memberID];
   if (key && key.associated === 'none') throw forbidden(`API key ${memberID} is not associated with a signing agent or signing key pairs`);
   if (a.approvers.includes(memberID)) throw conflict(`${memberID} already approved action ${actionID}`);
+  if (approve && memberID === a.requestedBy) throw forbidden(`${memberID} made update request ${actionID} and cannot approve it: another member must`);
   if (!approve) {
     a.status = 'rejected';
     a.rejectedBy = memberID;
