@@ -9,5 +9,7 @@ export * from './client';
 export * from './operation';
 export * from './amounts';
 export * from './feed';
+export * from './hub-feed';
+export * from './wallets-feed';
 export * from './v1';
 export * from './v2';
