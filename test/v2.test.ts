@@ -491,6 +491,12 @@ describe('v2 nodes in the Node-RED runtime', function () {
     const err2 = await callExpectingError({});
     assert.equal(err2.error.code, 'ECONFIG');
     assert.match(err2.error.message, /v2BaseUrl: /);
+    await helper.unload();
+    const flow3 = opFlow('custody-policy', { operation: 'list' }).map((n: any) => (n.id === 'cfg' ? { ...n, environment: 'sandbox', workspaceId: 'W' } : n));
+    await load(flow3, {});
+    const err3 = await callExpectingError({});
+    assert.equal(err3.error.code, 'ECONFIG');
+    assert.match(err3.error.message, /token: /);
   });
 
   it('the example flow "Set up a workspace" runs to its end as imported', async () => {
@@ -516,5 +522,125 @@ describe('v2 nodes in the Node-RED runtime', function () {
     assert.equal(policy.expression.threshold, 2);
     assert.deepEqual(policy.expression.rules.map((r: any) => r.arguments.id), ['m.alice', 'm.bob', 'm.carol']);
     assert.match(inbox.get('wallet')![0].payload.address, /^0x[0-9a-f]{40}$/);
+  });
+});
+
+// ------------------------------------------------------------------ editor, end to end
+
+describe('v2 policy editor in a real node-red: a policy built in the dialog, deployed and run', function () {
+  this.timeout(120000);
+  let userDir: string;
+  let red: import('node:child_process').ChildProcess | undefined;
+  let base = '';
+  let log = '';
+
+  before(async () => {
+    const { spawn } = await import('node:child_process');
+    const net = await import('node:net');
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-v2-editor-'));
+    const link = path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody');
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(root, link, 'dir');
+    fs.writeFileSync(path.join(userDir, 'flows.json'), fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json')));
+    const port = await new Promise<number>((resolve, reject) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as import('node:net').AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+      s.on('error', reject);
+    });
+    base = `http://127.0.0.1:${port}`;
+    red = spawn(process.execPath, [require.resolve('node-red/red.js', { paths: [root] }), '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
+      env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    red.stdout!.on('data', (d) => (log += d));
+    red.stderr!.on('data', (d) => (log += d));
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      try {
+        if ((await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } })).ok) break;
+      } catch {
+        /* not up yet */
+      }
+      if (Date.now() > deadline) throw new Error('node-red did not start:\n' + log);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  });
+
+  after(async () => {
+    if (red && red.exitCode === null) {
+      const exited = new Promise((r) => red!.once('exit', r));
+      red.kill('SIGINT');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
+      if (red.exitCode === null) red.kill('SIGKILL');
+    }
+    fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  it('adds an API key member and raises the threshold in the form; the deployed flow creates that policy and adds m.carol', async () => {
+    const { chromium } = await import('playwright-core');
+    const WebSocket = (await import('ws')).default;
+    const debug: Array<{ name?: string; msg?: string }> = [];
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.send(JSON.stringify({ subscribe: 'debug' }));
+    ws.on('message', (data) => {
+      const parsed = JSON.parse(data.toString());
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
+    });
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(base + '/');
+      await page.waitForFunction(() => (window as any).RED?.nodes?.node?.('07a5c0de00000003'), null, { timeout: 30000 });
+      await page.waitForTimeout(500);
+      await page.evaluate(() => (window as any).RED.editor.edit((window as any).RED.nodes.node('07a5c0de00000003')));
+      await page.waitForSelector('#node-input-members-list');
+      await page.waitForTimeout(500);
+      // As a user does: "+ member", choose "API key", type the id; set the threshold; Done.
+      await page.click('.node-input-members-container-row .red-ui-editableList-addButton');
+      const row = page.locator('#node-input-members-list li').last();
+      await row.locator('select.custody-member-kind').selectOption('apiKey');
+      await row.locator('input.custody-member-id').fill('k.agent');
+      await page.fill('#node-input-threshold', '3');
+      await page.click('#node-dialog-ok');
+      await page.waitForTimeout(300);
+      const saved = await page.evaluate(() => {
+        const n = (window as any).RED.nodes.node('07a5c0de00000003');
+        return { members: n.members, threshold: n.threshold, valid: n.valid };
+      });
+      assert.deepEqual(saved, {
+        members: [
+          { kind: 'human', id: 'm.alice' },
+          { kind: 'human', id: 'm.bob' },
+          { kind: 'apiKey', id: 'k.agent' },
+        ],
+        threshold: '3',
+        valid: true,
+      });
+      await page.click('#red-ui-header-button-deploy');
+      await page.waitForFunction(() => !(window as any).RED.nodes.dirty(), null, { timeout: 10000 });
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+    assert.equal((await fetch(`${base}/inject/07a5c0de00000002`, { method: 'POST' })).status, 200);
+    const end = await until(() => debug.find((d) => d.name === 'Treasury policy now (3 members)' || d.name === 'error'), 'the end of the example', 30000);
+    ws.close();
+    assert.equal(end.name, 'Treasury policy now (3 members)', end.msg);
+    const shown = JSON.parse(end.msg!);
+    const policy = shown.payload ?? shown;
+    assert.equal(policy.expression.threshold, 3);
+    assert.deepEqual(policy.expression.rules.map((r: any) => r.arguments.id), ['m.alice', 'm.bob', 'k.agent', 'm.carol']);
+    assert.deepEqual(policy.expression.rules[2], { type: 2, operation: 3, threshold: 0, arguments: { id: 'k.agent' } });
   });
 });
