@@ -55,7 +55,7 @@ export = function register(RED: NodeAPI): void {
       },
       create: {
         spec: ops.create,
-        properties: ['workspaceID', 'policyName', 'threshold', 'members', 'adminPolicyID', 'adminLocked', 'allowDuplicates'],
+        properties: ['workspaceID', 'policyName', 'policyType', 'threshold', 'members', 'adminPolicyID', 'adminLocked', 'allowDuplicates'],
         fields: ['workspaceID', 'name', 'threshold', 'members', 'adminPolicyID', 'adminLocked', 'allowDuplicates', 'expression (instead of threshold and members)'],
         required: ['name', 'threshold and members (or expression)'],
         run: (client, input, config) => {
