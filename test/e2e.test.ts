@@ -117,6 +117,8 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-fund',
       'custody-hub-feed',
       'custody-liquidity-hub',
+      'custody-policy',
+      'custody-portfolio',
       'custody-read',
       'custody-request',
       'custody-swap-make',
@@ -174,6 +176,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
         'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
         'custody-hub-feed', 'custody-wallets-feed',
+        'custody-policy', 'custody-portfolio',
         'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).

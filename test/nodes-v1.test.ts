@@ -366,13 +366,13 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.equal(missing.error.cause.statusCode, 404);
     });
 
-    it('custody-read with the simulator\'s read-only key (config Simulator key)', async function () {
+    it('custody-read with the simulator\'s read-only key (config v1 API key)', async function () {
       const readOnlyApiKey = (sim.account as { readOnlyApiKey?: string }).readOnlyApiKey;
-      await load(opFlow('custody-read', { operation: 'fund', fund_id: sim.demo.fund_id }, { simulatorKey: 'readOnly' }));
+      await load(opFlow('custody-read', { operation: 'fund', fund_id: sim.demo.fund_id }, { simulatorV1Key: 'readOnly' }));
       const r = await send({});
       if (!readOnlyApiKey) {
         assert.equal(r.caught?.error.code, 'ECONFIG');
-        assert.match(r.caught.error.message, /simulatorKey: this simulator has no read-only API key/);
+        assert.match(r.caught.error.message, /simulatorV1Key: this simulator has no read-only API key/);
         return;
       }
       skipIfNoRoute(this, r);
@@ -386,12 +386,12 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
         ['fundLedger', { fund_id: sim.demo.fund_id, direction: 'in' }, (p: any) => p.List.length > 0 && p.List.every((e: { type: string }) => e.type !== 'transferOut')],
         ['walletHistory', { wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id }, (p: any) => typeof p === 'object'],
       ] as const) {
-        await load(opFlow('custody-read', { operation, ...props }, { simulatorKey: 'readOnly' }));
+        await load(opFlow('custody-read', { operation, ...props }, { simulatorV1Key: 'readOnly' }));
         const read = await ok({});
         assert.ok(check(read.payload), `${operation}: ${JSON.stringify(read.payload).slice(0, 200)}`);
         await helper.unload();
       }
-      await load(opFlow('custody-fund', { operation: 'addWhitelist', company_id: sim.demo.company_id, fund_id: sim.demo.fund_id }, { simulatorKey: 'readOnly' }));
+      await load(opFlow('custody-fund', { operation: 'addWhitelist', company_id: sim.demo.company_id, fund_id: sim.demo.fund_id }, { simulatorV1Key: 'readOnly' }));
       const denied = await refused({ payload: { name: 'not allowed', asset: 'BTC-TESTNET', address: 'tb1qreadonlynotallowed' } });
       assert.equal(denied.statusCode, 403, 'a write with the read-only key');
     });
