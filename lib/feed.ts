@@ -1,12 +1,17 @@
 /**
- * The core client feed (spec section 6; section 5.6 for its signed handshake): a websocket
- * that delivers one JSON message per pending action. The real service drops idle clients and
- * expects a manual reconnect (spec section 6 rule 2); this feed reconnects by itself with
- * exponential backoff and full jitter for as long as it is started, sends a ping every
- * `heartbeatMs` and drops a connection whose pong does not come back, and after every
- * (re)connect reads GET /coreclient/{client_id}/actions, so an action submitted while it was
- * away is emitted too. Each action id is emitted once for the lifetime of the feed (the
- * service re-sends pending actions on reconnect; NOTES.md "Behaviour").
+ * The websocket feeds of spec section 6 (section 5.6 for their signed handshake), built on one
+ * signed, self-healing websocket, {@link SignedFeed}: it signs the upgrade like a request
+ * (`x-api-key`, `x-timestamp` or `x-nonce`, `x-sign` over the prefix and the ws URL), reconnects
+ * by itself with exponential backoff and full jitter for as long as it is started (the real
+ * service drops idle clients and expects a manual reconnect, spec section 6 rule 2), sends a
+ * ping every `heartbeatMs` and drops a connection whose pong does not come back.
+ *
+ * - {@link CoreClientFeed} (this file): one `action` per pending action; after every (re)connect
+ *   it reads GET /coreclient/{client_id}/actions, so an action submitted while it was away is
+ *   emitted too; each action id is emitted once for the lifetime of the feed (the service
+ *   re-sends pending actions on reconnect; NOTES.md "Behaviour").
+ * - {@link HubFeed} (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts): account-wide feeds
+ *   without a catch-up.
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
@@ -17,7 +22,7 @@ import { Action, listActions } from './v1/core-client';
 /** Connection states, in the order a feed moves through them. */
 export type FeedState = 'connecting' | 'connected' | 'disconnected' | 'stopped';
 
-/** Options of a {@link CoreClientFeed}; all times in milliseconds. */
+/** Options of a feed ({@link SignedFeed} and its subclasses); all times in milliseconds. */
 export interface FeedOptions {
   /** Ping interval; a connection without a pong by the next ping is dropped (default 15000). */
   heartbeatMs?: number;
@@ -30,38 +35,36 @@ export interface FeedOptions {
 }
 
 /**
- * Events:
- * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
+ * A signed websocket that stays open from {@link start} to {@link stop}, reconnecting with
+ * backoff. Subclasses turn messages into events ({@link handleMessage}) and may act after each
+ * connect ({@link onConnected}).
+ *
+ * Events of every feed:
  * - `state` (state: FeedState, reason?: string): connection state changes.
- * - `error` (err: Error): a failed connect or catch-up read; the feed keeps retrying. Emitted
- *   only when someone listens.
+ * - `error` (err: Error): a failed connect (e.g. `feed handshake refused: HTTP 401`), a message
+ *   that is not JSON, a failed catch-up read; the feed keeps going. Emitted only when someone
+ *   listens (no listener: nothing is thrown).
  */
-export class CoreClientFeed extends EventEmitter {
-  /** The core client whose actions this feed carries. */
-  readonly clientId: string;
-  /** The websocket URL, `{ws_base_url}/coreclient/{client_id}/feed`. */
+export abstract class SignedFeed extends EventEmitter {
+  /** The websocket URL: the client's base URL with ws:// or wss:// and the feed path. */
   readonly url: string;
   #state: FeedState = 'disconnected';
   #socket: WebSocket | undefined;
   /** The current run; aborted by stop(), which ends its loop and cancels a pending reconnect delay. */
   #run: AbortController | undefined;
-  /** Emitted action ids -> when they may be forgotten (epoch seconds). */
-  #seen = new Map<string, number>();
   readonly #options: Required<FeedOptions>;
 
   /**
-   * @param client the signed client (its base URL gives the feed URL, ws:// or wss://).
-   * @param clientId the core client id.
+   * @param client the signed client (its base URL gives the feed URL, ws:// or wss://; its key signs the handshake).
+   * @param path the feed path below the base URL, e.g. `/liquidityhub/feed`.
    */
   constructor(
     readonly client: CustodyClient,
-    clientId: string,
+    path: string,
     options: FeedOptions = {},
   ) {
     super();
-    if (!clientId || /[/?#]/.test(clientId)) throw new TypeError('clientId: a core client id is required');
-    this.clientId = clientId;
-    this.url = client.feedUrl(`/coreclient/${encodeURIComponent(clientId)}/feed`);
+    this.url = client.feedUrl(path);
     this.#options = { heartbeatMs: 15000, minDelayMs: 500, maxDelayMs: 30000, handshakeTimeoutMs: 10000, ...options };
   }
 
@@ -94,6 +97,20 @@ export class CoreClientFeed extends EventEmitter {
     if (!this.#run) this.#setState('stopped');
   }
 
+  /**
+   * Handle one parsed JSON message (called only while the run that received it is not stopped).
+   * @param msg the parsed message, any JSON value.
+   */
+  protected abstract handleMessage(msg: unknown): void;
+
+  /**
+   * Called after each successful (re)connect, once the state is `connected`. Default: nothing.
+   * @param signal aborted when the feed is stopped: emit nothing after that.
+   */
+  protected onConnected(signal: AbortSignal): void {
+    void signal;
+  }
+
   #setState(state: FeedState, reason?: string): void {
     if (this.#state === state) return;
     this.#state = state;
@@ -101,7 +118,7 @@ export class CoreClientFeed extends EventEmitter {
   }
 
   /** Report a failure to `error` listeners (none: nothing is thrown; the feed goes on). */
-  #reportError(err: Error): void {
+  protected reportError(err: Error): void {
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
@@ -120,7 +137,7 @@ export class CoreClientFeed extends EventEmitter {
       } catch (err) {
         if (signal.aborted) return;
         this.#setState('disconnected', (err as Error).message);
-        this.#reportError(err as Error);
+        this.reportError(err as Error);
         await sleep(this.#delay(attempt++), undefined, { signal }).catch(() => undefined);
         continue;
       }
@@ -134,7 +151,7 @@ export class CoreClientFeed extends EventEmitter {
 
   #closed: Promise<string> = Promise.resolve('');
 
-  /** One connection attempt: resolves when open and caught up; rejects on failure. */
+  /** One connection attempt: resolves when open; rejects on failure. */
   #connect(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(new Error('feed stopped'));
     this.#setState('connecting');
@@ -163,7 +180,15 @@ export class CoreClientFeed extends EventEmitter {
         if (!opened) reject(new Error(`feed connection failed: ${err.message}`));
       });
       socket.on('message', (data) => {
-        if (!signal.aborted) this.#onMessage(data.toString());
+        if (signal.aborted) return;
+        let msg: unknown;
+        try {
+          msg = JSON.parse(data.toString());
+        } catch {
+          this.reportError(new Error('feed: a message was not JSON'));
+          return;
+        }
+        this.handleMessage(msg);
       });
       socket.on('open', () => {
         if (signal.aborted) {
@@ -175,44 +200,9 @@ export class CoreClientFeed extends EventEmitter {
         heartbeat = this.#heartbeat(socket);
         this.#setState('connected');
         resolve();
-        // Catch up with what was submitted while away; a failure here is reported, the socket stays.
-        this.#catchUp(signal).catch((err: Error) => this.#reportError(err));
+        this.onConnected(signal);
       });
     });
-  }
-
-  async #catchUp(signal: AbortSignal): Promise<void> {
-    const res = await listActions(this.client, { client_id: this.clientId });
-    if (signal.aborted) return; // stopped while reading: emit nothing after stop()
-    for (const action of res.data.actions ?? []) if (action.status === 'pending') this.#emitOnce(action, 'catch-up');
-  }
-
-  #onMessage(text: string): void {
-    let msg: unknown;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      this.#reportError(new Error('feed: a message was not JSON'));
-      return;
-    }
-    if (msg && typeof msg === 'object' && typeof (msg as Action).id === 'string') this.#emitOnce(msg as Action, 'feed');
-  }
-
-  #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
-    if (this.#seen.has(action.id)) return;
-    // Forgettable a day after its expiry (or after now, when it carries none); epoch seconds,
-    // or milliseconds read as seconds.
-    const expiry = Number(action.expireTime) || Math.floor(Date.now() / 1000);
-    this.#seen.set(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400);
-    this.#prune();
-    this.emit('action', action, source);
-  }
-
-  /** Forget ids past their horizon (a day after expiry): they cannot come back as pending. */
-  #prune(): void {
-    if (this.#seen.size < 10000) return;
-    const now = Math.floor(Date.now() / 1000);
-    for (const [id, horizon] of this.#seen) if (horizon < now) this.#seen.delete(id);
   }
 
   /**
@@ -234,5 +224,71 @@ export class CoreClientFeed extends EventEmitter {
     }, this.#options.heartbeatMs);
     timer.unref();
     return timer;
+  }
+}
+
+/**
+ * The feed path of a core client. @throws {TypeError} when `clientId` is empty or holds `/`, `?` or `#`.
+ */
+function coreClientFeedPath(clientId: string): string {
+  if (!clientId || /[/?#]/.test(clientId)) throw new TypeError('clientId: a core client id is required');
+  return `/coreclient/${encodeURIComponent(clientId)}/feed`;
+}
+
+/**
+ * The core client feed, `{ws_base_url}/coreclient/{client_id}/feed` (spec section 6): one
+ * message per pending action of the wallets the core client guards. After every (re)connect it
+ * reads GET /coreclient/{client_id}/actions (catch-up); each action id is emitted once.
+ *
+ * Events (besides `state` and `error`, see {@link SignedFeed}):
+ * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
+ */
+export class CoreClientFeed extends SignedFeed {
+  /** The core client whose actions this feed carries. */
+  readonly clientId: string;
+  /** Emitted action ids -> when they may be forgotten (epoch seconds). */
+  #seen = new Map<string, number>();
+
+  /**
+   * @param client the signed client (its base URL gives the feed URL, ws:// or wss://).
+   * @param clientId the core client id.
+   * @throws {TypeError} when `clientId` is empty or holds `/`, `?` or `#`.
+   */
+  constructor(client: CustodyClient, clientId: string, options: FeedOptions = {}) {
+    super(client, coreClientFeedPath(clientId), options);
+    this.clientId = clientId;
+  }
+
+  /** Catch up with what was submitted while away; a failure is reported, the socket stays. */
+  protected override onConnected(signal: AbortSignal): void {
+    this.#catchUp(signal).catch((err: Error) => this.reportError(err));
+  }
+
+  async #catchUp(signal: AbortSignal): Promise<void> {
+    const res = await listActions(this.client, { client_id: this.clientId });
+    if (signal.aborted) return; // stopped while reading: emit nothing after stop()
+    for (const action of res.data.actions ?? []) if (action.status === 'pending') this.#emitOnce(action, 'catch-up');
+  }
+
+  /** A message with a string `id` is an action; anything else is ignored. */
+  protected handleMessage(msg: unknown): void {
+    if (msg && typeof msg === 'object' && typeof (msg as Action).id === 'string') this.#emitOnce(msg as Action, 'feed');
+  }
+
+  #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
+    if (this.#seen.has(action.id)) return;
+    // Forgettable a day after its expiry (or after now, when it carries none); epoch seconds,
+    // or milliseconds read as seconds.
+    const expiry = Number(action.expireTime) || Math.floor(Date.now() / 1000);
+    this.#seen.set(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400);
+    this.#prune();
+    this.emit('action', action, source);
+  }
+
+  /** Forget ids past their horizon (a day after expiry): they cannot come back as pending. */
+  #prune(): void {
+    if (this.#seen.size < 10000) return;
+    const now = Math.floor(Date.now() / 1000);
+    for (const [id, horizon] of this.#seen) if (horizon < now) this.#seen.delete(id);
   }
 }

@@ -9,4 +9,6 @@ export * from './client';
 export * from './operation';
 export * from './amounts';
 export * from './feed';
+export * from './hub-feed';
+export * from './wallets-feed';
 export * from './v1';

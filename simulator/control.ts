@@ -8,6 +8,12 @@
  * | POST | /_simulator/faucet | `{wallet_id, amount}` (id or short code; base units > 0) | `{wallet_id, asset, amount, balance, chainTxID}` |
  * | POST | /_simulator/transfer/{tx_id}/approve | `{user_id}` (id, e-mail or username) | the Transaction object |
  * | POST | /_simulator/transfer/{tx_id}/reject | `{user_id}` | the Transaction object |
+ * | POST | /_simulator/tx/{tx_id}/approve | `{user_id}`: a human custodian approves a transfer, withdrawal, swap quote or swap take | the transaction's GET view |
+ * | POST | /_simulator/tx/{tx_id}/reject | `{user_id}` | the transaction's GET view |
+ * | POST | /_simulator/withdraw/{tx_id}/chain-reject | | the chain rejects an approved withdrawal: the Transaction object (chain_rejected_withdrawal) |
+ * | POST | /_simulator/exchange/connect-request | `{client_id, wallet_id, customer_email, customer_id}` | `{connection_id, action_id, client_id, wallet_id, status}` |
+ * | POST | /_simulator/foreign/quote | `{send{symbol, amount}, receive{symbol, amount}, expires?}` | `{company_id, core_client_id, tx_id}`: a published quote of another API account |
+ * | GET | /_simulator/events?after={seq} | | `{events:[{seq, event, message}]}`: the last 1000 `hub` and `walletTx` engine events after `seq` |
  * | POST | /_simulator/trustedparty/accept | `{company_id, address}` | the trusted party entry |
  * | POST | /_simulator/clock/advance | `{seconds}` (integer >= 0) | `{now, offset_seconds, expired}` |
  * | GET | /_simulator/clock | | `{now, offset_seconds}` |
@@ -21,10 +27,14 @@
  */
 import express, { type Router } from 'express';
 import type { Engine } from './engine';
-import { forbidden, notFound, unsupportedMediaType } from './errors';
+import { badRequest, forbidden, notFound, unsupportedMediaType } from './errors';
 import { route, type RouteHandler } from './http';
 import * as net from './network';
 import * as txs from './transactions';
+import { chainRejectWithdrawal } from './withdrawals';
+import { createForeignQuote, type ForeignQuoteInput } from './swaps';
+import { requestConnection, type ConnectRequestInput } from './exchanges';
+import { API_PREFIX } from './routes';
 import { validate } from './validation';
 import type { FeedHub } from './feeds';
 import type { HttpFault, HttpFaults } from './faults';
@@ -64,6 +74,22 @@ export function controlRouter(eng: Engine, feeds: FeedHub, faults: HttpFaults): 
   );
   r.post('/transfer/:tx_id/approve', h(({ params, body }) => txs.userDecide(eng, params.tx_id, validate<{ user_id: string }>('userDecision', body).user_id, true)));
   r.post('/transfer/:tx_id/reject', h(({ params, body }) => txs.userDecide(eng, params.tx_id, validate<{ user_id: string }>('userDecision', body).user_id, false)));
+  r.post('/tx/:tx_id/approve', h(({ params, body }) => txs.userDecide(eng, params.tx_id, validate<{ user_id: string }>('userDecision', body).user_id, true, 'transaction')));
+  r.post('/tx/:tx_id/reject', h(({ params, body }) => txs.userDecide(eng, params.tx_id, validate<{ user_id: string }>('userDecision', body).user_id, false, 'transaction')));
+  r.post('/withdraw/:tx_id/chain-reject', h(({ params }) => chainRejectWithdrawal(eng, params.tx_id)));
+  r.post('/exchange/connect-request', h(({ body }) => requestConnection(eng, validate<ConnectRequestInput>('connectRequest', body))));
+  r.post(
+    '/foreign/quote',
+    h(({ req, body }) => createForeignQuote(eng, validate<ForeignQuoteInput>('foreignQuote', body), `${req.protocol}://${req.headers.host ?? ''}${API_PREFIX}`)),
+  );
+  r.get(
+    '/events',
+    h(({ query }) => {
+      const after = query.after === undefined ? 0 : Number(query.after);
+      if (!Number.isSafeInteger(after) || after < 0) throw badRequest('after: must be a non-negative integer');
+      return { events: eng.eventLog.filter((e) => e.seq > after) };
+    }),
+  );
   r.post(
     '/trustedparty/accept',
     h(({ body }) => {

@@ -12,7 +12,9 @@
  * - fund "Counterparty fund" in the same company, custody groups `{threshold: 1, members: [alice]}`,
  *   with empty BTC-TESTNET and ETH-TESTNET wallets to receive transfers;
  * - core client "Demo manual approver", trusted party, custodian (threshold 1) of fund "Manual fund"
- *   with a BTC-TESTNET wallet funded with 1 BTC-TESTNET: its actions wait for a person.
+ *   with a BTC-TESTNET wallet funded with 1 BTC-TESTNET: its actions wait for a person;
+ * - whitelisted withdrawal addresses, a taker company, two exchanges and a dedicated wallet to
+ *   connect and sweep: see {@link upgradeDemo}.
  *
  * The demo's ids are fixed ({@link DEMO_IDS}), so the example flows can name them and run on
  * any fresh machine; everything created through the API gets random ids.
@@ -20,6 +22,8 @@
 import type { Engine } from './engine';
 import * as net from './network';
 import type { DemoDataset, DemoWallet } from './state';
+import { addWhitelist } from './withdrawals';
+import { createExchange } from './exchanges';
 
 /** The fixed ids of the demo dataset, named in the example flows. */
 export const DEMO_IDS = Object.freeze({
@@ -32,6 +36,22 @@ export const DEMO_IDS = Object.freeze({
   manual_core_client_id: 'demo-manual-approver',
   manual_fund_id: 'demo-manual-fund',
   manual_wallets: ['demo-manual-btc-testnet'],
+  taker_company_id: 'demo-taker-company',
+  taker_core_client_id: 'demo-taker-approver',
+  taker_fund_id: 'demo-taker-fund',
+  taker_wallets: ['demo-taker-btc-testnet', 'demo-taker-eth-testnet'],
+  exchange_id: 'demo-exchange',
+  exchange_client_id: 'demo-exchange-client',
+  second_exchange_id: 'demo-exchange-2',
+  second_exchange_client_id: 'demo-exchange-2-client',
+  exchange_fund_id: 'demo-exchange-fund',
+  exchange_wallets: ['demo-exchange-btc-testnet'],
+});
+
+/** Whitelisted withdrawal addresses of the demo fund (fixed, so flows can name them; nothing is ever sent to a chain). */
+export const DEMO_WHITELIST = Object.freeze({
+  'BTC-TESTNET': 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx',
+  'ETH-TESTNET': '0x00000000000000000000000000000000deadbeef',
 });
 
 function demoWallet(eng: Engine, id: string): DemoWallet {
@@ -114,7 +134,7 @@ export function createDemo(eng: Engine): DemoDataset {
   });
   net.faucetDeposit(eng, manual.wallets[0], 100000000);
 
-  const demo: DemoDataset = {
+  const demo = {
     company_id: cid,
     fund_id: fund.fund_id,
     core_client_id: approver,
@@ -125,8 +145,73 @@ export function createDemo(eng: Engine): DemoDataset {
       wallets: { 'BTC-TESTNET': demoWallet(eng, cp.wallets[0]), 'ETH-TESTNET': demoWallet(eng, cp.wallets[1]) },
     },
     manual: { core_client_id: manualApprover, fund_id: manual.fund_id, wallets: { 'BTC-TESTNET': demoWallet(eng, manual.wallets[0]) } },
-  };
+  } as DemoDataset;
   eng.state.demo = demo;
-  eng.changed();
+  upgradeDemo(eng);
   return demo;
+}
+
+/**
+ * Add the demo parts introduced with withdrawals, swaps and exchanges to a demo dataset that lacks
+ * them (state files of older simulators; a no-op otherwise):
+ * - whitelist: {@link DEMO_WHITELIST} for demo-fund BTC-TESTNET and ETH-TESTNET (withdrawals are
+ *   approved by `demo-approver`, the fund's withdraw custody group);
+ * - taker: company "Demo Taker Ltd" (`demo-taker-company`) of the same account, its core client
+ *   `demo-taker-approver` (trusted, custodian threshold 1 of fund `demo-taker-fund`), wallets
+ *   `demo-taker-btc-testnet` (5 BTC-TESTNET) and `demo-taker-eth-testnet` (20 ETH-TESTNET);
+ * - exchanges "Simulated Exchange" (`demo-exchange`, core client `demo-exchange-client`) and
+ *   "Simulated Exchange Two" (`demo-exchange-2`, `demo-exchange-2-client`), and fund
+ *   `demo-exchange-fund` of the demo company (custodian `demo-approver`) with the dedicated
+ *   (type 1) wallet `demo-exchange-btc-testnet` (1 BTC-TESTNET) that can be connected and swept.
+ */
+export function upgradeDemo(eng: Engine): void {
+  const demo = eng.state.demo;
+  if (!demo) return;
+  const cid = demo.company_id;
+  if (!demo.whitelist && eng.state.companies[cid] && eng.state.funds[demo.fund_id]) {
+    for (const asset of ['BTC-TESTNET', 'ETH-TESTNET'] as const) {
+      addWhitelist(eng, cid, demo.fund_id, { name: `Demo ${asset} withdrawal address`, asset, address: DEMO_WHITELIST[asset] });
+    }
+    demo.whitelist = { ...DEMO_WHITELIST };
+  }
+  if (!demo.taker && !eng.state.companies[DEMO_IDS.taker_company_id]) {
+    const tc = net.createCompany(eng, { name: 'Demo Taker Ltd', city: 'Zurich', country: 'CH', domain: 'demo-taker.example', ref: 'demo taker' }, DEMO_IDS.taker_company_id).company_id;
+    const approver = trustedCoreClient(eng, tc, 'Demo taker approver', DEMO_IDS.taker_core_client_id);
+    const fund = demoFund(eng, tc, approver, {
+      label: 'Taker',
+      name: 'Taker fund',
+      description: 'Takes demo swap quotes; approved by the Demo taker approver core client',
+      assets: ['BTC-TESTNET', 'ETH-TESTNET'],
+      fund_id: DEMO_IDS.taker_fund_id,
+      wallet_ids: DEMO_IDS.taker_wallets,
+    });
+    net.faucetDeposit(eng, fund.wallets[0], 500000000);
+    net.faucetDeposit(eng, fund.wallets[1], 20000000000);
+    demo.taker = {
+      company_id: tc,
+      core_client_id: approver,
+      fund_id: fund.fund_id,
+      wallets: { 'BTC-TESTNET': demoWallet(eng, fund.wallets[0]), 'ETH-TESTNET': demoWallet(eng, fund.wallets[1]) },
+    };
+  }
+  if (!demo.exchange && !eng.state.exchanges[DEMO_IDS.exchange_id] && eng.state.coreClients[demo.core_client_id]) {
+    createExchange(eng, { id: DEMO_IDS.exchange_id, name: 'Simulated Exchange', url: 'https://exchange.example', logourl: 'https://exchange.example/logo.svg', client_id: DEMO_IDS.exchange_client_id, clientName: 'Simulated Exchange core client' });
+    createExchange(eng, { id: DEMO_IDS.second_exchange_id, name: 'Simulated Exchange Two', url: 'https://exchange-two.example', logourl: 'https://exchange-two.example/logo.svg', client_id: DEMO_IDS.second_exchange_client_id, clientName: 'Simulated Exchange Two core client' });
+    const group = { threshold: 1, members: [demo.core_client_id] };
+    const fund = net.createFund(
+      eng,
+      cid,
+      {
+        name: 'Exchange fund',
+        description: 'A dedicated wallet to connect to the Simulated Exchange and sweep',
+        custodygroup_withdraw: group,
+        custodygroup_tx: group,
+        wallets: [{ name: 'Exchange BTC-TESTNET wallet', asset: 'BTC-TESTNET', type: 1 }],
+      },
+      { fund_id: DEMO_IDS.exchange_fund_id, wallet_ids: DEMO_IDS.exchange_wallets },
+    );
+    net.faucetDeposit(eng, fund.wallets[0], 100000000);
+    demo.exchange = { exchange_id: DEMO_IDS.exchange_id, client_id: DEMO_IDS.exchange_client_id, fund_id: fund.fund_id, wallets: { 'BTC-TESTNET': demoWallet(eng, fund.wallets[0]) } };
+  }
+  eng.changed();
 }

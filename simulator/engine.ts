@@ -5,7 +5,7 @@
  * transactions.ts (transfers, actions, expiry); both work on an {@link Engine}.
  */
 import { EventEmitter } from 'node:events';
-import type { ActionRecord, SimState, Store, WalletRecord } from './state';
+import type { ActionRecord, CustodyTxRecord, SimState, Store, WalletRecord } from './state';
 import { normaliseShortCode } from './ids';
 
 /**
@@ -35,6 +35,22 @@ export interface WalletFeedMessage {
   wallet_id: string;
 }
 
+/** One entry of {@link Engine.eventLog}. */
+export interface EngineEventRecord {
+  /** increasing sequence number, from 1 after each start */
+  seq: number;
+  event: 'hub' | 'walletTx';
+  message: HubFeedMessage | WalletFeedMessage;
+}
+
+/** How many events {@link Engine.eventLog} keeps. */
+export const EVENT_LOG_SIZE = 1000;
+
+/** True for a transaction that can still expire: pending custody, or a quote waiting for a taker. */
+export function isLive(tx: CustodyTxRecord): boolean {
+  return tx.txStatus.startsWith('pending_') || tx.txStatus === 'taker_pending';
+}
+
 /** Events emitted by the engine. Feeds send them only after the state holding them is written. */
 export interface EngineEvents {
   /** A new pending action for a core client (sent on its feed). */
@@ -54,21 +70,80 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly state: SimState;
   /** short code (normalised) -> wallet id */
   private readonly shortCodes = new Map<string, string>();
-  /** ids of transfers still pending */
-  readonly pendingTransfers = new Set<string>();
-  /** smallest `expires` among pending transfers (epoch seconds, business clock) */
+  /**
+   * ids of custody transactions (any kind) that can still expire: pending custody, or a swap
+   * quote open for a taker (see transactions.ts `applyExpiry`)
+   */
+  readonly pendingTxs = new Set<string>();
+  /** smallest `expires` among {@link pendingTxs} (epoch seconds, business clock) */
   nextExpiry = Infinity;
+  /**
+   * The last {@link EVENT_LOG_SIZE} hub and walletTx events with a sequence number, newest last
+   * (not persisted): served by `GET /_simulator/events` so tests and flows can see what the
+   * hub and wallets feeds are given.
+   */
+  readonly eventLog: EngineEventRecord[] = [];
+  private eventSeq = 0;
 
   constructor(readonly store: Store) {
     super();
     this.state = store.state;
     for (const w of Object.values(this.state.wallets)) this.shortCodes.set(normaliseShortCode(w.short_code), w.wallet_id);
-    for (const tx of Object.values(this.state.transfers)) {
-      if (tx.txStatus === 'pending_transfer') {
-        this.pendingTransfers.add(tx.txID);
-        this.nextExpiry = Math.min(this.nextExpiry, tx.expires);
-      }
+    for (const tx of this.allTxs()) {
+      if (isLive(tx)) this.trackExpiry(tx);
     }
+    this.on('hub', (m) => this.log('hub', m));
+    this.on('walletTx', (m) => this.log('walletTx', m));
+  }
+
+  private log(event: 'hub' | 'walletTx', message: HubFeedMessage | WalletFeedMessage): void {
+    this.eventLog.push({ seq: ++this.eventSeq, event, message });
+    if (this.eventLog.length > EVENT_LOG_SIZE) this.eventLog.splice(0, this.eventLog.length - EVENT_LOG_SIZE);
+  }
+
+  /** Every custody transaction of every kind. */
+  allTxs(): CustodyTxRecord[] {
+    const s = this.state;
+    return [...Object.values(s.transfers), ...Object.values(s.withdrawals), ...Object.values(s.swaps), ...Object.values(s.swapTakes)];
+  }
+
+  /** A custody transaction of any kind by tx id, or undefined. */
+  findTx(txId: string): CustodyTxRecord | undefined {
+    const s = this.state;
+    return s.transfers[txId] ?? s.withdrawals[txId] ?? s.swaps[txId] ?? s.swapTakes[txId];
+  }
+
+  /** Put a transaction under expiry watch (until `expires` on the business clock). */
+  trackExpiry(tx: CustodyTxRecord): void {
+    this.pendingTxs.add(tx.txID);
+    this.nextExpiry = Math.min(this.nextExpiry, tx.expires);
+  }
+
+  /**
+   * The API account the engine acts for: undefined = the partner account of the API key
+   * (CompanyRecord.account absent). Set only inside {@link asAccount}.
+   */
+  account: string | undefined;
+
+  /** Run `fn` acting for another API account (the simulated foreign account of swaps.ts). */
+  asAccount<T>(account: string, fn: () => T): T {
+    const saved = this.account;
+    this.account = account;
+    try {
+      return fn();
+    } finally {
+      this.account = saved;
+    }
+  }
+
+  /**
+   * Emit a wallets feed event for a wallet movement, unless the wallet belongs to another API
+   * account (the wallets feed is per API key: NOTES.md).
+   */
+  emitWalletTx(msg: WalletFeedMessage): void {
+    const w = this.state.wallets[msg.wallet_id];
+    if (w && this.state.companies[w.company_id]?.account) return;
+    this.emit('walletTx', msg);
   }
 
   /** Business clock: Unix epoch seconds of real time plus the offset set by `POST /_simulator/clock/advance`. */

@@ -1,12 +1,21 @@
 /**
- * Core client websocket feeds. Source: spec sections 5.6 and 6; NOTES.md "Feed messages".
+ * The websocket feeds. Source: spec sections 5.6 and 6; NOTES.md "Feed messages".
  *
- * - URL: `ws(s)://host:port/api/v1/p/coreclient/{client_id}/feed`.
+ * | Feed | URL (`ws(s)://host:port` + ...) | Messages |
+ * |---|---|---|
+ * | core client | `/api/v1/p/coreclient/{client_id}/feed` | one per pending action (engine event `action`); the pending ones again on connect |
+ * | liquidity hub | `/api/v1/p/liquidityhub/feed` | `{txID, status}` per quote newly published (engine event `hub`); no catch-up on connect |
+ * | wallets | `/api/v1/p/wallets/feed` | one per wallet transaction of the account (engine event `walletTx`, {@link WalletFeedMessage}); no catch-up on connect |
+ *
+ * The simulator has one partner account: every hub and wallets socket (whichever of the
+ * account's API keys opened it) receives every message of that account.
+ *
  * - The upgrade request must carry `x-api-key`, `x-timestamp` (or `x-nonce`) and `x-sign`, the
  *   signature over timestamp + the ws URL as addressed (`ws://` + Host header + path and query),
  *   no body; the same rules as auth.ts. Refused upgrades get an HTTP error response with a
  *   section 7 body (401 for authentication, 404 for an unknown client or path).
- * - On connect the client receives every currently pending action, then one message per new
+ * - Every message is sent only after the state that holds it has been written.
+ * - On connect a core client receives every currently pending action, then one message per new
  *   action: `{"coreClientID","expireTime","id","status":"pending","timestamp","type"}`. A new
  *   action is announced only after the state that contains it has been written.
  * - Pings are answered by `ws` itself.
@@ -14,7 +23,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket } from 'ws';
-import type { Engine } from './engine';
+import type { Engine, HubFeedMessage, WalletFeedMessage } from './engine';
 import type { Authenticator } from './auth';
 import { badRequest, notFound, toErrorResponse } from './errors';
 import { feedMessage, pendingActionsOf } from './transactions';
@@ -22,14 +31,32 @@ import type { ActionRecord } from './state';
 import { API_PREFIX } from './routes';
 
 const FEED_PATH = new RegExp(`^${API_PREFIX}/coreclient/([^/]+)/feed/?$`);
+const HUB_FEED_PATH = new RegExp(`^${API_PREFIX}/liquidityhub/feed/?$`);
+const WALLETS_FEED_PATH = new RegExp(`^${API_PREFIX}/wallets/feed/?$`);
+/** Socket-set keys of the account-wide feeds (a core client id never contains `/`). */
+const HUB_KEY = '/liquidityhub';
+const WALLETS_KEY = '/wallets';
 
-/** Owns the websocket server and the open feed sockets. */
+/** Owns the websocket server and the open feed sockets of every feed. */
 export class FeedHub {
   private readonly wss = new WebSocketServer({ noServer: true });
+  /** Open sockets by feed: a core client id, {@link HUB_KEY} or {@link WALLETS_KEY}. */
   private readonly sockets = new Map<string, Set<WebSocket>>();
   private readonly onAction = (a: ActionRecord): void => {
     this.eng.store.commit().then(
       () => this.send(a.custodianID, [a]),
+      () => undefined,
+    );
+  };
+  private readonly onHub = (m: HubFeedMessage): void => {
+    this.eng.store.commit().then(
+      () => this.broadcast(HUB_KEY, m),
+      () => undefined,
+    );
+  };
+  private readonly onWalletTx = (m: WalletFeedMessage): void => {
+    this.eng.store.commit().then(
+      () => this.broadcast(WALLETS_KEY, m),
       () => undefined,
     );
   };
@@ -40,24 +67,30 @@ export class FeedHub {
     private readonly tls: boolean,
   ) {
     eng.on('action', this.onAction);
+    eng.on('hub', this.onHub);
+    eng.on('walletTx', this.onWalletTx);
   }
 
   /** Handle an HTTP `upgrade` event of the server. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => undefined);
-    let clientId: string;
+    /** The socket-set key: a core client id, HUB_KEY or WALLETS_KEY. */
+    let key: string;
     try {
       const pathname = (req.url ?? '').split('?')[0];
       const m = FEED_PATH.exec(pathname);
-      if (!m) throw notFound(`path: no websocket feed at ${pathname}`);
-      try {
-        clientId = decodeURIComponent(m[1]);
-      } catch {
-        throw badRequest('client_id: malformed percent-encoding');
-      }
+      if (m) {
+        try {
+          key = decodeURIComponent(m[1]);
+        } catch {
+          throw badRequest('client_id: malformed percent-encoding');
+        }
+      } else if (HUB_FEED_PATH.test(pathname)) key = HUB_KEY;
+      else if (WALLETS_FEED_PATH.test(pathname)) key = WALLETS_KEY;
+      else throw notFound(`path: no websocket feed at ${pathname}`);
       const url = `${this.tls ? 'wss' : 'ws'}://${req.headers.host ?? ''}${req.url ?? ''}`;
       this.auth.check({ headers: req.headers, url, body: Buffer.alloc(0) });
-      if (!this.eng.state.coreClients[clientId]) throw notFound(`client_id: no core client ${clientId}`);
+      if (m && !this.eng.state.coreClients[key]) throw notFound(`client_id: no core client ${key}`);
     } catch (err) {
       const [status, body] = toErrorResponse(err);
       const text = JSON.stringify(body);
@@ -68,29 +101,38 @@ export class FeedHub {
     }
     // Persist a raised nonce mark before the socket is accepted.
     this.eng.store.commit().then(
-      () => this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(clientId, ws)),
+      () => this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(key, ws)),
       () => socket.destroy(),
     );
   }
 
   /**
    * Fault injection (`POST /_simulator/feeds/faults`): `replayOnConnect` false stops sending the
-   * pending actions when a client connects; `deliver` false stops pushing new actions (as if
-   * the messages were lost). Both default true. Not persisted.
+   * pending actions when a core client connects; `deliver` false stops pushing new messages on
+   * every feed (core client, liquidity hub, wallets), as if they were lost. Both default true.
+   * Not persisted.
    */
   readonly faults = { replayOnConnect: true, deliver: true };
 
-  private accept(clientId: string, ws: WebSocket): void {
-    let set = this.sockets.get(clientId);
-    if (!set) this.sockets.set(clientId, (set = new Set()));
+  private accept(key: string, ws: WebSocket): void {
+    let set = this.sockets.get(key);
+    if (!set) this.sockets.set(key, (set = new Set()));
     set.add(ws);
     ws.on('close', () => {
       set!.delete(ws);
-      if (set!.size === 0) this.sockets.delete(clientId);
+      if (set!.size === 0 && this.sockets.get(key) === set) this.sockets.delete(key);
     });
     ws.on('error', () => undefined);
     ws.on('message', () => undefined); // the feed is one-way; client messages are ignored
-    if (this.faults.replayOnConnect) this.sendTo(ws, pendingActionsOf(this.eng, clientId));
+    // Only the core client feed replays on connect; the hub and wallets feeds have no catch-up.
+    if (key !== HUB_KEY && key !== WALLETS_KEY && this.faults.replayOnConnect) this.sendTo(ws, pendingActionsOf(this.eng, key));
+  }
+
+  /** Send one message to every open socket of an account-wide feed. */
+  private broadcast(key: string, message: HubFeedMessage | WalletFeedMessage): void {
+    if (!this.faults.deliver) return;
+    const text = JSON.stringify(message);
+    for (const ws of this.sockets.get(key) ?? []) if (ws.readyState === WebSocket.OPEN) ws.send(text);
   }
 
   private send(clientId: string, actions: ActionRecord[]): void {
@@ -105,14 +147,17 @@ export class FeedHub {
     }
   }
 
-  /** Number of open feed sockets. */
+  /** Number of open feed sockets, all feeds together. */
   get openCount(): number {
     let n = 0;
     for (const s of this.sockets.values()) n += s.size;
     return n;
   }
 
-  /** Close every open feed socket abruptly (no close frame): fault injection. @returns how many were dropped. */
+  /**
+   * Close every open socket of every feed (core client, liquidity hub, wallets) abruptly, with no
+   * close frame: fault injection (`POST /_simulator/feeds/drop`). @returns how many were dropped.
+   */
   drop(): number {
     let n = 0;
     for (const set of this.sockets.values()) {
@@ -127,6 +172,8 @@ export class FeedHub {
   /** Close all sockets and the websocket server. */
   close(): Promise<void> {
     this.eng.off('action', this.onAction);
+    this.eng.off('hub', this.onHub);
+    this.eng.off('walletTx', this.onWalletTx);
     for (const set of this.sockets.values()) for (const ws of set) ws.terminate();
     this.sockets.clear();
     return new Promise((resolve) => this.wss.close(() => resolve()));

@@ -3,7 +3,8 @@
  *
  * Serves the v1 partner API at `/api/v1/p` over HTTP, or HTTPS (TLS 1.2+) when given a
  * certificate, with core client websocket feeds at `/api/v1/p/coreclient/{client_id}/feed`,
- * and loopback-only control endpoints at `/_simulator` (see control.ts).
+ * the liquidity hub feed at `/api/v1/p/liquidityhub/feed` and the wallets feed at
+ * `/api/v1/p/wallets/feed` (see feeds.ts), and loopback-only control endpoints at `/_simulator` (see control.ts).
  *
  * Data folder (`SimulatorOptions.dataDir`, created with mode 0700):
  * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
@@ -30,7 +31,7 @@ import express from 'express';
 import { loadPrivateKey, loadPublicKey } from '../lib/signing';
 import { Authenticator } from './auth';
 import { CONTROL_PREFIX, controlRouter } from './control';
-import { createDemo } from './demo';
+import { createDemo, upgradeDemo } from './demo';
 import { Engine } from './engine';
 import { FeedHub } from './feeds';
 import { HttpFaults } from './faults';
@@ -175,6 +176,11 @@ export class Simulator {
     private readonly feeds: FeedHub,
     private readonly store: Store,
     private readonly timer: NodeJS.Timeout,
+    /**
+     * The in-memory engine, for tests: emitting its events (`hub`, `walletTx`, `action`) sends
+     * feed messages as the business rules would. Not part of the simulated API; mutate nothing else.
+     */
+    readonly engine: Engine,
   ) {
     this.baseUrl = fields.baseUrl;
     this.controlUrl = fields.controlUrl;
@@ -223,6 +229,7 @@ export class Simulator {
     const eng = new Engine(store);
     ensureUsers(eng);
     if (!state.demo) createDemo(eng);
+    else upgradeDemo(eng);
     applyExpiry(eng);
     await store.flush();
 
@@ -260,6 +267,7 @@ export class Simulator {
       feeds,
       store,
       timer,
+      eng,
     );
   }
 

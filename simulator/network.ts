@@ -8,7 +8,7 @@
  * the JSON shape of request bodies is checked before, in validation.ts.
  */
 import type { Engine } from './engine';
-import { badRequest, conflict, notFound } from './errors';
+import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newAddress, newChainTxId, newId, newShortCode } from './ids';
 import { findAsset } from './assets';
 import type {
@@ -95,10 +95,11 @@ export function createCompany(eng: Engine, input: CompanyInput, id = newId()): C
   return company;
 }
 
-/** @throws 404 when the company does not exist. */
+/** @throws 404 when the company does not exist; 403 when it belongs to another API account (CompanyRecord.account). */
 export function getCompany(eng: Engine, companyId: string): CompanyRecord {
   const c = eng.state.companies[companyId];
   if (!c) throw notFound(`company_id: no company ${companyId}`);
+  if (c.account !== eng.account) throw forbidden(`company_id: company ${companyId} belongs to another API account`);
   return c;
 }
 
@@ -140,7 +141,7 @@ export function addTrustedParty(eng: Engine, companyId: string, input: { address
   const company = getCompany(eng, companyId);
   if (input.type === 'core-client') {
     const client = eng.state.coreClients[input.address];
-    if (!client) throw notFound(`address: no core client ${input.address}`);
+    if (!client || client.account !== eng.account) throw notFound(`address: no core client ${input.address}`);
     if (company.trusted[client.id]) throw conflict(`address: core client ${client.id} is already a trusted party`);
     company.trusted[client.id] = {
       trusted_entity_id: client.id,
@@ -237,15 +238,17 @@ export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClientV
  */
 export function createCoreClient(eng: Engine, name: string, id = newId()): CoreClientRecord {
   const c: CoreClientRecord = { id, name, timestamp: eng.now() };
+  if (eng.account) c.account = eng.account;
   eng.state.coreClients[c.id] = c;
   eng.changed();
   return c;
 }
 
-/** @throws 404 unknown core client */
+/** @throws 404 unknown core client; 403 a core client of another API account */
 export function getCoreClient(eng: Engine, clientId: string): CoreClientRecord {
   const c = eng.state.coreClients[clientId];
   if (!c) throw notFound(`client_id: no core client ${clientId}`);
+  if (c.account !== eng.account) throw forbidden(`client_id: core client ${clientId} belongs to another API account`);
   return c;
 }
 
@@ -471,7 +474,8 @@ export interface WalletView {
   custodygroup_tx: string;
   policy_withdraw: PolicyView;
   policy_tx: PolicyView;
-  connected: null;
+  /** exchange connections (exchanges.ts): status `Active` once approved, `Pending` before; null when none */
+  connected: { client_id: string; counterparty_id: string; name: string; status: string }[] | null;
 }
 
 /** Wallet record -> FundWalletInfo. */
@@ -490,8 +494,20 @@ export function walletView(eng: Engine, w: WalletRecord): WalletView {
     custodygroup_tx: w.custodygroup_tx,
     policy_withdraw: policyView(eng, w.custodygroup_withdraw),
     policy_tx: policyView(eng, w.custodygroup_tx),
-    connected: null,
+    connected: connectedList(eng, w.wallet_id),
   };
+}
+
+function connectedList(eng: Engine, walletId: string): WalletView['connected'] {
+  const list = Object.values(eng.state.connections ?? {})
+    .filter((c) => c.wallet_id === walletId && c.status !== 'rejected')
+    .map((c) => ({
+      client_id: c.client_id,
+      counterparty_id: c.clientData.customer_id,
+      name: Object.values(eng.state.exchanges).find((x) => x.client_id === c.client_id)?.name ?? '',
+      status: c.status === 'approved' ? 'Active' : 'Pending',
+    }));
+  return list.length ? list : null;
 }
 
 /** Wallets of a fund in creation order. */
@@ -551,7 +567,8 @@ export function writeLedger(eng: Engine, wallet: WalletRecord, entry: LedgerEntr
 
 /**
  * A deposit from the faucet (control endpoint `POST /_simulator/faucet`): credits the wallet and
- * writes a `deposit` ledger entry (TxID, status and counterparty fields empty, fees 0: spec section 2).
+ * writes a `deposit` ledger entry (TxID, status and counterparty fields empty, fees 0: spec section 2)
+ * and emits a wallets feed event (`Status` `confirmed`, `tx_id` '').
  * @param amount positive safe integer, base units.
  * @throws 404 unknown wallet; 400 when the new balance would not be a safe integer.
  */
@@ -560,6 +577,7 @@ export function faucetDeposit(eng: Engine, walletIdOrCode: string, amount: numbe
   if (!Number.isSafeInteger(w.balance + amount)) throw badRequest('amount: the balance would exceed the largest safe integer');
   w.balance += amount;
   const chainTxID = newChainTxId();
+  eng.emitWalletTx({ Status: 'confirmed', amount, asset: w.asset, chain_tx_id: chainTxID, fee: 0, net_amount: amount, sweep_tx: false, timestamp: eng.now(), tx_id: '', wallet_id: w.wallet_id });
   writeLedger(eng, w, {
     TxID: '',
     chainTxID,
@@ -583,6 +601,12 @@ export function faucetDeposit(eng: Engine, walletIdOrCode: string, amount: numbe
 }
 
 /**
+ * Ledger entry types the simulator writes that take money out of a wallet (the rest bring it
+ * in); the same split as {@link ledgerDirection}, which is the rule.
+ */
+export const OUT_TYPES: ReadonlySet<string> = new Set(['transferOut', 'withdraw', 'swapOut']);
+
+/**
  * The direction of a ledger entry type, one rule for every type: `deposit` and every type ending
  * in `In` (transferIn, swapIn, ...) are `in`; every other type (transferOut, withdraw, swap,
  * swapOut, sweeps, ...) is `out`. Types are those of OpenAPI TxHistoryItem.
@@ -594,10 +618,11 @@ export function ledgerDirection(type: string): 'in' | 'out' {
 /**
  * GET /company/{company_id}/fund/{fund_id}/ledger -> `{Total, List}`, newest first.
  * Filters (all optional): `asset` (a known asset code), `wallet_id` (id or short code, must be in
- * the fund), `direction` `all` | `in` | `out` (see {@link ledgerDirection}); paging `offset`,
- * `limit`. `Total` counts the filtered entries before paging.
+ * the fund), `direction` `all` | `in` (deposit, transferIn, swapIn) | `out` (transferOut,
+ * withdraw, swapOut), see {@link ledgerDirection}; paging `offset`, `limit`. `Total` counts the
+ * filtered entries before paging.
  * @throws 404 unknown company/fund; 400 naming the field for an unknown asset, a bad direction,
- *   offset or limit, or a wallet not in the fund.
+ *   offset or limit, a wallet not in the fund, or a parameter given twice.
  */
 export function fundLedger(eng: Engine, companyId: string, fundId: string, q: Record<string, unknown>): { Total: number; List: LedgerEntry[] } {
   getFund(eng, companyId, fundId);

@@ -11,6 +11,9 @@ import { originOf, route, type RouteHandler } from './http';
 import * as net from './network';
 import { mountReadOnlyRoutes } from './readonly';
 import * as txs from './transactions';
+import * as wd from './withdrawals';
+import * as swaps from './swaps';
+import * as xch from './exchanges';
 import { validate } from './validation';
 
 /** Path prefix of the v1 partner API (spec section 9). */
@@ -88,6 +91,69 @@ export function apiRouter(eng: Engine, auth: Authenticator, tls: boolean): Route
   // Transfers
   r.post('/company/:company_id/transfer', h(({ params, body }) => txs.createTransfer(eng, params.company_id, validate<txs.TransferInput>('transfer', body))));
   r.get('/company/:company_id/transfer/:tx_id', h(({ params }) => txs.getTransfer(eng, params.company_id, params.tx_id)));
+
+  // Whitelist and withdrawals
+  r.post(
+    '/company/:company_id/fund/:fund_id/whitelist',
+    h(({ params, body }) => {
+      wd.addWhitelist(eng, params.company_id, params.fund_id, validate<wd.WhitelistInput>('whitelist', body));
+      return undefined; // spec section 4: empty body, HTTP 200
+    }),
+  );
+  r.get('/company/:company_id/fund/:fund_id/whitelist', h(({ params, query }) => wd.listWhitelist(eng, params.company_id, params.fund_id, query)));
+  r.post('/company/:company_id/withdraw', h(({ params, body }) => wd.createWithdrawal(eng, params.company_id, validate<wd.WithdrawInput>('withdraw', body))));
+  r.get('/company/:company_id/withdraw/:tx_id', h(({ params }) => wd.getWithdrawal(eng, params.company_id, params.tx_id)));
+
+  // Atomic swaps and liquidity hub
+  const httpBase = (req: express.Request): string => originOf(req, tls) + API_PREFIX;
+  r.post('/company/:company_id/atomicswap/make', h(({ req, params, body }) => swaps.createSwap(eng, params.company_id, validate<swaps.SwapMakeInput>('swapMake', body), httpBase(req))));
+  r.get('/company/:company_id/atomicswap/make/:tx_id', h(({ params }) => swaps.getSwap(eng, params.company_id, params.tx_id)));
+  r.delete(
+    '/company/:company_id/atomicswap/make/:tx_id',
+    h(({ params }) => {
+      swaps.cancelSwap(eng, params.company_id, params.tx_id);
+      return OK;
+    }),
+  );
+  // The take is written with and without a trailing tx_id (spec section 4); swap_id in the body rules.
+  const take = h(({ params, body }) => swaps.takeSwap(eng, params.company_id, validate<swaps.SwapTakeInput>('swapTake', body)));
+  r.post('/company/:company_id/atomicswap/take', take);
+  r.post('/company/:company_id/atomicswap/take/:tx_id', take);
+  r.get('/company/:company_id/atomicswap/take/:tx_id', h(({ params }) => swaps.getTake(eng, params.company_id, params.tx_id)));
+  r.get('/company/:company_id/liquidityhub', h(({ params }) => swaps.hubItems(eng, params.company_id)));
+  r.post(
+    '/company/:company_id/liquidityhub',
+    h(({ params, body }) => {
+      swaps.addToHub(eng, params.company_id, validate<{ tx_id: string }>('hubAdd', body).tx_id);
+      return undefined; // empty body, HTTP 200
+    }),
+  );
+  r.get('/liquidityhub', h(() => swaps.hubItems(eng, null)));
+  r.put(
+    '/company/:company_id/action/:action_id',
+    h(({ params }) => {
+      swaps.companyDecide(eng, params.company_id, params.action_id, true);
+      return OK;
+    }),
+  );
+  r.delete(
+    '/company/:company_id/action/:action_id',
+    h(({ params }) => {
+      swaps.companyDecide(eng, params.company_id, params.action_id, false);
+      return OK;
+    }),
+  );
+
+  // Exchanges, connected wallets, sweeps
+  r.get('/exchanges', h(() => xch.listExchanges(eng)));
+  r.get('/coreclient/:client_id/wallets', h(({ params }) => xch.connectedWallets(eng, params.client_id)));
+  r.post('/coreclient/:client_id/sweep', h(({ params, body }) => xch.createSweep(eng, params.client_id, validate<xch.SweepInput>('sweep', body))));
+  // Spec section 4: POST /coreclient/{client_id}/sweep/tx_id (literal; tx_id in the body); OpenAPI: GET .../sweep/{tx_id}.
+  r.post(
+    '/coreclient/:client_id/sweep/:tx_id',
+    h(({ params, body }) => xch.getSweep(eng, params.client_id, params.tx_id === 'tx_id' ? validate<{ tx_id: string }>('sweepStatus', body).tx_id : params.tx_id)),
+  );
+  r.get('/coreclient/:client_id/sweep/:tx_id', h(({ params }) => xch.getSweep(eng, params.client_id, params.tx_id)));
 
   // Core clients and actions
   r.post('/coreclient', h(({ req, body }) => net.coreClientView(net.createCoreClient(eng, validate<{ name: string }>('coreClient', body).name), wsBase(req))));

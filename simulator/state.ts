@@ -47,6 +47,22 @@ export interface DemoDataset {
     fund_id: string;
     wallets: { 'BTC-TESTNET': DemoWallet };
   };
+  /** whitelisted withdrawal addresses of the demo fund, per asset */
+  whitelist: { 'BTC-TESTNET': string; 'ETH-TESTNET': string };
+  /** a second company of the same account that takes the demo company's swap quotes */
+  taker: {
+    company_id: string;
+    core_client_id: string;
+    fund_id: string;
+    wallets: { 'BTC-TESTNET': DemoWallet; 'ETH-TESTNET': DemoWallet };
+  };
+  /** a simulated exchange, its exchange core client, and a dedicated wallet of the demo company that can be connected to it and swept */
+  exchange: {
+    exchange_id: string;
+    client_id: string;
+    fund_id: string;
+    wallets: { 'BTC-TESTNET': DemoWallet };
+  };
 }
 
 /** A human user registered in the simulated network (stands in for a signing-app user). */
@@ -93,6 +109,12 @@ export interface CompanyRecord {
   trusted: Record<string, TrustedPartyRecord>;
   /** pending invitations by lower-case e-mail */
   invitations: Record<string, InvitationRecord>;
+  /**
+   * The API account that owns the company. Absent: the simulator's partner account (the one API
+   * key). Any other value is a foreign account (control endpoint `POST /_simulator/foreign/quote`):
+   * the partner's key gets 403 on it, and cannot take its quotes (spec section 8).
+   */
+  account?: string;
 }
 
 /** A core client (spec section 2, "Core client"). The feed URL is built per request from the Host header. */
@@ -101,6 +123,8 @@ export interface CoreClientRecord {
   name: string;
   /** epoch seconds */
   timestamp: number;
+  /** the API account that created it; absent = the partner account (see CompanyRecord.account) */
+  account?: string;
 }
 
 /** A custody group `{threshold, members}` (OpenAPI NewCustodyGroup) with its id. Members are trusted entity ids. */
@@ -148,6 +172,29 @@ export interface WalletRecord {
 /** Transfer status values (spec section 3, "Transfer tx status values") used by the simulator. */
 export type TransferStatus = 'pending_transfer' | 'approved_transfer' | 'custody_rejected_transfer' | 'expired_transfer';
 
+/** Withdrawal status values (spec section 3, "Withdrawal tx status values") used by the simulator. */
+export type WithdrawalStatus = 'pending_withdrawal' | 'approved_withdrawal' | 'custody_rejected_withdrawal' | 'expired_withdrawal' | 'chain_rejected_withdrawal';
+
+/**
+ * Status values of an atomic swap quote (the maker's transaction). Spec section 3 names only
+ * `taker_pending` (a published quote); the others follow the transfer pattern (simulator's choice):
+ * `pending_swap` awaits the maker's custodians; `taker_pending` approved, open for a taker;
+ * `approved_swap` settled with a taker; `custody_rejected_swap`, `expired_swap`, `cancelled_swap`
+ * (DELETE make/{tx_id}).
+ */
+export type SwapStatus = 'pending_swap' | 'taker_pending' | 'approved_swap' | 'custody_rejected_swap' | 'expired_swap' | 'cancelled_swap';
+
+/**
+ * Status values of a swap take (the taker's transfer-out; simulator's choice after the transfer
+ * pattern): `pending_swap_take` awaits the taker's custodians and the company approval;
+ * `approved_swap_take` settled; `custody_rejected_swap_take` (a custodian or the company rejected);
+ * `expired_swap_take` (the quote expired first); `cancelled_swap_take` (the maker cancelled the quote).
+ */
+export type SwapTakeStatus = 'pending_swap_take' | 'approved_swap_take' | 'custody_rejected_swap_take' | 'expired_swap_take' | 'cancelled_swap_take';
+
+/** Kinds of custody transactions sharing the approval machinery (transactions.ts). */
+export type TxKind = 'transfer' | 'withdrawal' | 'swap' | 'take';
+
 /** An approver record of the Transaction object (spec section 2). Names blank and userID = client id for a core client. */
 export interface ApproverRecord {
   actionID: string;
@@ -160,18 +207,22 @@ export interface ApproverRecord {
   username: string;
 }
 
-/** A transfer (spec sections 2 and 3). */
-export interface TransferRecord {
+/**
+ * What every custody transaction has (transfers, withdrawals, swap quotes, swap takes): an origin
+ * wallet debited `amount` (= netAmount + fees) on settlement, a hold while pending, custodians
+ * from a custody group of the origin wallet snapshotted at creation, one action per custodian.
+ */
+export interface CustodyTxRecord {
+  /** absent in state files written before withdrawals existed: a transfer */
+  kind?: TxKind;
   txID: string;
   company_id: string;
   fund_id: string;
+  /** origin wallet */
   wallet_id: string;
-  recipient_wallet_id: string;
-  recipient_fund_id: string;
-  recipient_company_id: string;
   partner_txID: string;
   asset: string;
-  /** base units the recipient receives (= send.amount) */
+  /** base units the other side receives */
   netAmount: number;
   /** base units, see assets.ts for the rule */
   fees: number;
@@ -184,34 +235,146 @@ export interface TransferRecord {
   benefitOf: string;
   accountNo: string;
   thresholdRequired: number;
-  /** trusted entity ids of the transfer custody group at creation time */
+  /** trusted entity ids of the custody group at creation time */
   custodians: string[];
   /** action ids, one per custodian, same order as `custodians` */
   actionIDs: string[];
   approvals: ApproverRecord[];
-  txStatus: TransferStatus;
+  txStatus: string;
   /** epoch seconds when the status left pending, 0 while pending */
   finished: number;
   /** true while amount is reserved on the origin wallet */
   held: boolean;
 }
 
+/** A withdrawal to a whitelisted L1 address (spec sections 2, 3, 4 "Withdrawals"). */
+export interface WithdrawalRecord extends CustodyTxRecord {
+  kind: 'withdrawal';
+  /** the whitelisted L1 address */
+  address: string;
+  /** the whitelist entry's name */
+  addressName: string;
+  /** chain transaction id once approved, '' before */
+  chainTxID: string;
+  txStatus: WithdrawalStatus;
+}
+
+/** An atomic swap quote made by a company (spec section 4 "Atomic swaps and liquidity hub"). */
+export interface SwapRecord extends CustodyTxRecord {
+  kind: 'swap';
+  /** maker's wallet that receives `receive` */
+  receive_wallet_id: string;
+  receive_asset: string;
+  /** base units the maker receives (net) */
+  receive_amount: number;
+  add_to_liquidity_hub: boolean;
+  /** epoch seconds when published to the liquidity hub, 0 when not published */
+  hubAdded: number;
+  /** tx id of the take that is pending or settled, '' when none */
+  takeID: string;
+  txStatus: SwapStatus;
+}
+
+/** The taker's side of an atomic swap: a transfer-out that needs custody and the company's approval. */
+export interface SwapTakeRecord extends CustodyTxRecord {
+  kind: 'take';
+  /** tx id of the quote taken */
+  swap_id: string;
+  /** taker's wallet that receives the maker's `send` */
+  receive_wallet_id: string;
+  /** the company-level action approved with PUT /company/{company_id}/action/{action_id} */
+  companyActionID: string;
+  txStatus: SwapTakeStatus;
+}
+
+/** An exchange that end users connect wallets to (spec section 2 "Exchange"; GET /exchanges). */
+export interface ExchangeRecord {
+  id: string;
+  name: string;
+  url: string;
+  logourl: string;
+  /** the exchange core client: receives wallet connection requests and runs sweeps */
+  client_id: string;
+  /** metadata the end user supplies to connect */
+  fields: { id: string; type: string; name: string }[];
+}
+
+/** An end user's request to connect a wallet to an exchange (an `ApproveNewWalletConnect` action). */
+export interface WalletConnectionRecord {
+  /** id of the request (the action's `txID`) */
+  id: string;
+  client_id: string;
+  wallet_id: string;
+  clientData: { customer_email: string; customer_id: string };
+  action_id: string;
+  /** pending until the exchange core client approves (connected, wallet Active) or rejects */
+  status: 'pending' | 'approved' | 'rejected';
+  /** epoch seconds */
+  created: number;
+}
+
+/** A sweep run by an exchange core client (spec section 4 "Exchanges and sweeps"). */
+export interface SweepRecord {
+  tx_id: string;
+  client_id: string;
+  partner_txID: string;
+  wallet_id: string;
+  recipient_wallet_id: string;
+  asset: string;
+  /** base units received (send.amount) */
+  net_amount: number;
+  fees: number;
+  /** gross base units debited = net_amount + fees */
+  amount: number;
+  reference: string;
+  /** epoch seconds */
+  expires: number;
+  initiated_timestamp: number;
+  /** epoch seconds of the settlement */
+  settled: number;
+  action_id: string;
+  chain_tx_id: string;
+  tx_status: string;
+}
+
+/** A whitelisted external address of a fund (spec section 4, OpenAPI FundWhitelist). */
+export interface WhitelistRecord {
+  name: string;
+  asset: string;
+  address: string;
+  /** epoch seconds */
+  created: number;
+}
+
+/** A transfer (spec sections 2 and 3). */
+export interface TransferRecord extends CustodyTxRecord {
+  kind?: 'transfer';
+  recipient_wallet_id: string;
+  recipient_fund_id: string;
+  recipient_company_id: string;
+  txStatus: TransferStatus;
+}
+
 /** Action status values (spec section 2, "Action"). */
 export type ActionStatus = 'pending' | 'expired' | 'approved' | 'rejected';
+
+/** Action types of spec section 2 used by the simulator (NOTES: ApproveNewWalletConnect). */
+export type ActionType = 'ApproveTransfer' | 'ApproveWithdraw' | 'ApproveSwap' | 'ApproveSwapTake' | 'ApproveNewWalletConnect';
 
 /** A custodian's approval item: one per custodian per transaction (spec section 2, "Action"). */
 export interface ActionRecord {
   id: string;
-  type: 'ApproveTransfer';
+  type: ActionType;
   status: ActionStatus;
   /** epoch seconds */
   timestamp: number;
-  /** epoch seconds (the transaction's `expires`) */
+  /** epoch seconds (the transaction's `expires`; 0 for a wallet connection request, which never expires) */
   expireTime: number;
+  /** the transaction (or wallet connection request) the action decides */
   txID: string;
-  /** trusted entity id of the custodian (core client id or user id) */
+  /** trusted entity id of the custodian (core client id or user id); the company id for a company-level action */
   custodianID: string;
-  custodianType: 'core-client' | 'user';
+  custodianType: 'core-client' | 'user' | 'company';
 }
 
 /** A ledger entry (spec section 2, "Ledger entry") plus the wallet it belongs to (not sent). */
@@ -228,7 +391,8 @@ export interface LedgerEntry {
   timestamp: number;
   expireTime: number;
   status: string;
-  type: 'deposit' | 'transferIn' | 'transferOut';
+  /** OpenAPI TxHistoryItem type values; `withdraw` for withdrawals, `swapOut`/`swapIn` for swap legs */
+  type: 'deposit' | 'transferIn' | 'transferOut' | 'withdraw' | 'swapIn' | 'swapOut';
   asset: string;
   amount: number;
   fees: number;
@@ -271,6 +435,20 @@ export interface SimState {
   /** `company_id + "\n" + partner_txID` -> tx id (idempotency is per company) */
   partnerTxIndex: Record<string, string>;
   demo: DemoDataset | null;
+  /** withdrawals by tx id (this and the collections below are absent in older state files: see {@link upgradeState}) */
+  withdrawals: Record<string, WithdrawalRecord>;
+  /** swap quotes (maker side) by tx id */
+  swaps: Record<string, SwapRecord>;
+  /** swap takes (taker side) by tx id */
+  swapTakes: Record<string, SwapTakeRecord>;
+  /** whitelisted addresses per fund id */
+  whitelists: Record<string, WhitelistRecord[]>;
+  /** exchanges by id */
+  exchanges: Record<string, ExchangeRecord>;
+  /** wallet connection requests by id */
+  connections: Record<string, WalletConnectionRecord>;
+  /** sweeps by tx id */
+  sweeps: Record<string, SweepRecord>;
 }
 
 /** A fresh empty state for a new account. */
@@ -292,7 +470,29 @@ export function emptyState(apiKey: string, publicKeyPem: string): SimState {
     ledger: {},
     partnerTxIndex: {},
     demo: null,
+    withdrawals: {},
+    swaps: {},
+    swapTakes: {},
+    whitelists: {},
+    exchanges: {},
+    connections: {},
+    sweeps: {},
   };
+}
+
+/**
+ * Bring a version 1 state document written by an older simulator up to date: collections added
+ * since (withdrawals, swaps, swap takes, whitelists) default to empty. The version stays 1.
+ */
+export function upgradeState(s: SimState): SimState {
+  s.withdrawals ??= {};
+  s.swaps ??= {};
+  s.swapTakes ??= {};
+  s.whitelists ??= {};
+  s.exchanges ??= {};
+  s.connections ??= {};
+  s.sweeps ??= {};
+  return s;
 }
 
 interface Waiter {
@@ -340,7 +540,7 @@ export class Store {
     }
     const parsed = JSON.parse(text) as SimState;
     if (!parsed || parsed.version !== 1) throw new Error(`simulator: ${path.join(dataDir, 'state.json')} is not a version 1 state file`);
-    return parsed;
+    return upgradeState(parsed);
   }
 
   /** Record that the state changed; a write is scheduled (on the next turn of the event loop). */

@@ -1,9 +1,14 @@
 /**
- * Transfers, custodian actions and expiry. Sources: spec sections 2 (Transaction object,
- * Action), 3 (states and moves), 4 (Transfers; Core clients and actions), 6 (core client feed),
- * OpenAPI ActionDetailApproveTransfer.
+ * Transfers, custodian actions, approvals and expiry for every kind of custody transaction.
+ * Sources: spec sections 2 (Transaction object, Action), 3 (states and moves), 4 (Transfers;
+ * Core clients and actions), 6 (core client feed), OpenAPI ActionDetailApproveTransfer /
+ * ActionDetailApproveWithdraw / ActionDetailApproveNewWalletConnect.
  *
- * Semantics chosen by the simulator:
+ * The shared machinery (holds, actions, approval records, balance movements, ledger, Transaction
+ * object) is in custody.ts; withdrawals.ts, swaps.ts and exchanges.ts hold the other kinds' rules.
+ * This module routes an action's decision and a transaction's expiry to its kind.
+ *
+ * Transfer semantics chosen by the simulator:
  * - POST transfer: idempotent per company on `partner_txID` (a repeat answers `existing` with the
  *   original tx_id, before any other check). Otherwise the origin wallet (id or short code) must
  *   belong to the company, the destination (id or short code) must exist, differ from the origin
@@ -19,14 +24,34 @@
  * - An approval adds an approver record; at the threshold the transfer becomes
  *   `approved_transfer`. One rejection makes it `custody_rejected_transfer` (a veto). Passing
  *   `expires` makes it `expired_transfer`. When a transfer leaves pending, the actions still
- *   pending become `expired` (no longer actionable).
+ *   pending become `expired` (no longer actionable). The same rules hold for withdrawals, swap
+ *   quotes and swap takes with their own status names.
  */
-import type { Engine } from './engine';
+import { isLive, type Engine } from './engine';
 import { badRequest, conflict, forbidden, notFound } from './errors';
-import { feeFor, isSafeQuote } from './assets';
-import { newChainTxId, newId } from './ids';
-import { findUser, getCompany, getCoreClient, getWallet, writeLedger } from './network';
-import type { ActionRecord, ApproverRecord, LedgerEntry, TransferRecord, TransferStatus } from './state';
+import { newChainTxId } from './ids';
+import { findUser, getCompany, getCoreClient, getWallet } from './network';
+import {
+  closeTx,
+  coveredQuote,
+  custodyGroupOf,
+  custodyTxView,
+  existingTx,
+  futureExpires,
+  ledgerFor,
+  moveBalance,
+  newCustodyFields,
+  openCustody,
+  recordApproval,
+  type ApproverInfo,
+  type TransactionView,
+} from './custody';
+import { settleWithdrawal, withdrawalView } from './withdrawals';
+import { expireSwap, expireTake, rejectTake, swapApproved, swapView, takeCustodianApproves, takeView } from './swaps';
+import { connectionDetails, decideConnection } from './exchanges';
+import type { ActionRecord, CustodyTxRecord, SwapRecord, SwapTakeRecord, TransferRecord, WithdrawalRecord } from './state';
+
+export type { TransactionView } from './custody';
 
 /** Transfer request body (spec section 4, Transfers); shape checked by validation.ts. */
 export interface TransferInput {
@@ -44,27 +69,41 @@ export interface TransferInput {
 /** Who acts on an action. */
 export type Actor = { type: 'core-client'; id: string } | { type: 'user'; id: string };
 
+/** The kind of a custody record (records of older state files have no `kind`: transfers). */
+function kindOf(tx: CustodyTxRecord): NonNullable<CustodyTxRecord['kind']> {
+  return tx.kind ?? 'transfer';
+}
+
+/** Final status names per kind. */
+const CLOSED = {
+  transfer: { rejected: 'custody_rejected_transfer', expired: 'expired_transfer' },
+  withdrawal: { rejected: 'custody_rejected_withdrawal', expired: 'expired_withdrawal' },
+  swap: { rejected: 'custody_rejected_swap', expired: 'expired_swap' },
+  take: { rejected: 'custody_rejected_swap_take', expired: 'expired_swap_take' },
+} as const;
+
 // ---------------------------------------------------------------- expiry
 
 /**
- * Expire every pending transfer whose `expires` has passed on the business clock (status
- * `expired_transfer`, its pending actions `expired`, its hold released). Cheap when nothing is
- * due: it compares the clock with the earliest pending expiry first.
- * @returns the number of transfers expired.
+ * Expire every live transaction (pending custody, or a quote open for a taker) whose `expires`
+ * has passed on the business clock: final status `expired_*`, its pending actions `expired`, its
+ * hold released (a quote also leaves the hub; its pending take expires with it). Cheap when
+ * nothing is due: it compares the clock with the earliest expiry first.
+ * @returns the number of transactions expired.
  */
 export function applyExpiry(eng: Engine): number {
   const now = eng.now();
   if (now < eng.nextExpiry) return 0;
   let count = 0;
   let next = Infinity;
-  for (const id of [...eng.pendingTransfers]) {
-    const tx = eng.state.transfers[id];
-    if (!tx || tx.txStatus !== 'pending_transfer') {
-      eng.pendingTransfers.delete(id);
+  for (const id of [...eng.pendingTxs]) {
+    const tx = eng.findTx(id);
+    if (!tx || !isLive(tx)) {
+      eng.pendingTxs.delete(id);
       continue;
     }
     if (tx.expires <= now) {
-      finish(eng, tx, 'expired_transfer', now);
+      expire(eng, tx, now);
       count++;
     } else next = Math.min(next, tx.expires);
   }
@@ -72,27 +111,14 @@ export function applyExpiry(eng: Engine): number {
   return count;
 }
 
-function finish(eng: Engine, tx: TransferRecord, status: Exclude<TransferStatus, 'pending_transfer'>, now: number): void {
-  const origin = eng.state.wallets[tx.wallet_id];
-  if (tx.held && origin) origin.held -= tx.amount;
-  tx.held = false;
-  tx.txStatus = status;
-  tx.finished = now;
-  for (const aid of tx.actionIDs) {
-    const a = eng.state.actions[aid];
-    if (a && a.status === 'pending') a.status = 'expired';
-  }
-  eng.pendingTransfers.delete(tx.txID);
-  eng.changed();
+function expire(eng: Engine, tx: CustodyTxRecord, now: number): void {
+  const kind = kindOf(tx);
+  if (kind === 'swap') expireSwap(eng, tx as SwapRecord, now);
+  else if (kind === 'take') expireTake(eng, tx as SwapTakeRecord, now);
+  else closeTx(eng, tx, CLOSED[kind].expired, now);
 }
 
-// ---------------------------------------------------------------- create
-
-function parseExpires(v: number | string): number {
-  const n = typeof v === 'string' ? (/^\d+$/.test(v) ? Number(v) : NaN) : v;
-  if (!Number.isSafeInteger(n) || n <= 0) throw badRequest('expires: must be an epoch time in seconds (integer)');
-  return n;
-}
+// ---------------------------------------------------------------- transfers
 
 /**
  * POST /company/{company_id}/transfer.
@@ -103,8 +129,7 @@ function parseExpires(v: number | string): number {
  */
 export function createTransfer(eng: Engine, companyId: string, input: TransferInput): { tx_id: string; status: 'new' | 'existing' } {
   const company = getCompany(eng, companyId);
-  const idemKey = `${companyId}\n${input.partner_txID}`;
-  const existing = eng.state.partnerTxIndex[idemKey];
+  const existing = existingTx(eng, companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
 
   const origin = getWallet(eng, input.wallet_id, 'wallet_id');
@@ -113,129 +138,68 @@ export function createTransfer(eng: Engine, companyId: string, input: TransferIn
   if (dest.wallet_id === origin.wallet_id) throw badRequest('counterparty_wallet_address: must differ from wallet_id');
   if (dest.asset !== origin.asset) throw badRequest(`counterparty_wallet_address: holds ${dest.asset}, the origin wallet holds ${origin.asset}`);
   if (input.send.symbol !== origin.asset) throw badRequest(`send.symbol: must be ${origin.asset}, the asset of the origin wallet`);
-  const now = eng.now();
-  const expires = parseExpires(input.expires);
-  if (expires <= now) throw badRequest(`expires: must be in the future (now is ${now})`);
-  const quote = feeFor(input.send.amount);
-  if (!isSafeQuote(quote)) throw badRequest('send.amount: too large');
-  const available = origin.balance - origin.held;
-  if (available < quote.amountToSend) {
-    throw badRequest(`send.amount: insufficient balance: ${quote.amountToSend} needed (amount ${quote.netAmount} + fees ${quote.fees}), ${available} available`);
-  }
-  const group = eng.state.custodyGroups[origin.custodygroup_tx];
-  if (!group || group.members.length === 0) throw badRequest('wallet_id: the wallet has no transfer custody group');
+  const expires = futureExpires(eng, input.expires);
+  const quote = coveredQuote(origin, input.send.amount, 'send.amount');
+  const group = custodyGroupOf(eng, origin, 'custodygroup_tx', 'wallet_id');
 
-  const txID = newId();
   const tx: TransferRecord = {
-    txID,
-    company_id: companyId,
-    fund_id: origin.fund_id,
-    wallet_id: origin.wallet_id,
+    ...newCustodyFields(eng, companyId, origin, quote, { expires, reference: input.reference, benefitOf: input.benefit_of, accountNo: input.account_no, partner_txID: input.partner_txID }),
     recipient_wallet_id: dest.wallet_id,
     recipient_fund_id: dest.fund_id,
     recipient_company_id: dest.company_id,
-    partner_txID: input.partner_txID,
-    asset: origin.asset,
-    netAmount: quote.netAmount,
-    fees: quote.fees,
-    amount: quote.amountToSend,
-    expires,
-    initiatedTimestamp: now,
-    reference: input.reference,
-    benefitOf: input.benefit_of,
-    accountNo: input.account_no,
-    thresholdRequired: group.threshold,
-    custodians: [...group.members],
-    actionIDs: [],
-    approvals: [],
     txStatus: 'pending_transfer',
-    finished: 0,
-    held: true,
   };
-  origin.held += quote.amountToSend;
-  eng.state.transfers[txID] = tx;
-  eng.state.partnerTxIndex[idemKey] = txID;
-  eng.pendingTransfers.add(txID);
-  eng.nextExpiry = Math.min(eng.nextExpiry, expires);
-
-  const newActions: ActionRecord[] = [];
-  for (const custodian of tx.custodians) {
-    const party = company.trusted[custodian];
-    const custodianType: 'core-client' | 'user' = party?.type === 'core-client' || eng.state.coreClients[custodian] ? 'core-client' : 'user';
-    const action: ActionRecord = { id: newId(), type: 'ApproveTransfer', status: 'pending', timestamp: now, expireTime: expires, txID, custodianID: custodian, custodianType };
-    eng.state.actions[action.id] = action;
-    tx.actionIDs.push(action.id);
-    newActions.push(action);
-  }
-  eng.changed();
-  for (const a of newActions) if (a.custodianType === 'core-client') eng.emit('action', a);
-  return { tx_id: txID, status: 'new' };
+  eng.state.transfers[tx.txID] = tx;
+  openCustody(eng, company, tx, group, 'ApproveTransfer');
+  return { tx_id: tx.txID, status: 'new' };
 }
 
-// ---------------------------------------------------------------- approve / reject
-
-function decide(eng: Engine, action: ActionRecord, approve: boolean, approver: Omit<ApproverRecord, 'actionID' | 'status' | 'timestamp'>): void {
-  applyExpiry(eng);
-  if (action.status !== 'pending') throw conflict(`action_id: action ${action.id} is ${action.status}, not pending`);
-  const tx = eng.state.transfers[action.txID];
-  if (!tx || tx.txStatus !== 'pending_transfer') throw conflict(`action_id: transaction ${action.txID} is ${tx?.txStatus ?? 'unknown'}`);
-  const now = eng.now();
-  if (!approve) {
-    action.status = 'rejected';
-    finish(eng, tx, 'custody_rejected_transfer', now);
-    return;
-  }
-  action.status = 'approved';
-  tx.approvals.push({
-    actionID: action.id,
-    firstName: approver.firstName,
-    lastName: approver.lastName,
-    status: 'approved',
-    timestamp: now,
-    userID: approver.userID,
-    username: approver.username,
-  });
-  eng.changed();
-  if (tx.approvals.length >= tx.thresholdRequired) settle(eng, tx, now);
-}
-
-/** Threshold reached: move the money, write both ledger entries, mark approved. */
-function settle(eng: Engine, tx: TransferRecord, now: number): void {
+/** Threshold reached: move the money, write both ledger entries and wallets feed events, mark approved. */
+function settleTransfer(eng: Engine, tx: TransferRecord, now: number): void {
   const origin = eng.state.wallets[tx.wallet_id];
   const dest = eng.state.wallets[tx.recipient_wallet_id];
   const fromCompany = eng.state.companies[tx.company_id];
   const toCompany = eng.state.companies[tx.recipient_company_id];
-  if (tx.held) origin.held -= tx.amount;
-  tx.held = false;
-  origin.balance -= tx.amount;
-  dest.balance += tx.netAmount;
+  closeTx(eng, tx, 'approved_transfer', now); // releases the hold first
   const chainTxID = newChainTxId();
-  const entry = (fundID: string, type: 'transferIn' | 'transferOut', amount: number, fees: number, counterpartyID: string, counterpartyName: string): LedgerEntry => ({
-    TxID: tx.txID,
-    chainTxID,
-    fundID,
-    timestamp: now,
-    expireTime: tx.expires,
-    status: 'approved',
-    type,
-    asset: tx.asset,
-    amount,
-    fees,
-    netAmount: tx.netAmount,
-    counterpartyID,
-    counterpartyName,
-    address: '',
-    reference: tx.reference,
-    benefitOf: tx.benefitOf,
-    accountNo: tx.accountNo,
-  });
-  writeLedger(eng, origin, entry(origin.fund_id, 'transferOut', tx.amount, tx.fees, tx.recipient_company_id, toCompany?.name ?? ''));
-  writeLedger(eng, dest, entry(dest.fund_id, 'transferIn', tx.netAmount, 0, tx.company_id, fromCompany?.name ?? ''));
-  finish(eng, tx, 'approved_transfer', now);
+  moveBalance(eng, origin, 'out', { tx_id: tx.txID, chain_tx_id: chainTxID, status: tx.txStatus, amount: tx.amount, fee: tx.fees }, now);
+  moveBalance(eng, dest, 'in', { tx_id: tx.txID, chain_tx_id: chainTxID, status: tx.txStatus, amount: tx.netAmount, fee: 0 }, now);
+  ledgerFor(eng, origin, tx, { type: 'transferOut', chainTxID, amount: tx.amount, fees: tx.fees, netAmount: tx.netAmount, counterpartyID: tx.recipient_company_id, counterpartyName: toCompany?.name ?? '', now });
+  ledgerFor(eng, dest, tx, { type: 'transferIn', chainTxID, amount: tx.netAmount, fees: 0, netAmount: tx.netAmount, counterpartyID: tx.company_id, counterpartyName: fromCompany?.name ?? '', now });
+}
+
+// ---------------------------------------------------------------- approve / reject
+
+function decide(eng: Engine, action: ActionRecord, approve: boolean, approver: ApproverInfo): void {
+  applyExpiry(eng);
+  if (action.status !== 'pending') throw conflict(`action_id: action ${action.id} is ${action.status}, not pending`);
+  if (action.type === 'ApproveNewWalletConnect') {
+    decideConnection(eng, action, approve);
+    return;
+  }
+  const tx = eng.findTx(action.txID);
+  if (!tx || !tx.txStatus.startsWith('pending_')) throw conflict(`action_id: transaction ${action.txID} is ${tx?.txStatus ?? 'unknown'}`);
+  const now = eng.now();
+  const kind = kindOf(tx);
+  if (!approve) {
+    action.status = 'rejected';
+    if (kind === 'take') rejectTake(eng, tx as SwapTakeRecord, now);
+    else closeTx(eng, tx, CLOSED[kind].rejected, now);
+    return;
+  }
+  if (kind === 'take') {
+    takeCustodianApproves(eng, tx as SwapTakeRecord, action, approver, now);
+    return;
+  }
+  if (!recordApproval(eng, tx, action, approver, now)) return;
+  if (kind === 'transfer') settleTransfer(eng, tx as TransferRecord, now);
+  else if (kind === 'withdrawal') settleWithdrawal(eng, tx as WithdrawalRecord, now);
+  else swapApproved(eng, tx as SwapRecord, now);
 }
 
 /**
- * PUT (approve) or DELETE (reject) /coreclient/{client_id}/action/{action_id}.
+ * PUT (approve) or DELETE (reject) /coreclient/{client_id}/action/{action_id}, for every action
+ * type (transfers, withdrawals, swap quotes, swap takes, wallet connection requests).
  * @throws 404 unknown client or action; 403 the action belongs to another custodian; 409 the
  *   action or its transaction is no longer pending.
  */
@@ -248,89 +212,46 @@ export function coreClientDecide(eng: Engine, clientId: string, actionId: string
 }
 
 /**
- * A human custodian approves or rejects a transfer (control endpoints
- * `POST /_simulator/transfer/{tx_id}/approve|reject {user_id}`; `user_id` may be the user id,
- * e-mail or username).
- * @returns the Transaction object after the decision.
- * @throws 404 unknown transfer or user; 403 the user is not a custodian of the transfer; 409 not pending.
+ * A human custodian approves or rejects a custody transaction of any kind (control endpoints
+ * `POST /_simulator/tx/{tx_id}/approve|reject {user_id}`, and the older
+ * `POST /_simulator/transfer/{tx_id}/approve|reject`; `user_id` may be the user id, e-mail or
+ * username).
+ * @param kindName the word used in error texts (`transfer` for the older endpoints).
+ * @returns the transaction's view after the decision (Transaction object; swap quotes and takes
+ *   their GET views).
+ * @throws 404 unknown transaction or user; 403 the user is not a custodian of it; 409 not pending.
  */
-export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, approve: boolean): TransactionView {
+export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, approve: boolean, kindName = 'transfer'): TransactionView {
   applyExpiry(eng);
-  const tx = eng.state.transfers[txId];
-  if (!tx) throw notFound(`tx_id: no transfer ${txId}`);
+  const tx = kindName === 'transfer' ? eng.state.transfers[txId] : eng.findTx(txId);
+  if (!tx) throw notFound(`tx_id: no ${kindName} ${txId}`);
   const user = findUser(eng, userIdOrEmail);
   if (!user) throw notFound(`user_id: no user ${userIdOrEmail}`);
   const action = tx.actionIDs.map((id) => eng.state.actions[id]).find((a) => a && a.custodianID === user.id);
-  if (!action) throw forbidden(`user_id: ${user.email} is not a custodian of transfer ${txId}`);
+  if (!action) throw forbidden(`user_id: ${user.email} is not a custodian of ${kindName} ${txId}`);
   decide(eng, action, approve, { firstName: user.firstName, lastName: user.lastName, userID: user.id, username: user.username });
-  return transactionView(eng, tx);
+  return txView(eng, tx);
 }
 
 // ---------------------------------------------------------------- views
 
-/** The Transaction object of spec section 2 (camelCase). */
-export interface TransactionView {
-  approvedCount: number;
-  expires: number;
-  initiatedTimestamp: number;
-  initiatorAuthorized: boolean;
-  initiatorName: string;
-  reference: string;
-  status: ApproverRecord[];
-  statusDetails: {
-    accountNo: string;
-    amount: number;
-    asset: string;
-    benefitOf: string;
-    expires: number;
-    fees: number;
-    fundID: string;
-    netAmount: number;
-    recipientAddress: string;
-    recipientEmail: string;
-    recipientFirstName: string;
-    recipientLastName: string;
-    recipientUsername: string;
-    reference: string;
-    requestedBy: string;
-  };
-  thresholdRequired: number;
-  txID: string;
-  txStatus: TransferStatus;
+/** The view of any custody transaction (GET answer of its kind). */
+export function txView(eng: Engine, tx: CustodyTxRecord): TransactionView {
+  switch (kindOf(tx)) {
+    case 'withdrawal':
+      return withdrawalView(eng, tx as WithdrawalRecord);
+    case 'swap':
+      return swapView(eng, tx as SwapRecord);
+    case 'take':
+      return takeView(eng, tx as SwapTakeRecord);
+    default:
+      return transactionView(eng, tx as TransferRecord);
+  }
 }
 
-/** Transfer record -> Transaction object. */
+/** Transfer record -> Transaction object (`statusDetails.recipientAddress` is the destination wallet id). */
 export function transactionView(eng: Engine, tx: TransferRecord): TransactionView {
-  const companyName = eng.state.companies[tx.company_id]?.name ?? '';
-  return {
-    approvedCount: tx.approvals.length,
-    expires: tx.expires,
-    initiatedTimestamp: tx.initiatedTimestamp,
-    initiatorAuthorized: true,
-    initiatorName: companyName,
-    reference: tx.reference,
-    status: tx.approvals.map((a) => ({ ...a })),
-    statusDetails: {
-      accountNo: tx.accountNo,
-      amount: tx.amount,
-      asset: tx.asset,
-      benefitOf: tx.benefitOf,
-      expires: tx.expires,
-      fees: tx.fees,
-      fundID: tx.fund_id,
-      netAmount: tx.netAmount,
-      recipientAddress: tx.recipient_wallet_id,
-      recipientEmail: '',
-      recipientFirstName: '',
-      recipientLastName: '',
-      recipientUsername: '',
-      reference: tx.reference,
-      requestedBy: companyName,
-    },
-    thresholdRequired: tx.thresholdRequired,
-    txID: tx.txID,
-    txStatus: tx.txStatus,
-  };
+  return custodyTxView(eng, tx, tx.recipient_wallet_id);
 }
 
 /** GET /company/{company_id}/transfer/{tx_id}. @throws 404 unknown company or transfer not of that company. */
@@ -395,34 +316,60 @@ export function getAction(eng: Engine, clientId: string, actionId: string): Reco
   const a = eng.state.actions[actionId];
   if (!a) throw notFound(`action_id: no action ${actionId}`);
   if (a.custodianID !== clientId) throw forbidden(`action_id: action ${actionId} belongs to another custodian`);
-  const tx = eng.state.transfers[a.txID];
+  return { ...summary(a), coreClientID: clientId, details: actionDetails(eng, a) };
+}
+
+const TX_TYPE = { transfer: 'transfer', withdrawal: 'withdrawal', swap: 'swap', take: 'swapTake' } as const;
+
+/**
+ * The `details` of an action (spec section 2 detail fields; OpenAPI ActionDetailApprove*):
+ * for a wallet connection request `{clientData, wallet}` (NOTES.md), otherwise the
+ * transaction's fields. `recipientAddress` is the destination wallet id of a transfer, the L1
+ * address of a withdrawal, the maker's receive wallet for a swap take, '' for a swap quote;
+ * `recipientAddressName` the recipient company's name or the whitelist entry's name.
+ */
+export function actionDetails(eng: Engine, a: ActionRecord): Record<string, unknown> {
+  if (a.type === 'ApproveNewWalletConnect') return connectionDetails(eng, a);
+  const tx = eng.findTx(a.txID);
+  if (!tx) return {};
   const from = eng.state.companies[tx.company_id];
-  const to = eng.state.companies[tx.recipient_company_id];
+  const kind = kindOf(tx);
+  let recipientAddress = '';
+  let recipientAddressName = '';
+  if (kind === 'transfer') {
+    const t = tx as TransferRecord;
+    // Spec section 2 names these recipientAddress / recipientAddressName (the OpenAPI transfer
+    // schema says recipientID / recipientName); the spec rules. For a transfer the recipient
+    // is an L2 wallet: its id, and the name of the company that holds it.
+    recipientAddress = t.recipient_wallet_id;
+    recipientAddressName = eng.state.companies[t.recipient_company_id]?.name ?? '';
+  } else if (kind === 'withdrawal') {
+    const w = tx as WithdrawalRecord;
+    recipientAddress = w.address;
+    recipientAddressName = w.addressName;
+  } else if (kind === 'take') {
+    const swap = eng.state.swaps[(tx as SwapTakeRecord).swap_id];
+    recipientAddress = swap?.receive_wallet_id ?? '';
+    recipientAddressName = swap ? (eng.state.companies[swap.company_id]?.name ?? '') : '';
+  }
   return {
-    ...summary(a),
-    coreClientID: clientId,
-    details: {
-      txType: 'transfer',
-      txID: tx.txID,
-      asset: tx.asset,
-      amount: tx.amount,
-      fees: tx.fees,
-      netAmount: tx.netAmount,
-      reference: tx.reference,
-      benefitOf: tx.benefitOf,
-      accountNo: tx.accountNo,
-      companyID: tx.company_id,
-      fundID: tx.fund_id,
-      initiatedTime: tx.initiatedTimestamp,
-      expires: tx.expires,
-      // Spec section 2 names these recipientAddress / recipientAddressName (the OpenAPI transfer
-      // schema says recipientID / recipientName); the spec rules. For a transfer the recipient
-      // is an L2 wallet: its id, and the name of the company that holds it.
-      recipientAddress: tx.recipient_wallet_id,
-      recipientAddressName: to?.name ?? '',
-      initiatedBy: tx.company_id,
-      initiatorName: from?.name ?? '',
-      initiatorType: 'company',
-    },
+    txType: TX_TYPE[kind],
+    txID: tx.txID,
+    asset: tx.asset,
+    amount: tx.amount,
+    fees: tx.fees,
+    netAmount: tx.netAmount,
+    reference: tx.reference,
+    benefitOf: tx.benefitOf,
+    accountNo: tx.accountNo,
+    companyID: tx.company_id,
+    fundID: tx.fund_id,
+    initiatedTime: tx.initiatedTimestamp,
+    expires: tx.expires,
+    recipientAddress,
+    recipientAddressName,
+    initiatedBy: tx.company_id,
+    initiatorName: from?.name ?? '',
+    initiatorType: 'company',
   };
 }

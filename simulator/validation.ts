@@ -35,6 +35,8 @@ const newWallet = {
     custodygroup_tx: nullableGroup,
   },
 };
+const expires = { anyOf: [{ type: 'integer', minimum: 1, maximum: MAX }, { type: 'string', pattern: '^[0-9]{1,15}$' }] };
+const sendAmount = { type: 'object', required: ['symbol', 'amount'], properties: { symbol: nonEmpty, amount: amountPositive } };
 const companyFields = { name: nonEmpty, city: str, country: { type: 'string', pattern: '^([A-Za-z]{2})?$' }, domain: str, ref: str };
 
 /** Body schemas by name. */
@@ -62,6 +64,64 @@ const SCHEMAS = {
       partner_txID: nonEmpty,
       send: { type: 'object', required: ['symbol', 'amount'], properties: { symbol: nonEmpty, amount: amountPositive } },
     },
+  },
+  whitelist: { type: 'object', required: ['name', 'asset', 'address'], properties: { name: nonEmpty, asset: nonEmpty, address: nonEmpty } },
+  withdraw: {
+    type: 'object',
+    required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
+    properties: {
+      wallet_id: nonEmpty,
+      address: nonEmpty,
+      expires,
+      benefit_of: str,
+      account_no: str,
+      reference: str,
+      partner_txID: nonEmpty,
+      send: sendAmount,
+    },
+  },
+  swapMake: {
+    type: 'object',
+    required: ['send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'send', 'receive'],
+    properties: {
+      send_wallet_id: nonEmpty,
+      receive_wallet_id: nonEmpty,
+      expires,
+      reference: str,
+      partner_txID: str,
+      send: sendAmount,
+      receive: sendAmount,
+      add_to_liquidity_hub: { type: 'boolean' },
+    },
+  },
+  swapTake: {
+    type: 'object',
+    required: ['swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference'],
+    properties: { swap_id: nonEmpty, send_wallet_id: nonEmpty, receive_wallet_id: nonEmpty, reference: str, partner_txID: str },
+  },
+  hubAdd: { type: 'object', required: ['tx_id'], properties: { tx_id: nonEmpty } },
+  sweep: {
+    type: 'object',
+    required: ['wallet_id', 'recipient_wallet_id', 'reference', 'expires', 'send'],
+    properties: {
+      wallet_id: nonEmpty,
+      recipient_wallet_id: nonEmpty,
+      reference: str,
+      expires,
+      partner_txID: str,
+      send: { type: 'object', required: ['symbol'], properties: { symbol: nonEmpty, amount: amountPositive } },
+    },
+  },
+  sweepStatus: { type: 'object', required: ['tx_id'], properties: { tx_id: nonEmpty } },
+  connectRequest: {
+    type: 'object',
+    required: ['client_id', 'wallet_id', 'customer_email', 'customer_id'],
+    properties: { client_id: nonEmpty, wallet_id: nonEmpty, customer_email: nonEmpty, customer_id: nonEmpty },
+  },
+  foreignQuote: {
+    type: 'object',
+    required: ['send', 'receive'],
+    properties: { send: sendAmount, receive: sendAmount, expires },
   },
   coreClient: { type: 'object', required: ['name'], properties: { name: nonEmpty } },
   faucet: { type: 'object', required: ['wallet_id', 'amount'], properties: { wallet_id: nonEmpty, amount: amountPositive } },

@@ -115,8 +115,10 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-core-client',
       'custody-coreclient-feed',
       'custody-fund',
+      'custody-hub-feed',
       'custody-transfer',
       'custody-trusted-party',
+      'custody-wallets-feed',
     ]);
     for (const s of ours) assert.equal(s.err, undefined, `${s.types}: ${s.err}`);
   });
@@ -164,6 +166,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       const types = [
         'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
+        'custody-hub-feed', 'custody-wallets-feed',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });

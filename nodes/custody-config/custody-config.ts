@@ -3,14 +3,17 @@
  * `privateKey`, `token`: Node-RED password credentials, never in flows.json) and the signing
  * mode; owns one signed client and one websocket per core client feed, shared by every node
  * that uses it (the pattern of Node-RED's mqtt-broker node). Source: DESIGN.md "The config
- * node"; spec section 5.
+ * node"; spec section 5. It also owns one liquidity hub feed and one wallets feed (spec section
+ * 6), shared the same way by the `custody-hub-feed` and `custody-wallets-feed` nodes.
  */
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState } from '../../lib';
+import { HubFeed, WalletsFeed, type SignedFeed } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
 import type { CustodyConfigNode, FeedUser, FeedMembership } from '../shared/types';
+import type { AccountFeedUser } from '../shared/types';
 
 /** Editor properties of `custody-config`. */
 interface ConfigDef extends NodeDef {
@@ -35,6 +38,21 @@ interface SharedFeed {
   /** The timer of the next attempt to build the client, after a failure. */
   retry?: NodeJS.Timeout;
   users: Set<FeedUser>;
+}
+
+/** A shared account-wide feed (liquidity hub, wallets) and its users; as {@link SharedFeed}. */
+interface SharedAccountFeed {
+  feed?: SignedFeed;
+  error?: Error;
+  retry?: NodeJS.Timeout;
+  users: Set<AccountFeedUser<unknown>>;
+}
+
+/** What differs between the account-wide feeds: a log label, how to build one, its message event. */
+interface AccountFeedKind {
+  label: string;
+  make(client: CustodyClient): SignedFeed;
+  event: string;
 }
 
 /** How long a feed waits before building its client again after a failure (ms). */
@@ -142,6 +160,70 @@ export = function register(RED: NodeAPI): void {
       };
     };
 
+    /** The shared liquidity hub and wallets feeds, by kind label. */
+    const accountFeeds = new Map<string, SharedAccountFeed>();
+
+    /** Build the client and open the shared account feed `entry`; on failure report it and try again in 30 s (as openFeed). */
+    function openAccountFeed(kind: AccountFeedKind, entry: SharedAccountFeed): void {
+      node.client().then(
+        (client) => {
+          if (accountFeeds.get(kind.label) !== entry) return; // everyone left meanwhile
+          entry.error = undefined;
+          const feed = kind.make(client);
+          entry.feed = feed;
+          let lastWarned = '';
+          feed.on(kind.event, (message: unknown) => entry.users.forEach((u) => u.onMessage(message)));
+          feed.on('state', (state: FeedState, reason?: string) => {
+            if (state === 'connected') lastWarned = '';
+            entry.users.forEach((u) => u.onState(state, reason));
+          });
+          feed.on('error', (err: Error) => {
+            if (err.message !== lastWarned) node.warn(`${kind.label}: ${err.message}`);
+            lastWarned = err.message;
+          });
+          feed.start();
+        },
+        (err: Error) => {
+          entry.error = err;
+          node.error(`${kind.label}: ${err.message}`);
+          entry.users.forEach((u) => u.onUnusable(err));
+          entry.retry = setTimeout(() => {
+            entry.retry = undefined;
+            if (accountFeeds.get(kind.label) === entry && !closed) openAccountFeed(kind, entry);
+          }, FEED_REBUILD_DELAY_MS);
+        },
+      );
+    }
+
+    /** Join the shared account feed of `kind`: the first user opens it, the last to leave closes it. */
+    function subscribeAccountFeed(kind: AccountFeedKind, user: AccountFeedUser<unknown>): FeedMembership {
+      let entry = accountFeeds.get(kind.label);
+      if (!entry) {
+        entry = { users: new Set() };
+        accountFeeds.set(kind.label, entry);
+        openAccountFeed(kind, entry);
+      }
+      const joined = entry;
+      joined.users.add(user);
+      if (joined.error) user.onUnusable(joined.error);
+      else user.onState(joined.feed ? joined.feed.state : 'connecting');
+      return {
+        leave: async () => {
+          joined.users.delete(user);
+          if (joined.users.size === 0 && accountFeeds.get(kind.label) === joined) {
+            accountFeeds.delete(kind.label);
+            clearTimeout(joined.retry);
+            await joined.feed?.stop();
+          }
+        },
+      };
+    }
+
+    node.subscribeHubFeed = (user) =>
+      subscribeAccountFeed({ label: 'liquidity hub feed', make: (client) => new HubFeed(client), event: 'quote' }, user);
+    node.subscribeWalletsFeed = (user) =>
+      subscribeAccountFeed({ label: 'wallets feed', make: (client) => new WalletsFeed(client), event: 'transaction' }, user);
+
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
       const stopping = Array.from(feeds.values(), (f) => {
@@ -149,6 +231,11 @@ export = function register(RED: NodeAPI): void {
         return f.feed?.stop();
       });
       feeds.clear();
+      for (const f of accountFeeds.values()) {
+        clearTimeout(f.retry);
+        stopping.push(f.feed?.stop());
+      }
+      accountFeeds.clear();
       const pending = clientPromise;
       clientPromise = undefined;
       Promise.allSettled(stopping)

@@ -3,12 +3,25 @@
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, FeedState } from '../../lib';
+import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage } from '../../lib';
 
 /** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
 export interface FeedUser {
   /** Called once per pending action id (see lib CoreClientFeed). */
   onAction(action: Action): void;
+  /** Called on every connection state change, and once at registration with the current state. */
+  onState(state: FeedState, reason?: string): void;
+  /** Called when the connection cannot be used (e.g. missing credentials); the config node tries again every 30 s. */
+  onUnusable(err: Error): void;
+}
+
+/**
+ * Who listens to a shared account-wide feed: a `custody-hub-feed` node (`T` = lib
+ * HubFeedMessage) or a `custody-wallets-feed` node (`T` = lib WalletFeedMessage).
+ */
+export interface AccountFeedUser<T> {
+  /** Called once per feed message, as received. */
+  onMessage(message: T): void;
   /** Called on every connection state change, and once at registration with the current state. */
   onState(state: FeedState, reason?: string): void;
   /** Called when the connection cannot be used (e.g. missing credentials); the config node tries again every 30 s. */
@@ -27,6 +40,10 @@ export interface CustodyConfigNode extends Node {
   client(): Promise<CustodyClient>;
   /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. */
   subscribeFeed(clientId: string, user: FeedUser): FeedMembership;
+  /** Join the account's liquidity hub feed (spec section 6); the first user opens it, the last to leave closes it. */
+  subscribeHubFeed(user: AccountFeedUser<HubFeedMessage>): FeedMembership;
+  /** Join the wallets feed of the connection's API key (spec section 6); the first user opens it, the last to leave closes it. */
+  subscribeWalletsFeed(user: AccountFeedUser<WalletFeedMessage>): FeedMembership;
 }
 
 /** Editor properties common to every operation node. */

@@ -1,0 +1,51 @@
+/**
+ * The liquidity hub feed, `{ws_base_url}/liquidityhub/feed` (spec section 6; NOTES.md "Feed
+ * messages"): one message per swap quote newly published to the liquidity hub (POST
+ * /company/{company_id}/liquidityhub), `{txID, status}` with status `taker_pending`.
+ */
+import { CustodyClient } from './client';
+import { SignedFeed, type FeedOptions } from './feed';
+
+/**
+ * A liquidity hub feed message (spec section 6; NOTES.md "Feed messages"). Source of the names:
+ * NOTES.md (`{"txID","status"}`).
+ */
+export interface HubFeedMessage {
+  /** The id of the swap transaction whose quote was published. */
+  txID: string;
+  /** The swap status, e.g. `taker_pending` (spec section 3: a published quote waits for a taker). */
+  status: string;
+  /** Any further field the service sends is kept. */
+  [field: string]: unknown;
+}
+
+/**
+ * The account's liquidity hub feed. It reconnects by itself like every {@link SignedFeed}, but
+ * has NO catch-up: the service re-sends nothing on reconnect and the API has no list of
+ * "quotes published since". A gap (state `disconnected`, then `connected` again) therefore
+ * means that quotes published while it was disconnected were missed; GET
+ * /company/{company_id}/liquidityhub lists the quotes currently on the hub, to resynchronise
+ * when that matters.
+ *
+ * Events (besides `state` and `error`, see {@link SignedFeed}):
+ * - `quote` (message: HubFeedMessage): one per message that is a JSON object with a string
+ *   `txID`, as received (no dedupe: the service does not repeat messages). Other messages are
+ *   reported as `error` and dropped.
+ */
+export class HubFeed extends SignedFeed {
+  /**
+   * @param client the signed client of the account (its base URL gives the feed URL, ws:// or wss://).
+   */
+  constructor(client: CustodyClient, options: FeedOptions = {}) {
+    super(client, '/liquidityhub/feed', options);
+  }
+
+  /** Emit `quote` for a JSON object with a string `txID`; report anything else as `error`. */
+  protected handleMessage(msg: unknown): void {
+    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as HubFeedMessage).txID === 'string') {
+      this.emit('quote', msg as HubFeedMessage);
+    } else {
+      this.reportError(new Error('liquidity hub feed: a message without txID was ignored'));
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The wallets feed, `{ws_base_url}/wallets/feed` (spec section 6: "live feed of wallet
+ * transactions"; NOTES.md "Feed messages" for the shape, which the spec does not show): one
+ * per API key, not per core client; one message per movement of a wallet's balance.
+ */
+import { CustodyClient } from './client';
+import { SignedFeed, type FeedOptions } from './feed';
+
+/**
+ * A wallets feed message: one wallet transaction. Source: NOTES.md "Feed messages" (field names
+ * as the service sends them, including the capital `Status`).
+ */
+export interface WalletFeedMessage {
+  /** The transaction's status as the service reports it. */
+  Status: string;
+  /** Gross amount in base units of `asset`; negative for outgoing. */
+  amount: number;
+  /** Asset symbol, e.g. `BTC-TESTNET`. */
+  asset: string;
+  /** The blockchain transaction id (empty when none). */
+  chain_tx_id: string;
+  /** Fee in base units of `asset` (negative for outgoing). */
+  fee: number;
+  /** Amount after fees in base units of `asset`; negative for outgoing. */
+  net_amount: number;
+  /** True when the movement is a sweep. */
+  sweep_tx: boolean;
+  /** When it happened, epoch seconds. */
+  timestamp: number;
+  /** The transaction id. */
+  tx_id: string;
+  /** The wallet whose balance moved. */
+  wallet_id: string;
+  /** Any further field the service sends is kept. */
+  [field: string]: unknown;
+}
+
+/**
+ * The wallets feed of the client's API key. It reconnects by itself like every
+ * {@link SignedFeed} and has no catch-up: movements while it was disconnected are not re-sent
+ * (GET /wallet/{wallet_id}/history and the fund ledger,
+ * GET /company/{company_id}/fund/{fund_id}/ledger, list past movements).
+ *
+ * Events (besides `state` and `error`, see {@link SignedFeed}):
+ * - `transaction` (message: WalletFeedMessage): one per message that is a JSON object with a
+ *   string `wallet_id`, as received. Other messages are reported as `error` and dropped.
+ */
+export class WalletsFeed extends SignedFeed {
+  /**
+   * @param client the signed client of the API key whose wallets feed this is.
+   */
+  constructor(client: CustodyClient, options: FeedOptions = {}) {
+    super(client, '/wallets/feed', options);
+  }
+
+  /** Emit `transaction` for a JSON object with a string `wallet_id`; report anything else as `error`. */
+  protected handleMessage(msg: unknown): void {
+    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as WalletFeedMessage).wallet_id === 'string') {
+      this.emit('transaction', msg as WalletFeedMessage);
+    } else {
+      this.reportError(new Error('wallets feed: a message without wallet_id was ignored'));
+    }
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * `custody-hub-feed`: an input node that sends one msg per swap quote newly published to the
+ * liquidity hub (spec section 6, liquidity hub feed). The websocket is owned by the
+ * `custody-config` node and shared by every hub feed node of that connection; it reconnects by
+ * itself but has no catch-up (see lib `HubFeed`): quotes published while it was disconnected
+ * are not sent.
+ *
+ * Output: `msg.payload` = the feed message `{txID, status}` as received (status e.g.
+ * `taker_pending`); `msg.topic` = `liquidityhub`.
+ */
+import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
+import type { FeedState, HubFeedMessage } from '../../lib';
+import { showFeedState, showError } from '../shared/status';
+import type { CustodyConfigNode, FeedMembership } from '../shared/types';
+
+/** Editor properties of `custody-hub-feed`. */
+interface HubFeedDef extends NodeDef {
+  connection: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function HubFeedNode(this: Node, def: HubFeedDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+    let membership: FeedMembership | undefined;
+
+    if (!connection) {
+      showError(node, new Error('connection: no custody-config node selected'));
+      return;
+    }
+
+    membership = connection.subscribeHubFeed({
+      onMessage(message: HubFeedMessage) {
+        node.send({ topic: 'liquidityhub', payload: message } as NodeMessage);
+      },
+      onState(state: FeedState) {
+        showFeedState(node, state);
+      },
+      onUnusable(err: Error) {
+        showError(node, err);
+      },
+    });
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      const m = membership;
+      membership = undefined;
+      (m ? m.leave() : Promise.resolve()).finally(() => {
+        node.status({});
+        done();
+      });
+    });
+  }
+
+  RED.nodes.registerType('custody-hub-feed', HubFeedNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+};

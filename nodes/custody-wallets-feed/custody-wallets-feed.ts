@@ -1,0 +1,61 @@
+/**
+ * `custody-wallets-feed`: an input node that sends one msg per wallet transaction of the
+ * connection's API key (spec section 6, wallets feed; NOTES.md "Feed messages" for the shape).
+ * The websocket is owned by the `custody-config` node and shared by every wallets feed node of
+ * that connection; it reconnects by itself but has no catch-up (see lib `WalletsFeed`).
+ *
+ * Output: `msg.payload` = the feed message `{Status, amount, asset, chain_tx_id, fee,
+ * net_amount, sweep_tx, timestamp, tx_id, wallet_id}` as received (amounts in base units,
+ * negative for outgoing; timestamp epoch seconds); `msg.topic` = its `wallet_id`. With the
+ * optional `walletId` property set, only messages of that wallet are sent.
+ */
+import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
+import type { FeedState, WalletFeedMessage } from '../../lib';
+import { showFeedState, showError } from '../shared/status';
+import type { CustodyConfigNode, FeedMembership } from '../shared/types';
+
+/** Editor properties of `custody-wallets-feed`. */
+interface WalletsFeedDef extends NodeDef {
+  connection: string;
+  /** Optional: send only the transactions of this wallet id (compared with the message's `wallet_id`). */
+  walletId?: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function WalletsFeedNode(this: Node, def: WalletsFeedDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+    const walletId = (def.walletId || '').trim();
+    let membership: FeedMembership | undefined;
+
+    if (!connection) {
+      showError(node, new Error('connection: no custody-config node selected'));
+      return;
+    }
+
+    membership = connection.subscribeWalletsFeed({
+      onMessage(message: WalletFeedMessage) {
+        if (walletId && message.wallet_id !== walletId) return;
+        node.send({ topic: message.wallet_id, payload: message } as NodeMessage);
+      },
+      onState(state: FeedState) {
+        showFeedState(node, state);
+      },
+      onUnusable(err: Error) {
+        showError(node, err);
+      },
+    });
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      const m = membership;
+      membership = undefined;
+      (m ? m.leave() : Promise.resolve()).finally(() => {
+        node.status({});
+        done();
+      });
+    });
+  }
+
+  RED.nodes.registerType('custody-wallets-feed', WalletsFeedNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+};

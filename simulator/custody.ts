@@ -1,0 +1,323 @@
+/**
+ * The machinery every custody transaction shares (transfers, withdrawals, swap quotes, swap
+ * takes): idempotency on `partner_txID`, holds, one action per custodian, approval records,
+ * closing (release of the hold, pending actions expired), balance movements with their wallets
+ * feed event, ledger entries and the Transaction object. Sources: spec sections 2 (Transaction
+ * object, Action, Ledger entry), 3 (states and moves), 6 (feeds), 8 (fees); NOTES.md.
+ *
+ * The kind-specific rules live in transactions.ts (transfers, and the dispatch of approvals and
+ * expiry), withdrawals.ts, swaps.ts and exchanges.ts; they all build on these functions.
+ */
+import type { Engine, WalletFeedMessage } from './engine';
+import { badRequest } from './errors';
+import { feeFor, isSafeQuote, type FeeQuote } from './assets';
+import { newId } from './ids';
+import { writeLedger } from './network';
+import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, WalletRecord } from './state';
+
+/**
+ * Parse `expires` (epoch seconds as a number or a string of digits, OpenAPI says string).
+ * @throws 400 naming `expires` when it is not a positive integer.
+ */
+export function parseExpires(v: number | string, field = 'expires'): number {
+  const n = typeof v === 'string' ? (/^\d+$/.test(v) ? Number(v) : NaN) : v;
+  if (!Number.isSafeInteger(n) || n <= 0) throw badRequest(`${field}: must be an epoch time in seconds (integer)`);
+  return n;
+}
+
+/**
+ * Parse `expires` and require it later than the business clock.
+ * @throws 400 naming the field.
+ */
+export function futureExpires(eng: Engine, v: number | string, field = 'expires'): number {
+  const expires = parseExpires(v, field);
+  const now = eng.now();
+  if (expires <= now) throw badRequest(`${field}: must be in the future (now is ${now})`);
+  return expires;
+}
+
+/** Key of the partner_txID index: idempotency is per company (spec section 3). */
+function idemKey(companyId: string, partnerTxID: string): string {
+  return `${companyId}\n${partnerTxID}`;
+}
+
+/**
+ * The tx id already created by this company with this `partner_txID`, or undefined. An empty or
+ * missing partner_txID never matches (only swaps accept one, OpenAPI example `''`).
+ */
+export function existingTx(eng: Engine, companyId: string, partnerTxID: string | undefined): string | undefined {
+  if (!partnerTxID) return undefined;
+  return eng.state.partnerTxIndex[idemKey(companyId, partnerTxID)];
+}
+
+/**
+ * The fee quote for a net amount, checked against the wallet's available balance (balance - held).
+ * @throws 400 naming `field` when too large or not covered.
+ */
+export function coveredQuote(wallet: WalletRecord, netAmount: number, field: string): FeeQuote {
+  const quote = feeFor(netAmount);
+  if (!isSafeQuote(quote)) throw badRequest(`${field}: too large`);
+  const available = wallet.balance - wallet.held;
+  if (available < quote.amountToSend) {
+    throw badRequest(`${field}: insufficient balance: ${quote.amountToSend} needed (amount ${quote.netAmount} + fees ${quote.fees}), ${available} available`);
+  }
+  return quote;
+}
+
+/**
+ * The custody group of a wallet (`custodygroup_tx` or `custodygroup_withdraw`).
+ * @throws 400 naming `field` when the wallet has none or it is empty.
+ */
+export function custodyGroupOf(eng: Engine, wallet: WalletRecord, which: 'custodygroup_tx' | 'custodygroup_withdraw', field: string): CustodyGroupRecord {
+  const group = eng.state.custodyGroups[wallet[which]];
+  if (!group || group.members.length === 0) throw badRequest(`${field}: the wallet has no ${which === 'custodygroup_tx' ? 'transfer' : 'withdrawal'} custody group`);
+  return group;
+}
+
+/** Whether a custodian id is a core client (it then sees its actions on its feed) or a human user. */
+function custodianTypeOf(eng: Engine, company: CompanyRecord, custodian: string): 'core-client' | 'user' {
+  const party = company.trusted[custodian];
+  return party?.type === 'core-client' || eng.state.coreClients[custodian] ? 'core-client' : 'user';
+}
+
+/**
+ * Open custody for a new transaction already stored in its collection: reserve `tx.amount` on the
+ * origin wallet, index the partner_txID, watch the expiry, create one `actionType` action per
+ * custodian of `group` and announce the core clients' actions (engine event `action`).
+ * @returns the new actions.
+ */
+export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRecord, group: CustodyGroupRecord, actionType: ActionType): ActionRecord[] {
+  const origin = eng.state.wallets[tx.wallet_id];
+  tx.thresholdRequired = group.threshold;
+  tx.custodians = [...group.members];
+  origin.held += tx.amount;
+  tx.held = true;
+  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.company_id, tx.partner_txID)] = tx.txID;
+  eng.trackExpiry(tx);
+  const created: ActionRecord[] = [];
+  for (const custodian of tx.custodians) {
+    const action: ActionRecord = {
+      id: newId(),
+      type: actionType,
+      status: 'pending',
+      timestamp: tx.initiatedTimestamp,
+      expireTime: tx.expires,
+      txID: tx.txID,
+      custodianID: custodian,
+      custodianType: custodianTypeOf(eng, company, custodian),
+    };
+    eng.state.actions[action.id] = action;
+    tx.actionIDs.push(action.id);
+    created.push(action);
+  }
+  eng.changed();
+  for (const a of created) if (a.custodianType === 'core-client') eng.emit('action', a);
+  return created;
+}
+
+/** The fields every new custody record starts with. */
+export function newCustodyFields(
+  eng: Engine,
+  companyId: string,
+  origin: WalletRecord,
+  quote: FeeQuote,
+  f: { expires: number; reference: string; benefitOf?: string; accountNo?: string; partner_txID?: string },
+): Omit<CustodyTxRecord, 'kind' | 'txStatus'> {
+  return {
+    txID: newId(),
+    company_id: companyId,
+    fund_id: origin.fund_id,
+    wallet_id: origin.wallet_id,
+    partner_txID: f.partner_txID ?? '',
+    asset: origin.asset,
+    netAmount: quote.netAmount,
+    fees: quote.fees,
+    amount: quote.amountToSend,
+    expires: f.expires,
+    initiatedTimestamp: eng.now(),
+    reference: f.reference,
+    benefitOf: f.benefitOf ?? '',
+    accountNo: f.accountNo ?? '',
+    thresholdRequired: 0,
+    custodians: [],
+    actionIDs: [],
+    approvals: [],
+    finished: 0,
+    held: false,
+  };
+}
+
+/** Release the hold of a transaction on its origin wallet (no-op when not held). */
+export function releaseHold(eng: Engine, tx: CustodyTxRecord): void {
+  const origin = eng.state.wallets[tx.wallet_id];
+  if (tx.held && origin) origin.held -= tx.amount;
+  tx.held = false;
+  eng.changed();
+}
+
+/**
+ * Close a transaction: release its hold, set its final status, stop watching its expiry and
+ * expire its still-pending actions (no longer actionable).
+ */
+export function closeTx(eng: Engine, tx: CustodyTxRecord, status: string, now: number): void {
+  releaseHold(eng, tx);
+  tx.txStatus = status;
+  tx.finished = now;
+  expireActions(eng, tx.actionIDs);
+  eng.pendingTxs.delete(tx.txID);
+  eng.changed();
+}
+
+/** Mark the still-pending actions among `ids` expired. */
+export function expireActions(eng: Engine, ids: string[]): void {
+  for (const aid of ids) {
+    const a = eng.state.actions[aid];
+    if (a && a.status === 'pending') a.status = 'expired';
+  }
+}
+
+/** Who approved: blank names and userID = client id for a core client (spec section 2). */
+export type ApproverInfo = Omit<ApproverRecord, 'actionID' | 'status' | 'timestamp'>;
+
+/** Add the approver record of an approved action. @returns true when the threshold is reached. */
+export function recordApproval(eng: Engine, tx: CustodyTxRecord, action: ActionRecord, approver: ApproverInfo, now: number): boolean {
+  action.status = 'approved';
+  tx.approvals.push({ actionID: action.id, firstName: approver.firstName, lastName: approver.lastName, status: 'approved', timestamp: now, userID: approver.userID, username: approver.username });
+  eng.changed();
+  return tx.approvals.length >= tx.thresholdRequired;
+}
+
+/** Details of a balance movement for the wallets feed (NOTES.md: negative amounts outgoing). */
+export interface Movement {
+  tx_id: string;
+  chain_tx_id: string;
+  /** final status of the transaction, e.g. `approved_transfer` */
+  status: string;
+  /** gross base units (positive); for outgoing the debit, for incoming the credit */
+  amount: number;
+  /** base units of fees inside `amount` (0 for incoming) */
+  fee: number;
+  sweep_tx?: boolean;
+}
+
+/**
+ * Move a wallet's booked balance and announce it on the wallets feed (engine event `walletTx`):
+ * `direction` out debits `m.amount`, in credits it. The feed message has negative amount, fee
+ * and net_amount for outgoing.
+ */
+export function moveBalance(eng: Engine, wallet: WalletRecord, direction: 'in' | 'out', m: Movement, now: number): void {
+  const sign = direction === 'out' ? -1 : 1;
+  wallet.balance += sign * m.amount;
+  eng.changed();
+  const msg: WalletFeedMessage = {
+    Status: m.status,
+    amount: sign * m.amount,
+    asset: wallet.asset,
+    chain_tx_id: m.chain_tx_id,
+    fee: m.fee === 0 ? 0 : sign * m.fee,
+    net_amount: sign * (m.amount - m.fee),
+    sweep_tx: m.sweep_tx ?? false,
+    timestamp: now,
+    tx_id: m.tx_id,
+    wallet_id: wallet.wallet_id,
+  };
+  eng.emitWalletTx(msg);
+}
+
+/** Write a ledger entry (spec section 2) for a wallet of a custody transaction. */
+export function ledgerFor(
+  eng: Engine,
+  wallet: WalletRecord,
+  tx: CustodyTxRecord,
+  e: { type: LedgerEntry['type']; chainTxID: string; amount: number; fees: number; netAmount: number; counterpartyID: string; counterpartyName: string; address?: string; status?: string; now: number },
+): LedgerEntry {
+  const entry: LedgerEntry = {
+    TxID: tx.txID,
+    chainTxID: e.chainTxID,
+    fundID: wallet.fund_id,
+    timestamp: e.now,
+    expireTime: tx.expires,
+    status: e.status ?? 'approved',
+    type: e.type,
+    asset: wallet.asset,
+    amount: e.amount,
+    fees: e.fees,
+    netAmount: e.netAmount,
+    counterpartyID: e.counterpartyID,
+    counterpartyName: e.counterpartyName,
+    address: e.address ?? '',
+    reference: tx.reference,
+    benefitOf: tx.benefitOf,
+    accountNo: tx.accountNo,
+  };
+  writeLedger(eng, wallet, entry);
+  return entry;
+}
+
+/** The Transaction object of spec section 2 (camelCase), for transfers and withdrawals alike. */
+export interface TransactionView {
+  approvedCount: number;
+  expires: number;
+  initiatedTimestamp: number;
+  initiatorAuthorized: boolean;
+  initiatorName: string;
+  reference: string;
+  status: ApproverRecord[];
+  statusDetails: {
+    accountNo: string;
+    amount: number;
+    asset: string;
+    benefitOf: string;
+    expires: number;
+    fees: number;
+    fundID: string;
+    netAmount: number;
+    recipientAddress: string;
+    recipientEmail: string;
+    recipientFirstName: string;
+    recipientLastName: string;
+    recipientUsername: string;
+    reference: string;
+    requestedBy: string;
+  };
+  thresholdRequired: number;
+  txID: string;
+  txStatus: string;
+}
+
+/**
+ * Custody record -> Transaction object.
+ * @param recipientAddress the destination: a wallet id for transfers and swap legs, the L1 address for withdrawals.
+ */
+export function custodyTxView(eng: Engine, tx: CustodyTxRecord, recipientAddress: string): TransactionView {
+  const companyName = eng.state.companies[tx.company_id]?.name ?? '';
+  return {
+    approvedCount: tx.approvals.length,
+    expires: tx.expires,
+    initiatedTimestamp: tx.initiatedTimestamp,
+    initiatorAuthorized: true,
+    initiatorName: companyName,
+    reference: tx.reference,
+    status: tx.approvals.map((a) => ({ ...a })),
+    statusDetails: {
+      accountNo: tx.accountNo,
+      amount: tx.amount,
+      asset: tx.asset,
+      benefitOf: tx.benefitOf,
+      expires: tx.expires,
+      fees: tx.fees,
+      fundID: tx.fund_id,
+      netAmount: tx.netAmount,
+      recipientAddress,
+      recipientEmail: '',
+      recipientFirstName: '',
+      recipientLastName: '',
+      recipientUsername: '',
+      reference: tx.reference,
+      requestedBy: companyName,
+    },
+    thresholdRequired: tx.thresholdRequired,
+    txID: tx.txID,
+    txStatus: tx.txStatus,
+  };
+}

@@ -1,0 +1,705 @@
+/**
+ * The simulator's withdrawals, atomic swaps with the liquidity hub, exchanges with wallet
+ * connections and sweeps, and the hub and wallets feed events (spec sections 2-8), through the
+ * real simulator over real sockets with the signed CustodyClient of lib. Engine events are read
+ * back through the control endpoint `GET /_simulator/events`.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Simulator } from '../simulator';
+import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
+import { loadPrivateKey } from '../lib/signing';
+import { controlCall, control, until } from './support';
+
+interface Reply {
+  status: number;
+  data: any;
+}
+
+const wallClock = () => Math.floor(Date.now() / 1000);
+/** The simulator's business clock (epoch seconds), read before each test: the tests advance it. */
+let businessNow = wallClock();
+const now = () => businessNow;
+let seq = 0;
+const pid = (label: string) => `${label}-${process.pid}-${Date.now()}-${++seq}`;
+
+describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2-8)', function () {
+  this.timeout(60000);
+  let dataDir: string;
+  let sim: Simulator;
+  let client: CustodyClient;
+
+  /** A signed call; an API error answer is returned, not thrown. */
+  async function api(method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> {
+    try {
+      const res = await client.request<any>(method, p, body === undefined ? {} : { body });
+      return { status: res.statusCode, data: res.data };
+    } catch (e) {
+      if (e instanceof ApiError) return { status: e.statusCode, data: { code: e.code, msg: e.msg, detail: e.detail } };
+      throw e;
+    }
+  }
+
+  const balance = async (walletId: string): Promise<number> => (await api('GET', `/wallet/${encodeURIComponent(walletId)}`)).data.balance;
+  const lastSeq = async (): Promise<number> => {
+    const ev = (await controlCall(sim, 'GET', '/events')).body.events as { seq: number }[];
+    return ev.length ? ev[ev.length - 1].seq : 0;
+  };
+  const eventsAfter = async (after: number): Promise<{ seq: number; event: string; message: any }[]> => (await controlCall(sim, 'GET', `/events?after=${after}`)).body.events;
+  const pendingActions = async (clientId: string): Promise<any[]> => (await api('GET', `/coreclient/${clientId}/actions`)).data.actions;
+  /** The pending action of `clientId` for transaction `txId` (looked up through the action details). */
+  async function actionFor(clientId: string, txId: string): Promise<any> {
+    for (const a of await pendingActions(clientId)) {
+      const d = (await api('GET', `/coreclient/${clientId}/action/${a.id}`)).data;
+      if (d.details?.txID === txId) return d;
+    }
+    return undefined;
+  }
+
+  before(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-tx-'));
+    sim = await Simulator.start({ dataDir, port: 0 });
+    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+  });
+
+  beforeEach(async () => {
+    businessNow = (await controlCall(sim, 'GET', '/clock')).body.now;
+  });
+
+  after(async () => {
+    client?.close();
+    await sim?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  describe('whitelist and withdrawals', () => {
+    const withdrawal = (overrides: Record<string, unknown> = {}) => ({
+      wallet_id: sim.demo.wallets['BTC-TESTNET'].short_code,
+      address: sim.demo.whitelist['BTC-TESTNET'],
+      expires: now() + 3600,
+      benefit_of: 'Beneficiary',
+      account_no: 'ACC-9',
+      reference: 'withdrawal test',
+      partner_txID: pid('wd'),
+      send: { symbol: 'BTC-TESTNET', amount: 20000000 },
+      ...overrides,
+    });
+
+    it('whitelists an address for several funds of a company and lists it', async () => {
+      const d = sim.demo;
+      const address = 'tb1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
+      // spec section 4: empty body, HTTP 200 (read raw: lib answers {} for an empty body)
+      const url = `${sim.baseUrl}/company/${d.company_id}/fund/${d.fund_id}/whitelist`;
+      const text = JSON.stringify({ name: 'cold store', asset: 'BTC-TESTNET', address });
+      const ts = String(wallClock());
+      const added = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'x-api-key': sim.account.apiKey, 'x-timestamp': ts, 'x-sign': sign(loadPrivateKey(sim.account.privateKeyPem), { prefix: ts, url, body: text }) },
+        body: text,
+      });
+      assert.equal(added.status, 200);
+      assert.equal(await added.text(), '', 'empty body');
+      assert.equal((await api('POST', `/company/${d.company_id}/fund/${d.counterparty.fund_id}/whitelist`, { name: 'cold store', asset: 'BTC-TESTNET', address })).status, 200);
+      const list = (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/whitelist`)).data;
+      assert.equal(list.total_count, list.list.length);
+      assert.deepEqual(
+        list.list.find((e: any) => e.address === address),
+        { name: 'cold store', asset: 'BTC-TESTNET', address },
+      );
+      assert.ok(list.list.some((e: any) => e.address === d.whitelist['BTC-TESTNET']), 'the demo whitelist entry');
+      assert.equal((await api('GET', `/company/${d.company_id}/fund/${d.counterparty.fund_id}/whitelist`)).data.total_count, 1);
+      const missing = await api('POST', `/company/${d.company_id}/fund/${d.fund_id}/whitelist`, { name: 'x', asset: 'BTC-TESTNET' });
+      assert.equal(missing.status, 400);
+      assert.match(missing.data.detail.reason, /^address:/);
+    });
+
+    it('refuses an address that is not whitelisted for the fund, with no effect', async () => {
+      const d = sim.demo;
+      const before = await balance(d.wallets['BTC-TESTNET'].wallet_id);
+      const actionsBefore = (await pendingActions(d.core_client_id)).length;
+      const body = withdrawal({ address: 'tb1qnotwhitelisted0000000000000000000000000' });
+      const res = await api('POST', `/company/${d.company_id}/withdraw`, body);
+      assert.equal(res.status, 400);
+      assert.match(res.data.detail.reason, /^address: .* is not whitelisted for fund demo-fund/);
+      // whitelisted for ETH-TESTNET, not for the BTC-TESTNET wallet's asset
+      assert.equal((await api('POST', `/company/${d.company_id}/withdraw`, withdrawal({ address: d.whitelist['ETH-TESTNET'] }))).status, 400);
+      assert.equal(await balance(d.wallets['BTC-TESTNET'].wallet_id), before);
+      assert.equal((await pendingActions(d.core_client_id)).length, actionsBefore);
+      // the refused partner_txID was not consumed
+      assert.equal((await api('POST', `/company/${d.company_id}/withdraw`, { ...body, address: d.whitelist['BTC-TESTNET'], send: { symbol: 'BTC-TESTNET', amount: 1 } })).data.status, 'new');
+    });
+
+    it('is approved by the core client, debits amount + fees, writes a withdraw ledger entry and a wallets feed event; the chain can reject it', async () => {
+      const d = sim.demo;
+      const wallet = d.wallets['BTC-TESTNET'].wallet_id;
+      const before = await balance(wallet);
+      const mark = await lastSeq();
+      const body = withdrawal();
+      const created = await api('POST', `/company/${d.company_id}/withdraw`, body);
+      assert.equal(created.status, 200);
+      assert.equal(created.data.status, 'new');
+      assert.deepEqual((await api('POST', `/company/${d.company_id}/withdraw`, body)).data, { tx_id: created.data.tx_id, status: 'existing' });
+      const txId = created.data.tx_id;
+      const pending = await api('GET', `/company/${d.company_id}/withdraw/${txId}`);
+      assert.equal(pending.data.txStatus, 'pending_withdrawal');
+      const action = await actionFor(d.core_client_id, txId);
+      assert.equal(action.type, 'ApproveWithdraw');
+      assert.equal(action.details.recipientAddress, d.whitelist['BTC-TESTNET']);
+      assert.equal(action.details.fees, 200);
+      assert.equal((await api('PUT', `/coreclient/${d.core_client_id}/action/${action.id}`)).status, 200);
+      const tx = (await api('GET', `/company/${d.company_id}/withdraw/${txId}`)).data;
+      assert.equal(tx.txStatus, 'approved_withdrawal');
+      assert.equal(tx.approvedCount, 1);
+      assert.equal(tx.status[0].userID, d.core_client_id);
+      assert.equal(tx.statusDetails.recipientAddress, d.whitelist['BTC-TESTNET']);
+      assert.equal(tx.statusDetails.amount, 20000200);
+      assert.equal(tx.statusDetails.netAmount, 20000000);
+      assert.equal(await balance(wallet), before - 20000200);
+      const out = (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger?direction=out`)).data.List;
+      const entry = out.find((e: any) => e.TxID === txId);
+      assert.equal(entry.type, 'withdraw');
+      assert.equal(entry.address, d.whitelist['BTC-TESTNET']);
+      assert.equal(entry.status, 'approved');
+      const ev = (await eventsAfter(mark)).filter((e) => e.event === 'walletTx' && e.message.tx_id === txId);
+      assert.deepEqual(
+        ev.map((e) => [e.message.wallet_id, e.message.amount, e.message.fee, e.message.net_amount, e.message.Status]),
+        [[wallet, -20000200, -200, -20000000, 'approved_withdrawal']],
+      );
+
+      const rejected = await controlCall(sim, 'POST', `/withdraw/${txId}/chain-reject`, {});
+      assert.equal(rejected.status, 200);
+      assert.equal(rejected.body.txStatus, 'chain_rejected_withdrawal');
+      assert.equal((await api('GET', `/company/${d.company_id}/withdraw/${txId}`)).data.txStatus, 'chain_rejected_withdrawal');
+      assert.equal(await balance(wallet), before);
+      const after = (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.find((e: any) => e.TxID === txId);
+      assert.equal(after.status, 'chain_rejected');
+      const refund = (await eventsAfter(mark)).filter((e) => e.event === 'walletTx' && e.message.tx_id === txId).pop();
+      assert.equal(refund!.message.amount, 20000200);
+      assert.equal(refund!.message.Status, 'chain_rejected_withdrawal');
+      assert.equal((await controlCall(sim, 'POST', `/withdraw/${txId}/chain-reject`, {})).status, 409);
+    });
+
+    it('expires with the business clock and releases its hold', async () => {
+      const d = sim.demo;
+      const wallet = d.manual.wallets['BTC-TESTNET'].wallet_id;
+      await api('POST', `/company/${d.company_id}/fund/${d.manual.fund_id}/whitelist`, { name: 'manual out', asset: 'BTC-TESTNET', address: d.whitelist['BTC-TESTNET'] });
+      const all = await balance(wallet);
+      const amount = Math.floor(all * 0.99);
+      const w = await api('POST', `/company/${d.company_id}/withdraw`, withdrawal({ wallet_id: wallet, expires: now() + 120, send: { symbol: 'BTC-TESTNET', amount } }));
+      assert.equal(w.data.status, 'new');
+      const second = await api('POST', `/company/${d.company_id}/withdraw`, withdrawal({ wallet_id: wallet, send: { symbol: 'BTC-TESTNET', amount } }));
+      assert.equal(second.status, 400, 'the first one holds the funds');
+      assert.match(second.data.detail.reason, /^send\.amount: insufficient balance/);
+      await control(sim, '/clock/advance', { seconds: 121 });
+      assert.equal((await api('GET', `/company/${d.company_id}/withdraw/${w.data.tx_id}`)).data.txStatus, 'expired_withdrawal');
+      assert.equal(await actionFor(d.manual.core_client_id, w.data.tx_id), undefined);
+      const third = await api('POST', `/company/${d.company_id}/withdraw`, withdrawal({ wallet_id: wallet, send: { symbol: 'BTC-TESTNET', amount } }));
+      assert.equal(third.data.status, 'new', 'the hold was released');
+      const a = await actionFor(d.manual.core_client_id, third.data.tx_id);
+      assert.equal((await api('DELETE', `/coreclient/${d.manual.core_client_id}/action/${a.id}`)).status, 200);
+      assert.equal((await api('GET', `/company/${d.company_id}/withdraw/${third.data.tx_id}`)).data.txStatus, 'custody_rejected_withdrawal');
+      assert.equal(await balance(wallet), all);
+    });
+
+    it('lets a human custodian approve a withdrawal through /_simulator/tx/{tx_id}/approve', async () => {
+      const d = sim.demo;
+      const wallet = d.counterparty.wallets['ETH-TESTNET'].wallet_id;
+      await control(sim, '/faucet', { wallet_id: wallet, amount: 5000000000 });
+      await api('POST', `/company/${d.company_id}/fund/${d.counterparty.fund_id}/whitelist`, { name: 'eth out', asset: 'ETH-TESTNET', address: d.whitelist['ETH-TESTNET'] });
+      const w = await api('POST', `/company/${d.company_id}/withdraw`, withdrawal({ wallet_id: wallet, address: d.whitelist['ETH-TESTNET'], send: { symbol: 'ETH-TESTNET', amount: 1000000000 } }));
+      assert.equal(w.data.status, 'new');
+      assert.equal((await controlCall(sim, 'POST', `/tx/${w.data.tx_id}/approve`, { user_id: 'bob@custody.example' })).status, 403);
+      const ok = await controlCall(sim, 'POST', `/tx/${w.data.tx_id}/approve`, { user_id: 'alice@custody.example' });
+      assert.equal(ok.status, 200);
+      assert.equal(ok.body.txStatus, 'approved_withdrawal');
+      assert.equal(ok.body.status[0].username, 'alice');
+      assert.equal(await balance(wallet), 5000000000 - 1000010000);
+    });
+  });
+
+  describe('atomic swaps and the liquidity hub', () => {
+    const make = (overrides: Record<string, unknown> = {}) => ({
+      send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
+      receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].short_code,
+      expires: now() + 3600,
+      reference: 'swap test',
+      partner_txID: pid('make'),
+      send: { symbol: 'BTC-TESTNET', amount: 10000000 },
+      receive: { symbol: 'ETH-TESTNET', amount: 2000000000 },
+      add_to_liquidity_hub: true,
+      ...overrides,
+    });
+    const take = (swap_id: string, overrides: Record<string, unknown> = {}) => ({
+      swap_id,
+      send_wallet_id: sim.demo.taker.wallets['ETH-TESTNET'].wallet_id,
+      receive_wallet_id: sim.demo.taker.wallets['BTC-TESTNET'].short_code,
+      reference: 'take test',
+      partner_txID: pid('take'),
+      ...overrides,
+    });
+    const hub = async (companyId?: string): Promise<any[]> => (await api('GET', companyId ? `/company/${companyId}/liquidityhub` : '/liquidityhub')).data.items;
+    /** Make a quote and approve it by the demo approver. @returns its tx_id. */
+    async function approvedQuote(overrides: Record<string, unknown> = {}): Promise<string> {
+      const m = await api('POST', `/company/${sim.demo.company_id}/atomicswap/make`, make(overrides));
+      assert.equal(m.data.status, 'new', JSON.stringify(m.data));
+      const a = await actionFor(sim.demo.core_client_id, m.data.tx_id);
+      assert.equal(a.type, 'ApproveSwap');
+      assert.equal((await api('PUT', `/coreclient/${sim.demo.core_client_id}/action/${a.id}`)).status, 200);
+      return m.data.tx_id;
+    }
+
+    it('make -> maker custody -> hub (owner flags, hub event) -> take -> both approvals -> both legs settle together', async () => {
+      const d = sim.demo;
+      const w = { mBtc: d.wallets['BTC-TESTNET'].wallet_id, mEth: d.wallets['ETH-TESTNET'].wallet_id, tBtc: d.taker.wallets['BTC-TESTNET'].wallet_id, tEth: d.taker.wallets['ETH-TESTNET'].wallet_id };
+      const before = { mBtc: await balance(w.mBtc), mEth: await balance(w.mEth), tBtc: await balance(w.tBtc), tEth: await balance(w.tEth) };
+      const mark = await lastSeq();
+
+      const body = make();
+      const made = await api('POST', `/company/${d.company_id}/atomicswap/make`, body);
+      assert.equal(made.status, 200);
+      assert.equal(made.data.status, 'new');
+      assert.match(made.data.tx_url, new RegExp(`/atomicswap/make/${made.data.tx_id}$`));
+      assert.equal((await api('POST', `/company/${d.company_id}/atomicswap/make`, body)).data.status, 'existing');
+      const swapId = made.data.tx_id;
+      assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data.txStatus, 'pending_swap');
+      assert.ok(!(await hub(d.company_id)).some((i) => i.tx_id === swapId), 'not listed before approval');
+      assert.equal((await api('POST', `/company/${d.company_id}/liquidityhub`, { tx_id: swapId })).status, 409, 'cannot publish before approval');
+
+      const a = await actionFor(d.core_client_id, swapId);
+      assert.equal(a.type, 'ApproveSwap');
+      assert.equal((await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`)).status, 200);
+      const quote = (await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data;
+      assert.equal(quote.txStatus, 'taker_pending');
+      assert.deepEqual(quote.swap.send, { symbol: 'BTC-TESTNET', amount: 10000000 });
+      assert.deepEqual(quote.swap.receive, { symbol: 'ETH-TESTNET', amount: 2000000000 });
+      assert.ok(quote.swap.added > 0);
+
+      const mine = (await hub(d.company_id)).find((i) => i.tx_id === swapId);
+      assert.deepEqual(
+        { ...mine, added: 0 },
+        { tx_id: swapId, send_asset: 'BTC-TESTNET', send_amount: 10000000, receive_asset: 'ETH-TESTNET', receive_amount: 2000000000, owner: true, expires: body.expires, added: 0 },
+      );
+      assert.equal((await hub(d.taker.company_id)).find((i) => i.tx_id === swapId).owner, false);
+      assert.equal((await hub()).find((i) => i.tx_id === swapId).owner, true, 'GET /liquidityhub: a company of the same account');
+      const hubEvents = (await eventsAfter(mark)).filter((e) => e.event === 'hub');
+      assert.deepEqual(hubEvents.map((e) => e.message), [{ txID: swapId, status: 'taker_pending' }]);
+
+      // the taker's own quote cannot be taken by itself; a take needs the right assets
+      assert.equal((await api('POST', `/company/${d.company_id}/atomicswap/take`, take(swapId, { send_wallet_id: w.mEth, receive_wallet_id: w.mBtc }))).status, 400);
+      const wrong = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(swapId, { send_wallet_id: w.tBtc, receive_wallet_id: w.tEth }));
+      assert.equal(wrong.status, 400);
+      assert.match(wrong.data.detail.reason, /^send_wallet_id:/);
+
+      const takeBody = take(swapId);
+      const taken = await api('POST', `/company/${d.taker.company_id}/atomicswap/take/${swapId}`, takeBody);
+      assert.equal(taken.status, 200);
+      assert.equal(taken.data.status, 'new');
+      assert.notEqual(taken.data.tx_id, swapId);
+      assert.ok(taken.data.action_id);
+      assert.deepEqual((await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, takeBody)).data, { ...taken.data, status: 'existing' }, 'idempotent on partner_txID');
+      const takeId = taken.data.tx_id;
+      assert.ok(!(await hub(d.company_id)).some((i) => i.tx_id === swapId), 'hidden while being taken');
+      assert.equal((await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(swapId))).status, 409, 'one take at a time');
+
+      const ta = await actionFor(d.taker.core_client_id, takeId);
+      assert.equal(ta.type, 'ApproveSwapTake');
+      assert.equal(ta.details.amount, 2000020000);
+      assert.equal((await api('PUT', `/coreclient/${d.taker.core_client_id}/action/${ta.id}`)).status, 200);
+      let t = (await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${takeId}`)).data;
+      assert.equal(t.txStatus, 'pending_swap_take', 'the company approval is still missing');
+      assert.equal(t.companyActionID, taken.data.action_id);
+      assert.equal(t.companyActionStatus, 'pending');
+      assert.equal(t.approvedCount, 1);
+      assert.equal(await balance(w.tEth), before.tEth, 'nothing moved yet');
+      assert.equal(await balance(w.mBtc), before.mBtc);
+
+      assert.equal((await api('PUT', `/company/${d.company_id}/action/${taken.data.action_id}`)).status, 404, "another company cannot approve the taker's action");
+      assert.equal((await api('PUT', `/company/${d.taker.company_id}/action/${taken.data.action_id}`)).status, 200);
+      t = (await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${takeId}`)).data;
+      assert.equal(t.txStatus, 'approved_swap_take');
+      assert.equal(t.companyActionStatus, 'approved');
+      const settled = (await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data;
+      assert.equal(settled.txStatus, 'approved_swap');
+      assert.equal(settled.swap.take_tx_id, takeId);
+
+      assert.equal(await balance(w.mBtc), before.mBtc - 10000100);
+      assert.equal(await balance(w.tBtc), before.tBtc + 10000000);
+      assert.equal(await balance(w.tEth), before.tEth - 2000020000);
+      assert.equal(await balance(w.mEth), before.mEth + 2000000000);
+
+      const makerLedger = (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.filter((e: any) => e.TxID === swapId);
+      assert.deepEqual(makerLedger.map((e: any) => [e.type, e.asset, e.amount, e.fees]).sort(), [
+        ['swapIn', 'ETH-TESTNET', 2000000000, 0],
+        ['swapOut', 'BTC-TESTNET', 10000100, 100],
+      ]);
+      assert.ok(makerLedger.every((e: any) => e.counterpartyID === d.taker.company_id));
+      const takerLedger = (await api('GET', `/company/${d.taker.company_id}/fund/${d.taker.fund_id}/ledger`)).data.List.filter((e: any) => e.TxID === takeId);
+      assert.deepEqual(takerLedger.map((e: any) => [e.type, e.asset, e.amount, e.fees]).sort(), [
+        ['swapIn', 'BTC-TESTNET', 10000000, 0],
+        ['swapOut', 'ETH-TESTNET', 2000020000, 20000],
+      ]);
+      const moves = (await eventsAfter(mark)).filter((e) => e.event === 'walletTx').map((e) => [e.message.wallet_id, e.message.amount]);
+      assert.deepEqual(moves.sort(), [
+        [w.mBtc, -10000100],
+        [w.mEth, 2000000000],
+        [w.tBtc, 10000000],
+        [w.tEth, -2000020000],
+      ].sort());
+      assert.ok(!(await hub()).some((i) => i.tx_id === swapId), 'a settled quote leaves the hub');
+      assert.equal((await api('PUT', `/company/${d.taker.company_id}/action/${taken.data.action_id}`)).status, 409);
+    });
+
+    it('settles when the company approves first and the custodian last', async () => {
+      const d = sim.demo;
+      const swapId = await approvedQuote({ send: { symbol: 'BTC-TESTNET', amount: 1000 }, receive: { symbol: 'ETH-TESTNET', amount: 3000 } });
+      const taken = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(swapId));
+      assert.equal((await api('PUT', `/company/${d.taker.company_id}/action/${taken.data.action_id}`)).status, 200);
+      assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${taken.data.tx_id}`)).data.txStatus, 'pending_swap_take');
+      const ta = await actionFor(d.taker.core_client_id, taken.data.tx_id);
+      assert.equal((await api('PUT', `/coreclient/${d.taker.core_client_id}/action/${ta.id}`)).status, 200);
+      assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${taken.data.tx_id}`)).data.txStatus, 'approved_swap_take');
+      assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data.txStatus, 'approved_swap');
+    });
+
+    it('a rejected take frees the quote; cancel releases the hold and the quote', async () => {
+      const d = sim.demo;
+      const wallet = d.wallets['BTC-TESTNET'].wallet_id;
+      const available = await balance(wallet); // nothing else is pending on this wallet here
+      const big = Math.floor(available * 0.6);
+      const m = await api('POST', `/company/${d.company_id}/atomicswap/make`, make({ send: { symbol: 'BTC-TESTNET', amount: big }, add_to_liquidity_hub: false }));
+      assert.equal(m.data.status, 'new');
+      const refused = await api('POST', `/company/${d.company_id}/atomicswap/make`, make({ send: { symbol: 'BTC-TESTNET', amount: big } }));
+      assert.equal(refused.status, 400, 'the first quote holds its amount');
+      const a = await actionFor(d.core_client_id, m.data.tx_id);
+      await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`);
+      assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).data.txStatus, 'taker_pending');
+      assert.ok(!(await hub(d.company_id)).some((i) => i.tx_id === m.data.tx_id), 'not published without add_to_liquidity_hub');
+      const mark = await lastSeq();
+      assert.equal((await api('POST', `/company/${d.company_id}/liquidityhub`, { tx_id: m.data.tx_id })).status, 200);
+      assert.ok((await hub(d.company_id)).some((i) => i.tx_id === m.data.tx_id));
+      assert.deepEqual((await eventsAfter(mark)).map((e) => e.message), [{ txID: m.data.tx_id, status: 'taker_pending' }]);
+
+      const taken = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(m.data.tx_id, { send_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id }));
+      assert.equal(taken.data.status, 'new');
+      assert.equal((await api('DELETE', `/company/${d.taker.company_id}/action/${taken.data.action_id}`)).status, 200);
+      assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${taken.data.tx_id}`)).data.txStatus, 'custody_rejected_swap_take');
+      assert.equal(await actionFor(d.taker.core_client_id, taken.data.tx_id), undefined, "the taker custodian's action is no longer pending");
+      assert.ok((await hub(d.company_id)).some((i) => i.tx_id === m.data.tx_id), 'back in the hub');
+
+      const retake = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(m.data.tx_id));
+      assert.equal(retake.data.status, 'new');
+      assert.equal((await api('DELETE', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).status, 200);
+      assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).data.txStatus, 'cancelled_swap');
+      assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${retake.data.tx_id}`)).data.txStatus, 'cancelled_swap_take');
+      assert.equal((await api('PUT', `/company/${d.taker.company_id}/action/${retake.data.action_id}`)).status, 409);
+      assert.ok(!(await hub()).some((i) => i.tx_id === m.data.tx_id));
+      assert.equal((await api('DELETE', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).status, 409);
+      assert.equal(await balance(wallet), available, 'nothing moved');
+      assert.equal((await api('POST', `/company/${d.company_id}/atomicswap/make`, make({ send: { symbol: 'BTC-TESTNET', amount: big } }))).data.status, 'new', 'the hold was released');
+      // leave no hold behind for the other tests
+      const open = (await api('GET', `/coreclient/${d.core_client_id}/actions`)).data.actions;
+      for (const x of open) await api('DELETE', `/coreclient/${d.core_client_id}/action/${x.id}`);
+    });
+
+    it('expiry closes the quote and its pending take and releases both holds', async () => {
+      const d = sim.demo;
+      const tEth = d.taker.wallets['ETH-TESTNET'].wallet_id;
+      const swapId = await approvedQuote({ expires: now() + 300 });
+      const taken = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(swapId));
+      assert.equal(taken.data.status, 'new');
+      const before = await balance(tEth);
+      await control(sim, '/clock/advance', { seconds: 301 });
+      assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data.txStatus, 'expired_swap');
+      assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${taken.data.tx_id}`)).data.txStatus, 'expired_swap_take');
+      assert.equal((await api('PUT', `/company/${d.taker.company_id}/action/${taken.data.action_id}`)).status, 409);
+      assert.equal(await actionFor(d.taker.core_client_id, taken.data.tx_id), undefined);
+      assert.ok(!(await hub()).some((i) => i.tx_id === swapId));
+      assert.equal(await balance(tEth), before);
+      // the whole available ETH of the taker can be quoted again: its hold is gone
+      const all = await balance(tEth);
+      const again = await api('POST', `/company/${d.taker.company_id}/atomicswap/make`, {
+        ...make({ send_wallet_id: tEth, receive_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id, send: { symbol: 'ETH-TESTNET', amount: all - Math.ceil(all / 100000) }, receive: { symbol: 'BTC-TESTNET', amount: 1 } }),
+      });
+      assert.equal(again.data.status, 'new', JSON.stringify(again.data));
+      await api('DELETE', `/company/${d.taker.company_id}/atomicswap/make/${again.data.tx_id}`);
+    });
+
+    it("refuses a take of another API account's quote (spec section 8)", async () => {
+      const d = sim.demo;
+      const mark = await lastSeq();
+      const foreign = await control(sim, '/foreign/quote', { send: { symbol: 'BTC-TESTNET', amount: 5000 }, receive: { symbol: 'ETH-TESTNET', amount: 100000 } });
+      // the hub feed shows the quote; the wallets feed (per API key) shows none of the other account's deposits
+      assert.deepEqual((await eventsAfter(mark)).map((e) => [e.event, e.message]), [['hub', { txID: foreign.tx_id, status: 'taker_pending' }]]);
+      const item = (await hub(d.taker.company_id)).find((i) => i.tx_id === foreign.tx_id);
+      assert.equal(item.owner, false);
+      assert.equal((await hub()).find((i) => i.tx_id === foreign.tx_id).owner, false, 'not a company of this account');
+      const before = await balance(d.taker.wallets['ETH-TESTNET'].wallet_id);
+      const refused = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(foreign.tx_id));
+      assert.equal(refused.status, 403);
+      assert.match(refused.data.detail.reason, /^swap_id: .*another API account/);
+      assert.equal(await balance(d.taker.wallets['ETH-TESTNET'].wallet_id), before);
+      assert.equal((await api('GET', `/company/${foreign.company_id}`)).status, 403, "the foreign account's company is not ours");
+      assert.equal((await api('GET', `/coreclient/${foreign.core_client_id}/actions`)).status, 403, 'nor its core client');
+      assert.equal((await api('POST', `/company/${d.company_id}/trustedparty`, { address: foreign.core_client_id, type: 'core-client' })).status, 404);
+    });
+  });
+
+  describe('exchanges, wallet connections and sweeps', () => {
+    it('lists exchanges with their client fields', async () => {
+      const ex = (await api('GET', '/exchanges')).data.exchanges;
+      const demo = ex.find((x: any) => x.id === sim.demo.exchange.exchange_id);
+      assert.equal(demo.name, 'Simulated Exchange');
+      assert.ok(demo.url && demo.logourl);
+      assert.deepEqual(
+        demo.client.fields.map((f: any) => Object.keys(f).sort()),
+        demo.client.fields.map(() => ['id', 'name', 'type']),
+      );
+      assert.ok(ex.length >= 2);
+    });
+
+    it('connect request -> action that never expires -> approve -> connected -> sweep without approval -> status object', async () => {
+      const d = sim.demo;
+      const clientId = d.exchange.client_id;
+      const wallet = d.exchange.wallets['BTC-TESTNET'].wallet_id;
+      const target = d.wallets['BTC-TESTNET'].wallet_id;
+      assert.equal((await controlCall(sim, 'POST', '/exchange/connect-request', { client_id: clientId, wallet_id: d.wallets['BTC-TESTNET'].wallet_id, customer_email: 'x@example.com', customer_id: 'C-0' })).status, 400, 'a standard wallet cannot be connected');
+      const req = await control(sim, '/exchange/connect-request', { client_id: clientId, wallet_id: wallet, customer_email: 'eve@example.com', customer_id: 'C-42' });
+      assert.equal(req.status, 'pending');
+      assert.equal((await controlCall(sim, 'POST', '/exchange/connect-request', { client_id: clientId, wallet_id: wallet, customer_email: 'eve@example.com', customer_id: 'C-42' })).status, 409);
+      await control(sim, '/clock/advance', { seconds: 30 * 86400 });
+      const listed = (await pendingActions(clientId)).find((a) => a.id === req.action_id);
+      assert.equal(listed.type, 'ApproveNewWalletConnect');
+      assert.equal(listed.status, 'pending', 'still pending 30 days later');
+      assert.equal(listed.expireTime, 0);
+      const detail = (await api('GET', `/coreclient/${clientId}/action/${req.action_id}`)).data;
+      assert.deepEqual(detail.details.clientData, { customer_email: 'eve@example.com', customer_id: 'C-42' });
+      assert.deepEqual(detail.details.wallet, { walletID: wallet, name: 'Exchange BTC-TESTNET wallet', asset: 'BTC-TESTNET', type: 1, typeCode: 'dedicated' });
+      assert.deepEqual((await api('GET', `/coreclient/${clientId}/wallets`)).data.wallets, [{ wallet_id: wallet, action_id: req.action_id, status: 'pending', expires: 0 }]);
+
+      const sweepBody = { wallet_id: wallet, recipient_wallet_id: target, reference: 'sweep test', expires: now() + 40 * 86400, send: { symbol: 'BTC-TESTNET', amount: 1000000 } };
+      const early = await api('POST', `/coreclient/${clientId}/sweep`, sweepBody);
+      assert.equal(early.status, 400, 'not connected yet');
+      assert.match(early.data.detail.reason, /^wallet_id: neither wallet_id nor recipient_wallet_id is connected/);
+
+      assert.equal((await api('PUT', `/coreclient/${clientId}/action/${req.action_id}`)).status, 200);
+      assert.deepEqual((await api('GET', `/coreclient/${clientId}/wallets`)).data.wallets, [{ wallet_id: wallet, action_id: req.action_id, status: 'approved', expires: 0 }]);
+      const view = (await api('GET', `/wallet/${wallet}`)).data;
+      assert.deepEqual(view.connected, [{ client_id: clientId, counterparty_id: 'C-42', name: 'Simulated Exchange', status: 'Active' }]);
+      assert.equal((await api('PUT', `/coreclient/${clientId}/action/${req.action_id}`)).status, 409);
+
+      // another exchange's client may not sweep this wallet
+      const other = await api('POST', `/coreclient/demo-exchange-2-client/sweep`, sweepBody);
+      assert.equal(other.status, 400);
+
+      const fromBefore = await balance(wallet);
+      const toBefore = await balance(target);
+      const mark = await lastSeq();
+      const sweep = await api('POST', `/coreclient/${clientId}/sweep`, sweepBody);
+      assert.equal(sweep.status, 200);
+      assert.ok(sweep.data.tx_id);
+      assert.equal(await balance(wallet), fromBefore - 1000010);
+      assert.equal(await balance(target), toBefore + 1000000);
+      const viaPost = await api('POST', `/coreclient/${clientId}/sweep/tx_id`, { tx_id: sweep.data.tx_id });
+      const viaGet = await api('GET', `/coreclient/${clientId}/sweep/${sweep.data.tx_id}`);
+      assert.deepEqual(viaPost.data, viaGet.data);
+      const s = viaGet.data;
+      assert.equal(s.tx_id, sweep.data.tx_id);
+      assert.equal(s.tx_status, 'approved_sweep');
+      assert.equal(s.reference, 'sweep test');
+      assert.equal(s.threshold_required, 1);
+      assert.equal(s.approver_count, 1);
+      assert.deepEqual(Object.keys(s.status[0]).sort(), ['action_id', 'entity', 'status', 'timestamp']);
+      assert.equal(s.status[0].entity, clientId);
+      assert.deepEqual(s.status_details, {
+        amount: 1000010,
+        asset: 'BTC-TESTNET',
+        expires: sweepBody.expires,
+        fees: 10,
+        wallet_id: wallet,
+        net_amount: 1000000,
+        recipient_wallet_id: target,
+        reference: 'sweep test',
+        requested_by: 'Simulated Exchange',
+      });
+      assert.equal((await api('GET', `/coreclient/demo-exchange-2-client/sweep/${sweep.data.tx_id}`)).status, 404);
+      const ev = (await eventsAfter(mark)).filter((e) => e.event === 'walletTx');
+      assert.deepEqual(
+        ev.map((e) => [e.message.wallet_id, e.message.amount, e.message.sweep_tx]),
+        [
+          [wallet, -1000010, true],
+          [target, 1000000, true],
+        ],
+      );
+      const ledger = (await api('GET', `/company/${d.company_id}/fund/${d.exchange.fund_id}/ledger`)).data.List;
+      assert.equal(ledger.find((e: any) => e.TxID === sweep.data.tx_id).type, 'transferOut');
+
+      // into the connected wallet, then everything out of it (send.amount omitted)
+      const into = await api('POST', `/coreclient/${clientId}/sweep`, { ...sweepBody, wallet_id: target, recipient_wallet_id: wallet, send: { symbol: 'BTC-TESTNET', amount: 5000 } });
+      assert.equal(into.status, 200);
+      const all = await api('POST', `/coreclient/${clientId}/sweep`, { ...sweepBody, send: { symbol: 'BTC-TESTNET' } });
+      assert.equal(all.status, 200);
+      const rest = await balance(wallet);
+      assert.ok(rest === 0 || rest === 1, `at most one base unit left, ${rest} left`);
+      const drained = (await api('GET', `/coreclient/${clientId}/sweep/${all.data.tx_id}`)).data.status_details;
+      assert.equal(drained.amount, fromBefore - 1000010 + 5000 - rest);
+      assert.equal(drained.amount, drained.net_amount + drained.fees);
+    });
+
+    it('an exchange core client can reject a connection request', async () => {
+      const d = sim.demo;
+      const req = await control(sim, '/exchange/connect-request', { client_id: 'demo-exchange-2-client', wallet_id: d.exchange.wallets['BTC-TESTNET'].wallet_id, customer_email: 'm@example.com', customer_id: 'M-1' });
+      assert.equal((await api('DELETE', `/coreclient/demo-exchange-2-client/action/${req.action_id}`)).status, 200);
+      assert.deepEqual((await api('GET', '/coreclient/demo-exchange-2-client/wallets')).data.wallets, []);
+    });
+  });
+
+  it('sends a published quote on the liquidity hub feed, every swap leg on the wallets feed, and a connection request on the exchange core client feed (real websockets)', async () => {
+    const d = sim.demo;
+    const opts = { minDelayMs: 50, maxDelayMs: 200 };
+    const hubFeed = new HubFeed(client, opts);
+    const walletsFeed = new WalletsFeed(client, opts);
+    const exchangeFeed = new CoreClientFeed(client, 'demo-exchange-2-client', opts);
+    const quotes: HubFeedMessage[] = [];
+    const moves: WalletFeedMessage[] = [];
+    const actions: Action[] = [];
+    hubFeed.on('quote', (m: HubFeedMessage) => quotes.push(m));
+    walletsFeed.on('transaction', (m: WalletFeedMessage) => moves.push(m));
+    exchangeFeed.on('action', (a: Action) => actions.push(a));
+    try {
+      for (const f of [hubFeed, walletsFeed, exchangeFeed]) f.start();
+      await until(() => ([hubFeed, walletsFeed, exchangeFeed].every((f) => f.state === 'connected') ? true : undefined), 'the feeds connected');
+      const m = await api('POST', `/company/${d.company_id}/atomicswap/make`, {
+        send_wallet_id: d.wallets['ETH-TESTNET'].wallet_id,
+        receive_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
+        expires: now() + 3600,
+        reference: 'feed test',
+        partner_txID: pid('feed-make'),
+        send: { symbol: 'ETH-TESTNET', amount: 100000 },
+        receive: { symbol: 'BTC-TESTNET', amount: 700 },
+        add_to_liquidity_hub: true,
+      });
+      const a = await actionFor(d.core_client_id, m.data.tx_id);
+      await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`);
+      await until(() => (quotes.length ? true : undefined), 'the hub feed message');
+      assert.deepEqual(quotes, [{ txID: m.data.tx_id, status: 'taker_pending' }]);
+
+      const t = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, {
+        swap_id: m.data.tx_id,
+        send_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id,
+        receive_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id,
+        reference: 'feed take',
+        partner_txID: pid('feed-take'),
+      });
+      const ta = await actionFor(d.taker.core_client_id, t.data.tx_id);
+      await api('PUT', `/coreclient/${d.taker.core_client_id}/action/${ta.id}`);
+      await api('PUT', `/company/${d.taker.company_id}/action/${t.data.action_id}`);
+      await until(() => (moves.length >= 4 ? true : undefined), 'four wallets feed messages');
+      assert.deepEqual(
+        moves.map((x) => [x.wallet_id, x.amount]).sort(),
+        [
+          [d.wallets['ETH-TESTNET'].wallet_id, -100001],
+          [d.wallets['BTC-TESTNET'].wallet_id, 700],
+          [d.taker.wallets['BTC-TESTNET'].wallet_id, -701],
+          [d.taker.wallets['ETH-TESTNET'].wallet_id, 100000],
+        ].sort(),
+      );
+
+      const req = await control(sim, '/exchange/connect-request', { client_id: 'demo-exchange-2-client', wallet_id: d.exchange.wallets['BTC-TESTNET'].wallet_id, customer_email: 'f@example.com', customer_id: 'F-1' });
+      await until(() => (actions.some((x) => x.id === req.action_id) ? true : undefined), 'the connection request on the exchange core client feed');
+      const got = actions.find((x) => x.id === req.action_id)!;
+      assert.equal(got.type, 'ApproveNewWalletConnect');
+      assert.equal(got.expireTime, 0);
+      await api('DELETE', `/coreclient/demo-exchange-2-client/action/${req.action_id}`);
+    } finally {
+      await Promise.all([hubFeed.stop(), walletsFeed.stop(), exchangeFeed.stop()]);
+    }
+  });
+
+  it('emits wallets feed events for transfers and faucet deposits', async () => {
+    const d = sim.demo;
+    const mark = await lastSeq();
+    await control(sim, '/faucet', { wallet_id: d.wallets['BTC-TESTNET'].wallet_id, amount: 7 });
+    const t = await api('POST', `/company/${d.company_id}/transfer`, {
+      wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
+      counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
+      expires: now() + 3600,
+      benefit_of: 'b',
+      account_no: 'a',
+      reference: 'r',
+      partner_txID: pid('t'),
+      send: { symbol: 'BTC-TESTNET', amount: 500 },
+    });
+    const a = await actionFor(d.core_client_id, t.data.tx_id);
+    await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`);
+    const ev = (await eventsAfter(mark)).filter((e) => e.event === 'walletTx').map((e) => e.message);
+    assert.equal(ev[0].amount, 7);
+    assert.equal(ev[0].Status, 'confirmed');
+    assert.deepEqual(
+      ev.slice(1).map((m) => [m.tx_id, m.wallet_id, m.amount, m.fee, m.net_amount, m.sweep_tx, m.Status]),
+      [
+        [t.data.tx_id, d.wallets['BTC-TESTNET'].wallet_id, -501, -1, -500, false, 'approved_transfer'],
+        [t.data.tx_id, d.counterparty.wallets['BTC-TESTNET'].wallet_id, 500, 0, 500, false, 'approved_transfer'],
+      ],
+    );
+  });
+});
+
+describe('simulator state files written before withdrawals, swaps and exchanges', function () {
+  this.timeout(60000);
+
+  it('still load: the new collections start empty and the new demo parts are added', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-old-'));
+    try {
+      let sim = await Simulator.start({ dataDir, port: 0 });
+      const demo = sim.demo;
+      await sim.stop();
+      const file = path.join(dataDir, 'state.json');
+      const state = JSON.parse(fs.readFileSync(file, 'utf8'));
+      // Remove everything a simulator before this change did not write.
+      for (const k of ['withdrawals', 'swaps', 'swapTakes', 'whitelists', 'exchanges', 'connections', 'sweeps']) delete state[k];
+      for (const k of ['whitelist', 'taker', 'exchange']) delete state.demo[k];
+      delete state.companies['demo-taker-company'];
+      for (const id of ['demo-taker-approver', 'demo-exchange-client', 'demo-exchange-2-client']) delete state.coreClients[id];
+      for (const id of ['demo-taker-fund', 'demo-exchange-fund']) {
+        delete state.funds[id];
+        delete state.ledger[id];
+      }
+      for (const id of Object.keys(state.wallets)) if (['demo-taker-fund', 'demo-exchange-fund'].includes(state.wallets[id].fund_id)) delete state.wallets[id];
+      fs.writeFileSync(file, JSON.stringify(state));
+
+      sim = await Simulator.start({ dataDir, port: 0 });
+      try {
+        assert.deepEqual(sim.demo.wallets, demo.wallets);
+        assert.deepEqual(sim.demo.taker.wallets['BTC-TESTNET'].wallet_id, 'demo-taker-btc-testnet');
+        assert.equal(sim.demo.exchange.client_id, 'demo-exchange-client');
+        assert.equal(sim.demo.whitelist['BTC-TESTNET'], demo.whitelist['BTC-TESTNET']);
+        const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+        try {
+          const wl = await client.request<any>('GET', `/company/${demo.company_id}/fund/${demo.fund_id}/whitelist`);
+          assert.equal(wl.data.total_count, 2);
+          const w = await client.request<any>('POST', `/company/${demo.company_id}/withdraw`, {
+            body: {
+              wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
+              address: demo.whitelist['BTC-TESTNET'],
+              expires: wallClock() + 600,
+              benefit_of: '',
+              account_no: '',
+              reference: 'after upgrade',
+              partner_txID: 'upgrade-1',
+              send: { symbol: 'BTC-TESTNET', amount: 1000 },
+            },
+          });
+          assert.equal(w.data.status, 'new');
+        } finally {
+          client.close();
+        }
+      } finally {
+        await sim.stop();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
