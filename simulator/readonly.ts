@@ -26,6 +26,11 @@
  *   `fee` negative when the wallet paid one (0 otherwise). Direction is
  *   {@link ledgerDirection}. Newest first; `since` (epoch seconds) keeps entries strictly after it.
  *
+ * - "The account" is the API account of the key: companies whose `account` is the engine's
+ *   (the partner's, CompanyRecord.account absent), with their funds, wallets and trusted parties.
+ *   The simulated foreign account's companies are left out of the lists; naming one of its
+ *   funds or wallets answers 403, as the company routes do.
+ *
  * No effect on state: every function here only reads.
  */
 import { createHash } from 'node:crypto';
@@ -34,8 +39,8 @@ import { ASSETS } from './assets';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import type { RouteHandler } from './http';
-import { fundDetailView, fundLedger, getWallet, ledgerDirection } from './network';
-import type { FundRecord, LedgerEntry, TrustedPartyRecord } from './state';
+import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection } from './network';
+import type { CompanyRecord, FundRecord, LedgerEntry, TrustedPartyRecord } from './state';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -73,11 +78,22 @@ export function accountId(eng: Engine): string {
   return out;
 }
 
+/** The companies of the API account the engine acts for, in creation order. */
+export function accountCompanies(eng: Engine): CompanyRecord[] {
+  return Object.values(eng.state.companies)
+    .filter((c) => c.account === eng.account)
+    .sort((a, b) => a.created - b.created);
+}
+
+/** True when the company belongs to the API account the engine acts for. */
+function ownCompany(eng: Engine, companyId: string): boolean {
+  const c = eng.state.companies[companyId];
+  return c !== undefined && c.account === eng.account;
+}
+
 /** GET /account. */
 export function accountView(eng: Engine): AccountView {
-  const companies = Object.values(eng.state.companies)
-    .sort((a, b) => a.created - b.created)
-    .map((c) => ({ company_id: c.company_id, name: c.name }));
+  const companies = accountCompanies(eng).map((c) => ({ company_id: c.company_id, name: c.name }));
   return { account_id: accountId(eng), name: ACCOUNT_NAME, type: 'organisation', companies };
 }
 
@@ -94,7 +110,7 @@ export interface BalanceItem {
  */
 export function accountBalance(eng: Engine): { total_count: number; balances: BalanceItem[] } {
   const sums = new Map<string, number>();
-  for (const w of Object.values(eng.state.wallets)) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+  for (const w of Object.values(eng.state.wallets)) if (ownCompany(eng, w.company_id)) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
   const order = ASSETS.map((a) => a.code as string);
   const balances = [...sums]
     .sort(([a], [b]) => (order.indexOf(a) >>> 0) - (order.indexOf(b) >>> 0) || a.localeCompare(b))
@@ -109,22 +125,26 @@ function accountFundView(eng: Engine, f: FundRecord): AccountFundView {
   return { company_id: f.company_id, ...fundDetailView(eng, f.company_id, f.fund_id) } as AccountFundView;
 }
 
-/** A fund of the account by id. @throws 404 `fund_id` when unknown. */
+/**
+ * A fund of the account by id.
+ * @throws 404 `fund_id` when unknown; 403 when its company belongs to another API account.
+ */
 export function getAccountFund(eng: Engine, fundId: string): FundRecord {
   const f = eng.state.funds[fundId];
   if (!f) throw notFound(`fund_id: no fund ${fundId}`);
-  return f;
+  return getFund(eng, f.company_id, fundId);
 }
 
 /** GET /funds/: every fund of the account in creation order, each with its wallets. */
 export function accountFunds(eng: Engine): { total_count: number; list: AccountFundView[] } {
   const list = Object.values(eng.state.funds)
+    .filter((f) => ownCompany(eng, f.company_id))
     .sort((a, b) => a.created - b.created)
     .map((f) => accountFundView(eng, f));
   return { total_count: list.length, list };
 }
 
-/** GET /funds/{fund_id}. @throws 404 unknown fund. */
+/** GET /funds/{fund_id}. @throws 404 unknown fund; 403 a fund of another API account. */
 export function accountFund(eng: Engine, fundId: string): AccountFundView {
   return accountFundView(eng, getAccountFund(eng, fundId));
 }
@@ -132,7 +152,7 @@ export function accountFund(eng: Engine, fundId: string): AccountFundView {
 /**
  * GET /funds/{fund_id}/ledger: the fund's ledger, with the filters and answer of
  * GET /company/{company_id}/fund/{fund_id}/ledger ({@link fundLedger}).
- * @throws 404 unknown fund; 400 naming the field for a bad filter.
+ * @throws 404 unknown fund; 403 a fund of another API account; 400 naming the field for a bad filter.
  */
 export function accountFundLedger(eng: Engine, fundId: string, query: Record<string, unknown>): { Total: number; List: LedgerEntry[] } {
   const f = getAccountFund(eng, fundId);
@@ -145,7 +165,7 @@ export type AccountTrustedParty = TrustedPartyRecord & { company_id: string };
 /** GET /trustedparties: the trusted parties of every company of the account (see the module comment). */
 export function accountTrustedParties(eng: Engine): { total_count: number; list: AccountTrustedParty[] } {
   const list: AccountTrustedParty[] = [];
-  for (const c of Object.values(eng.state.companies).sort((a, b) => a.created - b.created)) {
+  for (const c of accountCompanies(eng)) {
     for (const t of Object.values(c.trusted)) list.push({ company_id: c.company_id, ...t });
   }
   return { total_count: list.length, list };
@@ -194,7 +214,8 @@ export function historyItem(walletId: string, e: LedgerEntry): WalletHistoryItem
  * entries, newest first, as history items.
  * @param walletIdOrCode wallet id or short code (spec section 2).
  * @param since optional query value: epoch seconds; only entries with a later timestamp are kept.
- * @throws 404 `wallet_id` unknown; 400 `since` not a non-negative number.
+ * @throws 404 `wallet_id` unknown; 403 a wallet of another API account; 400 `since` not a
+ *   non-negative number.
  */
 export function walletHistory(eng: Engine, walletIdOrCode: string, since: unknown): WalletHistory {
   let after = -Infinity;
@@ -203,6 +224,7 @@ export function walletHistory(eng: Engine, walletIdOrCode: string, since: unknow
     after = Number(since);
   }
   const w = getWallet(eng, walletIdOrCode);
+  getCompany(eng, w.company_id);
   const history = (eng.state.ledger[w.fund_id] ?? [])
     .filter((r) => r.wallet_id === w.wallet_id && r.entry.timestamp > after)
     .map((r) => historyItem(w.wallet_id, r.entry))

@@ -42,6 +42,8 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
   let full: CustodyClient;
   let ro: CustodyClient;
   let roNonce: CustodyClient;
+  /** the company of the simulated foreign API account: never part of "the account" */
+  let foreignCompany: string;
 
   const get = async (client: CustodyClient, p: string, query?: Record<string, string | undefined>): Promise<any> => (await client.request('GET', p, { query })).data;
 
@@ -51,6 +53,7 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
     full = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
     ro = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.readOnlyApiKey, privateKey: sim.account.privateKeyPem });
     roNonce = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.readOnlyApiKey, privateKey: sim.account.privateKeyPem, signingMode: 'nonce' });
+    foreignCompany = (await control(sim, '/foreign/quote', { send: { symbol: 'BTC-TESTNET', amount: 1000 }, receive: { symbol: 'ETH-TESTNET', amount: 2000 } })).company_id;
   });
 
   after(async () => {
@@ -185,10 +188,12 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       assert.match(a.account_id, /^[0-9A-Za-z]{27}$/);
       assert.equal(a.type, 'organisation');
       assert.ok(a.companies.some((c: any) => c.company_id === sim.demo.company_id && c.name === 'Demo Treasury Ltd'));
+      assert.ok(a.companies.some((c: any) => c.company_id === sim.demo.taker.company_id), 'every company of the account');
+      assert.ok(!a.companies.some((c: any) => c.company_id === foreignCompany), 'not the foreign account\'s company');
       assert.deepEqual(await get(full, '/account'), a);
     });
 
-    it('GET /balance: base units per asset summed over every wallet', async () => {
+    it('GET /balance: base units per asset summed over every wallet of the account', async () => {
       const b = await get(ro, '/balance');
       assert.equal(b.total_count, b.balances.length);
       const funds = (await get(ro, '/funds/')).list;
@@ -196,12 +201,20 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       for (const f of funds) for (const w of f.wallets) sums[w.asset] = (sums[w.asset] ?? 0) + w.balance;
       assert.deepEqual(Object.fromEntries(b.balances.map((x: any) => [x.asset, x.balance])), sums);
       assert.ok(sums['BTC-TESTNET'] > 0 && Number.isInteger(sums['BTC-TESTNET']));
+      // The same totals as the company holdings of every company of the account.
+      const held: Record<string, number> = {};
+      for (const c of (await get(ro, '/account')).companies) {
+        for (const x of (await get(ro, `/company/${c.company_id}/holding`)).holdings) held[x.code] = (held[x.code] ?? 0) + x.amount;
+      }
+      assert.deepEqual(held, sums);
     });
 
     it('GET /funds/ and /funds/{fund_id}: funds with their wallets and short codes', async () => {
       const list = await get(ro, '/funds/');
       assert.equal(list.total_count, list.list.length);
       const demo = list.list.find((f: any) => f.fund_id === sim.demo.fund_id);
+      assert.ok(list.list.some((f: any) => f.fund_id === sim.demo.taker.fund_id));
+      assert.ok(!list.list.some((f: any) => f.company_id === foreignCompany), 'no fund of the foreign account');
       assert.equal(demo.company_id, sim.demo.company_id);
       assert.deepEqual(
         demo.wallets.map((w: any) => w.short_code).sort(),
@@ -221,6 +234,7 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       assert.deepEqual(mine, (await get(full, `/company/${sim.demo.company_id}/trustedparty`)).list);
       assert.ok(mine.some((x: any) => x.trusted_entity_id === sim.demo.core_client_id && x.type === 'core-client'));
       assert.ok(mine.some((x: any) => x.trusted_entity_id === sim.demo.counterparty.custodian_user_id && x.type === 'user'));
+      assert.ok(!t.list.some((x: any) => x.company_id === foreignCompany), 'not the foreign account\'s parties');
     });
 
     it('GET /funds/{fund_id}/ledger: the company fund ledger, filters included', async () => {
