@@ -247,38 +247,72 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
     });
   });
 
-  describe('wallet history and ledger filters after a deposit and an approved transfer', () => {
+  describe('wallet history and ledger filters after a deposit, an approved transfer and withdrawals', () => {
     const btc = () => sim.demo.wallets['BTC-TESTNET'];
     const cpBtc = () => sim.demo.counterparty.wallets['BTC-TESTNET'];
     let txId: string;
     let fees: number;
+    let withdrawId: string;
+    let withdrawFees: number;
+    let refusedId: string;
     const amount = 1234567;
     const deposit = 7654321;
+    const withdrawn = 300000;
+
+    /** Approve, as the demo core client, the pending action of transaction `id`. */
+    const approveTx = async (id: string): Promise<void> => {
+      const client = sim.demo.core_client_id;
+      for (const a of (await get(full, `/coreclient/${client}/actions`)).actions) {
+        if ((await get(full, `/coreclient/${client}/action/${a.id}`)).details.txID === id) {
+          await full.request('PUT', `/coreclient/${client}/action/${a.id}`);
+          return;
+        }
+      }
+      throw new Error(`no pending action for ${id}`);
+    };
+    /** Make and approve a withdrawal of `net` base units from the demo BTC-TESTNET wallet. @returns its Transaction object. */
+    const withdraw = async (net: number): Promise<any> => {
+      const { company_id, counterparty_wallet_address: _to, ...body } = demoTransfer(sim, { send: { symbol: 'BTC-TESTNET', amount: net } });
+      const id = (await full.request<any>('POST', `/company/${company_id}/withdraw`, { body: { ...body, address: sim.demo.whitelist['BTC-TESTNET'] } })).data.tx_id;
+      await approveTx(id);
+      const tx = await get(ro, `/company/${company_id}/withdraw/${id}`);
+      assert.equal(tx.txStatus, 'approved_withdrawal');
+      return tx;
+    };
 
     before(async () => {
       await control(sim, '/faucet', { wallet_id: btc().wallet_id, amount: deposit });
       const { company_id, ...body } = demoTransfer(sim, { send: { symbol: 'BTC-TESTNET', amount } });
       txId = (await full.request<any>('POST', `/company/${company_id}/transfer`, { body })).data.tx_id;
-      const action = (await get(full, `/coreclient/${sim.demo.core_client_id}/actions`)).actions.find((a: any) => a.status === 'pending');
-      await full.request('PUT', `/coreclient/${sim.demo.core_client_id}/action/${action.id}`);
+      await approveTx(txId);
       const tx = await get(ro, `/company/${company_id}/transfer/${txId}`);
       assert.equal(tx.txStatus, 'approved_transfer');
       fees = tx.statusDetails.fees;
       assert.ok(fees > 0);
+      const w = await withdraw(withdrawn);
+      withdrawId = w.txID;
+      withdrawFees = w.statusDetails.fees;
+      // A second withdrawal that the chain refuses: its debit is refunded.
+      refusedId = (await withdraw(400000)).txID;
+      assert.equal((await control(sim, `/withdraw/${refusedId}/chain-reject`)).txStatus, 'chain_rejected_withdrawal');
     });
 
-    it('GET /wallet/{wallet_id}/history of the origin: transfer out (negative), then the deposit, newest first', async () => {
+    it('GET /wallet/{wallet_id}/history of the origin: withdrawal and transfer out (negative), then the deposit, newest first', async () => {
       for (const p of [`/wallet/${encodeURIComponent(btc().short_code)}/history`, `/wallets/${btc().wallet_id}/history`]) {
         const h = (await get(ro, p)).history;
         assert.deepEqual(Object.keys(h[0]).sort(), ['amount', 'asset', 'chain_tx_id', 'fee', 'net_amount', 'timestamp', 'tx_id', 'wallet_id']);
         assert.deepEqual({ ...h[0], chain_tx_id: '', timestamp: 0 }, {
+          wallet_id: btc().wallet_id, tx_id: withdrawId, chain_tx_id: '', asset: 'BTC-TESTNET', amount: -(withdrawn + withdrawFees), fee: -withdrawFees, net_amount: -withdrawn, timestamp: 0,
+        });
+        assert.deepEqual({ ...h[1], chain_tx_id: '', timestamp: 0 }, {
           wallet_id: btc().wallet_id, tx_id: txId, chain_tx_id: '', asset: 'BTC-TESTNET', amount: -(amount + fees), fee: -fees, net_amount: -amount, timestamp: 0,
         });
-        assert.match(h[0].chain_tx_id, /^[0-9a-f]{64}$/);
-        assert.deepEqual({ ...h[1], chain_tx_id: '', timestamp: 0 }, {
+        assert.match(h[1].chain_tx_id, /^[0-9a-f]{64}$/);
+        assert.deepEqual({ ...h[2], chain_tx_id: '', timestamp: 0 }, {
           wallet_id: btc().wallet_id, tx_id: '', chain_tx_id: '', asset: 'BTC-TESTNET', amount: deposit, fee: 0, net_amount: deposit, timestamp: 0,
         });
-        assert.ok(h[0].timestamp >= h[1].timestamp);
+        assert.ok(h[0].timestamp >= h[1].timestamp && h[1].timestamp >= h[2].timestamp);
+        assert.ok(!h.some((x: any) => x.tx_id === refusedId), 'the chain-rejected (refunded) withdrawal is left out');
         for (const item of h) assert.equal(item.wallet_id, btc().wallet_id);
         // The history adds up to the wallet's balance.
         const balance = (await get(ro, `/wallet/${btc().wallet_id}`)).balance;
@@ -318,6 +352,7 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       assert.ok(ins.List.length > 0 && ins.List.every((e: any) => e.type === 'deposit' || e.type.endsWith('In')));
       assert.ok(outs.List.length > 0 && outs.List.every((e: any) => e.type !== 'deposit' && !e.type.endsWith('In')));
       assert.ok(outs.List.some((e: any) => e.TxID === txId && e.type === 'transferOut'));
+      assert.ok(outs.List.some((e: any) => e.TxID === withdrawId && e.type === 'withdraw'));
       assert.ok(ins.List.some((e: any) => e.type === 'deposit' && e.amount === deposit));
       assert.deepEqual(await get(ro, ledger, { direction: 'all' }), all);
       const cp = await get(ro, `/company/${sim.demo.company_id}/fund/${sim.demo.counterparty.fund_id}/ledger`, { direction: 'in' });
@@ -332,7 +367,9 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       const byCode = await get(ro, ledger, { wallet_id: btc().short_code });
       assert.deepEqual(await get(ro, ledger, { wallet_id: btc().wallet_id }), byCode);
       assert.ok(byCode.List.every((e: any) => e.asset === 'BTC-TESTNET'));
-      assert.equal(byCode.Total, (await get(ro, `/wallet/${btc().wallet_id}/history`)).history.length);
+      const kept = byCode.List.filter((e: any) => e.status !== 'chain_rejected');
+      assert.equal(kept.length, byCode.Total - 1, 'one chain-rejected withdrawal in the ledger');
+      assert.deepEqual((await get(ro, `/wallet/${btc().wallet_id}/history`)).history.map((x: any) => x.tx_id), kept.map((e: any) => e.TxID));
       await assert400(ro.request('GET', ledger, { query: { direction: 'both' } }), 'direction');
       await assert400(ro.request('GET', ledger, { query: { asset: 'DOGE' } }), 'asset');
       await assert400(ro.request('GET', ledger, { query: { wallet_id: cpBtc().wallet_id } }), 'wallet_id');
@@ -353,6 +390,67 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       assert.equal(h1['BTC-TESTNET'], h0['BTC-TESTNET'] + 500 - fee);
       assert.equal(b1['BTC-TESTNET'], b0['BTC-TESTNET'] + 500 - fee);
       assert.equal(h1['ETH-TESTNET'], h0['ETH-TESTNET']);
+    });
+  });
+
+  describe('swap legs in the ledger and the wallet history', () => {
+    /** Approve, as core client `client`, its pending action of transaction `id`. */
+    const approveAs = async (client: string, id: string): Promise<void> => {
+      for (const a of (await get(full, `/coreclient/${client}/actions`)).actions) {
+        if ((await get(full, `/coreclient/${client}/action/${a.id}`)).details.txID === id) {
+          await full.request('PUT', `/coreclient/${client}/action/${a.id}`);
+          return;
+        }
+      }
+      throw new Error(`no pending action of ${client} for ${id}`);
+    };
+
+    it('swapOut is out (negative in the history, with its fee), swapIn is in', async () => {
+      const d = sim.demo;
+      const stamp = `${process.pid}-${Date.now()}`;
+      const made = (
+        await full.request<any>('POST', `/company/${d.company_id}/atomicswap/make`, {
+          body: {
+            send_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
+            receive_wallet_id: d.wallets['ETH-TESTNET'].short_code,
+            expires: Math.floor(Date.now() / 1000) + 3600,
+            reference: 'read side swap',
+            partner_txID: `ro-make-${stamp}`,
+            send: { symbol: 'BTC-TESTNET', amount: 10000000 },
+            receive: { symbol: 'ETH-TESTNET', amount: 2000000000 },
+            add_to_liquidity_hub: true,
+          },
+        })
+      ).data;
+      const swapId = made.tx_id;
+      await approveAs(d.core_client_id, swapId);
+      const taken = (
+        await full.request<any>('POST', `/company/${d.taker.company_id}/atomicswap/take`, {
+          body: { swap_id: swapId, send_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'read side take', partner_txID: `ro-take-${stamp}` },
+        })
+      ).data;
+      await approveAs(d.taker.core_client_id, taken.tx_id);
+      await full.request('PUT', `/company/${d.taker.company_id}/action/${taken.action_id}`);
+      assert.equal((await get(ro, `/company/${d.company_id}/atomicswap/make/${swapId}`)).txStatus, 'approved_swap');
+
+      const item = async (wallet: string, tx: string) => (await get(ro, `/wallet/${wallet}/history`)).history.find((x: any) => x.tx_id === tx);
+      const out = await item(d.wallets['BTC-TESTNET'].wallet_id, swapId);
+      assert.deepEqual([out.amount, out.fee, out.net_amount], [-10000100, -100, -10000000]);
+      const inn = await item(d.wallets['ETH-TESTNET'].wallet_id, swapId);
+      assert.deepEqual([inn.amount, inn.fee, inn.net_amount], [2000000000, 0, 2000000000]);
+      const takerOut = await item(d.taker.wallets['ETH-TESTNET'].wallet_id, taken.tx_id);
+      assert.deepEqual([takerOut.amount, takerOut.fee, takerOut.net_amount], [-2000020000, -20000, -2000000000]);
+
+      const ledger = async (fund: string, direction: string) => (await get(ro, `/funds/${fund}/ledger`, { direction })).List;
+      assert.deepEqual((await ledger(d.fund_id, 'out')).filter((e: any) => e.TxID === swapId).map((e: any) => e.type), ['swapOut']);
+      assert.deepEqual((await ledger(d.fund_id, 'in')).filter((e: any) => e.TxID === swapId).map((e: any) => e.type), ['swapIn']);
+      assert.deepEqual((await ledger(d.taker.fund_id, 'out')).filter((e: any) => e.TxID === taken.tx_id).map((e: any) => e.type), ['swapOut']);
+      assert.deepEqual((await ledger(d.taker.fund_id, 'in')).filter((e: any) => e.TxID === taken.tx_id).map((e: any) => e.type), ['swapIn']);
+      // Every history still adds up to its wallet's balance.
+      for (const w of [d.wallets['BTC-TESTNET'], d.wallets['ETH-TESTNET'], d.taker.wallets['BTC-TESTNET'], d.taker.wallets['ETH-TESTNET']]) {
+        const h = (await get(ro, `/wallet/${w.wallet_id}/history`)).history;
+        assert.equal(h.reduce((sum: number, x: any) => sum + x.amount, 0), (await get(ro, `/wallet/${w.wallet_id}`)).balance, w.wallet_id);
+      }
     });
   });
 
