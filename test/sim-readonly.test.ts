@@ -155,6 +155,19 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       assert.equal(((await res.json()) as any).detail.reason, 'signature');
     });
 
+    it('keeps nonce marks per API key: the same nonce works once with each key', async () => {
+      const url = `${sim.baseUrl}/assets`;
+      // lib's scale (Date.now() * 1000), above the marks the nonce-mode client left; a later
+      // nonce-mode request of lib moves past it (lib sends max(last + 1, Date.now() * 1000)).
+      const nonce = String(Date.now() * 1000 + 999);
+      const call = async (apiKey: string) =>
+        (await fetch(url, { headers: { 'X-API-KEY': apiKey, 'x-nonce': nonce, 'x-sign': sign(sim.account.privateKeyPem, { prefix: nonce, url }) } })).status;
+      assert.equal(await call(sim.account.readOnlyApiKey), 200);
+      assert.equal(await call(sim.account.readOnlyApiKey), 401, 'replayed with the same key');
+      assert.equal(await call(sim.account.apiKey), 200, 'the full key has its own mark');
+      assert.equal(await call(sim.account.apiKey), 401);
+    });
+
     it('opens a core client feed (feeds are reads)', async () => {
       const url = sim.baseUrl.replace(/^http/, 'ws') + `/coreclient/${sim.demo.core_client_id}/feed`;
       const ts = String(Math.floor(Date.now() / 1000));
