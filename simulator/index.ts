@@ -16,7 +16,7 @@
  *   permission (spec section 4 "Read-only subset"; writes answer 403, see auth.ts). It signs with
  *   the same key pair. Provisioned on first start, and on the start of an existing data folder
  *   that lacks it.
- * - `state.json` (mode 0600): everything else (API key, companies, funds, wallets, transfers,
+ * - `state.json` (mode 0600): everything else (API key, read-only API key, companies, funds, wallets, transfers,
  *   actions, ledger, nonce marks, clock offset, demo ids), written atomically with group commit.
  *
  * No Node-RED import; the only project import is lib/signing (verification).
