@@ -12,3 +12,4 @@ export * from './feed';
 export * from './hub-feed';
 export * from './wallets-feed';
 export * from './v1';
+export * from './v2';

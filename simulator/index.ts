@@ -40,6 +40,8 @@ import { ensureUsers } from './network';
 import { API_PREFIX, apiRouter } from './routes';
 import { emptyState, Store, type DemoDataset, type SimState } from './state';
 import { applyExpiry } from './transactions';
+import { ensureV2 } from './v2/state';
+import { v2Service, V2_CONTROL_PREFIX, V2_PREFIX } from './v2/routes';
 
 export type { DemoDataset, DemoWallet } from './state';
 
@@ -80,8 +82,23 @@ export interface SimulatorAccount {
   readOnlyApiKey: string;
 }
 
+/**
+ * The provisioned v2 workspace (spec section 4 "v2 endpoints"). `token` and each API key's
+ * `token` are secrets (`x-token`): never log them.
+ */
+export interface SimulatorV2 {
+  /** e.g. `http://127.0.0.1:PORT/api/v2` */
+  baseUrl: string;
+  /** the provisioned workspace */
+  workspaceId: string;
+  /** the `x-token` of the partner's API key `k.partner` (what the config node uses) */
+  token: string;
+  /** every API key of the workspace with its token: `k.partner`, `k.agent` (signing agent), `k.unassociated` */
+  apiKeys: Array<{ id: string; name: string; associated: string; token: string }>;
+}
+
 /** File names inside the data folder. */
-export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', apiKey: 'partner-api-key.txt', state: 'state.json', readOnlyApiKey: 'partner-readonly-api-key.txt' } as const;
+export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', apiKey: 'partner-api-key.txt', state: 'state.json', v2Token: 'v2-token.txt', readOnlyApiKey: 'partner-readonly-api-key.txt' } as const;
 
 async function exists(file: string): Promise<boolean> {
   try {
@@ -167,11 +184,14 @@ export class Simulator {
   readonly readOnlyApiKeyPath: string;
   /** the data folder */
   readonly dataDir: string;
+  /** the v2 workspace, its base URL and tokens */
+  readonly v2: SimulatorV2;
+  private readonly v2Close: () => void;
 
   private stopping: Promise<void> | null = null;
 
   private constructor(
-    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; apiKeyPath: string; dataDir: string; readOnlyApiKeyPath: string },
+    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; apiKeyPath: string; dataDir: string; v2: SimulatorV2; v2Close: () => void; readOnlyApiKeyPath: string },
     private readonly server: http.Server,
     private readonly feeds: FeedHub,
     private readonly store: Store,
@@ -191,6 +211,8 @@ export class Simulator {
     this.apiKeyPath = fields.apiKeyPath;
     this.readOnlyApiKeyPath = fields.readOnlyApiKeyPath;
     this.dataDir = fields.dataDir;
+    this.v2 = fields.v2;
+    this.v2Close = fields.v2Close;
   }
 
   /**
@@ -228,6 +250,9 @@ export class Simulator {
     if (readOnly.created) store.markDirty();
     const eng = new Engine(store);
     ensureUsers(eng);
+    const v2State = ensureV2(eng);
+    const v2TokenFile = path.join(dataDir, DATA_FILES.v2Token);
+    if (!(await exists(v2TokenFile))) await writeSecret(v2TokenFile, v2State.apiKeys['k.partner'].token + '\n');
     if (!state.demo) createDemo(eng);
     else upgradeDemo(eng);
     applyExpiry(eng);
@@ -241,6 +266,9 @@ export class Simulator {
     app.use(express.raw({ type: () => true, limit: '1mb' }));
     const faults = new HttpFaults();
     app.use(API_PREFIX, faults.middleware, apiRouter(eng, auth, tls));
+    const v2 = v2Service(eng);
+    app.use(V2_PREFIX, v2.api);
+    app.use(V2_CONTROL_PREFIX, v2.control);
     app.use(CONTROL_PREFIX, controlRouter(eng, feeds, faults));
     app.use((req, res) => res.status(404).json({ code: 404, msg: 'Not Found', detail: { reason: `path: no route ${req.method} ${req.path}` } }));
     app.use(errorHandler);
@@ -262,7 +290,24 @@ export class Simulator {
     const timer = setInterval(() => applyExpiry(eng), 1000);
     timer.unref();
     return new Simulator(
-      { baseUrl: origin + API_PREFIX, controlUrl: origin + CONTROL_PREFIX, port, account: { ...account, readOnlyApiKey: readOnly.key }, demo: state.demo!, privateKeyPath: privFile, apiKeyPath: apiKeyFile, dataDir, readOnlyApiKeyPath: readOnly.file },
+      {
+        baseUrl: origin + API_PREFIX,
+        controlUrl: origin + CONTROL_PREFIX,
+        port,
+        account: { ...account, readOnlyApiKey: readOnly.key },
+        demo: state.demo!,
+        privateKeyPath: privFile,
+        apiKeyPath: apiKeyFile,
+        dataDir,
+        v2: {
+          baseUrl: origin + V2_PREFIX,
+          workspaceId: v2State.workspaceID,
+          token: v2State.apiKeys['k.partner'].token,
+          apiKeys: Object.values(v2State.apiKeys).map((k) => ({ id: k.id, name: k.name, associated: k.associated, token: k.token })),
+        },
+        v2Close: v2.close,
+        readOnlyApiKeyPath: readOnly.file,
+      },
       server,
       feeds,
       store,
@@ -275,6 +320,7 @@ export class Simulator {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       clearInterval(this.timer);
+      this.v2Close();
       await this.feeds.close();
       await new Promise<void>((resolve) => {
         this.server.close(() => resolve());

@@ -15,6 +15,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import type { V2State } from './v2/state';
 
 /** Ids of one demo wallet. `short_code` works wherever `wallet_id` does. */
 export interface DemoWallet {
@@ -449,6 +450,8 @@ export interface SimState {
   connections: Record<string, WalletConnectionRecord>;
   /** sweeps by tx id */
   sweeps: Record<string, SweepRecord>;
+  /** the v2 workspace calls' state (simulator/v2/state.ts); provisioned when absent */
+  v2?: V2State;
 }
 
 /** A fresh empty state for a new account. */

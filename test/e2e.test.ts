@@ -116,6 +116,8 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-coreclient-feed',
       'custody-fund',
       'custody-hub-feed',
+      'custody-policy',
+      'custody-portfolio',
       'custody-transfer',
       'custody-trusted-party',
       'custody-wallets-feed',
@@ -167,6 +169,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
         'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
         'custody-hub-feed', 'custody-wallets-feed',
+        'custody-policy', 'custody-portfolio',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });

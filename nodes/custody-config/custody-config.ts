@@ -9,7 +9,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
-import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState } from '../../lib';
+import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState, WorkspaceClient, resolveV2BaseUrl } from '../../lib';
 import { HubFeed, WalletsFeed, type SignedFeed } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
 import type { CustodyConfigNode, FeedUser, FeedMembership } from '../shared/types';
@@ -22,6 +22,12 @@ interface ConfigDef extends NodeDef {
   signingMode?: SigningMode;
   /** Request timeout in seconds. */
   timeout?: number | string;
+  /** v2 base URL; empty: the environment's default (spec section 4 `{base_url_v2}`). */
+  v2BaseUrl?: string;
+  /** v2 workspace id; empty in simulator mode: the provisioned workspace. */
+  workspaceId?: string;
+  /** Simulator mode: whose v2 token the v2 nodes use, `k.partner` (default) or `k.agent`. */
+  simulatorApiKey?: string;
 }
 
 /** Credentials of `custody-config` (all `password`: never sent back to the editor). */
@@ -89,6 +95,35 @@ export = function register(RED: NodeAPI): void {
       if (!credentials.privateKey) throw new ConfigError('privateKey: set the RSA private key (PEM) in the custody-config node');
       return new CustodyClient({ baseUrl, apiKey: credentials.apiKey, privateKey: credentials.privateKey, signingMode, timeoutMs });
     }
+
+    let workspacePromise: Promise<WorkspaceClient> | undefined;
+
+    /** The v2 client: the simulator's provisioned workspace and token, or the configured ones. */
+    async function buildWorkspace(): Promise<WorkspaceClient> {
+      const timeoutMs = timeoutSeconds * 1000;
+      if (environment === 'simulator') {
+        const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
+        const keyId = def.simulatorApiKey || 'k.partner';
+        const key = sim.v2.apiKeys.find((k) => k.id === keyId);
+        if (!key) throw new ConfigError(`simulatorApiKey: expected one of ${sim.v2.apiKeys.map((k) => k.id).join(', ')}`);
+        return new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: key.token, workspaceId: (def.workspaceId || '').trim() || sim.v2.workspaceId, timeoutMs });
+      }
+      const baseUrl = resolveV2BaseUrl(environment, def.v2BaseUrl);
+      if (!(def.workspaceId || '').trim()) throw new ConfigError('workspaceId: set the v2 workspace id in the custody-config node');
+      if (!credentials.token) throw new ConfigError('token: set the v2 token (x-token) in the custody-config node');
+      return new WorkspaceClient({ baseUrl, token: credentials.token, workspaceId: def.workspaceId!.trim(), timeoutMs });
+    }
+
+    node.workspaceClient = () => {
+      if (closed) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
+      if (!workspacePromise) {
+        workspacePromise = buildWorkspace();
+        workspacePromise.catch(() => {
+          workspacePromise = undefined;
+        });
+      }
+      return workspacePromise;
+    };
 
     node.client = () => {
       if (closed) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
@@ -238,6 +273,9 @@ export = function register(RED: NodeAPI): void {
       accountFeeds.clear();
       const pending = clientPromise;
       clientPromise = undefined;
+      const pendingWorkspace = workspacePromise;
+      workspacePromise = undefined;
+      pendingWorkspace?.then((c) => c.close(), () => undefined);
       Promise.allSettled(stopping)
         .then(() => (pending ? pending.then((c) => c.close(), () => undefined) : undefined))
         .finally(() => done());

@@ -3,7 +3,7 @@
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage } from '../../lib';
+import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient } from '../../lib';
 
 /** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
 export interface FeedUser {
@@ -38,6 +38,8 @@ export interface FeedMembership {
 export interface CustodyConfigNode extends Node {
   /** The shared signed client; resolves once (starting the built-in simulator first when selected). @throws ConfigError, KeyFormatError (rejects). */
   client(): Promise<CustodyClient>;
+  /** The shared v2 client (`x-token`, spec section 5.8); resolves once. @throws ConfigError naming `workspaceId`, `token` or `v2BaseUrl` (rejects). */
+  workspaceClient(): Promise<WorkspaceClient>;
   /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. */
   subscribeFeed(clientId: string, user: FeedUser): FeedMembership;
   /** Join the account's liquidity hub feed (spec section 6); the first user opens it, the last to leave closes it. */

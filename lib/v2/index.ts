@@ -1,0 +1,20 @@
+/**
+ * The v2 workspace calls (spec section 2 "v2 resources", section 4 "v2 endpoints", section
+ * 5.8): a client that sends the `x-token` header, policies (with the expression builder),
+ * portfolios and wallets.
+ */
+import type { OperationSpec } from '../operation';
+import { policyOperations } from './policy';
+import { portfolioOperations } from './portfolio';
+
+export * from './client';
+export * from './environments';
+export * from './operation';
+export * from './policy';
+export * from './portfolio';
+
+/** Every v2 operation, by group and operation name. */
+export const v2Operations = {
+  policy: policyOperations,
+  portfolio: portfolioOperations,
+} satisfies Record<string, Record<string, OperationSpec>>;

@@ -1,0 +1,322 @@
+/**
+ * v2 policies (spec section 2 "v2 resources", section 4 "v2 endpoints"): list, create, add a
+ * member (an update request that must be approved), and the update request (action) itself.
+ *
+ * A policy's `expression` is a tree of rule nodes. This pack builds the one shape the spec
+ * describes: a top-level node `{type: 1, operation: 1, threshold: N, rules: [...]}` whose rules
+ * are member rules `{type: 2, operation: 3, threshold: 0, arguments: {id}}`, one per member
+ * (a human member or an API key). `threshold` approvals of those members are needed.
+ */
+import type { ApiResponse } from '../client';
+import { ValidationError } from '../errors';
+import { OperationSpec, S, JsonSchema } from '../operation';
+import type { WorkspaceClient } from './client';
+import { callWorkspaceOperation, withWorkspace } from './operation';
+
+/** A member rule node (spec section 2): `type` 2, `operation` 3, `threshold` 0, `arguments.id` the member id. */
+export interface MemberRule {
+  type: 2;
+  operation: 3;
+  threshold: 0;
+  arguments: { id: string };
+}
+
+/** The top-level expression node (spec section 2): `type` 1, `operation` 1, `threshold` approvals needed, `rules`. */
+export interface PolicyExpression {
+  type: 1;
+  operation: 1;
+  threshold: number;
+  rules: MemberRule[];
+}
+
+/** Policy types (spec section 2). An admin policy governs changes; a transaction policy governs a wallet's transactions. */
+export type PolicyType = 'admin' | 'transaction';
+
+/** The body of POST and PUT policies (spec section 4). */
+export interface PolicyBody {
+  name: string;
+  expression: PolicyExpression;
+  expressionContentType: 'application/json';
+  adminPolicyID: string;
+  policyType: PolicyType;
+  adminLocked: boolean;
+  allowDuplicates: boolean;
+}
+
+/** A policy of a workspace as listed (spec section 2): the body fields plus `policyID`, `systemType`, `actionsGoverned`. */
+export interface WorkspacePolicy extends Partial<PolicyBody> {
+  policyID: string;
+  name: string;
+  policyType: PolicyType;
+  systemType?: number;
+  actionsGoverned?: unknown[];
+  expressionContentType: 'application/json';
+  expression: PolicyExpression;
+}
+
+/** GET policies answer: `{policies: WorkspacePolicy[]}`. */
+export interface PolicyList {
+  policies: WorkspacePolicy[];
+}
+
+/**
+ * The answer of PUT policies/{policyID}: an update request that must be approved (spec
+ * section 4). `actionID` identifies it (the service's developer guides name an update request
+ * an action, with this id); `status` is `pending` until approved.
+ */
+export interface PolicyUpdateRequest {
+  actionID: string;
+  policyID: string;
+  status: 'pending' | 'approved' | 'rejected';
+}
+
+/** An update request (or transaction approval) as read with GET actions/{actionID}. */
+export interface WorkspaceAction {
+  actionID: string;
+  /** `policyUpdate` or `transaction` */
+  type: string;
+  status: 'pending' | 'approved' | 'rejected';
+  workspaceID: string;
+  policyID: string;
+  /** approvals needed: the threshold of the governing policy */
+  threshold: number;
+  approvedCount: number;
+  /** member ids that approved */
+  approvers: string[];
+  /** epoch seconds */
+  timestamp: number;
+}
+
+/** A policy member as the editor keeps it: its id and whether it is a human member or an API key. */
+export interface PolicyMember {
+  id: string;
+  kind?: 'human' | 'apiKey';
+}
+
+/** What {@link buildPolicyBody} needs; every field is an API field except `threshold` and `members`. */
+export interface PolicyDefinition {
+  name: string;
+  /** approvals needed, 1 to the number of members */
+  threshold: number;
+  /** member ids (human members or API keys), or {@link PolicyMember}s */
+  members: ReadonlyArray<string | PolicyMember>;
+  /** id of the admin policy that governs this policy */
+  adminPolicyID: string;
+  /** default `transaction` */
+  policyType?: PolicyType;
+  /** default false */
+  adminLocked?: boolean;
+  /** default false */
+  allowDuplicates?: boolean;
+}
+
+const MEMBER_ID = /^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$/;
+
+/** A member rule for one member id (spec section 2). @throws {ValidationError} for an empty or malformed id. */
+export function memberRule(id: string, field = 'memberID'): MemberRule {
+  if (typeof id !== 'string' || !MEMBER_ID.test(id)) throw new ValidationError(field, id === undefined || id === '' ? 'required' : 'must be a member id (a human member id or an API key id, no surrounding spaces)');
+  return { type: 2, operation: 3, threshold: 0, arguments: { id } };
+}
+
+/**
+ * Build the expression of spec section 2 from a threshold and member ids.
+ * @param threshold approvals needed: an integer from 1 to `members.length`.
+ * @param members member ids (each once).
+ * @throws {ValidationError} naming `members` (none, or an id given twice), `members[i]` (bad
+ *   id) or `threshold` (not an integer from 1 to the number of members).
+ */
+export function buildPolicyExpression(threshold: number, members: ReadonlyArray<string | PolicyMember>): PolicyExpression {
+  if (!Array.isArray(members) || members.length === 0) throw new ValidationError('members', 'at least one member is required');
+  const ids = members.map((m, i) => (typeof m === 'string' ? m : m && typeof m === 'object' ? m.id : undefined) as string);
+  const rules = ids.map((id, i) => memberRule(typeof id === 'string' ? id.trim() : id, `members[${i}]`));
+  const seen = new Set<string>();
+  for (const r of rules) {
+    if (seen.has(r.arguments.id)) throw new ValidationError('members', `${r.arguments.id} is listed twice`);
+    seen.add(r.arguments.id);
+  }
+  if (typeof threshold !== 'number' || !Number.isInteger(threshold) || threshold < 1 || threshold > rules.length) {
+    throw new ValidationError('threshold', `must be a whole number from 1 to the number of members (${rules.length}), got ${JSON.stringify(threshold)}`);
+  }
+  return { type: 1, operation: 1, threshold, rules };
+}
+
+/**
+ * The full POST policies body from a definition (spec section 4): `expressionContentType`
+ * `application/json`, `policyType` default `transaction`, flags default false.
+ * @throws {ValidationError} naming the field: `name`, `adminPolicyID`, `policyType`, `threshold`, `members`.
+ */
+export function buildPolicyBody(def: PolicyDefinition): PolicyBody {
+  if (typeof def.name !== 'string' || !def.name.trim()) throw new ValidationError('name', 'required');
+  if (typeof def.adminPolicyID !== 'string' || !def.adminPolicyID.trim()) throw new ValidationError('adminPolicyID', 'required');
+  const policyType = def.policyType ?? 'transaction';
+  if (policyType !== 'transaction' && policyType !== 'admin') throw new ValidationError('policyType', 'must be one of "transaction", "admin"');
+  return {
+    name: def.name.trim(),
+    expression: buildPolicyExpression(def.threshold, def.members),
+    expressionContentType: 'application/json',
+    adminPolicyID: def.adminPolicyID.trim(),
+    policyType,
+    adminLocked: def.adminLocked ?? false,
+    allowDuplicates: def.allowDuplicates ?? false,
+  };
+}
+
+/** Member ids of an expression, in order. */
+export function policyMembers(expression: PolicyExpression): string[] {
+  return (expression?.rules ?? []).map((r) => r.arguments?.id).filter((id): id is string => typeof id === 'string');
+}
+
+/**
+ * The full PUT body of `policy` with one more member rule (spec section 4: "the full policy
+ * body with an extra member rule"). The threshold is unchanged.
+ * @throws {ValidationError} naming `memberID` when it is malformed or already a member.
+ */
+export function withExtraMember(policy: WorkspacePolicy, memberID: string): PolicyBody {
+  const rule = memberRule(typeof memberID === 'string' ? memberID.trim() : memberID);
+  if (policyMembers(policy.expression).includes(rule.arguments.id)) throw new ValidationError('memberID', `${rule.arguments.id} is already a member of policy ${policy.policyID}`);
+  return {
+    name: policy.name,
+    expression: { ...policy.expression, rules: [...policy.expression.rules, rule] },
+    expressionContentType: 'application/json',
+    adminPolicyID: policy.adminPolicyID ?? '',
+    policyType: policy.policyType,
+    adminLocked: policy.adminLocked ?? false,
+    allowDuplicates: policy.allowDuplicates ?? false,
+  };
+}
+
+const memberRuleSchema: JsonSchema = {
+  type: 'object',
+  required: ['type', 'operation', 'threshold', 'arguments'],
+  properties: {
+    type: { const: 2 },
+    operation: { const: 3 },
+    threshold: { const: 0 },
+    arguments: { type: 'object', required: ['id'], properties: { id: S.text } },
+  },
+};
+const expressionSchema: JsonSchema = {
+  type: 'object',
+  required: ['type', 'operation', 'threshold', 'rules'],
+  properties: {
+    type: { const: 1 },
+    operation: { const: 1 },
+    threshold: { type: 'integer', minimum: 1 },
+    rules: { type: 'array', minItems: 1, items: memberRuleSchema },
+  },
+};
+const policyBodySchema = {
+  type: 'object',
+  required: ['name', 'expression', 'expressionContentType', 'adminPolicyID', 'policyType', 'adminLocked', 'allowDuplicates'],
+  properties: {
+    name: S.text,
+    expression: expressionSchema,
+    expressionContentType: { enum: ['application/json'] },
+    adminPolicyID: S.text,
+    policyType: { enum: ['transaction', 'admin'] },
+    adminLocked: { type: 'boolean' },
+    allowDuplicates: { type: 'boolean' },
+  },
+};
+/** Operation declarations of the policies group (spec section 4 "v2 endpoints"). */
+export const policyOperations = {
+  list: { method: 'GET', path: '/workspaces/{workspaceID}/policies', idempotent: true, source: 'spec section 4, GET {base_url_v2}/workspaces/{workspaceID}/policies' },
+  create: { method: 'POST', path: '/workspaces/{workspaceID}/policies', body: policyBodySchema, source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies' },
+  update: { method: 'PUT', path: '/workspaces/{workspaceID}/policies/{policyID}', body: policyBodySchema, source: 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}' },
+  getAction: { method: 'GET', path: '/actions/{actionID}', idempotent: true, source: 'service developer guides, GET {base_url_v2}/actions/{actionID} (not in the spec)' },
+  approveAction: { method: 'PUT', path: '/actions/{actionID}', source: 'simulator: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)' },
+  rejectAction: { method: 'DELETE', path: '/actions/{actionID}', source: 'simulator: reject an update request as the token\'s API key (not in the spec)' },
+} satisfies Record<string, OperationSpec>;
+
+/** List the policies of a workspace. `workspaceID` defaults to the client's. */
+export function listPolicies(client: WorkspaceClient, input: { workspaceID?: string } = {}): Promise<ApiResponse<PolicyList>> {
+  return callWorkspaceOperation<PolicyList>(client, policyOperations.list, input);
+}
+
+/**
+ * The workspace's admin policy (`policyType` `admin`, spec section 4 rules).
+ * @throws {ValidationError} naming `adminPolicyID` when the workspace has none or several.
+ */
+export async function findAdminPolicy(client: WorkspaceClient, input: { workspaceID?: string } = {}): Promise<WorkspacePolicy> {
+  const list = await listPolicies(client, input);
+  const admins = (list.data.policies ?? []).filter((p) => p.policyType === 'admin');
+  if (admins.length !== 1) throw new ValidationError('adminPolicyID', admins.length ? `required: the workspace has ${admins.length} admin policies` : 'required: the workspace has no admin policy');
+  return admins[0];
+}
+
+/**
+ * Create a policy. Give either a definition (`name`, `threshold`, `members`, ...: the
+ * expression is built here) or a whole body with `expression` (checked as given). An empty
+ * `adminPolicyID` is filled with the workspace's admin policy (one GET first).
+ * Not retried (a retry could create a second policy).
+ * @returns `{policyID}`.
+ * @throws {ValidationError} before sending, naming the field.
+ * @throws {ApiError} on a non-2xx answer (e.g. 400 for an API key member that is not associated
+ *   with a signing agent or key pairs).
+ */
+export async function createPolicy(
+  client: WorkspaceClient,
+  input: ({ expression: PolicyExpression } | { threshold: number; members: ReadonlyArray<string | PolicyMember> }) & Partial<Omit<PolicyBody, 'expression'>> & { workspaceID?: string },
+): Promise<ApiResponse<{ policyID: string }>> {
+  const src = input as Record<string, unknown>;
+  let body: Record<string, unknown>;
+  if (src.expression !== undefined) {
+    body = { expressionContentType: 'application/json', policyType: 'transaction', adminLocked: false, allowDuplicates: false, ...src };
+    const expr = src.expression as PolicyExpression;
+    if (expr && Array.isArray(expr.rules) && Number.isInteger(expr.threshold) && expr.threshold > expr.rules.length) {
+      throw new ValidationError('expression.threshold', `must be at most the number of member rules (${expr.rules.length}), got ${expr.threshold}`);
+    }
+  } else {
+    if (typeof src.name !== 'string' || !src.name.trim()) throw new ValidationError('name', 'required');
+    const def = src as unknown as PolicyDefinition;
+    body = {
+      name: def.name.trim(),
+      expression: buildPolicyExpression(def.threshold, def.members),
+      expressionContentType: 'application/json',
+      adminPolicyID: typeof def.adminPolicyID === 'string' ? def.adminPolicyID.trim() : def.adminPolicyID,
+      policyType: def.policyType ?? 'transaction',
+      adminLocked: def.adminLocked ?? false,
+      allowDuplicates: def.allowDuplicates ?? false,
+    };
+  }
+  if (!body.adminPolicyID) body.adminPolicyID = (await findAdminPolicy(client, input)).policyID;
+  return callWorkspaceOperation<{ policyID: string }>(client, policyOperations.create, { ...withWorkspace(client, input), ...body });
+}
+
+/**
+ * Add a member to a policy: read the policy (GET policies), send its full body with one more
+ * member rule (PUT). The policy is not changed yet: the answer is an update request that
+ * must be approved (spec section 4). Not retried.
+ * @param input `policyID`, `memberID` (a human member id or an API key id), optional `workspaceID`.
+ * @returns the update request `{actionID, policyID, status: 'pending'}`.
+ * @throws {ValidationError} naming `policyID` (unknown in the workspace) or `memberID` (malformed, already a member).
+ * @throws {ApiError} on a non-2xx answer.
+ */
+export async function addPolicyMember(client: WorkspaceClient, input: { policyID: string; memberID: string; workspaceID?: string }): Promise<ApiResponse<PolicyUpdateRequest>> {
+  memberRule(typeof input.memberID === 'string' ? input.memberID.trim() : input.memberID);
+  if (typeof input.policyID !== 'string' || !input.policyID.trim()) throw new ValidationError('policyID', 'required');
+  const list = await listPolicies(client, input);
+  const policy = (list.data.policies ?? []).find((p) => p.policyID === input.policyID.trim());
+  if (!policy) throw new ValidationError('policyID', `no policy ${input.policyID} in the workspace`);
+  const body = withExtraMember(policy, input.memberID);
+  return callWorkspaceOperation<PolicyUpdateRequest>(client, policyOperations.update, { ...withWorkspace(client, input), policyID: policy.policyID, ...body });
+}
+
+/** Read an update request (action). */
+export function getWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+  return callWorkspaceOperation<WorkspaceAction>(client, policyOperations.getAction, input);
+}
+
+/**
+ * Approve an update request as the token's API key, which must be a member of the governing
+ * policy (the simulator's programmatic approval; the service itself expects a BLS signature).
+ * @returns the action after the approval; `status` is `approved` once the threshold is reached.
+ */
+export function approveWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+  return callWorkspaceOperation<WorkspaceAction>(client, policyOperations.approveAction, input);
+}
+
+/** Reject an update request as the token's API key (a member of the governing policy). */
+export function rejectWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+  return callWorkspaceOperation<WorkspaceAction>(client, policyOperations.rejectAction, input);
+}

@@ -1,0 +1,115 @@
+/**
+ * `custody-policy`: the v2 policies of a workspace (spec section 2 "v2 resources", section 4
+ * "v2 endpoints"): `list`, `create` (the expression is built from the editor's threshold and
+ * members, or given whole in `msg.payload.expression`), `addMember` (the full policy body with
+ * an extra member rule, PUT: the answer is an update request awaiting approval), and the update
+ * request itself: `getAction`, `approveAction` (as the connection's API key).
+ */
+import type { NodeAPI } from 'node-red';
+import {
+  v2Operations,
+  createPolicy,
+  listPolicies,
+  addPolicyMember,
+  getWorkspaceAction,
+  approveWorkspaceAction,
+  ValidationError,
+  PolicyMember,
+  PolicyExpression,
+} from '../../lib';
+import { isPlainObject } from '../shared/input';
+import { registerWorkspaceNode, flag } from '../shared/workspace-node';
+
+const ops = v2Operations.policy;
+
+/** The editor's threshold: a whole number, or undefined when left empty. @throws {ValidationError} naming `threshold`. */
+function editorThreshold(v: unknown): number | undefined {
+  const s = String(v ?? '').trim();
+  if (s === '') return undefined;
+  if (!/^\d+$/.test(s)) throw new ValidationError('threshold', `must be a whole number, got ${JSON.stringify(s)}`);
+  return Number(s);
+}
+
+/** The editor's members (`[{kind, id}]`), without empty rows; undefined when none. */
+function editorMembers(v: unknown): PolicyMember[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const members = v.filter((m) => isPlainObject(m) && typeof m.id === 'string' && m.id.trim() !== '').map((m) => ({ id: String(m.id).trim(), kind: m.kind === 'apiKey' ? 'apiKey' : 'human' }) as PolicyMember);
+  return members.length ? members : undefined;
+}
+
+/** A boolean from the editor (checked wins) or else from msg.payload. */
+function booleanField(config: Record<string, unknown>, property: string, input: Record<string, unknown>, field: string): boolean {
+  if (flag(config[property])) return true;
+  return typeof input[field] === 'boolean' ? (input[field] as boolean) : false;
+}
+
+export = function register(RED: NodeAPI): void {
+  registerWorkspaceNode(RED, {
+    type: 'custody-policy',
+    editorFields: ['workspaceID', ['name', 'policyName'], 'adminPolicyID', 'policyID', 'memberID', 'actionID'],
+    operations: {
+      list: {
+        spec: ops.list,
+        properties: ['workspaceID'],
+        run: (client, input) => listPolicies(client, input),
+      },
+      create: {
+        spec: ops.create,
+        properties: ['workspaceID', 'policyName', 'policyType', 'threshold', 'members', 'adminPolicyID', 'adminLocked', 'allowDuplicates'],
+        fields: ['workspaceID', 'name', 'threshold', 'members', 'adminPolicyID', 'adminLocked', 'allowDuplicates', 'expression (instead of threshold and members)'],
+        required: ['name', 'threshold and members (or expression)'],
+        run: (client, input, config) => {
+          const adminLocked = booleanField(config, 'adminLocked', input, 'adminLocked');
+          const allowDuplicates = booleanField(config, 'allowDuplicates', input, 'allowDuplicates');
+          const threshold = editorThreshold(config.threshold);
+          const members = editorMembers(config.members);
+          if (threshold === undefined && members === undefined && input.expression !== undefined) {
+            // The whole expression of spec section 2 given in msg.payload.
+            return createPolicy(client, { ...input, expression: input.expression as PolicyExpression, adminLocked, allowDuplicates, policyType: 'transaction' });
+          }
+          return createPolicy(client, {
+            workspaceID: input.workspaceID as string | undefined,
+            name: input.name as string,
+            threshold: (threshold ?? input.threshold) as number,
+            members: (members ?? input.members) as PolicyMember[],
+            adminPolicyID: (input.adminPolicyID as string) ?? '',
+            policyType: 'transaction',
+            adminLocked,
+            allowDuplicates,
+          });
+        },
+      },
+      addMember: {
+        spec: ops.update,
+        properties: ['workspaceID', 'policyID', 'memberID'],
+        fields: ['workspaceID', 'policyID', 'memberID'],
+        required: ['policyID', 'memberID'],
+        run: (client, input) => addPolicyMember(client, input as { policyID: string; memberID: string; workspaceID?: string }),
+        note: (data, input) => {
+          const d = data as { actionID?: string; status?: string };
+          if (d.status !== 'pending') return undefined;
+          return `update request ${d.actionID} awaiting approval: ${input.memberID} joins policy ${input.policyID} only once it is approved`;
+        },
+      },
+      getAction: {
+        spec: ops.getAction,
+        properties: ['actionID'],
+        run: (client, input) => getWorkspaceAction(client, input as { actionID: string }),
+        note: (data) => pendingNote(data),
+      },
+      approveAction: {
+        spec: ops.approveAction,
+        properties: ['actionID'],
+        run: (client, input) => approveWorkspaceAction(client, input as { actionID: string }),
+        note: (data) => pendingNote(data),
+      },
+    },
+  });
+};
+
+/** A note for an update request that is still pending after this answer. */
+function pendingNote(data: unknown): string | undefined {
+  const d = data as { actionID?: string; status?: string; approvedCount?: number; threshold?: number };
+  if (d.status !== 'pending') return undefined;
+  return `update request ${d.actionID} awaiting approval: ${d.approvedCount ?? 0} of ${d.threshold ?? '?'} approvals`;
+}

@@ -1,0 +1,128 @@
+/**
+ * The runtime shape of the v2 operation nodes (`custody-policy`, `custody-portfolio`): the same
+ * contract as `registerOperationNode` (read config, resolve input, call lib, send
+ * `msg.payload` = body and `msg.statusCode`; errors to `done(err)` with `msg.statusCode`), over
+ * the config node's {@link WorkspaceClient} (`x-token`). An operation may add a plain-words
+ * `msg.note` and a yellow status when its answer is not the end of the story (an update request
+ * awaiting approval, a wallet address still being computed).
+ */
+import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
+import { ApiError, ApiResponse, ConfigError, describeOperation, OperationSpec, WorkspaceClient, OperationDescription } from '../../lib';
+import { resolveInput, EditorField } from './input';
+import { showRequesting, showSuccess, showError } from './status';
+import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
+
+/** The msg of a v2 node: `note` says in words what the answer means when it is not final. */
+export type WorkspaceMessage = CustodyMessage & { note?: string };
+
+/** One operation of a v2 node. */
+export interface WorkspaceOperation {
+  /** the request it sends (for the editor's call and field list) */
+  spec: OperationSpec;
+  /** editor properties (rows) this operation uses */
+  properties: string[];
+  /** fields to list as read from msg.payload, when not those of `spec` */
+  fields?: string[];
+  /** required fields to list, when not those of `spec` */
+  required?: string[];
+  /** send the request(s); `config` is the node's editor properties */
+  run(client: WorkspaceClient, input: Record<string, unknown>, config: Record<string, unknown>): Promise<ApiResponse>;
+  /** a note when the answer is not final (shown as a yellow status and set as `msg.note`) */
+  note?(data: unknown, input: Record<string, unknown>): string | undefined;
+}
+
+/** A v2 node type: its operations and the editor properties that are API fields. */
+export interface WorkspaceNodeType {
+  type: string;
+  operations: Record<string, WorkspaceOperation>;
+  editorFields: readonly EditorField[];
+}
+
+/** What the edit dialog shows per operation (served at `GET <admin>/custody/operations/<type>`). */
+function describe(nodeType: WorkspaceNodeType): Record<string, OperationDescription & { properties: string[] }> {
+  const out: Record<string, OperationDescription & { properties: string[] }> = {};
+  for (const [name, op] of Object.entries(nodeType.operations)) {
+    const d = describeOperation(op.spec);
+    // workspaceID defaults to the connection's workspace: not something the user must give.
+    const required = (op.required ?? d.required).filter((f) => f !== 'workspaceID');
+    out[name] = { ...d, fields: op.fields ?? d.fields, required, properties: op.properties };
+  }
+  return out;
+}
+
+/**
+ * Register a v2 operation node type with Node-RED.
+ * @param RED the Node-RED API.
+ * @param nodeType the type name, operations and editor fields.
+ */
+export function registerWorkspaceNode(RED: NodeAPI, nodeType: WorkspaceNodeType): void {
+  function WorkspaceNode(this: Node, def: OperationNodeDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+    const op: WorkspaceOperation | undefined = nodeType.operations[def.operation];
+    const config = def as Record<string, unknown>;
+    let inFlight = 0;
+    let burstFailures = 0;
+    let lastNote: string | undefined;
+
+    if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
+    else if (!op) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    else node.status({});
+
+    node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
+      const out = msg as WorkspaceMessage;
+      if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
+      if (!op) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
+      if (typeof connection.workspaceClient !== 'function') return done(new ConfigError('connection: this custody-config node has no v2 support'));
+      if (inFlight++ === 0) showRequesting(node);
+      const input = resolveInput(config, nodeType.editorFields, msg.payload);
+      connection
+        .workspaceClient()
+        .then((client) => op.run(client, input, config))
+        .then(
+          (res) => {
+            out.payload = res.data;
+            out.statusCode = res.statusCode;
+            const note = op.note?.(res.data, input);
+            if (note) out.note = note;
+            else delete out.note;
+            lastNote = note;
+            if (--inFlight === 0) {
+              if (burstFailures === 0) {
+                if (lastNote) node.status({ fill: 'yellow', shape: 'ring', text: lastNote.length > 60 ? lastNote.slice(0, 57) + '...' : lastNote });
+                else showSuccess(node, res.statusCode);
+              }
+              burstFailures = 0;
+            }
+            send(out);
+            done();
+          },
+          (err: Error) => {
+            if (--inFlight > 0) burstFailures++;
+            else burstFailures = 0;
+            if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
+            else delete out.statusCode;
+            showError(node, err);
+            done(err);
+          },
+        );
+    });
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      node.status({});
+      done();
+    });
+  }
+
+  RED.nodes.registerType(nodeType.type, WorkspaceNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+  const described = describe(nodeType);
+  RED.httpAdmin.get(`/custody/operations/${nodeType.type}`, RED.auth.needsPermission(`${nodeType.type}.read`), (_req, res) => {
+    res.json(described);
+  });
+}
+
+/** A boolean editor property: `true`/`"true"` is true, anything else false. */
+export function flag(v: unknown): boolean {
+  return v === true || v === 'true';
+}
