@@ -15,11 +15,20 @@
  *   repeated inside the window (identical requests in the same second sign identically).
  * - `x-nonce`: a decimal integer strictly greater than the API key's high-water mark, else 401
  *   reason `nonce`. The mark is raised only after the signature verified, and is persisted.
+ *   Marks are kept per API key, so the full and the read-only key count separately.
+ *
+ * Permissions (spec section 4 "Read-only subset", section 7 403): the account has two API keys
+ * that sign with the same RSA key pair: the full key (`state.apiKey`) and the read-only key
+ * (`state.readOnlyApiKey`). A request made with the read-only key whose method is not GET or
+ * HEAD answers 403 `{"code":403,"msg":"Forbidden","detail":{"reason":"api key: read only ..."}}`
+ * once its signature (and nonce) checked, before any route runs, so it has no effect on the
+ * business state (a nonce it carried is used up, like any authenticated request's). Websocket
+ * feed upgrades carry no method and are reads: both keys may open them.
  */
 import type { KeyObject } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { verify } from '../lib/signing';
-import { SimError, unauthorized } from './errors';
+import { forbidden, SimError, unauthorized } from './errors';
 import type { Engine } from './engine';
 
 /** What is checked: header values, the full URL as sent and the raw body. */
@@ -28,7 +37,18 @@ export interface AuthRequest {
   /** scheme://host[:port]/path?query exactly as the client addressed it */
   url: string;
   body: Buffer;
+  /**
+   * The HTTP method; a method other than GET or HEAD is a write, refused for the read-only key.
+   * Absent for websocket upgrades (feeds are reads).
+   */
+  method?: string;
 }
+
+/** The permission of an API key: `full` for the account key, `read` for the read-only key. */
+export type KeyPermission = 'full' | 'read';
+
+/** The 403 reason given when the read-only key attempts a write (spec section 7). */
+export const READ_ONLY_REASON = 'api key: read only; this API key may only read (GET)';
 
 function header(h: IncomingHttpHeaders, name: string): string | undefined {
   const v = h[name];
@@ -37,7 +57,7 @@ function header(h: IncomingHttpHeaders, name: string): string | undefined {
 }
 
 /**
- * Authenticates requests for the single partner account.
+ * Authenticates requests for the single partner account and enforces the read-only permission.
  */
 export class Authenticator {
   constructor(
@@ -47,14 +67,25 @@ export class Authenticator {
   ) {}
 
   /**
+   * The permission of an API key, or undefined when the key is not one of the account's.
+   */
+  permissionOf(apiKey: string): KeyPermission | undefined {
+    if (apiKey === this.eng.state.apiKey) return 'full';
+    if (this.eng.state.readOnlyApiKey !== undefined && apiKey === this.eng.state.readOnlyApiKey) return 'read';
+    return undefined;
+  }
+
+  /**
    * Check one request.
-   * @throws {SimError} 400 or 401 as described in the module comment.
+   * @throws {SimError} 400 or 401 as described in the module comment; 403 for a write
+   *   (`req.method` other than GET or HEAD) made with the read-only key.
    */
   check(req: AuthRequest): void {
     const h = req.headers;
     const apiKey = header(h, 'x-api-key');
     if (!apiKey) throw unauthorized('empty token');
-    if (apiKey !== this.eng.state.apiKey) throw unauthorized('api key');
+    const permission = this.permissionOf(apiKey);
+    if (!permission) throw unauthorized('api key');
     const ts = header(h, 'x-timestamp');
     const nonce = header(h, 'x-nonce');
     if (ts !== undefined && nonce !== undefined) throw new SimError(400, 'Bad Request', 'x-timestamp, x-nonce: send one of them, not both');
@@ -77,5 +108,6 @@ export class Authenticator {
       this.eng.state.nonceMarks[apiKey] = n.toString();
       this.eng.changed();
     }
+    if (permission === 'read' && req.method !== undefined && req.method !== 'GET' && req.method !== 'HEAD') throw forbidden(READ_ONLY_REASON);
   }
 }

@@ -3,8 +3,8 @@
  * Standalone simulator:
  *   custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1]
  *                         [--cert cert.pem --key key.pem] [--in-memory]
- * Prints the base URL, the control URL and the paths of the API key and private key files
- * (never a key). Stops cleanly (state flushed) on SIGINT or SIGTERM.
+ * Prints the base URL, the control URL and the paths of the API key, read-only API key and
+ * private key files (never a key). Stops cleanly (state flushed) on SIGINT or SIGTERM.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -46,12 +46,7 @@ async function main(): Promise<void> {
   }
   const tls = args.cert && args.key ? { cert: readFileSync(args.cert), key: readFileSync(args.key) } : undefined;
   const sim = await Simulator.start({ dataDir: args.data!, port: Number(args.port), host: args.host, tls, persist: !args['in-memory'] });
-  console.log(`Custody Partner API simulator${args['in-memory'] ? ' (state in memory only)' : ''}`);
-  console.log(`  base URL:         ${sim.baseUrl}`);
-  console.log(`  control URL:      ${sim.controlUrl}`);
-  console.log(`  API key file:     ${sim.apiKeyPath}`);
-  console.log(`  private key file: ${sim.privateKeyPath}`);
-  console.log(`  demo company:     ${sim.demo.company_id} (GET ${sim.controlUrl}/demo for all demo ids)`);
+  // Handlers first: a signal sent as soon as the banner is read must still stop cleanly.
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -67,6 +62,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  console.log(`Custody Partner API simulator${args['in-memory'] ? ' (state in memory only)' : ''}`);
+  console.log(`  base URL:         ${sim.baseUrl}`);
+  console.log(`  control URL:      ${sim.controlUrl}`);
+  console.log(`  API key file:     ${sim.apiKeyPath}`);
+  console.log(`  read-only key file: ${sim.readOnlyApiKeyPath}`);
+  console.log(`  private key file: ${sim.privateKeyPath}`);
+  console.log(`  demo company:     ${sim.demo.company_id} (GET ${sim.controlUrl}/demo for all demo ids)`);
 }
 
 main().catch((err) => {

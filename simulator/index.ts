@@ -12,7 +12,11 @@
  *   registered one.
  * - `partner-api-key.txt` (mode 0600): the account's API key, for pasting into a client's
  *   configuration (the command line prints its path, never the key).
- * - `state.json` (mode 0600): everything else (API key, companies, funds, wallets, transfers,
+ * - `partner-readonly-api-key.txt` (mode 0600): the account's second API key, with the read-only
+ *   permission (spec section 4 "Read-only subset"; writes answer 403, see auth.ts). It signs with
+ *   the same key pair. Provisioned on first start, and on the start of an existing data folder
+ *   that lacks it.
+ * - `state.json` (mode 0600): everything else (API key, read-only API key, companies, funds, wallets, transfers,
  *   actions, ledger, nonce marks, clock offset, demo ids), written atomically with group commit.
  *
  * No Node-RED import; the only project import is lib/signing (verification).
@@ -34,7 +38,7 @@ import { HttpFaults } from './faults';
 import { errorHandler } from './http';
 import { ensureUsers } from './network';
 import { API_PREFIX, apiRouter } from './routes';
-import { emptyState, Store, type DemoDataset } from './state';
+import { emptyState, Store, type DemoDataset, type SimState } from './state';
 import { applyExpiry } from './transactions';
 import { ensureV2 } from './v2/state';
 import { v2Service, V2_CONTROL_PREFIX, V2_PREFIX } from './v2/routes';
@@ -70,6 +74,12 @@ export interface SimulatorAccount {
   privateKeyPem: string;
   /** SPKI PEM public key registered with the simulator */
   publicKeyPem: string;
+  /**
+   * Base64 text: the account's read-only API key (spec section 4 "Read-only subset"), sent as
+   * `x-api-key` and signed with the same `privateKeyPem`; GETs only, writes answer 403. A secret
+   * like `apiKey`: never log it.
+   */
+  readOnlyApiKey: string;
 }
 
 /**
@@ -88,7 +98,7 @@ export interface SimulatorV2 {
 }
 
 /** File names inside the data folder. */
-export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', apiKey: 'partner-api-key.txt', state: 'state.json', v2Token: 'v2-token.txt' } as const;
+export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', apiKey: 'partner-api-key.txt', state: 'state.json', v2Token: 'v2-token.txt', readOnlyApiKey: 'partner-readonly-api-key.txt' } as const;
 
 async function exists(file: string): Promise<boolean> {
   try {
@@ -127,6 +137,26 @@ async function provisionKeys(dataDir: string): Promise<{ privateKeyPem: string; 
   return { privateKeyPem: privateKey, publicKeyPem: publicKey };
 }
 
+/**
+ * Give the state a read-only API key when it has none, and make sure the data folder's
+ * `partner-readonly-api-key.txt` (mode 0600) holds it.
+ * @returns the key, its file and whether the key is new (the state must then be written).
+ */
+async function provisionReadOnlyKey(state: SimState, dataDir: string): Promise<{ key: string; file: string; created: boolean }> {
+  const created = !state.readOnlyApiKey;
+  if (created) state.readOnlyApiKey = randomBytes(32).toString('base64');
+  const key = state.readOnlyApiKey!;
+  const file = path.join(dataDir, DATA_FILES.readOnlyApiKey);
+  let current: string | undefined;
+  try {
+    current = await fsp.readFile(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current?.trim() !== key) await writeSecret(file, key + '\n');
+  return { key, file, created };
+}
+
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
   return host.includes(':') ? `[${host}]` : host;
@@ -150,6 +180,8 @@ export class Simulator {
   readonly privateKeyPath: string;
   /** path of the API key file (mode 0600) */
   readonly apiKeyPath: string;
+  /** path of the read-only API key file (mode 0600) */
+  readonly readOnlyApiKeyPath: string;
   /** the data folder */
   readonly dataDir: string;
   /** the v2 workspace, its base URL and tokens */
@@ -159,7 +191,7 @@ export class Simulator {
   private stopping: Promise<void> | null = null;
 
   private constructor(
-    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; apiKeyPath: string; dataDir: string; v2: SimulatorV2; v2Close: () => void },
+    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; apiKeyPath: string; dataDir: string; v2: SimulatorV2; v2Close: () => void; readOnlyApiKeyPath: string },
     private readonly server: http.Server,
     private readonly feeds: FeedHub,
     private readonly store: Store,
@@ -177,6 +209,7 @@ export class Simulator {
     this.demo = fields.demo;
     this.privateKeyPath = fields.privateKeyPath;
     this.apiKeyPath = fields.apiKeyPath;
+    this.readOnlyApiKeyPath = fields.readOnlyApiKeyPath;
     this.dataDir = fields.dataDir;
     this.v2 = fields.v2;
     this.v2Close = fields.v2Close;
@@ -195,7 +228,7 @@ export class Simulator {
     await fsp.mkdir(dataDir, { recursive: true, mode: 0o700 });
 
     let state = await Store.load(dataDir);
-    let account: SimulatorAccount;
+    let account: Omit<SimulatorAccount, 'readOnlyApiKey'>;
     const privFile = path.join(dataDir, DATA_FILES.privateKey);
     if (state) {
       let privateKeyPem: string;
@@ -212,7 +245,9 @@ export class Simulator {
     }
     const apiKeyFile = path.join(dataDir, DATA_FILES.apiKey);
     if (!(await exists(apiKeyFile))) await writeSecret(apiKeyFile, account.apiKey + '\n');
+    const readOnly = await provisionReadOnlyKey(state, dataDir);
     const store = new Store(state, dataDir, opts.persist ?? true);
+    if (readOnly.created) store.markDirty();
     const eng = new Engine(store);
     ensureUsers(eng);
     const v2State = ensureV2(eng);
@@ -259,7 +294,7 @@ export class Simulator {
         baseUrl: origin + API_PREFIX,
         controlUrl: origin + CONTROL_PREFIX,
         port,
-        account,
+        account: { ...account, readOnlyApiKey: readOnly.key },
         demo: state.demo!,
         privateKeyPath: privFile,
         apiKeyPath: apiKeyFile,
@@ -271,6 +306,7 @@ export class Simulator {
           apiKeys: Object.values(v2State.apiKeys).map((k) => ({ id: k.id, name: k.name, associated: k.associated, token: k.token })),
         },
         v2Close: v2.close,
+        readOnlyApiKeyPath: readOnly.file,
       },
       server,
       feeds,

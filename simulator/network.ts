@@ -600,22 +600,41 @@ export function faucetDeposit(eng: Engine, walletIdOrCode: string, amount: numbe
   return { wallet_id: w.wallet_id, asset: w.asset, amount, balance: w.balance, chainTxID };
 }
 
-/** Ledger entry types that take money out of a wallet (the rest bring it in). */
+/**
+ * Ledger entry types the simulator writes that take money out of a wallet (the rest bring it
+ * in); the same split as {@link ledgerDirection}, which is the rule.
+ */
 export const OUT_TYPES: ReadonlySet<string> = new Set(['transferOut', 'withdraw', 'swapOut']);
 
 /**
+ * The direction of a ledger entry type, one rule for every type: `deposit` and every type ending
+ * in `In` (transferIn, swapIn, ...) are `in`; every other type (transferOut, withdraw, swap,
+ * swapOut, sweeps, ...) is `out`. Types are those of OpenAPI TxHistoryItem.
+ */
+export function ledgerDirection(type: string): 'in' | 'out' {
+  return type === 'deposit' || type.endsWith('In') ? 'in' : 'out';
+}
+
+/**
  * GET /company/{company_id}/fund/{fund_id}/ledger -> `{Total, List}`, newest first.
- * Filters (all optional): `asset`, `wallet_id` (id or short code, must be in the fund),
- * `direction` `all` | `in` (deposit, transferIn, swapIn) | `out` (transferOut, withdraw, swapOut); paging `offset`, `limit`.
- * `Total` counts the filtered entries before paging.
- * @throws 404 unknown company/fund; 400 bad direction, offset, limit or a wallet not in the fund.
+ * Filters (all optional): `asset` (a known asset code), `wallet_id` (id or short code, must be in
+ * the fund), `direction` `all` | `in` (deposit, transferIn, swapIn) | `out` (transferOut,
+ * withdraw, swapOut), see {@link ledgerDirection}; paging `offset`, `limit`. `Total` counts the
+ * filtered entries before paging.
+ * @throws 404 unknown company/fund; 400 naming the field for an unknown asset, a bad direction,
+ *   offset or limit, a wallet not in the fund, or a parameter given twice.
  */
 export function fundLedger(eng: Engine, companyId: string, fundId: string, q: Record<string, unknown>): { Total: number; List: LedgerEntry[] } {
   getFund(eng, companyId, fundId);
-  const str = (k: string): string | undefined => (typeof q[k] === 'string' && q[k] !== '' ? (q[k] as string) : undefined);
+  const str = (k: string): string | undefined => {
+    const v = q[k];
+    if (v !== undefined && typeof v !== 'string') throw badRequest(`${k}: must be given once, as plain text`);
+    return v === '' ? undefined : v;
+  };
   const direction = str('direction') ?? 'all';
   if (!['all', 'in', 'out'].includes(direction)) throw badRequest('direction: must be all, in or out');
   const asset = str('asset');
+  if (asset !== undefined && !findAsset(asset)) throw badRequest(`asset: unknown asset ${asset}`);
   let walletId: string | undefined;
   const wq = str('wallet_id');
   if (wq) {
@@ -633,7 +652,7 @@ export function fundLedger(eng: Engine, companyId: string, fundId: string, q: Re
   const limit = int('limit', Number.MAX_SAFE_INTEGER);
   const list = (eng.state.ledger[fundId] ?? [])
     .filter((r) => (!walletId || r.wallet_id === walletId) && (!asset || r.entry.asset === asset))
-    .filter((r) => direction === 'all' || (direction === 'out') === OUT_TYPES.has(r.entry.type))
+    .filter((r) => direction === 'all' || ledgerDirection(r.entry.type) === direction)
     .map((r) => r.entry)
     .reverse();
   return { Total: list.length, List: list.slice(offset, offset + limit) };

@@ -9,6 +9,7 @@ import { ASSETS, FEE_TYPES, feeFor, findAsset, isSafeQuote } from './assets';
 import { badRequest, notFound } from './errors';
 import { originOf, route, type RouteHandler } from './http';
 import * as net from './network';
+import { mountReadOnlyRoutes } from './readonly';
 import * as txs from './transactions';
 import * as wd from './withdrawals';
 import * as swaps from './swaps';
@@ -28,7 +29,7 @@ const OK = { code: 200, msg: 'OK' };
 export function apiRouter(eng: Engine, auth: Authenticator, tls: boolean): Router {
   const r = express.Router();
   const authenticate = (req: express.Request, raw: Buffer): void =>
-    auth.check({ headers: req.headers, url: originOf(req, tls) + req.originalUrl, body: raw });
+    auth.check({ headers: req.headers, url: originOf(req, tls) + req.originalUrl, body: raw, method: req.method });
   const h = (fn: RouteHandler) => route(eng, fn, authenticate);
   const wsBase = (req: express.Request): string => `${tls ? 'wss' : 'ws'}://${req.headers.host ?? ''}${API_PREFIX}`;
 
@@ -179,6 +180,8 @@ export function apiRouter(eng: Engine, auth: Authenticator, tls: boolean): Route
       return OK;
     }),
   );
+
+  mountReadOnlyRoutes(r, eng, h); // read-only subset and wallet history (readonly.ts)
 
   r.all(
     '*',

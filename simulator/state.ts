@@ -413,6 +413,12 @@ export interface SimState {
   apiKey: string;
   /** the registered public key (SPKI PEM) */
   publicKeyPem: string;
+  /**
+   * The account's second API key, with the read-only permission (spec section 4 "Read-only
+   * subset"; auth.ts): base64 text, signs with the same key pair. Provisioned at start when
+   * missing (state files written before it existed lack it).
+   */
+  readOnlyApiKey?: string;
   /** nonce high-water mark per API key (decimal string, compared as BigInt) */
   nonceMarks: Record<string, string>;
   /** business clock = real time + this offset (seconds) */
