@@ -4,7 +4,9 @@
  * Serves the v1 partner API at `/api/v1/p` over HTTP, or HTTPS (TLS 1.2+) when given a
  * certificate, with core client websocket feeds at `/api/v1/p/coreclient/{client_id}/feed`,
  * the liquidity hub feed at `/api/v1/p/liquidityhub/feed` and the wallets feed at
- * `/api/v1/p/wallets/feed` (see feeds.ts), and loopback-only control endpoints at `/_simulator` (see control.ts).
+ * `/api/v1/p/wallets/feed` (see feeds.ts); the v2 workspace calls at `/api/v2` (`x-token`, see
+ * v2/routes.ts); and loopback-only control endpoints at `/_simulator` (see control.ts) and
+ * `/_simulator/v2` (see v2/routes.ts). Overview: simulator/README.md.
  *
  * Data folder (`SimulatorOptions.dataDir`, created with mode 0700):
  * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
@@ -16,8 +18,13 @@
  *   permission (spec section 4 "Read-only subset"; writes answer 403, see auth.ts). It signs with
  *   the same key pair. Provisioned on first start, and on the start of an existing data folder
  *   that lacks it.
- * - `state.json` (mode 0600): everything else (API key, read-only API key, companies, funds, wallets, transfers,
- *   actions, ledger, nonce marks, clock offset, demo ids), written atomically with group commit.
+ * - `v2-token.txt` (mode 0600): the `x-token` of the v2 workspace's API key `k.partner`
+ *   (`Simulator.v2.token`), written on first start (and when missing).
+ * - `state.json` (mode 0600): everything else (API key, read-only API key, companies, funds,
+ *   wallets, custody transactions, actions, ledger, nonce marks, clock offset, demo ids, the v2
+ *   workspace with its tokens), written atomically with group commit (not when `persist` is false).
+ *
+ * The command line (cli.ts) prints the paths of the key and token files, never their content.
  *
  * No Node-RED import; the only project import is lib/signing (verification).
  */
