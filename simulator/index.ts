@@ -121,6 +121,21 @@ async function writeSecret(file: string, text: string): Promise<void> {
   await fsp.chmod(file, 0o600);
 }
 
+/**
+ * Make the one-line secret file `file` (mode 0600) hold `secret`: written when missing or when it
+ * holds something else (e.g. `state.json` was deleted and the state provisioned new keys), so the
+ * files beside the state always match what the running simulator accepts.
+ */
+async function syncSecretFile(file: string, secret: string): Promise<void> {
+  let current: string | undefined;
+  try {
+    current = await fsp.readFile(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current?.trim() !== secret) await writeSecret(file, secret + '\n');
+}
+
 /** Generate (or, on a first start with key files already present, reuse) the RSA key pair. */
 async function provisionKeys(dataDir: string): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
   const privFile = path.join(dataDir, DATA_FILES.privateKey);
@@ -154,13 +169,7 @@ async function provisionReadOnlyKey(state: SimState, dataDir: string): Promise<{
   if (created) state.readOnlyApiKey = randomBytes(32).toString('base64');
   const key = state.readOnlyApiKey!;
   const file = path.join(dataDir, DATA_FILES.readOnlyApiKey);
-  let current: string | undefined;
-  try {
-    current = await fsp.readFile(file, 'utf8');
-  } catch {
-    current = undefined;
-  }
-  if (current?.trim() !== key) await writeSecret(file, key + '\n');
+  await syncSecretFile(file, key);
   return { key, file, created };
 }
 
@@ -251,7 +260,7 @@ export class Simulator {
       account = { apiKey: state.apiKey, ...keys };
     }
     const apiKeyFile = path.join(dataDir, DATA_FILES.apiKey);
-    if (!(await exists(apiKeyFile))) await writeSecret(apiKeyFile, account.apiKey + '\n');
+    await syncSecretFile(apiKeyFile, account.apiKey);
     const readOnly = await provisionReadOnlyKey(state, dataDir);
     const store = new Store(state, dataDir, opts.persist ?? true);
     if (readOnly.created) store.markDirty();
@@ -259,7 +268,7 @@ export class Simulator {
     ensureUsers(eng);
     const v2State = ensureV2(eng);
     const v2TokenFile = path.join(dataDir, DATA_FILES.v2Token);
-    if (!(await exists(v2TokenFile))) await writeSecret(v2TokenFile, v2State.apiKeys['k.partner'].token + '\n');
+    await syncSecretFile(v2TokenFile, v2State.apiKeys['k.partner'].token);
     if (!state.demo) createDemo(eng);
     else upgradeDemo(eng);
     applyExpiry(eng);

@@ -133,4 +133,30 @@ describe('the simulator command line: key file paths, no secrets', function () {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  describe('key files after state.json is lost', () => {
+    it('rewrites the API key, read-only key and v2 token files to match the newly provisioned account', async () => {
+      const d = mkdtempSync(path.join(tmpdir(), 'cf-sim-keys-'));
+      try {
+        const first = await Simulator.start({ dataDir: d, port: 0 });
+        const old = { apiKey: first.account.apiKey, token: first.v2.token };
+        await first.stop();
+        rmSync(path.join(d, DATA_FILES.state));
+        const second = await Simulator.start({ dataDir: d, port: 0 });
+        try {
+          // A new state provisions new keys; the files beside it must hold them, not the old ones.
+          assert.notEqual(second.account.apiKey, old.apiKey);
+          assert.notEqual(second.v2.token, old.token);
+          assert.equal(readFileSync(path.join(d, DATA_FILES.apiKey), 'utf8').trim(), second.account.apiKey);
+          assert.equal(readFileSync(path.join(d, DATA_FILES.readOnlyApiKey), 'utf8').trim(), second.account.readOnlyApiKey);
+          assert.equal(readFileSync(path.join(d, DATA_FILES.v2Token), 'utf8').trim(), second.v2.token);
+          for (const f of [DATA_FILES.apiKey, DATA_FILES.readOnlyApiKey, DATA_FILES.v2Token]) assert.equal(statSync(path.join(d, f)).mode & 0o777, 0o600, f);
+        } finally {
+          await second.stop();
+        }
+      } finally {
+        rmSync(d, { recursive: true, force: true });
+      }
+    });
+  });
 });
