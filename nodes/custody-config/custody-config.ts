@@ -22,6 +22,8 @@ interface ConfigDef extends NodeDef {
   signingMode?: SigningMode;
   /** Request timeout in seconds. */
   timeout?: number | string;
+  /** Built-in simulator only: sign with the account's full API key (default) or its read-only key. */
+  simulatorV1Key?: 'full' | 'readOnly';
   /** v2 base URL; empty: the environment's default (spec section 4 `{base_url_v2}`). */
   v2BaseUrl?: string;
   /** v2 workspace id; empty in simulator mode: the provisioned workspace. */
@@ -88,7 +90,13 @@ export = function register(RED: NodeAPI): void {
       const timeoutMs = timeoutSeconds * 1000;
       if (environment === 'simulator') {
         const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
-        return new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
+        let apiKey = sim.account.apiKey;
+        if (def.simulatorV1Key === 'readOnly') {
+          const readOnly = (sim.account as { readOnlyApiKey?: string }).readOnlyApiKey;
+          if (!readOnly) throw new ConfigError('simulatorV1Key: this simulator has no read-only API key');
+          apiKey = readOnly;
+        }
+        return new CustodyClient({ baseUrl: sim.baseUrl, apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
       }
       const baseUrl = resolveBaseUrl(environment, def.baseUrl);
       if (!credentials.apiKey) throw new ConfigError('apiKey: set the API key in the custody-config node');
