@@ -3,12 +3,14 @@
  * Standalone simulator:
  *   custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1]
  *                         [--cert cert.pem --key key.pem] [--in-memory]
- * Prints the base URL, the control URL and the paths of the API key, read-only API key and
- * private key files (never a key). Stops cleanly (state flushed) on SIGINT or SIGTERM.
+ * Prints the v1 base URL, the control URL, the v2 base URL and the paths of the API key,
+ * read-only API key, v2 token and private key files (never a key or a token). Stops cleanly
+ * (state flushed) on SIGINT or SIGTERM.
  */
 import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Simulator } from './index';
+import { DATA_FILES, Simulator } from './index';
 
 const USAGE = 'usage: custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1] [--cert cert.pem --key key.pem] [--in-memory]';
 
@@ -63,12 +65,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   console.log(`Custody Partner API simulator${args['in-memory'] ? ' (state in memory only)' : ''}`);
-  console.log(`  base URL:         ${sim.baseUrl}`);
-  console.log(`  control URL:      ${sim.controlUrl}`);
-  console.log(`  API key file:     ${sim.apiKeyPath}`);
+  console.log(`  base URL:           ${sim.baseUrl}`);
+  console.log(`  control URL:        ${sim.controlUrl}`);
+  console.log(`  v2 base URL:        ${sim.v2.baseUrl} (workspace ${sim.v2.workspaceId})`);
+  console.log(`  API key file:       ${sim.apiKeyPath}`);
   console.log(`  read-only key file: ${sim.readOnlyApiKeyPath}`);
-  console.log(`  private key file: ${sim.privateKeyPath}`);
-  console.log(`  demo company:     ${sim.demo.company_id} (GET ${sim.controlUrl}/demo for all demo ids)`);
+  console.log(`  v2 token file:      ${path.join(sim.dataDir, DATA_FILES.v2Token)}`);
+  console.log(`  private key file:   ${sim.privateKeyPath}`);
+  console.log(`  demo company:       ${sim.demo.company_id} (GET ${sim.controlUrl}/demo for all demo ids)`);
 }
 
 main().catch((err) => {

@@ -1,7 +1,10 @@
 /**
  * Control endpoints under `/_simulator`: they stand in for the outside world (faucet, human
  * custodians on their signing app, invited users, the passing of time, network faults).
- * Unsigned JSON; loopback callers only (any other remote address gets 403).
+ * Unsigned JSON; loopback callers with a loopback `Host` only (else 403); a POST must be
+ * `application/json` (else 415). Unknown control paths answer 404. This router serves the v1
+ * rows; the `/_simulator/v2` rows are served by v2/routes.ts (mounted before this router), with
+ * the same loopback and JSON rules.
  *
  * | Method | Path | Body | Answer |
  * |---|---|---|---|
@@ -17,13 +20,17 @@
  * | POST | /_simulator/trustedparty/accept | `{company_id, address}` | the trusted party entry |
  * | POST | /_simulator/clock/advance | `{seconds}` (integer >= 0) | `{now, offset_seconds, expired}` |
  * | GET | /_simulator/clock | | `{now, offset_seconds}` |
- * | POST | /_simulator/feeds/drop | | `{dropped}` |
- * | POST | /_simulator/feeds/faults | `{replayOnConnect?, deliver?}` (booleans) | the faults now in force |
- * | POST | /_simulator/faults/http | `{method?, path, status, count}`: the next `count` API requests whose path contains `path` answer `status` | `{faults}` |
+ * | POST | /_simulator/feeds/drop | | `{dropped}`: every open socket of all three feeds (core client, liquidity hub, wallets) closed abruptly |
+ * | POST | /_simulator/feeds/faults | `{replayOnConnect?, deliver?}` (booleans): `replayOnConnect` false: no pending actions on connect (core client feed, the only one that replays); `deliver` false: no new message on any of the three feeds | the faults now in force |
+ * | POST | /_simulator/faults/http | `{method?, path, status, count}`: the next `count` v1 API requests whose path below `/api/v1/p` contains `path` answer `status`, before authentication (not feeds, v2 or control) | `{faults}` |
  * | POST | /_simulator/faults/clear | | `{faults: []}` |
  * | GET | /_simulator/demo | | the DemoDataset |
  * | GET | /_simulator/users | | `{users:[{id, email, firstName, lastName, username}]}` |
  * | GET | /_simulator/account | | `{public_key}` (never the API key or the private key: they are in the data folder's 0600 files) |
+ * | GET | /_simulator/v2 | | `{workspaceID, humans, apiKeys}` (ids and associations, never tokens) |
+ * | POST | /_simulator/v2/actions/{actionID}/approve | `{user_id}` (member id `m.alice`, user id, e-mail or username): a human member approves | the v2 action |
+ * | POST | /_simulator/v2/actions/{actionID}/reject | `{user_id}` | the v2 action |
+ * | POST | /_simulator/v2/wallets/{walletID}/transactions | `{}` | a v2 action of type `transaction` awaiting the wallet policy's approvals |
  */
 import express, { type Router } from 'express';
 import type { Engine } from './engine';

@@ -7,13 +7,18 @@
  * | liquidity hub | `/api/v1/p/liquidityhub/feed` | `{txID, status}` per quote newly published (engine event `hub`); no catch-up on connect |
  * | wallets | `/api/v1/p/wallets/feed` | one per wallet transaction of the account (engine event `walletTx`, {@link WalletFeedMessage}); no catch-up on connect |
  *
- * The simulator has one partner account: every hub and wallets socket (whichever of the
- * account's API keys opened it) receives every message of that account.
+ * Both API keys of the partner account (full and read-only) may open every feed (feeds are
+ * reads). Every hub and wallets socket receives every message of the feed: the hub feed carries
+ * every published quote (the simulated foreign account's too: the liquidity hub is shared); the
+ * wallets feed carries the partner account's wallet movements only (engine.ts `emitWalletTx`
+ * leaves out the foreign account's).
  *
  * - The upgrade request must carry `x-api-key`, `x-timestamp` (or `x-nonce`) and `x-sign`, the
  *   signature over timestamp + the ws URL as addressed (`ws://` + Host header + path and query),
  *   no body; the same rules as auth.ts. Refused upgrades get an HTTP error response with a
- *   section 7 body (401 for authentication, 404 for an unknown client or path).
+ *   section 7 body: 401 for authentication, 404 for an unknown path or core client, 403 for a
+ *   core client of another API account (the same answer as the REST routes, network.ts
+ *   `getCoreClient`).
  * - Every message is sent only after the state that holds it has been written.
  * - On connect a core client receives every currently pending action, then one message per new
  *   action: `{"coreClientID","expireTime","id","status":"pending","timestamp","type"}`. A new
@@ -26,6 +31,7 @@ import { WebSocketServer, WebSocket } from 'ws';
 import type { Engine, HubFeedMessage, WalletFeedMessage } from './engine';
 import type { Authenticator } from './auth';
 import { badRequest, notFound, toErrorResponse } from './errors';
+import { getCoreClient } from './network';
 import { feedMessage, pendingActionsOf } from './transactions';
 import type { ActionRecord } from './state';
 import { API_PREFIX } from './routes';
@@ -42,24 +48,10 @@ export class FeedHub {
   private readonly wss = new WebSocketServer({ noServer: true });
   /** Open sockets by feed: a core client id, {@link HUB_KEY} or {@link WALLETS_KEY}. */
   private readonly sockets = new Map<string, Set<WebSocket>>();
-  private readonly onAction = (a: ActionRecord): void => {
-    this.eng.store.commit().then(
-      () => this.send(a.custodianID, [a]),
-      () => undefined,
-    );
-  };
-  private readonly onHub = (m: HubFeedMessage): void => {
-    this.eng.store.commit().then(
-      () => this.broadcast(HUB_KEY, m),
-      () => undefined,
-    );
-  };
-  private readonly onWalletTx = (m: WalletFeedMessage): void => {
-    this.eng.store.commit().then(
-      () => this.broadcast(WALLETS_KEY, m),
-      () => undefined,
-    );
-  };
+  /** Engine event listeners: each sends once the state holding the event is written (a failed write sends nothing). */
+  private readonly onAction = this.afterCommit((a: ActionRecord) => this.send(a.custodianID, [a]));
+  private readonly onHub = this.afterCommit((m: HubFeedMessage) => this.broadcast(HUB_KEY, m));
+  private readonly onWalletTx = this.afterCommit((m: WalletFeedMessage) => this.broadcast(WALLETS_KEY, m));
 
   constructor(
     private readonly eng: Engine,
@@ -71,7 +63,21 @@ export class FeedHub {
     eng.on('walletTx', this.onWalletTx);
   }
 
-  /** Handle an HTTP `upgrade` event of the server. */
+  /** Wrap `send` so that it runs after the next state write has succeeded. */
+  private afterCommit<T>(send: (m: T) => void): (m: T) => void {
+    return (m) => {
+      this.eng.store.commit().then(
+        () => send(m),
+        () => undefined,
+      );
+    };
+  }
+
+  /**
+   * Handle an HTTP `upgrade` event of the server: authenticate (auth.ts), check the core client
+   * (404 unknown, 403 another API account's), then accept once the state (a raised nonce mark)
+   * is written. A refused upgrade is answered with its status and section 7 body, and closed.
+   */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => undefined);
     /** The socket-set key: a core client id, HUB_KEY or WALLETS_KEY. */
@@ -90,7 +96,7 @@ export class FeedHub {
       else throw notFound(`path: no websocket feed at ${pathname}`);
       const url = `${this.tls ? 'wss' : 'ws'}://${req.headers.host ?? ''}${req.url ?? ''}`;
       this.auth.check({ headers: req.headers, url, body: Buffer.alloc(0) });
-      if (m && !this.eng.state.coreClients[key]) throw notFound(`client_id: no core client ${key}`);
+      if (m) getCoreClient(this.eng, key); // 404 unknown; 403 a core client of another API account
     } catch (err) {
       const [status, body] = toErrorResponse(err);
       const text = JSON.stringify(body);

@@ -4,7 +4,9 @@
  * Serves the v1 partner API at `/api/v1/p` over HTTP, or HTTPS (TLS 1.2+) when given a
  * certificate, with core client websocket feeds at `/api/v1/p/coreclient/{client_id}/feed`,
  * the liquidity hub feed at `/api/v1/p/liquidityhub/feed` and the wallets feed at
- * `/api/v1/p/wallets/feed` (see feeds.ts), and loopback-only control endpoints at `/_simulator` (see control.ts).
+ * `/api/v1/p/wallets/feed` (see feeds.ts); the v2 workspace calls at `/api/v2` (`x-token`, see
+ * v2/routes.ts); and loopback-only control endpoints at `/_simulator` (see control.ts) and
+ * `/_simulator/v2` (see v2/routes.ts). Overview: simulator/README.md.
  *
  * Data folder (`SimulatorOptions.dataDir`, created with mode 0700):
  * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
@@ -16,8 +18,13 @@
  *   permission (spec section 4 "Read-only subset"; writes answer 403, see auth.ts). It signs with
  *   the same key pair. Provisioned on first start, and on the start of an existing data folder
  *   that lacks it.
- * - `state.json` (mode 0600): everything else (API key, read-only API key, companies, funds, wallets, transfers,
- *   actions, ledger, nonce marks, clock offset, demo ids), written atomically with group commit.
+ * - `v2-token.txt` (mode 0600): the `x-token` of the v2 workspace's API key `k.partner`
+ *   (`Simulator.v2.token`), written on first start (and when missing).
+ * - `state.json` (mode 0600): everything else (API key, read-only API key, companies, funds,
+ *   wallets, custody transactions, actions, ledger, nonce marks, clock offset, demo ids, the v2
+ *   workspace with its tokens), written atomically with group commit (not when `persist` is false).
+ *
+ * The command line (cli.ts) prints the paths of the key and token files, never their content.
  *
  * No Node-RED import; the only project import is lib/signing (verification).
  */
@@ -114,6 +121,21 @@ async function writeSecret(file: string, text: string): Promise<void> {
   await fsp.chmod(file, 0o600);
 }
 
+/**
+ * Make the one-line secret file `file` (mode 0600) hold `secret`: written when missing or when it
+ * holds something else (e.g. `state.json` was deleted and the state provisioned new keys), so the
+ * files beside the state always match what the running simulator accepts.
+ */
+async function syncSecretFile(file: string, secret: string): Promise<void> {
+  let current: string | undefined;
+  try {
+    current = await fsp.readFile(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current?.trim() !== secret) await writeSecret(file, secret + '\n');
+}
+
 /** Generate (or, on a first start with key files already present, reuse) the RSA key pair. */
 async function provisionKeys(dataDir: string): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
   const privFile = path.join(dataDir, DATA_FILES.privateKey);
@@ -147,13 +169,7 @@ async function provisionReadOnlyKey(state: SimState, dataDir: string): Promise<{
   if (created) state.readOnlyApiKey = randomBytes(32).toString('base64');
   const key = state.readOnlyApiKey!;
   const file = path.join(dataDir, DATA_FILES.readOnlyApiKey);
-  let current: string | undefined;
-  try {
-    current = await fsp.readFile(file, 'utf8');
-  } catch {
-    current = undefined;
-  }
-  if (current?.trim() !== key) await writeSecret(file, key + '\n');
+  await syncSecretFile(file, key);
   return { key, file, created };
 }
 
@@ -244,7 +260,7 @@ export class Simulator {
       account = { apiKey: state.apiKey, ...keys };
     }
     const apiKeyFile = path.join(dataDir, DATA_FILES.apiKey);
-    if (!(await exists(apiKeyFile))) await writeSecret(apiKeyFile, account.apiKey + '\n');
+    await syncSecretFile(apiKeyFile, account.apiKey);
     const readOnly = await provisionReadOnlyKey(state, dataDir);
     const store = new Store(state, dataDir, opts.persist ?? true);
     if (readOnly.created) store.markDirty();
@@ -252,7 +268,7 @@ export class Simulator {
     ensureUsers(eng);
     const v2State = ensureV2(eng);
     const v2TokenFile = path.join(dataDir, DATA_FILES.v2Token);
-    if (!(await exists(v2TokenFile))) await writeSecret(v2TokenFile, v2State.apiKeys['k.partner'].token + '\n');
+    await syncSecretFile(v2TokenFile, v2State.apiKeys['k.partner'].token);
     if (!state.demo) createDemo(eng);
     else upgradeDemo(eng);
     applyExpiry(eng);

@@ -101,6 +101,36 @@ export const ledgerQuery = {
   properties: { asset: S.assetCode, wallet_id: S.text, direction: { type: 'string', enum: ['all', 'in', 'out'] } },
 } satisfies OperationSpec['query'];
 
+/**
+ * The optional `since` of a wallet history read (OpenAPI GET /wallet/{wallet_id}/history: only
+ * the history after that epoch timestamp, in seconds). The spec sends nothing; the filter is the
+ * OpenAPI's. Shared with the read-only `GET /wallets/{wallet_id}/history`.
+ */
+export const walletHistoryQuery = {
+  type: 'object',
+  properties: { since: { type: 'number', minimum: 0 } },
+} satisfies OperationSpec['query'];
+
+/**
+ * One item of a wallet's history (OpenAPI FundHistoryItem); `amount`, `fee`, `net_amount` in base
+ * units (the built-in simulator: negative for outgoing), `timestamp` epoch seconds.
+ */
+export interface WalletHistoryItem {
+  wallet_id: string;
+  tx_id: string;
+  chain_tx_id: string;
+  asset: string;
+  amount: number;
+  fee: number;
+  net_amount: number;
+  timestamp: number;
+}
+
+/** A wallet's history (OpenAPI FundWalletHistory; the spec does not show this payload). */
+export interface WalletHistory {
+  history: WalletHistoryItem[];
+}
+
 /** Ledger filters (see {@link ledgerQuery}); all optional. */
 export interface LedgerFilter {
   asset?: string;
@@ -183,7 +213,13 @@ export const fundOperations = {
   },
   getFund: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}' },
   getWallet: { method: 'GET', path: '/wallet/{wallet_id}', idempotent: true, source: 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo' },
-  walletHistory: { method: 'GET', path: '/wallet/{wallet_id}/history', idempotent: true, source: 'spec section 4, GET /wallet/{wallet_id}/history' },
+  walletHistory: {
+    method: 'GET',
+    path: '/wallet/{wallet_id}/history',
+    idempotent: true,
+    source: 'spec section 4, GET /wallet/{wallet_id}/history; optional query since: OpenAPI',
+    query: walletHistoryQuery,
+  },
   deposits: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/deposit', idempotent: true, source: 'spec section 4, GET /company/{company_id}/fund/{fund_id}/deposit' },
   ledger: {
     method: 'GET',
@@ -227,11 +263,13 @@ export function getWallet(client: CustodyClient, input: { wallet_id: string }): 
 
 /**
  * The transaction history of a wallet (spec section 4, GET /wallet/{wallet_id}/history; payload
- * "not shown", passed through as the service answers). `wallet_id` takes an id or short code.
- * @throws {ValidationError} for a missing or malformed `wallet_id`. @throws {ApiError} on a non-2xx answer.
+ * "not shown" by the spec, OpenAPI FundWalletHistory). `wallet_id` takes an id or short code;
+ * `since` (epoch seconds, optional) keeps only the later history.
+ * @throws {ValidationError} for a missing or malformed `wallet_id`, or a `since` that is not a non-negative number.
+ * @throws {ApiError} on a non-2xx answer.
  */
-export function getWalletHistory(client: CustodyClient, input: { wallet_id: string }): Promise<ApiResponse<Record<string, unknown>>> {
-  return callOperation(client, fundOperations.walletHistory, input);
+export function getWalletHistory(client: CustodyClient, input: { wallet_id: string; since?: number }): Promise<ApiResponse<WalletHistory>> {
+  return callOperation<WalletHistory>(client, fundOperations.walletHistory, input);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec } from '../operation';
-import { ledgerQuery, LedgerFilter, Ledger } from './fund';
+import { ledgerQuery, LedgerFilter, Ledger, walletHistoryQuery, WalletHistory } from './fund';
 
 /** Operation declarations of this group, by id. */
 export const readOperations = {
@@ -21,7 +21,13 @@ export const readOperations = {
     query: ledgerQuery,
   },
   trustedParties: { method: 'GET', path: '/trustedparties', idempotent: true, source: 'spec section 4 read-only subset, GET /trustedparties (personal accounts only)' },
-  walletHistory: { method: 'GET', path: '/wallets/{wallet_id}/history', idempotent: true, source: 'spec section 4 read-only subset, GET /wallets/{wallet_id}/history' },
+  walletHistory: {
+    method: 'GET',
+    path: '/wallets/{wallet_id}/history',
+    idempotent: true,
+    source: 'spec section 4 read-only subset, GET /wallets/{wallet_id}/history (optional since, as the fund wallet history)',
+    query: walletHistoryQuery,
+  },
 } satisfies Record<string, OperationSpec>;
 
 /** The account of the API key (personal and organisation accounts answer differently). @throws {ApiError} on a non-2xx answer. */
@@ -57,7 +63,10 @@ export function readTrustedParties(client: CustodyClient): Promise<ApiResponse<R
   return callOperation(client, readOperations.trustedParties, {});
 }
 
-/** A wallet's transaction history. @throws {ValidationError} for a missing `wallet_id`. @throws {ApiError} on a non-2xx answer. */
-export function readWalletHistory(client: CustodyClient, input: { wallet_id: string }): Promise<ApiResponse<Record<string, unknown>>> {
-  return callOperation(client, readOperations.walletHistory, input);
+/**
+ * A wallet's transaction history (shape as {@link WalletHistory}); `since` epoch seconds, optional.
+ * @throws {ValidationError} for a missing `wallet_id` or a bad `since`. @throws {ApiError} on a non-2xx answer.
+ */
+export function readWalletHistory(client: CustodyClient, input: { wallet_id: string; since?: number }): Promise<ApiResponse<WalletHistory>> {
+  return callOperation<WalletHistory>(client, readOperations.walletHistory, input);
 }

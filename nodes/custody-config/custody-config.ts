@@ -90,12 +90,8 @@ export = function register(RED: NodeAPI): void {
       const timeoutMs = timeoutSeconds * 1000;
       if (environment === 'simulator') {
         const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
-        let apiKey = sim.account.apiKey;
-        if (def.simulatorV1Key === 'readOnly') {
-          const readOnly = (sim.account as { readOnlyApiKey?: string }).readOnlyApiKey;
-          if (!readOnly) throw new ConfigError('simulatorV1Key: this simulator has no read-only API key');
-          apiKey = readOnly;
-        }
+        // The read-only key is signed with the same account key pair (simulator README).
+        const apiKey = def.simulatorV1Key === 'readOnly' ? sim.account.readOnlyApiKey : sim.account.apiKey;
         return new CustodyClient({ baseUrl: sim.baseUrl, apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
       }
       const baseUrl = resolveBaseUrl(environment, def.baseUrl);
