@@ -77,46 +77,6 @@ function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * The loopback ports process `pid` listens on (Linux: its socket inodes in /proc/{pid}/fd,
- * matched against /proc/{pid}/net/tcp and tcp6). Empty elsewhere.
- */
-function listeningPorts(pid: number): number[] {
-  let inodes: Set<string>;
-  try {
-    inodes = new Set(
-      fs
-        .readdirSync(`/proc/${pid}/fd`)
-        .map((fd) => {
-          try {
-            return fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
-          } catch {
-            return '';
-          }
-        })
-        .map((l) => /^socket:\[(\d+)\]$/.exec(l)?.[1] ?? '')
-        .filter(Boolean),
-    );
-  } catch {
-    return [];
-  }
-  const ports = new Set<number>();
-  for (const table of ['tcp', 'tcp6']) {
-    let text = '';
-    try {
-      text = fs.readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols.length < 10 || cols[3] !== '0A' || !inodes.has(cols[9])) continue; // 0A = LISTEN
-      ports.add(parseInt(cols[1].split(':')[1], 16));
-    }
-  }
-  return [...ports];
-}
-
 describe('end to end: the example flows, clicked as a new user does', function () {
   this.timeout(120000);
   let userDir: string;
@@ -299,26 +259,13 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.ok(!hub.msg!.includes(made.tx_id));
   });
 
-  it('09: the exchange desk approves a wallet connection request and sweeps the connected wallet', async function () {
-    // A connection request comes from an end user (the simulator's control endpoint); the flow
-    // cannot know the built-in simulator's port, the test finds it among node-red's listening sockets.
-    let control = '';
-    for (const p of listeningPorts(red!.pid!).filter((x) => x !== port)) {
-      try {
-        const res = await fetch(`http://127.0.0.1:${p}/_simulator/demo`);
-        if (res.ok && ((await res.json()) as { company_id?: string }).company_id === 'demo-company') control = `http://127.0.0.1:${p}/_simulator`;
-      } catch {
-        /* not the simulator */
-      }
-    }
-    if (!control) this.skip(); // not Linux: no /proc to find the simulator's port
+  it('09: the exchange desk approves a wallet connection request and sweeps the connected wallet', async () => {
+    // Play the end user: the example's inject calls the built-in simulator's control endpoint with
+    // Node-RED's http request node, at the address the config node publishes in the global context.
     const from = debug.length;
-    const requested = await fetch(`${control}/exchange/connect-request`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ client_id: 'demo-exchange-client', wallet_id: 'demo-exchange-btc-testnet', customer_email: 'jane@example.com', customer_id: 'C-1001' }),
-    });
-    assert.equal(requested.status, 200, await requested.text());
+    await click(nodeId('09 ', 'inject', 'an end user asks to connect demo-exchange-btc-testnet'));
+    const requested = await waitFor('connection request made', () => debugOf(nodeId('09 ', 'debug', 'connection request made'), /./, from));
+    assert.equal(JSON.parse(requested.msg!).status, 'pending');
     const approved = await waitFor('connection approved', () => debugOf(nodeId('09 ', 'debug', 'connection approved'), /./, from));
     assert.deepEqual(
       { result: JSON.parse(approved.msg!).result, wallet: JSON.parse(approved.msg!).wallet, type: JSON.parse(approved.msg!).type },
