@@ -384,7 +384,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.equal(denied.statusCode, 403, 'a write with the read-only key');
     });
 
-    it('custody-withdraw: whitelist, withdraw with decimal amount, retry-safe, read', async () => {
+    it('custody-withdraw: whitelist, withdraw with decimal amount, read', async () => {
       const { company_id, fund_id } = sim.demo;
       const address = `tb1qnodesv1whitelist${++seq}`;
       await load(opFlow('custody-fund', { operation: 'addWhitelist', company_id, fund_id }));

@@ -17,7 +17,7 @@ import type { OkBody } from './trusted-party';
  * POST atomicswap/make body (spec section 4). Wallets by id or short code; `expires` epoch
  * seconds; `send` (what the maker gives) and `receive` (what the maker gets) in base units;
  * `add_to_liquidity_hub` true publishes the quote once approved. `partner_txID` is required
- * here (the spec lists it; the pack requires it so that a retry is safe).
+ * here (the spec lists it; the pack requires it so that a quote can be traced to the caller's own id).
  */
 export interface SwapMakeRequest {
   send_wallet_id: string;
@@ -57,8 +57,8 @@ export const swapMakeOperations = {
   make: {
     method: 'POST',
     path: '/company/{company_id}/atomicswap/make',
-    // Keyed by partner_txID: a retry with the same body cannot make a second quote.
-    idempotent: true,
+    // Never retried by the client: the spec promises idempotency on partner_txID for POST transfer
+    // only (section 3), so a repeated make after a timeout could make a second quote.
     amounts: [
       { amount: 'send.amount', asset: 'send.symbol' },
       { amount: 'receive.amount', asset: 'receive.symbol' },
@@ -88,8 +88,7 @@ export const swapTakeOperations = {
   take: {
     method: 'POST',
     path: '/company/{company_id}/atomicswap/take',
-    // Carries partner_txID like a transfer: a retry with the same body cannot take twice.
-    idempotent: true,
+    // Never retried by the client, for the reason given on `make`.
     source: 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)',
     body: {
       type: 'object',
@@ -101,7 +100,7 @@ export const swapTakeOperations = {
 } satisfies Record<string, OperationSpec>;
 
 /**
- * Make a swap quote. Retried on timeouts and 429/502/503/504 with the same `partner_txID`.
+ * Make a swap quote. Sent once, never retried (see the declaration).
  * @throws {ValidationError} for a missing or malformed field (e.g. `receive.amount` not a positive integer).
  * @throws {ApiError} on a non-2xx answer.
  */
@@ -138,7 +137,7 @@ export interface SwapTaken {
 
 /**
  * Take a published quote: answers the new taker transaction's `tx_id` (a transfer-out that needs
- * the taker's custody; not an action id). Retried with the same `partner_txID`.
+ * the taker's custody; not an action id). Sent once, never retried.
  * @throws {ValidationError} for a missing or malformed field. @throws {ApiError} on a non-2xx answer.
  */
 export function takeSwap(client: CustodyClient, input: SwapTakeRequest & { company_id: string }): Promise<ApiResponse<SwapTaken>> {

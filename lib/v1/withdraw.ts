@@ -10,7 +10,7 @@ import type { SendAmount, Transaction } from './transfer';
  * POST withdraw body (spec section 4: all fields required). `wallet_id` is the origin wallet id
  * or short code (never an address); `address` a whitelisted L1 address (see fund
  * `addWhitelist`); `expires` epoch seconds; `send.amount` base units. `partner_txID` is the
- * caller's own unique id of the withdrawal, kept the same on a retry.
+ * caller's own unique id of the withdrawal; build it from something stable (an order number).
  */
 export interface WithdrawRequest {
   wallet_id: string;
@@ -23,7 +23,7 @@ export interface WithdrawRequest {
   send: SendAmount;
 }
 
-/** POST withdraw answer: `status` is `new` (or `existing` for a repeated `partner_txID`). */
+/** POST withdraw answer: `status` is `new` (spec section 4; the built-in simulator also answers `existing` for a repeated `partner_txID`, which the spec does not promise). */
 export interface WithdrawCreated {
   tx_id: string;
   status: 'new' | 'existing' | string;
@@ -44,9 +44,9 @@ export const withdrawOperations = {
   create: {
     method: 'POST',
     path: '/company/{company_id}/withdraw',
-    // Keyed by partner_txID like a transfer (spec section 3): a retry with the same body cannot
-    // make a second withdrawal.
-    idempotent: true,
+    // Never retried by the client: the spec promises "existing, no new transaction" for a repeated
+    // partner_txID on POST transfer only (section 3, "Moves shown"), not on POST withdraw. A caller
+    // that retries after a timeout should first look for the withdrawal (ledger, wallet history).
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/withdraw',
     body: {
