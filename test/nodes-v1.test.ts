@@ -180,13 +180,19 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.ok(wb.expires >= now() + 590 && wb.expires <= now() + 610, 'expires = now + 600');
       const tooFine = await refused({ payload: { wallet_id: 'w1', address: 'addr', benefit_of: '', account_no: '', reference: 'r', partner_txID: 'p-2', send: { symbol: 'BTC-TESTNET', amount: '0.000000001' } } });
       assert.match(tooFine.error.message, /send\.amount: at most 8 decimal places/);
+      // A JS number past 15 significant digits may not be what was typed: refused, never converted.
+      const inexact = await refused({ payload: { wallet_id: 'w1', address: 'addr', benefit_of: '', account_no: '', reference: 'r', partner_txID: 'p-3', send: { symbol: 'ETH-TESTNET', amount: 8999999.999999999 } } });
+      assert.match(inexact.error.message, /send\.amount: a number with more than 15 significant digits/);
+      const exactNumber = await ok({ payload: { wallet_id: 'w1', address: 'addr', benefit_of: '', account_no: '', reference: 'r', partner_txID: 'p-4', send: { symbol: 'BTC-TESTNET', amount: 0.015 } } });
+      assert.equal(exactNumber.statusCode, 200);
+      assert.deepEqual(JSON.parse(sent()[1].body).send, { symbol: 'BTC-TESTNET', amount: 1500000 }, 'a short number converts as typed');
       await helper.unload();
 
       await load(custom('custody-swap-make', { operation: 'make', company_id: 'c1', amountFormat: 'decimal', expiresAfter: '300' }), creds);
       await ok({ payload: { send_wallet_id: 'a', receive_wallet_id: 'b', reference: 'r', partner_txID: 'm-1', send: { symbol: 'BTC-TESTNET', amount: '0.001' }, receive: { symbol: 'ETH-TESTNET', amount: '0.5' }, add_to_liquidity_hub: true } });
-      const mb = JSON.parse(sent()[1].body);
+      const mb = JSON.parse(sent()[2].body);
       assert.deepEqual([mb.send, mb.receive, mb.add_to_liquidity_hub], [{ symbol: 'BTC-TESTNET', amount: 100000 }, { symbol: 'ETH-TESTNET', amount: 500000000 }, true]);
-      assert.equal(sent()[1].url, '/api/v1/p/company/c1/atomicswap/make');
+      assert.equal(sent()[2].url, '/api/v1/p/company/c1/atomicswap/make');
     });
 
     it('sweep status posts to the literal .../sweep/tx_id with the tx_id in the body; fund ledger sends the editor direction', async () => {

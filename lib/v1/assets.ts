@@ -105,8 +105,8 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): Re
  * Convert the decimal amounts of an operation's input (strings such as `"0.015"`, in whole
  * units of the asset) into base units, exactly, with the asset's scale from GET /assets
  * (cached). Which fields are amounts comes from `spec.amounts`. Every amount is read as whole
- * units: a decimal string, or a number read through its shortest decimal form
- * (`0.015` -> `"0.015"`); an exponent form such as `1e-7` is refused.
+ * units: a decimal string, or a number of at most 15 significant digits read through its shortest
+ * decimal form (`0.015` -> `"0.015"`); an exponent form such as `1e-7` is refused.
  *
  * The rest of the input is validated first (with each amount standing in as 1 base unit), so
  * input that would be refused anyway sends nothing, not even GET /assets.
@@ -124,6 +124,12 @@ export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: Ope
     const value = getPath(input, amount);
     if ((typeof value !== 'string' && typeof value !== 'number') || !DECIMAL.test(String(value).trim())) {
       throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${JSON.stringify(value)}`);
+    }
+    // A JavaScript number holds about 15 to 17 significant digits: past 15, the number may no longer
+    // be the value that was typed (8999999.999999999 reads back as 8999999.999999998). Refuse it
+    // rather than convert a changed amount; a string carries any precision exactly.
+    if (typeof value === 'number' && String(value).replace(/^[0.]+|\./g, '').length > 15) {
+      throw new ValidationError(amount, `a number with more than 15 significant digits may not be exact: give it as a decimal string, got ${String(value)}`);
     }
     const code = getPath(input, asset);
     if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');
