@@ -69,12 +69,23 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     });
   }
 
-  RED.nodes.registerType(nodeType.type, OperationNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+  registerWithEditorDescription(RED, nodeType.type, OperationNode, editorDescription(nodeType));
+}
 
-  // The edit dialog reads its per-operation rows and tips from here (resources/custody-editor.js),
-  // so they come from the same declarations the runtime sends.
-  const described = editorDescription(nodeType);
-  RED.httpAdmin.get(`/custody/operations/${nodeType.type}`, RED.auth.needsPermission(`${nodeType.type}.read`), (_req, res) => {
+/**
+ * Register a request-sending node type (v1 operation nodes, v2 workspace nodes) with Node-RED,
+ * and serve what its edit dialog shows per operation at
+ * `GET <admin>/custody/operations/<type>` (behind the type's read permission). The edit dialog
+ * reads its per-operation rows and tips from there (resources/custody-editor.js), so they come
+ * from the same declarations the runtime sends.
+ * @param RED the Node-RED API.
+ * @param type the node type name, e.g. `custody-transfer`.
+ * @param constructor the node's constructor.
+ * @param described the per-operation description, served as JSON.
+ */
+export function registerWithEditorDescription(RED: NodeAPI, type: string, constructor: (this: Node, def: OperationNodeDef) => void, described: unknown): void {
+  RED.nodes.registerType(type, constructor as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+  RED.httpAdmin.get(`/custody/operations/${type}`, RED.auth.needsPermission(`${type}.read`), (_req, res) => {
     res.json(described);
   });
 }

@@ -11,6 +11,7 @@ import { ApiResponse, ConfigError, describeOperation, OperationSpec, WorkspaceCl
 import { resolveInput, EditorField } from './input';
 import { showError } from './status';
 import { requestRunner } from './request-runner';
+import { registerWithEditorDescription } from './operation-node';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
 
 /** The msg of a v2 node: `note` says in words what the answer means when it is not final. */
@@ -96,11 +97,7 @@ export function registerWorkspaceNode(RED: NodeAPI, nodeType: WorkspaceNodeType)
     });
   }
 
-  RED.nodes.registerType(nodeType.type, WorkspaceNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
-  const described = describe(nodeType);
-  RED.httpAdmin.get(`/custody/operations/${nodeType.type}`, RED.auth.needsPermission(`${nodeType.type}.read`), (_req, res) => {
-    res.json(described);
-  });
+  registerWithEditorDescription(RED, nodeType.type, WorkspaceNode, describe(nodeType));
 }
 
 /** A boolean editor property: `true`/`"true"` is true, anything else false. */
