@@ -56,6 +56,31 @@
         },
 
         /**
+         * The `expiresAfter` property: seconds from now that fill `expires` when msg.payload has
+         * none (default 3600); empty: `expires` is required in msg.payload.
+         */
+        expiresAfter: function () {
+            return {
+                value: "3600",
+                validate: function (v) {
+                    var s = String(v === undefined || v === null ? "" : v).trim();
+                    return s === "" || (/^\d+$/.test(s) && Number(s) > 0) || "Expires after: a whole number of seconds, or empty";
+                }
+            };
+        },
+
+        /**
+         * The `direction` property of a ledger read: empty (msg.payload.direction, else the
+         * service's default), `all`, `in` or `out` (spec section 4).
+         */
+        direction: function () {
+            return {
+                value: "",
+                validate: function (v) { return !v || v === "all" || v === "in" || v === "out" || "Direction: expected all, in or out"; }
+            };
+        },
+
+        /**
          * Register a custody operation node: what every one of them shares (category, colour,
          * `name`, `connection`, `operation`, one input and one output, its label, and the edit
          * dialog of {@link operationForm}), plus its own editor fields.

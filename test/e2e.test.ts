@@ -116,11 +116,18 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-coreclient-feed',
       'custody-fund',
       'custody-hub-feed',
+      'custody-liquidity-hub',
       'custody-policy',
       'custody-portfolio',
+      'custody-read',
+      'custody-request',
+      'custody-swap-make',
+      'custody-swap-take',
+      'custody-sweep',
       'custody-transfer',
       'custody-trusted-party',
       'custody-wallets-feed',
+      'custody-withdraw',
     ]);
     for (const s of ours) assert.equal(s.err, undefined, `${s.types}: ${s.err}`);
   });
@@ -170,6 +177,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
         'custody-hub-feed', 'custody-wallets-feed',
         'custody-policy', 'custody-portfolio',
+        'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
@@ -243,6 +251,60 @@ describe('end to end: node-red with the pack and the example flows', function ()
       assert.equal(opened.label, 'transfer: create');
       assert.ok(opened.sandboxShowsKey, 'a hosted environment asks for the API key and private key');
       assert.ok(opened.simulatorHidesKey, 'the simulator needs no credentials');
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('editor: the dialog of every operation node opens on each operation with its tip (nodes not in the examples too)', async function () {
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(base + '/');
+      const types = ['custody-fund', 'custody-core-client', 'custody-action', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request'];
+      await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
+      await page.waitForTimeout(500);
+      const result = await page.evaluate(async (t: string[]) => {
+        const RED = (window as any).RED;
+        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        const out: Array<{ type: string; operation: string; tip: string }> = [];
+        const ids = t.map((_type, i) => `e2e0000000000${String(i).padStart(3, '0')}`);
+        RED.view.importNodes(t.map((type, i) => ({ id: ids[i], type, x: 200, y: 100 + 60 * i, z: RED.workspaces.active(), wires: [[]] })));
+        await sleep(300);
+        const nodes: any[] = ids.map((id) => RED.nodes.node(id)).filter(Boolean);
+        for (const n of nodes) {
+          RED.editor.edit(n);
+          await sleep(500);
+          const select = document.querySelector('#node-input-operation') as HTMLSelectElement | null;
+          if (select) {
+            for (const o of Array.from(select.options)) {
+              select.value = o.value;
+              select.dispatchEvent(new Event('change', { bubbles: true }));
+              await sleep(30);
+              out.push({ type: n.type, operation: o.value, tip: document.querySelector('#custody-operation-tip')?.textContent ?? '' });
+            }
+          } else {
+            out.push({ type: n.type, operation: '', tip: '' });
+          }
+          (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
+          await sleep(300);
+        }
+        return out;
+      }, types);
+      assert.deepEqual([...new Set(result.map((r) => r.type))].sort(), [...types].sort(), 'every dialog opened');
+      for (const r of result.filter((x) => x.type !== 'custody-request')) {
+        assert.match(r.tip, /^Calls (GET|POST|PUT|DELETE) \//, `${r.type}.${r.operation} shows its call`);
+      }
+      const tipOf = (type: string, operation: string) => result.find((r) => r.type === type && r.operation === operation)?.tip ?? '';
+      assert.match(tipOf('custody-sweep', 'status'), /POST \/coreclient\/\{client_id\}\/sweep\/tx_id/);
+      assert.match(tipOf('custody-fund', 'ledger'), /direction=/);
+      assert.match(tipOf('custody-swap-make', 'make'), /receive\.amount/);
       assert.deepEqual(errors, []);
     } finally {
       await browser.close();

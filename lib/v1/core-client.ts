@@ -15,8 +15,18 @@ export interface CoreClient {
   timestamp: number | string;
 }
 
-/** Action types (spec section 2). */
+/** Action types (spec section 2; `ApproveNewWalletConnect`, a wallet connection request to an exchange core client: NOTES.md). */
 export type ActionType = 'ApproveWithdraw' | 'ApproveTransfer' | 'RejectWithdraw' | 'RejectTransfer' | 'ApproveSwap' | 'ApproveSwapTake' | 'ApproveNewWalletConnect';
+
+/**
+ * A wallet connected to an exchange core client, or pending its approval (OpenAPI
+ * CoreClientWallet; payload "not shown" by the spec, fields beyond these passed through).
+ */
+export interface CoreClientWallet {
+  wallet_id?: string;
+  status?: string;
+  [k: string]: unknown;
+}
 
 /** Action statuses (spec section 3). */
 export type ActionStatus = 'pending' | 'expired' | 'approved' | 'rejected';
@@ -46,6 +56,7 @@ export const coreClientOperations = {
   },
   actions: { method: 'GET', path: '/coreclient/{client_id}/actions', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/actions' },
   action: { method: 'GET', path: '/coreclient/{client_id}/action/{action_id}', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/action/{action_id}' },
+  wallets: { method: 'GET', path: '/coreclient/{client_id}/wallets', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/wallets; OpenAPI CoreClientWallet' },
 } satisfies Record<string, OperationSpec>;
 
 /** Approve or reject a core client's action (spec section 4), by operation name. */
@@ -72,6 +83,15 @@ export function listActions(client: CustodyClient, input: { client_id: string })
 /** One action with `coreClientID` and `details`. */
 export function getAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<Action>> {
   return callOperation<Action>(client, coreClientOperations.action, input);
+}
+
+/**
+ * The wallets connected to an exchange core client and those pending its approval:
+ * `{wallets: [...]}` (spec section 4, GET /coreclient/{client_id}/wallets).
+ * @throws {ValidationError} for a missing `client_id`. @throws {ApiError} on a non-2xx answer.
+ */
+export function listCoreClientWallets(client: CustodyClient, input: { client_id: string }): Promise<ApiResponse<{ wallets: CoreClientWallet[] }>> {
+  return callOperation(client, coreClientOperations.wallets, input);
 }
 
 /**

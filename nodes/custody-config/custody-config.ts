@@ -12,6 +12,7 @@ import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState, WorkspaceClient, resolveV2BaseUrl } from '../../lib';
 import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
+import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership } from '../shared/types';
 
 /** Editor properties of `custody-config`. */
@@ -21,6 +22,8 @@ interface ConfigDef extends NodeDef {
   signingMode?: SigningMode;
   /** Request timeout in seconds. */
   timeout?: number | string;
+  /** Built-in simulator only: sign with the account's full API key (default) or its read-only key. */
+  simulatorV1Key?: 'full' | 'readOnly';
   /** v2 base URL; empty: the environment's default (spec section 4 `{base_url_v2}`). */
   v2BaseUrl?: string;
   /** v2 workspace id; empty in simulator mode: the provisioned workspace. */
@@ -63,6 +66,9 @@ interface FeedKind<U extends FeedListener> {
   deliver(user: U, message: unknown): void;
 }
 
+/** Global context key under which the built-in simulator's addresses are published (see `startSimulator`). */
+const SIMULATOR_CONTEXT_KEY = 'custodyflowSimulator';
+
 /** How long a feed waits before building its client again after a failure (ms). */
 const FEED_REBUILD_DELAY_MS = 30000;
 
@@ -87,11 +93,25 @@ export = function register(RED: NodeAPI): void {
     /** The shared feeds by {@link FeedKind} key: one per core client, the liquidity hub, the wallets feed. */
     const feeds = new Map<string, SharedFeed<FeedListener>>();
 
+    /**
+     * The process's built-in simulator, started on first use. Its addresses (never a key) are put in
+     * the global context as `custodyflowSimulator` = `{baseUrl, controlUrl, v2BaseUrl}`, so a flow can
+     * reach the simulator's control endpoints (e.g. an end user's wallet connection request, example
+     * 09) with Node-RED's own http request node: the simulator listens on a port chosen at start.
+     */
+    async function startSimulator(): Promise<Simulator> {
+      const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
+      node.context().global.set(SIMULATOR_CONTEXT_KEY, { baseUrl: sim.baseUrl, controlUrl: sim.controlUrl, v2BaseUrl: sim.v2.baseUrl });
+      return sim;
+    }
+
     async function build(): Promise<CustodyClient> {
       const timeoutMs = timeoutSeconds * 1000;
       if (environment === 'simulator') {
-        const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
-        return new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
+        const sim = await startSimulator();
+        // The read-only key is signed with the same account key pair (simulator README).
+        const apiKey = def.simulatorV1Key === 'readOnly' ? sim.account.readOnlyApiKey : sim.account.apiKey;
+        return new CustodyClient({ baseUrl: sim.baseUrl, apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
       }
       const baseUrl = resolveBaseUrl(environment, def.baseUrl);
       if (!credentials.apiKey) throw new ConfigError('apiKey: set the API key in the custody-config node');
@@ -105,7 +125,7 @@ export = function register(RED: NodeAPI): void {
     async function buildWorkspace(): Promise<WorkspaceClient> {
       const timeoutMs = timeoutSeconds * 1000;
       if (environment === 'simulator') {
-        const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
+        const sim = await startSimulator();
         const keyId = def.simulatorApiKey || 'k.partner';
         const key = sim.v2.apiKeys.find((k) => k.id === keyId);
         if (!key) throw new ConfigError(`simulatorApiKey: expected one of ${sim.v2.apiKeys.map((k) => k.id).join(', ')}`);

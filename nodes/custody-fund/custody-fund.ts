@@ -1,6 +1,6 @@
 /**
  * `custody-fund`: the `fund` operations of spec section 4 (see `lib/v1`), one per
- * `operation` value. Editor fields: company_id,fund_id,wallet_id; any of them left empty is read from
+ * `operation` value. Editor fields: company_id,fund_id,wallet_id,direction (the ledger filter); any of them left empty is read from
  * `msg.payload`, with every other request field.
  */
 import type { NodeAPI } from 'node-red';
@@ -11,6 +11,6 @@ export = function register(RED: NodeAPI): void {
   registerOperationNode(RED, {
     type: 'custody-fund',
     operations: v1Operations.fund,
-    editorFields: ['company_id', 'fund_id', 'wallet_id'],
+    editorFields: ['company_id', 'fund_id', 'wallet_id', 'direction'],
   });
 };

@@ -1,0 +1,72 @@
+/**
+ * The read-only subset (spec section 4 "Read-only subset (permission: read only)"): calls an API
+ * key with the read-only permission may make. Their payloads are "not shown" by the spec and are
+ * passed through as the service answers.
+ */
+import { CustodyClient, ApiResponse } from '../client';
+import { callOperation, OperationSpec } from '../operation';
+import { ledgerQuery, LedgerFilter, Ledger, walletHistoryQuery, WalletHistory } from './fund';
+
+/** Operation declarations of this group, by id. */
+export const readOperations = {
+  account: { method: 'GET', path: '/account', idempotent: true, source: 'spec section 4 read-only subset, GET /account' },
+  balance: { method: 'GET', path: '/balance', idempotent: true, source: 'spec section 4 read-only subset, GET /balance' },
+  funds: { method: 'GET', path: '/funds/', idempotent: true, source: 'spec section 4 read-only subset, GET /funds/' },
+  fund: { method: 'GET', path: '/funds/{fund_id}', idempotent: true, source: 'spec section 4 read-only subset, GET /funds/{fund_id}' },
+  fundLedger: {
+    method: 'GET',
+    path: '/funds/{fund_id}/ledger',
+    idempotent: true,
+    source: 'spec section 4 read-only subset, GET /funds/{fund_id}/ledger (filters as the fund ledger)',
+    query: ledgerQuery,
+  },
+  trustedParties: { method: 'GET', path: '/trustedparties', idempotent: true, source: 'spec section 4 read-only subset, GET /trustedparties (personal accounts only)' },
+  walletHistory: {
+    method: 'GET',
+    path: '/wallets/{wallet_id}/history',
+    idempotent: true,
+    source: 'spec section 4 read-only subset, GET /wallets/{wallet_id}/history (optional since, as the fund wallet history)',
+    query: walletHistoryQuery,
+  },
+} satisfies Record<string, OperationSpec>;
+
+/** The account of the API key (personal and organisation accounts answer differently). @throws {ApiError} on a non-2xx answer. */
+export function readAccount(client: CustodyClient): Promise<ApiResponse<Record<string, unknown>>> {
+  return callOperation(client, readOperations.account, {});
+}
+
+/** The balance of the account (base units). @throws {ApiError} on a non-2xx answer. */
+export function readBalance(client: CustodyClient): Promise<ApiResponse<Record<string, unknown>>> {
+  return callOperation(client, readOperations.balance, {});
+}
+
+/** The funds the key may read. @throws {ApiError} on a non-2xx answer. */
+export function readFunds(client: CustodyClient): Promise<ApiResponse<Record<string, unknown>>> {
+  return callOperation(client, readOperations.funds, {});
+}
+
+/** One fund. @throws {ValidationError} for a missing `fund_id`. @throws {ApiError} on a non-2xx answer. */
+export function readFund(client: CustodyClient, input: { fund_id: string }): Promise<ApiResponse<Record<string, unknown>>> {
+  return callOperation(client, readOperations.fund, input);
+}
+
+/**
+ * A fund's ledger with the optional filters `asset`, `wallet_id`, `direction` (all, in, out).
+ * @throws {ValidationError} for a missing `fund_id` or a bad filter. @throws {ApiError} on a non-2xx answer.
+ */
+export function readFundLedger(client: CustodyClient, input: { fund_id: string } & LedgerFilter): Promise<ApiResponse<Ledger>> {
+  return callOperation<Ledger>(client, readOperations.fundLedger, { ...input });
+}
+
+/** The trusted parties of a personal account. @throws {ApiError} on a non-2xx answer. */
+export function readTrustedParties(client: CustodyClient): Promise<ApiResponse<Record<string, unknown>>> {
+  return callOperation(client, readOperations.trustedParties, {});
+}
+
+/**
+ * A wallet's transaction history (shape as {@link WalletHistory}); `since` epoch seconds, optional.
+ * @throws {ValidationError} for a missing `wallet_id` or a bad `since`. @throws {ApiError} on a non-2xx answer.
+ */
+export function readWalletHistory(client: CustodyClient, input: { wallet_id: string; since?: number }): Promise<ApiResponse<WalletHistory>> {
+  return callOperation<WalletHistory>(client, readOperations.walletHistory, input);
+}

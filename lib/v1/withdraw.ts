@@ -1,0 +1,87 @@
+/**
+ * Withdrawals, L2 wallet to a whitelisted external (L1) address (spec section 3 "Withdrawal tx
+ * status values", section 4 "Withdrawals"; OpenAPI `/company/{company_id}/withdraw`).
+ */
+import { CustodyClient, ApiResponse } from '../client';
+import { callOperation, OperationSpec, S } from '../operation';
+import type { SendAmount, Transaction } from './transfer';
+
+/**
+ * POST withdraw body (spec section 4: all fields required). `wallet_id` is the origin wallet id
+ * or short code (never an address); `address` a whitelisted L1 address (see fund
+ * `addWhitelist`); `expires` epoch seconds; `send.amount` base units. `partner_txID` is the
+ * caller's own unique id of the withdrawal, kept the same on a retry.
+ */
+export interface WithdrawRequest {
+  wallet_id: string;
+  address: string;
+  expires: number;
+  benefit_of: string;
+  account_no: string;
+  reference: string;
+  partner_txID: string;
+  send: SendAmount;
+}
+
+/** POST withdraw answer: `status` is `new` (or `existing` for a repeated `partner_txID`). */
+export interface WithdrawCreated {
+  tx_id: string;
+  status: 'new' | 'existing' | string;
+}
+
+/** Withdrawal statuses (spec section 3), parallel to the transfer statuses. */
+export type WithdrawalStatus =
+  | 'pending_initiate_withdrawal'
+  | 'initiate_rejected_withdrawal'
+  | 'pending_withdrawal'
+  | 'expired_withdrawal'
+  | 'approved_withdrawal'
+  | 'custody_rejected_withdrawal'
+  | 'chain_rejected_withdrawal';
+
+/** Operation declarations of this group, by id. */
+export const withdrawOperations = {
+  create: {
+    method: 'POST',
+    path: '/company/{company_id}/withdraw',
+    // Keyed by partner_txID like a transfer (spec section 3): a retry with the same body cannot
+    // make a second withdrawal.
+    idempotent: true,
+    amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
+    source: 'spec section 4, POST /company/{company_id}/withdraw',
+    body: {
+      type: 'object',
+      required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
+      properties: {
+        wallet_id: S.text,
+        address: S.text,
+        expires: S.epochSeconds,
+        benefit_of: S.optionalText,
+        account_no: S.optionalText,
+        reference: S.optionalText,
+        partner_txID: S.text,
+        send: { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
+      },
+    },
+  },
+  get: { method: 'GET', path: '/company/{company_id}/withdraw/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}' },
+} satisfies Record<string, OperationSpec>;
+
+/**
+ * Create a withdrawal to a whitelisted address. Retried on timeouts and 429/502/503/504 with
+ * the same body (same `partner_txID`).
+ * @throws {ValidationError} for a missing or malformed field (e.g. `address` empty, `send.amount` not a positive integer, `expires` past).
+ * @throws {ApiError} on a non-2xx answer (for example an address that is not whitelisted).
+ */
+export function createWithdraw(client: CustodyClient, input: WithdrawRequest & { company_id: string }): Promise<ApiResponse<WithdrawCreated>> {
+  return callOperation<WithdrawCreated>(client, withdrawOperations.create, { ...input });
+}
+
+/**
+ * Read a withdrawal's Transaction object (same shape as a transfer's; `txStatus` one of
+ * {@link WithdrawalStatus}).
+ * @throws {ValidationError} for a missing path id. @throws {ApiError} on a non-2xx answer.
+ */
+export function getWithdraw(client: CustodyClient, input: { company_id: string; tx_id: string }): Promise<ApiResponse<Transaction>> {
+  return callOperation<Transaction>(client, withdrawOperations.get, input);
+}

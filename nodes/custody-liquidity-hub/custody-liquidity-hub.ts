@@ -1,0 +1,16 @@
+/**
+ * `custody-liquidity-hub`: the `liquidityHub` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * Editor fields: company_id, tx_id, action_id; any of them left empty is read from `msg.payload`, with every other
+ * request field.
+ */
+import type { NodeAPI } from 'node-red';
+import { v1Operations } from '../../lib';
+import { registerOperationNode } from '../shared/operation-node';
+
+export = function register(RED: NodeAPI): void {
+  registerOperationNode(RED, {
+    type: 'custody-liquidity-hub',
+    operations: v1Operations.liquidityHub,
+    editorFields: ['company_id', 'tx_id', 'action_id'],
+  });
+};

@@ -1,0 +1,82 @@
+/**
+ * `custody-request`: any signed call by method and path, the escape hatch for calls the other
+ * nodes do not cover (DESIGN.md palette; lib `signedRequest`). Method and path come from the
+ * editor, else from `msg.method` and `msg.path`; the body of POST and PUT is `msg.payload`
+ * (unless the editor's Body is "none"). The path is checked before anything is sent: it must
+ * stay below the configured base URL. Only GET is retried. Output as every operation node:
+ * `msg.payload` = the response body, `msg.statusCode` = the HTTP status; errors to `done(err)`.
+ */
+import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import { ApiError, ConfigError, signedRequest, REQUEST_METHODS } from '../../lib';
+import { showRequesting, showSuccess, showError } from '../shared/status';
+import type { CustodyConfigNode, CustodyMessage } from '../shared/types';
+
+/** Editor properties of `custody-request`. */
+interface RequestNodeDef extends NodeDef {
+  connection: string;
+  /** GET, POST, PUT, DELETE, or empty: `msg.method`. */
+  method?: string;
+  /** A path below the base URL (may carry a query string), or empty: `msg.path`. */
+  path?: string;
+  /** `payload` (default): POST and PUT send `msg.payload`; `none`: no body. */
+  body?: string;
+}
+
+/** The msg of `custody-request`: `method` and `path` when the editor leaves them empty. */
+type RequestMessage = CustodyMessage & { method?: unknown; path?: unknown };
+
+export = function register(RED: NodeAPI): void {
+  function CustodyRequest(this: Node, def: RequestNodeDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+    const method = (def.method ?? '').trim().toUpperCase();
+    const path = (def.path ?? '').trim();
+    const sendBody = def.body !== 'none';
+    let inFlight = 0;
+    let burstFailures = 0;
+
+    if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
+    else if (method && !(REQUEST_METHODS as readonly string[]).includes(method)) showError(node, new ConfigError(`method: expected GET, POST, PUT or DELETE, got ${JSON.stringify(def.method)}`));
+    else node.status({});
+
+    node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
+      const out = msg as RequestMessage;
+      if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
+      const m = method || (typeof out.method === 'string' ? out.method : '');
+      const p = path || (typeof out.path === 'string' ? out.path : '');
+      const hasBody = sendBody && (m.trim().toUpperCase() === 'POST' || m.trim().toUpperCase() === 'PUT');
+      if (inFlight++ === 0) showRequesting(node);
+      connection
+        .client()
+        .then((client) => signedRequest(client, { method: m, path: p, body: hasBody ? out.payload : undefined }))
+        .then(
+          (res) => {
+            out.payload = res.data;
+            out.statusCode = res.statusCode;
+            if (--inFlight === 0) {
+              if (burstFailures === 0) showSuccess(node, res.statusCode);
+              burstFailures = 0;
+            }
+            send(out);
+            done();
+          },
+          (err: Error) => {
+            if (--inFlight > 0) burstFailures++;
+            else burstFailures = 0;
+            if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
+            else delete out.statusCode;
+            showError(node, err);
+            done(err);
+          },
+        );
+    });
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      node.status({});
+      done();
+    });
+  }
+
+  RED.nodes.registerType('custody-request', CustodyRequest as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+};

@@ -1,0 +1,16 @@
+/**
+ * `custody-swap-take`: the `swapTake` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * Editor fields: company_id, swap_id, send_wallet_id, receive_wallet_id, tx_id; any of them left empty is read from `msg.payload`, with every other
+ * request field.
+ */
+import type { NodeAPI } from 'node-red';
+import { v1Operations } from '../../lib';
+import { registerOperationNode } from '../shared/operation-node';
+
+export = function register(RED: NodeAPI): void {
+  registerOperationNode(RED, {
+    type: 'custody-swap-take',
+    operations: v1Operations.swapTake,
+    editorFields: ['company_id', 'swap_id', 'send_wallet_id', 'receive_wallet_id', 'tx_id'],
+  });
+};

@@ -1,0 +1,16 @@
+/**
+ * `custody-sweep`: the `sweep` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * Editor fields: client_id, wallet_id, recipient_wallet_id, tx_id; any of them left empty is read from `msg.payload`, with every other
+ * request field.
+ */
+import type { NodeAPI } from 'node-red';
+import { v1Operations } from '../../lib';
+import { registerOperationNode } from '../shared/operation-node';
+
+export = function register(RED: NodeAPI): void {
+  registerOperationNode(RED, {
+    type: 'custody-sweep',
+    operations: v1Operations.sweep,
+    editorFields: ['client_id', 'wallet_id', 'recipient_wallet_id', 'tx_id'],
+  });
+};

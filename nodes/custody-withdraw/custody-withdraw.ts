@@ -1,0 +1,16 @@
+/**
+ * `custody-withdraw`: the `withdraw` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * Editor fields: company_id, wallet_id, address, tx_id; any of them left empty is read from `msg.payload`, with every other
+ * request field.
+ */
+import type { NodeAPI } from 'node-red';
+import { v1Operations } from '../../lib';
+import { registerOperationNode } from '../shared/operation-node';
+
+export = function register(RED: NodeAPI): void {
+  registerOperationNode(RED, {
+    type: 'custody-withdraw',
+    operations: v1Operations.withdraw,
+    editorFields: ['company_id', 'wallet_id', 'address', 'tx_id'],
+  });
+};

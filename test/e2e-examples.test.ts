@@ -1,0 +1,326 @@
+/**
+ * End to end, the example flows as a new user runs them: a real `node-red` process with the
+ * pack installed in its user directory, every example deployed as `npm start` deploys it
+ * (scripts/examples.js `mergeExamples`), injects clicked through `POST /inject/{id}`, and the
+ * outcome read from the debug messages and node statuses on `/comms` (as the editor's sidebar
+ * does). Covers: every node type is in some example; nothing reports an error on deploy; the
+ * withdrawal (06) reaches `approved_withdrawal`; the swap (08) settles both legs; the exchange
+ * desk (09) approves a wallet connection request and sweeps the connected wallet; the ledger
+ * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403).
+ */
+import assert from 'node:assert/strict';
+import { spawn, ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+
+const root = path.resolve(__dirname, '..', '..');
+const examplesDir = path.join(root, 'examples');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
+
+/** A node of an example flow file (the fields these tests read). */
+interface FlowNode {
+  id: string;
+  type: string;
+  z?: string;
+  name?: string;
+  label?: string;
+  x?: number;
+  y?: number;
+  connection?: string;
+}
+
+/** A debug message as the sidebar gets it on `/comms` (`level` is set for node.warn / node.error logs). */
+interface DebugMessage {
+  id?: string;
+  z?: string;
+  name?: string;
+  msg?: string;
+  level?: number;
+}
+
+/** One example file: its name and its nodes. */
+function readExamples(): Array<{ file: string; nodes: FlowNode[] }> {
+  return fs
+    .readdirSync(examplesDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => ({ file, nodes: JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')) as FlowNode[] }));
+}
+
+/** The example file whose name starts with `prefix` (e.g. "06 "). */
+function example(prefix: string): { file: string; nodes: FlowNode[] } {
+  const found = readExamples().find((e) => e.file.startsWith(prefix));
+  if (!found) throw new Error(`no example file starting with "${prefix}"`);
+  return found;
+}
+
+/** The id of the node of `type` named `name` in the example `prefix`. */
+function nodeId(prefix: string, type: string, name: string): string {
+  const n = example(prefix).nodes.find((x) => x.type === type && x.name === name);
+  if (!n) throw new Error(`example ${prefix}: no ${type} node named "${name}"`);
+  return n.id;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('end to end: the example flows, clicked as a new user does', function () {
+  this.timeout(120000);
+  let userDir: string;
+  let red: ChildProcess | undefined;
+  let base = '';
+  let port = 0;
+  let log = '';
+  let ws: WebSocket | undefined;
+  const debug: DebugMessage[] = [];
+  const status = new Map<string, { text?: string; fill?: string }>();
+
+  /** Wait until `find` returns something, polling the collected messages; fail with `what` and what was seen. */
+  async function waitFor<T>(what: string, find: () => T | undefined, ms = 60000): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const found = find();
+      if (found !== undefined && found !== null && (found as unknown) !== false) return found;
+      if (Date.now() > deadline) {
+        throw new Error(`${what}: not seen; debug: ${debug.map((d) => `${d.name}: ${(d.msg ?? '').slice(0, 200)}`).join(' | ')}\n${log.slice(-3000)}`);
+      }
+      await sleep(200);
+    }
+  }
+
+  /** The first debug message of the debug node `id` (after index `from`) whose text matches `re`. */
+  function debugOf(id: string, re: RegExp = /./, from = 0): DebugMessage | undefined {
+    return debug.slice(from).find((d) => d.id === id && re.test(d.msg ?? ''));
+  }
+
+  /** Click an inject node, as its button does. */
+  async function click(id: string): Promise<void> {
+    const res = await fetch(`${base}/inject/${id}`, { method: 'POST' });
+    assert.equal(res.status, 200, `inject ${id}: ${await res.text()}`);
+  }
+
+  /** Debug messages that report an error: a Catch node's error debug, or a node.error / node.warn log. */
+  function errorsSeen(): DebugMessage[] {
+    return debug.filter((d) => /^error \(msg\.error/.test(d.name ?? '') || (d.level !== undefined && d.level <= 30));
+  }
+
+  before(async () => {
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-e2e-examples-'));
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const link = path.join(userDir, 'node_modules', ...pkg.name.split('/'));
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(root, link, 'dir');
+    fs.writeFileSync(path.join(userDir, 'flows.json'), '[]');
+    port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const redJs = require.resolve('node-red/red.js', { paths: [root] });
+    // The working directory is the user directory: the ledger report's relative path lands there.
+    red = spawn(process.execPath, [redJs, '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
+      cwd: userDir,
+      env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    red.stdout!.on('data', (d) => (log += d));
+    red.stderr!.on('data', (d) => (log += d));
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      try {
+        const res = await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } });
+        if (res.ok) break;
+      } catch {
+        /* not up yet */
+      }
+      if (Date.now() > deadline) throw new Error('node-red did not start:\n' + log);
+      await sleep(250);
+    }
+    ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
+    await new Promise((resolve, reject) => {
+      ws!.once('open', resolve);
+      ws!.once('error', reject);
+    });
+    ws.send(JSON.stringify({ subscribe: 'debug' }));
+    ws.send(JSON.stringify({ subscribe: 'status/#' }));
+    ws.on('message', (data) => {
+      const parsed = JSON.parse(data.toString());
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+        if (m.topic === 'debug') debug.push(m.data);
+        else if (typeof m.topic === 'string' && m.topic.startsWith('status/')) status.set(m.topic.slice(7), m.data ?? {});
+      }
+    });
+
+    // Deploy every example, as `npm start` does on a first start.
+    const deployed = await fetch(`${base}/flows`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' },
+      body: JSON.stringify(mergeExamples(examplesDir)),
+    });
+    assert.equal(deployed.status, 204, await deployed.text());
+    // Every feed node of the examples connected (a quote published before the hub feed connects would be missed).
+    const feeds = readExamples()
+      .flatMap((e) => e.nodes)
+      .filter((n) => /^custody-.*feed$/.test(n.type))
+      .map((n) => n.id);
+    await waitFor('every feed node connected', () => feeds.every((id) => status.get(id)?.text === 'connected'));
+  });
+
+  after(async () => {
+    ws?.close();
+    if (red && red.exitCode === null) {
+      const exited = new Promise((r) => red!.once('exit', r));
+      red.kill('SIGINT');
+      await Promise.race([exited, sleep(10000)]);
+      if (red.exitCode === null) red.kill('SIGKILL');
+    }
+    fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  it('every node type of the pack is in an example; each example is one tab that opens with a comment and has a Catch node', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const types = Object.keys(pkg['node-red'].nodes).sort();
+    const examples = readExamples();
+    const used = new Set(examples.flatMap((e) => e.nodes.map((n) => n.type)));
+    assert.deepEqual(types.filter((t) => !used.has(t)), [], 'node types in no example');
+    for (const { file, nodes } of examples) {
+      const tabs = nodes.filter((n) => n.type === 'tab');
+      assert.equal(tabs.length, 1, `${file}: one tab`);
+      // The file name is the tab label, with " - " for ": " (a file name cannot hold every character).
+      assert.equal(tabs[0].label!.replace(/: /g, ' - '), file.replace(/^\d+ /, '').replace(/\.json$/, ''), `${file}: the tab is named after the file`);
+      const onTab = nodes.filter((n) => n.z === tabs[0].id);
+      const first = [...onTab].sort((a, b) => a.y! - b.y! || a.x! - b.x!)[0];
+      assert.equal(first.type, 'comment', `${file}: opens with a comment node`);
+      assert.ok(onTab.some((n) => n.type === 'catch'), `${file}: has a Catch node`);
+      const injects = onTab.filter((n) => n.type === 'inject') as Array<FlowNode & { once?: boolean; repeat?: string }>;
+      for (const i of injects) {
+        // Only a read may start on its own (the monitor): nothing that moves money starts on deploy.
+        if (i.once || i.repeat) assert.match(file, /^1[01] /, `${file}: inject "${i.name}" starts on its own`);
+      }
+    }
+  });
+
+  it('nothing reports an error on deploy (the monitor has read once)', async () => {
+    const compare = nodeId('11 ', 'function', 'compare with thresholds');
+    await waitFor('the monitor compared the balance', () => /^(ok|low)/.test(status.get(compare)?.text ?? ''));
+    assert.deepEqual(errorsSeen(), []);
+  });
+
+  it('06: the withdrawal to the whitelisted address reaches approved_withdrawal through the automated approver', async () => {
+    const from = debug.length;
+    await click(nodeId('06 ', 'inject', 'whitelist the BTC-TESTNET address'));
+    const wl = await waitFor('whitelist of demo-fund', () => debugOf(nodeId('06 ', 'debug', 'whitelist of demo-fund'), /./, from));
+    assert.match(wl.msg!, /tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx/);
+
+    await click(nodeId('06 ', 'inject', 'withdraw 0.01 BTC-TESTNET'));
+    const done = await waitFor('withdrawal approved', () => debugOf(nodeId('06 ', 'debug', 'withdrawal approved'), /approved_withdrawal/, from));
+    const tx = JSON.parse(done.msg!);
+    assert.equal(tx.txStatus, 'approved_withdrawal');
+    assert.equal(tx.asset, 'BTC-TESTNET');
+    assert.equal(tx.amount, 1000010, '0.01 BTC-TESTNET plus the fee, in base units');
+    assert.equal(tx.recipientAddress, 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx');
+    const answered = debugOf(nodeId('06 ', 'debug', 'approved withdrawal action'), /ApproveWithdraw/, from);
+    assert.ok(answered, 'the approver of example 06 approved the ApproveWithdraw action');
+    assert.equal(JSON.parse(answered.msg!).txID, tx.txID);
+    assert.equal(debugOf(nodeId('06 ', 'debug', 'rejected withdrawal action'), /./, from), undefined);
+  });
+
+  it('08: the swap goes from the quote through the liquidity hub to the settlement of both legs', async () => {
+    const from = debug.length;
+    await click(nodeId('08 ', 'inject', 'make quote: 0.01 BTC-TESTNET for 0.2 ETH-TESTNET'));
+    const settled = await waitFor('swap settled (both legs)', () => debugOf(nodeId('08 ', 'debug', 'swap settled (both legs)'), /./, from));
+    const s = JSON.parse(settled.msg!);
+    assert.equal(s.quote.txStatus, 'approved_swap');
+    assert.equal(s.take.txStatus, 'approved_swap_take');
+    assert.deepEqual(s.quote.send, { symbol: 'BTC-TESTNET', amount: 1000000 });
+    assert.deepEqual(s.quote.receive, { symbol: 'ETH-TESTNET', amount: 200000000 });
+    const made = JSON.parse(debugOf(nodeId('08 ', 'debug', 'quote made'), /./, from)!.msg!);
+    assert.equal(s.quote.txID, made.tx_id);
+    const published = debugOf(nodeId('08 ', 'debug', 'hub feed: quote published'), /taker_pending/, from);
+    assert.ok(published, 'the hub feed announced the quote');
+    assert.equal(JSON.parse(published.msg!).txID, made.tx_id);
+    assert.ok(debugOf(nodeId('08 ', 'debug', 'maker approved the quote'), /ApproveSwap/, from), "the maker's approver approved");
+    assert.ok(debugOf(nodeId('08 ', 'debug', 'taker approved the take'), /ApproveSwapTake/, from), "the taker's approver approved");
+    assert.ok(debugOf(nodeId('08 ', 'debug', 'taker company approved the take'), /OK/, from), 'the company-level action was approved');
+    // The quote is no longer listed once settled.
+    const listedFrom = debug.length;
+    await click(nodeId('08 ', 'inject', 'list the liquidity hub'));
+    const hub = await waitFor('hub quotes', () => debugOf(nodeId('08 ', 'debug', 'hub quotes (as demo-taker-company sees them)'), /./, listedFrom));
+    assert.ok(!hub.msg!.includes(made.tx_id));
+  });
+
+  it('09: the exchange desk approves a wallet connection request and sweeps the connected wallet', async () => {
+    // Play the end user: the example's inject calls the built-in simulator's control endpoint with
+    // Node-RED's http request node, at the address the config node publishes in the global context.
+    const from = debug.length;
+    await click(nodeId('09 ', 'inject', 'an end user asks to connect demo-exchange-btc-testnet'));
+    const requested = await waitFor('connection request made', () => debugOf(nodeId('09 ', 'debug', 'connection request made'), /./, from));
+    assert.equal(JSON.parse(requested.msg!).status, 'pending');
+    const approved = await waitFor('connection approved', () => debugOf(nodeId('09 ', 'debug', 'connection approved'), /./, from));
+    assert.deepEqual(
+      { result: JSON.parse(approved.msg!).result, wallet: JSON.parse(approved.msg!).wallet, type: JSON.parse(approved.msg!).type },
+      { result: 'OK', wallet: 'demo-exchange-btc-testnet', type: 'dedicated' },
+    );
+    const connected = await waitFor('connected wallets after the approval', () => debugOf(nodeId('09 ', 'debug', 'connected wallets after the approval'), /./, from));
+    assert.deepEqual(
+      JSON.parse(connected.msg!).wallets.map((w: { wallet_id: string; status: string }) => [w.wallet_id, w.status]),
+      [['demo-exchange-btc-testnet', 'approved']],
+    );
+
+    await click(nodeId('09 ', 'inject', 'sweep 0.1 BTC-TESTNET'));
+    const swept = await waitFor('sweep status', () => debugOf(nodeId('09 ', 'debug', 'sweep status'), /./, from));
+    const sweep = JSON.parse(swept.msg!);
+    assert.equal(sweep.tx_status, 'approved_sweep');
+    assert.equal(sweep.net_amount, 10000000);
+    assert.equal(sweep.from, 'demo-exchange-btc-testnet');
+    assert.equal(sweep.to, 'demo-btc-testnet');
+    const moved = await waitFor('movement of demo-exchange-btc-testnet', () => debugOf(nodeId('09 ', 'debug', 'movement of demo-exchange-btc-testnet'), /sweep_tx/, from));
+    const m = JSON.parse(moved.msg!);
+    assert.equal(m.tx_id, sweep.tx_id);
+    assert.equal(m.sweep_tx, true);
+    assert.equal(m.net_amount, -10000000);
+  });
+
+  it('10: the ledger report writes a CSV file with a header and one row per ledger entry', async () => {
+    const from = debug.length;
+    await click(nodeId('10 ', 'inject', 'every day at 23:55 (click: now)'));
+    const written = await waitFor('report written', () => debugOf(nodeId('10 ', 'debug', 'report written'), /./, from));
+    const { file, rows } = JSON.parse(written.msg!) as { file: string; rows: number };
+    assert.match(file, /^custodyflow-reports\/ledger-demo-fund-\d{4}-\d{2}-\d{2}\.csv$/);
+    const text = fs.readFileSync(path.join(userDir, file), 'utf8');
+    const lines = text.split('\r\n').filter(Boolean);
+    assert.equal(lines[0], 'date,type,status,asset,amount,fees,netAmount,counterpartyName,reference,TxID,chainTxID,address');
+    assert.equal(lines.length - 1, rows);
+    // The demo deposits, and what the examples before did, with decimal amounts.
+    assert.ok(lines.some((l) => /,deposit,,BTC-TESTNET,5,0,5,/.test(l)), text);
+    assert.ok(lines.some((l) => /,withdraw,approved,BTC-TESTNET,0\.0100001,0\.0000001,0\.01,/.test(l)), text);
+  });
+
+  it('11: the read-only monitor reads holdings by path, and its write is refused with 403', async () => {
+    const from = debug.length;
+    await click(nodeId('11 ', 'inject', 'holdings of demo-company'));
+    const holdings = await waitFor('holdings of demo-company', () => debugOf(nodeId('11 ', 'debug', 'holdings of demo-company'), /./, from));
+    assert.ok(Array.isArray(JSON.parse(holdings.msg!).holdings));
+    await click(nodeId('11 ', 'inject', 'try a write (create a core client)'));
+    const refused = await waitFor('write refused', () => debugOf(nodeId('11 ', 'debug', 'write refused (403, as expected)'), /./, from));
+    assert.equal(JSON.parse(refused.msg!).statusCode, 403);
+    assert.equal(debugOf(nodeId('11 ', 'debug', 'write answered (not expected)'), /./, from), undefined);
+    const compare = nodeId('11 ', 'function', 'compare with thresholds');
+    assert.match(status.get(compare)?.text ?? '', /^ok at /, 'the balances are above the thresholds');
+  });
+
+  it('no example reported an error in the whole run', () => {
+    assert.deepEqual(errorsSeen(), []);
+    assert.ok(!debug.some((d) => /rejected/.test(d.name ?? '')), `an approver rejected something: ${debug.filter((d) => /rejected/.test(d.name ?? '')).map((d) => d.msg).join(' | ')}`);
+  });
+});
