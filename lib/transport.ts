@@ -63,6 +63,7 @@ export class Transport {
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
 
+  /** @param options timeout, retry attempts and first delay, extra CAs; the defaults as documented in {@link TransportOptions}. */
   constructor(options: TransportOptions) {
     this.#attempts = Math.max(1, options.attempts ?? 3);
     this.#retryDelayMs = options.retryDelayMs ?? 250;
