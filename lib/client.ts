@@ -6,15 +6,12 @@
  * signed and sent. HTTPS (TLS 1.2 minimum) to any host, plain HTTP only to loopback. Every
  * request has a timeout. Every non-2xx answer becomes an {@link ApiError}.
  */
-import http from 'node:http';
-import https from 'node:https';
 import type { KeyObject } from 'node:crypto';
-import axios, { AxiosInstance } from 'axios';
-import { backOff } from 'exponential-backoff';
 import { sign, loadPrivateKey } from './signing';
-import { ApiError, ApiErrorBody, ConfigError } from './errors';
+import { ConfigError } from './errors';
 import { checkBaseUrl } from './environments';
 import { nonceLane, NonceLane } from './nonce';
+import { apiUrl, jsonBytes, Transport } from './transport';
 
 /** How requests are signed (spec section 5.2): `x-timestamp` (epoch seconds) or `x-nonce`. */
 export type SigningMode = 'timestamp' | 'nonce';
@@ -64,9 +61,6 @@ export interface ApiResponse<T = unknown> {
   data: T;
 }
 
-const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-const TLS_MIN = 'TLSv1.2';
-
 /**
  * A signed client for one API key. Holds the parsed private key (never its PEM text) and
  * keep-alive agents; share one per configuration. Safe for concurrent use.
@@ -78,12 +72,8 @@ export class CustodyClient {
   readonly signingMode: SigningMode;
   readonly #apiKey: string;
   readonly #key: KeyObject | undefined;
-  readonly #http: AxiosInstance;
+  readonly #transport: Transport;
   readonly #lane: NonceLane;
-  readonly #attempts: number;
-  readonly #retryDelayMs: number;
-  readonly #httpAgent: http.Agent;
-  readonly #httpsAgent: https.Agent;
   /** Extra CA certificates, for the feed's TLS connections. */
   readonly ca: string | Buffer | undefined;
 
@@ -102,21 +92,8 @@ export class CustodyClient {
     this.#apiKey = options.apiKey;
     this.#key = options.privateKey ? loadPrivateKey(options.privateKey) : undefined;
     this.#lane = nonceLane(options.apiKey);
-    this.#attempts = Math.max(1, options.attempts ?? 3);
-    this.#retryDelayMs = options.retryDelayMs ?? 250;
     this.ca = options.ca;
-    this.#httpAgent = new http.Agent({ keepAlive: true });
-    this.#httpsAgent = new https.Agent({ keepAlive: true, minVersion: TLS_MIN, ...(options.ca ? { ca: options.ca } : {}) });
-    this.#http = axios.create({
-      timeout: options.timeoutMs ?? 30000,
-      httpAgent: this.#httpAgent,
-      httpsAgent: this.#httpsAgent,
-      maxRedirects: 0,
-      responseType: 'text',
-      transformRequest: [(data) => data],
-      transformResponse: [(data) => data],
-      validateStatus: () => true,
-    });
+    this.#transport = new Transport(options);
   }
 
   /**
@@ -124,11 +101,7 @@ export class CustodyClient {
    * @param path starting with `/`, segments already URL-encoded, e.g. `/company/abc/transfer`.
    */
   url(path: string, query?: RequestOptions['query']): string {
-    const u = new URL(this.baseUrl + path);
-    if (query) {
-      for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.append(k, String(v));
-    }
-    return u.toString();
+    return apiUrl(this.baseUrl, path, query);
   }
 
   /**
@@ -178,71 +151,27 @@ export class CustodyClient {
    */
   async request<T = unknown>(method: HttpMethod, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const url = this.url(path, options.query);
-    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), 'utf8');
-    const once = () => this.#send<T>(method, url, path, body);
-    if (!options.idempotent || this.#attempts === 1) return once();
-    return backOff(once, {
-      numOfAttempts: this.#attempts,
-      startingDelay: this.#retryDelayMs,
-      timeMultiple: 2,
-      maxDelay: 10000,
-      jitter: 'full',
-      retry: (e: unknown) => e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode)),
-    });
+    const body = jsonBytes(options.body);
+    return this.#transport.retrying(options.idempotent, () => this.#send<T>(method, url, path, body));
   }
 
+  /** One attempt: a fresh timestamp (or the next nonce of the key's lane) and signature, then the exchange. */
   async #send<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined): Promise<ApiResponse<T>> {
+    const context = `${method} ${path}`;
     if (this.signingMode === 'nonce' && this.#key) {
-      return this.#lane.run((nonce) => this.#exchange<T>(method, url, path, body, this.#headers(url, body, 'x-nonce', nonce)));
+      return this.#lane.run((nonce) => this.#transport.exchange<T>(method, url, this.#headers(url, body, 'x-nonce', nonce), body, context));
     }
     const prefix = String(Math.floor(Date.now() / 1000));
-    return this.#exchange<T>(method, url, path, body, this.#headers(url, body, 'x-timestamp', prefix));
-  }
-
-  async #exchange<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined, headers: Record<string, string>): Promise<ApiResponse<T>> {
-    const context = `${method} ${path}`;
-    let res;
-    try {
-      res = await this.#http.request<string>({ method, url, headers, data: body });
-    } catch (err) {
-      const e = err as { code?: string; message?: string };
-      const code = e.code === 'ECONNABORTED' ? 'ETIMEDOUT' : e.code ?? 'ENETWORK';
-      throw new ApiError(0, { code, msg: e.code === 'ECONNABORTED' ? 'request timed out' : (e.message ?? 'network error'), detail: { reason: code } }, context);
-    }
-    const parsed = parseBody(res.data);
-    if (res.status >= 200 && res.status < 300) {
-      return { statusCode: res.status, data: (parsed ?? {}) as T };
-    }
-    throw new ApiError(res.status, toErrorBody(res.status, res.statusText, parsed), context);
+    return this.#transport.exchange<T>(method, url, this.#headers(url, body, 'x-timestamp', prefix), body, context);
   }
 
   /** Release the keep-alive sockets. The client must not be used afterwards. */
   close(): void {
-    this.#httpAgent.destroy();
-    this.#httpsAgent.destroy();
+    this.#transport.close();
   }
 
   /** Never reveal the key or API key when inspected or serialised. */
   toJSON(): Record<string, unknown> {
     return { baseUrl: this.baseUrl, signingMode: this.signingMode };
   }
-}
-
-function parseBody(text: unknown): unknown {
-  if (typeof text !== 'string' || text.length === 0) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** Shape any error answer as a section 7 body, keeping the server's fields when present. */
-function toErrorBody(status: number, statusText: string, parsed: unknown): ApiErrorBody {
-  if (parsed && typeof parsed === 'object' && 'msg' in parsed) {
-    const p = parsed as Partial<ApiErrorBody>;
-    return { code: p.code ?? status, msg: String(p.msg), detail: p.detail && typeof p.detail === 'object' ? p.detail : {} };
-  }
-  const text = typeof parsed === 'string' ? parsed.slice(0, 200) : '';
-  return { code: status, msg: statusText || `HTTP ${status}`, detail: text ? { reason: text } : {} };
 }

@@ -10,8 +10,8 @@
  *   it reads GET /coreclient/{client_id}/actions, so an action submitted while it was away is
  *   emitted too; each action id is emitted once for the lifetime of the feed (the service
  *   re-sends pending actions on reconnect; NOTES.md "Behaviour").
- * - {@link HubFeed} (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts): account-wide feeds
- *   without a catch-up.
+ * - {@link AccountFeed} (this file): an account-wide feed without a catch-up; {@link HubFeed}
+ *   (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts) are the two the spec names.
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
@@ -224,6 +224,53 @@ export abstract class SignedFeed extends EventEmitter {
     }, this.#options.heartbeatMs);
     timer.unref();
     return timer;
+  }
+}
+
+/**
+ * What an {@link AccountFeed} emits: the event name, the string field every message must have,
+ * and the feed's name in error texts.
+ */
+export interface AccountFeedMessages {
+  /** The event emitted per message, e.g. `quote`. */
+  event: string;
+  /** The field a message must hold as a string to be emitted, e.g. `txID`. */
+  idField: string;
+  /** The feed's name at the start of an error text, e.g. `liquidity hub feed`. */
+  label: string;
+}
+
+/**
+ * An account-wide feed without catch-up (spec section 6: the liquidity hub feed
+ * {@link HubFeed}, the wallets feed {@link WalletsFeed}). It reconnects by itself like every
+ * {@link SignedFeed}, but the service re-sends nothing on reconnect.
+ *
+ * Events (besides `state` and `error`, see {@link SignedFeed}):
+ * - `<event>` (message): one per message that is a JSON object with a string `<idField>`, as
+ *   received (no dedupe: the service does not repeat messages). Other messages are reported as
+ *   `error` (`<label>: a message without <idField> was ignored`) and dropped.
+ */
+export class AccountFeed extends SignedFeed {
+  readonly #messages: AccountFeedMessages;
+
+  /**
+   * @param client the signed client of the account (its base URL gives the feed URL, ws:// or wss://).
+   * @param path the feed path below the base URL, e.g. `/liquidityhub/feed`.
+   * @param messages the event to emit, the field a message must have, the name in error texts.
+   */
+  constructor(client: CustodyClient, path: string, messages: AccountFeedMessages, options: FeedOptions = {}) {
+    super(client, path, options);
+    this.#messages = messages;
+  }
+
+  /** Emit the event for a JSON object with a string id field; report anything else as `error`. */
+  protected handleMessage(msg: unknown): void {
+    const { event, idField, label } = this.#messages;
+    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as Record<string, unknown>)[idField] === 'string') {
+      this.emit(event, msg);
+    } else {
+      this.reportError(new Error(`${label}: a message without ${idField} was ignored`));
+    }
   }
 }
 

@@ -4,7 +4,7 @@
  * /company/{company_id}/liquidityhub), `{txID, status}` with status `taker_pending`.
  */
 import { CustodyClient } from './client';
-import { SignedFeed, type FeedOptions } from './feed';
+import { AccountFeed, type FeedOptions } from './feed';
 
 /**
  * A liquidity hub feed message (spec section 6; NOTES.md "Feed messages"). Source of the names:
@@ -20,32 +20,23 @@ export interface HubFeedMessage {
 }
 
 /**
- * The account's liquidity hub feed. It reconnects by itself like every {@link SignedFeed}, but
+ * The account's liquidity hub feed. It reconnects by itself like every {@link AccountFeed}, but
  * has NO catch-up: the service re-sends nothing on reconnect and the API has no list of
  * "quotes published since". A gap (state `disconnected`, then `connected` again) therefore
  * means that quotes published while it was disconnected were missed; GET
  * /company/{company_id}/liquidityhub lists the quotes currently on the hub, to resynchronise
  * when that matters.
  *
- * Events (besides `state` and `error`, see {@link SignedFeed}):
+ * Events (besides `state` and `error`, see {@link AccountFeed}):
  * - `quote` (message: HubFeedMessage): one per message that is a JSON object with a string
  *   `txID`, as received (no dedupe: the service does not repeat messages). Other messages are
  *   reported as `error` and dropped.
  */
-export class HubFeed extends SignedFeed {
+export class HubFeed extends AccountFeed {
   /**
    * @param client the signed client of the account (its base URL gives the feed URL, ws:// or wss://).
    */
   constructor(client: CustodyClient, options: FeedOptions = {}) {
-    super(client, '/liquidityhub/feed', options);
-  }
-
-  /** Emit `quote` for a JSON object with a string `txID`; report anything else as `error`. */
-  protected handleMessage(msg: unknown): void {
-    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as HubFeedMessage).txID === 'string') {
-      this.emit('quote', msg as HubFeedMessage);
-    } else {
-      this.reportError(new Error('liquidity hub feed: a message without txID was ignored'));
-    }
+    super(client, '/liquidityhub/feed', { event: 'quote', idField: 'txID', label: 'liquidity hub feed' }, options);
   }
 }

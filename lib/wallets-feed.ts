@@ -4,7 +4,7 @@
  * per API key, not per core client; one message per movement of a wallet's balance.
  */
 import { CustodyClient } from './client';
-import { SignedFeed, type FeedOptions } from './feed';
+import { AccountFeed, type FeedOptions } from './feed';
 
 /**
  * A wallets feed message: one wallet transaction. Source: NOTES.md "Feed messages" (field names
@@ -37,28 +37,19 @@ export interface WalletFeedMessage {
 
 /**
  * The wallets feed of the client's API key. It reconnects by itself like every
- * {@link SignedFeed} and has no catch-up: movements while it was disconnected are not re-sent
+ * {@link AccountFeed} and has no catch-up: movements while it was disconnected are not re-sent
  * (GET /wallet/{wallet_id}/history and the fund ledger,
  * GET /company/{company_id}/fund/{fund_id}/ledger, list past movements).
  *
- * Events (besides `state` and `error`, see {@link SignedFeed}):
+ * Events (besides `state` and `error`, see {@link AccountFeed}):
  * - `transaction` (message: WalletFeedMessage): one per message that is a JSON object with a
  *   string `wallet_id`, as received. Other messages are reported as `error` and dropped.
  */
-export class WalletsFeed extends SignedFeed {
+export class WalletsFeed extends AccountFeed {
   /**
    * @param client the signed client of the API key whose wallets feed this is.
    */
   constructor(client: CustodyClient, options: FeedOptions = {}) {
-    super(client, '/wallets/feed', options);
-  }
-
-  /** Emit `transaction` for a JSON object with a string `wallet_id`; report anything else as `error`. */
-  protected handleMessage(msg: unknown): void {
-    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as WalletFeedMessage).wallet_id === 'string') {
-      this.emit('transaction', msg as WalletFeedMessage);
-    } else {
-      this.reportError(new Error('wallets feed: a message without wallet_id was ignored'));
-    }
+    super(client, '/wallets/feed', { event: 'transaction', idField: 'wallet_id', label: 'wallets feed' }, options);
   }
 }

@@ -56,21 +56,27 @@ export function isLoopback(addr: string | undefined): boolean {
   return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
 }
 
+/**
+ * The guard of every control endpoint (v1 here, v2 in v2/routes.ts): the caller must be on
+ * loopback and name a loopback `Host`, and a POST must be `application/json`.
+ * @throws 403 for a caller or a `Host` that is not loopback; 415 for a POST of another content type.
+ */
+export function controlGuard(req: express.Request): void {
+  if (!isLoopback(req.socket.remoteAddress)) throw forbidden('control endpoints answer loopback callers only');
+  // A page that rebinds its own DNS name to 127.0.0.1 still sends its own name as Host.
+  const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  if (!/^(localhost|127(\.\d{1,3}){3}|::1)$/i.test(host)) throw forbidden('Host: control endpoints answer loopback host names only');
+  // A web page can POST text/plain or a form to loopback without asking; it cannot send
+  // application/json cross-origin without a CORS preflight, which this server never grants.
+  if (req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
+    throw unsupportedMediaType('Content-Type: control endpoints take application/json only');
+  }
+}
+
 /** Build the router mounted at {@link CONTROL_PREFIX}. */
 export function controlRouter(eng: Engine, feeds: FeedHub, faults: HttpFaults): Router {
   const r = express.Router();
-  const loopbackOnly = (req: express.Request): void => {
-    if (!isLoopback(req.socket.remoteAddress)) throw forbidden('control endpoints answer loopback callers only');
-    // A page that rebinds its own DNS name to 127.0.0.1 still sends its own name as Host.
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-    if (!/^(localhost|127(\.\d{1,3}){3}|::1)$/i.test(host)) throw forbidden('Host: control endpoints answer loopback host names only');
-    // A web page can POST text/plain or a form to loopback without asking; it cannot send
-    // application/json cross-origin without a CORS preflight, which this server never grants.
-    if (req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
-      throw unsupportedMediaType('Content-Type: control endpoints take application/json only');
-    }
-  };
-  const h = (fn: RouteHandler) => route(eng, fn, loopbackOnly);
+  const h = (fn: RouteHandler) => route(eng, fn, controlGuard);
 
   r.post(
     '/faucet',

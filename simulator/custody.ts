@@ -9,10 +9,10 @@
  * expiry), withdrawals.ts, swaps.ts and exchanges.ts; they all build on these functions.
  */
 import type { Engine, WalletFeedMessage } from './engine';
-import { badRequest } from './errors';
+import { badRequest, notFound } from './errors';
 import { feeFor, isSafeQuote, type FeeQuote } from './assets';
 import { newId } from './ids';
-import { writeLedger } from './network';
+import { getCompany, writeLedger } from './network';
 import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, WalletRecord } from './state';
 
 /**
@@ -252,6 +252,20 @@ export function ledgerFor(
   };
   writeLedger(eng, wallet, entry);
   return entry;
+}
+
+/**
+ * One company's custody transaction of one kind, for its GET (GET /company/{company_id}/transfer/{tx_id},
+ * GET /company/{company_id}/withdraw/{tx_id}).
+ * @param records the kind's records by tx id, e.g. `eng.state.transfers`.
+ * @param kindName the kind as the 404 text names it, e.g. `transfer`, `withdrawal`.
+ * @throws 404 unknown company, or no transaction `txId` of that kind in that company.
+ */
+export function companyTx<T extends CustodyTxRecord>(eng: Engine, records: Record<string, T>, kindName: string, companyId: string, txId: string): T {
+  getCompany(eng, companyId);
+  const tx = records[txId];
+  if (!tx || tx.company_id !== companyId) throw notFound(`tx_id: no ${kindName} ${txId} in company ${companyId}`);
+  return tx;
 }
 
 /** The Transaction object of spec section 2 (camelCase), for transfers and withdrawals alike. */

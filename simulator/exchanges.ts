@@ -145,22 +145,6 @@ export function connectionDetails(eng: Engine, action: ActionRecord): Record<str
   };
 }
 
-/**
- * `connected` of a wallet view (OpenAPI FundWalletInfo): `[{client_id, counterparty_id, name,
- * status}]` with status `Active` once approved, `Pending` before; null when never connected.
- */
-export function walletConnections(eng: Engine, walletId: string): { client_id: string; counterparty_id: string; name: string; status: string }[] | null {
-  const list = Object.values(eng.state.connections)
-    .filter((c) => c.wallet_id === walletId && c.status !== 'rejected')
-    .map((c) => ({
-      client_id: c.client_id,
-      counterparty_id: c.clientData.customer_id,
-      name: Object.values(eng.state.exchanges).find((x) => x.client_id === c.client_id)?.name ?? '',
-      status: c.status === 'approved' ? 'Active' : 'Pending',
-    }));
-  return list.length ? list : null;
-}
-
 /** GET /coreclient/{client_id}/wallets -> `{wallets:[{wallet_id, action_id, status, expires}]}` (OpenAPI CoreClientWallet). @throws 404 */
 export function connectedWallets(eng: Engine, clientId: string): { wallets: { wallet_id: string; action_id: string; status: string; expires: number }[] } {
   net.getCoreClient(eng, clientId);

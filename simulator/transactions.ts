@@ -33,6 +33,7 @@ import { newChainTxId } from './ids';
 import { findUser, getCompany, getCoreClient, getWallet } from './network';
 import {
   closeTx,
+  companyTx,
   coveredQuote,
   custodyGroupOf,
   custodyTxView,
@@ -256,10 +257,7 @@ export function transactionView(eng: Engine, tx: TransferRecord): TransactionVie
 
 /** GET /company/{company_id}/transfer/{tx_id}. @throws 404 unknown company or transfer not of that company. */
 export function getTransfer(eng: Engine, companyId: string, txId: string): TransactionView {
-  getCompany(eng, companyId);
-  const tx = eng.state.transfers[txId];
-  if (!tx || tx.company_id !== companyId) throw notFound(`tx_id: no transfer ${txId} in company ${companyId}`);
-  return transactionView(eng, tx);
+  return transactionView(eng, companyTx(eng, eng.state.transfers, 'transfer', companyId, txId));
 }
 
 /** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2, NOTES). */

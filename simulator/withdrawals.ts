@@ -27,7 +27,7 @@ import { badRequest, conflict, notFound } from './errors';
 import { findAsset } from './assets';
 import { newChainTxId } from './ids';
 import { getCompany, getFund, getWallet } from './network';
-import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, moveBalance, newCustodyFields, openCustody, type TransactionView } from './custody';
+import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, moveBalance, newCustodyFields, openCustody, type TransactionView } from './custody';
 import type { WithdrawalRecord } from './state';
 
 /** POST /company/{company_id}/fund/{fund_id}/whitelist body (spec section 4; all required). */
@@ -146,8 +146,5 @@ export function withdrawalView(eng: Engine, tx: WithdrawalRecord): TransactionVi
 
 /** GET /company/{company_id}/withdraw/{tx_id}. @throws 404 unknown company or withdrawal not of that company. */
 export function getWithdrawal(eng: Engine, companyId: string, txId: string): TransactionView {
-  getCompany(eng, companyId);
-  const tx = eng.state.withdrawals[txId];
-  if (!tx || tx.company_id !== companyId) throw notFound(`tx_id: no withdrawal ${txId} in company ${companyId}`);
-  return withdrawalView(eng, tx);
+  return withdrawalView(eng, companyTx(eng, eng.state.withdrawals, 'withdrawal', companyId, txId));
 }

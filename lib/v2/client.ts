@@ -9,13 +9,10 @@
  * idempotent (reads), every non-2xx answer an {@link ApiError}. The token is never logged and
  * never put in an error text.
  */
-import http from 'node:http';
-import https from 'node:https';
-import axios, { AxiosInstance } from 'axios';
-import { backOff } from 'exponential-backoff';
-import { ApiError, ApiErrorBody, ConfigError } from '../errors';
+import { ConfigError } from '../errors';
 import { checkBaseUrl } from '../environments';
 import type { ApiResponse, HttpMethod, RequestOptions } from '../client';
+import { apiUrl, jsonBytes, Transport } from '../transport';
 
 /** Options of a {@link WorkspaceClient}. */
 export interface WorkspaceClientOptions {
@@ -35,8 +32,6 @@ export interface WorkspaceClientOptions {
   ca?: string | Buffer;
 }
 
-const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-
 /**
  * A client of the v2 workspace calls for one token. Safe for concurrent use; share one per
  * configuration; {@link WorkspaceClient.close} releases its sockets.
@@ -47,11 +42,7 @@ export class WorkspaceClient {
   /** The default workspace id ('' when none was configured). */
   readonly workspaceId: string;
   readonly #token: string;
-  readonly #http: AxiosInstance;
-  readonly #attempts: number;
-  readonly #retryDelayMs: number;
-  readonly #httpAgent: http.Agent;
-  readonly #httpsAgent: https.Agent;
+  readonly #transport: Transport;
 
   /**
    * @throws {ConfigError} for a bad base URL (message names `v2BaseUrl`) or an empty token.
@@ -65,27 +56,12 @@ export class WorkspaceClient {
     if (!options.token || typeof options.token !== 'string') throw new ConfigError('token: the v2 token (x-token) is required');
     this.#token = options.token;
     this.workspaceId = options.workspaceId ?? '';
-    this.#attempts = Math.max(1, options.attempts ?? 3);
-    this.#retryDelayMs = options.retryDelayMs ?? 250;
-    this.#httpAgent = new http.Agent({ keepAlive: true });
-    this.#httpsAgent = new https.Agent({ keepAlive: true, minVersion: 'TLSv1.2', ...(options.ca ? { ca: options.ca } : {}) });
-    this.#http = axios.create({
-      timeout: options.timeoutMs ?? 30000,
-      httpAgent: this.#httpAgent,
-      httpsAgent: this.#httpsAgent,
-      maxRedirects: 0,
-      responseType: 'text',
-      transformRequest: [(data) => data],
-      transformResponse: [(data) => data],
-      validateStatus: () => true,
-    });
+    this.#transport = new Transport(options);
   }
 
   /** The full URL of a v2 path (segments already URL-encoded). */
   url(path: string, query?: RequestOptions['query']): string {
-    const u = new URL(this.baseUrl + path);
-    if (query) for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.append(k, String(v));
-    return u.toString();
+    return apiUrl(this.baseUrl, path, query);
   }
 
   /**
@@ -97,61 +73,18 @@ export class WorkspaceClient {
    */
   async request<T = unknown>(method: HttpMethod, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const url = this.url(path, options.query);
-    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), 'utf8');
-    const once = () => this.#exchange<T>(method, url, path, body);
-    if (!options.idempotent || this.#attempts === 1) return once();
-    return backOff(once, {
-      numOfAttempts: this.#attempts,
-      startingDelay: this.#retryDelayMs,
-      timeMultiple: 2,
-      maxDelay: 10000,
-      jitter: 'full',
-      retry: (e: unknown) => e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode)),
-    });
-  }
-
-  async #exchange<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined): Promise<ApiResponse<T>> {
-    const context = `${method} v2 ${path}`;
-    const headers = { accept: 'application/json', 'Content-Type': 'application/json', 'x-token': this.#token };
-    let res;
-    try {
-      res = await this.#http.request<string>({ method, url, headers, data: body });
-    } catch (err) {
-      const e = err as { code?: string; message?: string };
-      const code = e.code === 'ECONNABORTED' ? 'ETIMEDOUT' : e.code ?? 'ENETWORK';
-      throw new ApiError(0, { code, msg: e.code === 'ECONNABORTED' ? 'request timed out' : (e.message ?? 'network error'), detail: { reason: code } }, context);
-    }
-    const parsed = parseBody(res.data);
-    if (res.status >= 200 && res.status < 300) return { statusCode: res.status, data: (parsed ?? {}) as T };
-    throw new ApiError(res.status, toErrorBody(res.status, res.statusText, parsed), context);
+    const body = jsonBytes(options.body);
+    const headers = () => ({ accept: 'application/json', 'Content-Type': 'application/json', 'x-token': this.#token });
+    return this.#transport.retrying(options.idempotent, () => this.#transport.exchange<T>(method, url, headers(), body, `${method} v2 ${path}`));
   }
 
   /** Release the keep-alive sockets. The client must not be used afterwards. */
   close(): void {
-    this.#httpAgent.destroy();
-    this.#httpsAgent.destroy();
+    this.#transport.close();
   }
 
   /** Never reveal the token when inspected or serialised. */
   toJSON(): Record<string, unknown> {
     return { baseUrl: this.baseUrl, workspaceId: this.workspaceId };
   }
-}
-
-function parseBody(text: unknown): unknown {
-  if (typeof text !== 'string' || text.length === 0) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function toErrorBody(status: number, statusText: string, parsed: unknown): ApiErrorBody {
-  if (parsed && typeof parsed === 'object' && 'msg' in parsed) {
-    const p = parsed as Partial<ApiErrorBody>;
-    return { code: p.code ?? status, msg: String(p.msg), detail: p.detail && typeof p.detail === 'object' ? p.detail : {} };
-  }
-  const text = typeof parsed === 'string' ? parsed.slice(0, 200) : '';
-  return { code: status, msg: statusText || `HTTP ${status}`, detail: text ? { reason: text } : {} };
 }

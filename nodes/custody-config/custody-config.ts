@@ -10,11 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState, WorkspaceClient, resolveV2BaseUrl } from '../../lib';
-import { HubFeed, WalletsFeed, type SignedFeed } from '../../lib';
+import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership } from '../shared/types';
-import type { AccountFeedUser } from '../shared/types';
 
 /** Editor properties of `custody-config`. */
 interface ConfigDef extends NodeDef {
@@ -40,28 +39,31 @@ interface ConfigCredentials {
   token?: string;
 }
 
+/** What every user of a shared feed has: it hears the state changes, and the error while the feed cannot be built. */
+interface FeedListener {
+  onState(state: FeedState, reason?: string): void;
+  onUnusable(err: Error): void;
+}
+
 /** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` while it cannot be. */
-interface SharedFeed {
-  feed?: CoreClientFeed;
+interface SharedFeed<U extends FeedListener> {
+  feed?: SignedFeed;
   error?: Error;
   /** The timer of the next attempt to build the client, after a failure. */
   retry?: NodeJS.Timeout;
-  users: Set<FeedUser>;
+  users: Set<U>;
 }
 
-/** A shared account-wide feed (liquidity hub, wallets) and its users; as {@link SharedFeed}. */
-interface SharedAccountFeed {
-  feed?: SignedFeed;
-  error?: Error;
-  retry?: NodeJS.Timeout;
-  users: Set<AccountFeedUser<unknown>>;
-}
-
-/** What differs between the account-wide feeds: a log label, how to build one, its message event. */
-interface AccountFeedKind {
+/**
+ * What differs between the shared feeds (core client feeds, liquidity hub, wallets): the key it
+ * is shared under, a log label, how to build one, its message event and how a user takes a message.
+ */
+interface FeedKind<U extends FeedListener> {
+  key: string;
   label: string;
   make(client: CustodyClient): SignedFeed;
   event: string;
+  deliver(user: U, message: unknown): void;
 }
 
 /** Global context key under which the built-in simulator's addresses are published (see `startSimulator`). */
@@ -88,7 +90,8 @@ export = function register(RED: NodeAPI): void {
     const credentials: ConfigCredentials = node.credentials || {};
     let clientPromise: Promise<CustodyClient> | undefined;
     let closed = false;
-    const feeds = new Map<string, SharedFeed>();
+    /** The shared feeds by {@link FeedKind} key: one per core client, the liquidity hub, the wallets feed. */
+    const feeds = new Map<string, SharedFeed<FeedListener>>();
 
     /**
      * The process's built-in simulator, started on first use. Its addresses (never a key) are put in
@@ -157,23 +160,23 @@ export = function register(RED: NodeAPI): void {
       return clientPromise;
     };
 
-    /** Build the client and open the shared feed of `entry`; on failure report it and try again later. */
-    function openFeed(clientId: string, entry: SharedFeed): void {
+    /** Build the client and open the shared feed `entry` of `kind`; on failure report it and try again later. */
+    function openFeed<U extends FeedListener>(kind: FeedKind<U>, entry: SharedFeed<U>): void {
       node.client().then(
         (client) => {
-          if (feeds.get(clientId) !== entry) return; // everyone left meanwhile
+          if (feeds.get(kind.key) !== entry) return; // everyone left meanwhile
           entry.error = undefined;
-          const feed = new CoreClientFeed(client, clientId);
+          const feed = kind.make(client);
           entry.feed = feed;
           let lastWarned = '';
-          feed.on('action', (action) => entry.users.forEach((u) => u.onAction(action)));
+          feed.on(kind.event, (message: unknown) => entry.users.forEach((u) => kind.deliver(u, message)));
           feed.on('state', (state: FeedState, reason?: string) => {
             if (state === 'connected') lastWarned = '';
             entry.users.forEach((u) => u.onState(state, reason));
           });
           feed.on('error', (err: Error) => {
             // Warn once per distinct failure, so a long outage does not flood the log.
-            if (err.message !== lastWarned) node.warn(`core client feed ${clientId}: ${err.message}`);
+            if (err.message !== lastWarned) node.warn(`${kind.label}: ${err.message}`);
             lastWarned = err.message;
           });
           feed.start();
@@ -182,81 +185,23 @@ export = function register(RED: NodeAPI): void {
           // Usually a configuration that cannot work until it is redeployed (e.g. no private key);
           // a passing failure (the built-in simulator not starting) heals: try again in a while.
           entry.error = err;
-          node.error(`core client feed ${clientId}: ${err.message}`);
-          entry.users.forEach((u) => u.onUnusable(err));
-          entry.retry = setTimeout(() => {
-            entry.retry = undefined;
-            if (feeds.get(clientId) === entry && !closed) openFeed(clientId, entry);
-          }, FEED_REBUILD_DELAY_MS);
-        },
-      );
-    }
-
-    node.subscribeFeed = (clientId: string, user: FeedUser): FeedMembership => {
-      let entry = feeds.get(clientId);
-      if (!entry) {
-        entry = { users: new Set() };
-        feeds.set(clientId, entry);
-        openFeed(clientId, entry);
-      }
-      const joined = entry;
-      joined.users.add(user);
-      if (joined.error) user.onUnusable(joined.error);
-      else user.onState(joined.feed ? joined.feed.state : 'connecting');
-      return {
-        leave: async () => {
-          joined.users.delete(user);
-          if (joined.users.size === 0 && feeds.get(clientId) === joined) {
-            feeds.delete(clientId);
-            clearTimeout(joined.retry);
-            await joined.feed?.stop();
-          }
-        },
-      };
-    };
-
-    /** The shared liquidity hub and wallets feeds, by kind label. */
-    const accountFeeds = new Map<string, SharedAccountFeed>();
-
-    /** Build the client and open the shared account feed `entry`; on failure report it and try again in 30 s (as openFeed). */
-    function openAccountFeed(kind: AccountFeedKind, entry: SharedAccountFeed): void {
-      node.client().then(
-        (client) => {
-          if (accountFeeds.get(kind.label) !== entry) return; // everyone left meanwhile
-          entry.error = undefined;
-          const feed = kind.make(client);
-          entry.feed = feed;
-          let lastWarned = '';
-          feed.on(kind.event, (message: unknown) => entry.users.forEach((u) => u.onMessage(message)));
-          feed.on('state', (state: FeedState, reason?: string) => {
-            if (state === 'connected') lastWarned = '';
-            entry.users.forEach((u) => u.onState(state, reason));
-          });
-          feed.on('error', (err: Error) => {
-            if (err.message !== lastWarned) node.warn(`${kind.label}: ${err.message}`);
-            lastWarned = err.message;
-          });
-          feed.start();
-        },
-        (err: Error) => {
-          entry.error = err;
           node.error(`${kind.label}: ${err.message}`);
           entry.users.forEach((u) => u.onUnusable(err));
           entry.retry = setTimeout(() => {
             entry.retry = undefined;
-            if (accountFeeds.get(kind.label) === entry && !closed) openAccountFeed(kind, entry);
+            if (feeds.get(kind.key) === entry && !closed) openFeed(kind, entry);
           }, FEED_REBUILD_DELAY_MS);
         },
       );
     }
 
-    /** Join the shared account feed of `kind`: the first user opens it, the last to leave closes it. */
-    function subscribeAccountFeed(kind: AccountFeedKind, user: AccountFeedUser<unknown>): FeedMembership {
-      let entry = accountFeeds.get(kind.label);
+    /** Join the shared feed of `kind`: the first user opens it, the last to leave closes it. */
+    function subscribe<U extends FeedListener>(kind: FeedKind<U>, user: U): FeedMembership {
+      let entry = feeds.get(kind.key) as SharedFeed<U> | undefined;
       if (!entry) {
         entry = { users: new Set() };
-        accountFeeds.set(kind.label, entry);
-        openAccountFeed(kind, entry);
+        feeds.set(kind.key, entry as SharedFeed<FeedListener>);
+        openFeed(kind, entry);
       }
       const joined = entry;
       joined.users.add(user);
@@ -265,8 +210,8 @@ export = function register(RED: NodeAPI): void {
       return {
         leave: async () => {
           joined.users.delete(user);
-          if (joined.users.size === 0 && accountFeeds.get(kind.label) === joined) {
-            accountFeeds.delete(kind.label);
+          if (joined.users.size === 0 && feeds.get(kind.key) === joined) {
+            feeds.delete(kind.key);
             clearTimeout(joined.retry);
             await joined.feed?.stop();
           }
@@ -274,10 +219,15 @@ export = function register(RED: NodeAPI): void {
       };
     }
 
+    node.subscribeFeed = (clientId: string, user: FeedUser): FeedMembership =>
+      subscribe<FeedUser>(
+        { key: `coreclient/${clientId}`, label: `core client feed ${clientId}`, make: (client) => new CoreClientFeed(client, clientId), event: 'action', deliver: (u, action: Action) => u.onAction(action) },
+        user,
+      );
     node.subscribeHubFeed = (user) =>
-      subscribeAccountFeed({ label: 'liquidity hub feed', make: (client) => new HubFeed(client), event: 'quote' }, user);
+      subscribe({ key: 'liquidityhub', label: 'liquidity hub feed', make: (client) => new HubFeed(client), event: 'quote', deliver: (u, message: HubFeedMessage) => u.onMessage(message) }, user);
     node.subscribeWalletsFeed = (user) =>
-      subscribeAccountFeed({ label: 'wallets feed', make: (client) => new WalletsFeed(client), event: 'transaction' }, user);
+      subscribe({ key: 'wallets', label: 'wallets feed', make: (client) => new WalletsFeed(client), event: 'transaction', deliver: (u, message: WalletFeedMessage) => u.onMessage(message) }, user);
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
@@ -286,11 +236,6 @@ export = function register(RED: NodeAPI): void {
         return f.feed?.stop();
       });
       feeds.clear();
-      for (const f of accountFeeds.values()) {
-        clearTimeout(f.retry);
-        stopping.push(f.feed?.stop());
-      }
-      accountFeeds.clear();
       const pending = clientPromise;
       clientPromise = undefined;
       const pendingWorkspace = workspacePromise;

@@ -9,9 +9,10 @@
  * `action_id`, the path ids a `custody-action` node reads; `msg.topic` = the action type.
  */
 import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
-import { getPendingAction, Action, FeedState } from '../../lib';
-import { showFeedState, showError } from '../shared/status';
-import type { CustodyConfigNode, FeedMembership } from '../shared/types';
+import { getPendingAction, Action } from '../../lib';
+import { showError } from '../shared/status';
+import { joinSharedFeed } from '../shared/feed-node';
+import type { CustodyConfigNode } from '../shared/types';
 
 /** Editor properties of `custody-coreclient-feed`. */
 interface FeedDef extends NodeDef {
@@ -33,7 +34,8 @@ export = function register(RED: NodeAPI): void {
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const clientId = (def.clientId || '').trim();
     const withDetails = def.details !== false;
-    let membership: FeedMembership | undefined;
+    /** False once the node is closing: no more retries of details reads. */
+    let running = true;
     const retries = new Set<NodeJS.Timeout>();
 
     if (!connection || !clientId) {
@@ -66,39 +68,32 @@ export = function register(RED: NodeAPI): void {
             else node.warn(`action ${action.id}: details could not be read (attempt ${attempt + 1}): ${err.message}`);
             const delayMs = Math.min(DETAILS_RETRY_MAX_MS, DETAILS_RETRY_FIRST_MS * 3 ** attempt);
             const expired = Number(action.expireTime) > 0 && Date.now() + delayMs > Number(action.expireTime) * 1000;
-            if (expired || !membership) return;
+            if (expired || !running) return;
             const timer = setTimeout(() => {
               retries.delete(timer);
-              if (membership) sendWithDetails(action, attempt + 1);
+              if (running) sendWithDetails(action, attempt + 1);
             }, delayMs);
             retries.add(timer);
           },
         );
     }
 
-    membership = connection.subscribeFeed(clientId, {
-      onAction(action: Action) {
-        if (withDetails) sendWithDetails(action, 0);
-        else emit(action);
+    joinSharedFeed(
+      node,
+      (status) =>
+        connection.subscribeFeed(clientId, {
+          ...status,
+          onAction(action: Action) {
+            if (withDetails) sendWithDetails(action, 0);
+            else emit(action);
+          },
+        }),
+      () => {
+        running = false;
+        retries.forEach((t) => clearTimeout(t));
+        retries.clear();
       },
-      onState(state: FeedState) {
-        showFeedState(node, state);
-      },
-      onUnusable(err: Error) {
-        showError(node, err);
-      },
-    });
-
-    node.on('close', (_removed: boolean, done: () => void) => {
-      const m = membership;
-      membership = undefined;
-      retries.forEach((t) => clearTimeout(t));
-      retries.clear();
-      (m ? m.leave() : Promise.resolve()).finally(() => {
-        node.status({});
-        done();
-      });
-    });
+    );
   }
 
   RED.nodes.registerType('custody-coreclient-feed', CoreClientFeedNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);

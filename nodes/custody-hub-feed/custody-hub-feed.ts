@@ -9,9 +9,10 @@
  * `taker_pending`); `msg.topic` = `liquidityhub`.
  */
 import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
-import type { FeedState, HubFeedMessage } from '../../lib';
-import { showFeedState, showError } from '../shared/status';
-import type { CustodyConfigNode, FeedMembership } from '../shared/types';
+import type { HubFeedMessage } from '../../lib';
+import { showError } from '../shared/status';
+import { joinSharedFeed } from '../shared/feed-node';
+import type { CustodyConfigNode } from '../shared/types';
 
 /** Editor properties of `custody-hub-feed`. */
 interface HubFeedDef extends NodeDef {
@@ -23,33 +24,20 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const node = this;
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
-    let membership: FeedMembership | undefined;
 
     if (!connection) {
       showError(node, new Error('connection: no custody-config node selected'));
       return;
     }
 
-    membership = connection.subscribeHubFeed({
-      onMessage(message: HubFeedMessage) {
-        node.send({ topic: 'liquidityhub', payload: message } as NodeMessage);
-      },
-      onState(state: FeedState) {
-        showFeedState(node, state);
-      },
-      onUnusable(err: Error) {
-        showError(node, err);
-      },
-    });
-
-    node.on('close', (_removed: boolean, done: () => void) => {
-      const m = membership;
-      membership = undefined;
-      (m ? m.leave() : Promise.resolve()).finally(() => {
-        node.status({});
-        done();
-      });
-    });
+    joinSharedFeed(node, (status) =>
+      connection.subscribeHubFeed({
+        ...status,
+        onMessage(message: HubFeedMessage) {
+          node.send({ topic: 'liquidityhub', payload: message } as NodeMessage);
+        },
+      }),
+    );
   }
 
   RED.nodes.registerType('custody-hub-feed', HubFeedNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);

@@ -10,9 +10,10 @@
  * optional `walletId` property set, only messages of that wallet are sent.
  */
 import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
-import type { FeedState, WalletFeedMessage } from '../../lib';
-import { showFeedState, showError } from '../shared/status';
-import type { CustodyConfigNode, FeedMembership } from '../shared/types';
+import type { WalletFeedMessage } from '../../lib';
+import { showError } from '../shared/status';
+import { joinSharedFeed } from '../shared/feed-node';
+import type { CustodyConfigNode } from '../shared/types';
 
 /** Editor properties of `custody-wallets-feed`. */
 interface WalletsFeedDef extends NodeDef {
@@ -27,34 +28,21 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const walletId = (def.walletId || '').trim();
-    let membership: FeedMembership | undefined;
 
     if (!connection) {
       showError(node, new Error('connection: no custody-config node selected'));
       return;
     }
 
-    membership = connection.subscribeWalletsFeed({
-      onMessage(message: WalletFeedMessage) {
-        if (walletId && message.wallet_id !== walletId) return;
-        node.send({ topic: message.wallet_id, payload: message } as NodeMessage);
-      },
-      onState(state: FeedState) {
-        showFeedState(node, state);
-      },
-      onUnusable(err: Error) {
-        showError(node, err);
-      },
-    });
-
-    node.on('close', (_removed: boolean, done: () => void) => {
-      const m = membership;
-      membership = undefined;
-      (m ? m.leave() : Promise.resolve()).finally(() => {
-        node.status({});
-        done();
-      });
-    });
+    joinSharedFeed(node, (status) =>
+      connection.subscribeWalletsFeed({
+        ...status,
+        onMessage(message: WalletFeedMessage) {
+          if (walletId && message.wallet_id !== walletId) return;
+          node.send({ topic: message.wallet_id, payload: message } as NodeMessage);
+        },
+      }),
+    );
   }
 
   RED.nodes.registerType('custody-wallets-feed', WalletsFeedNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);

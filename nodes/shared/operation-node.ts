@@ -6,9 +6,10 @@
  * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { callOperation, decimalAmountsToBaseUnits, describeOperation, ApiError, ConfigError, OperationSpec, CustodyClient, OperationDescription } from '../../lib';
+import { callOperation, decimalAmountsToBaseUnits, describeOperation, ConfigError, OperationSpec, CustodyClient, OperationDescription } from '../../lib';
 import { resolveInput, EditorField } from './input';
-import { showRequesting, showSuccess, showError } from './status';
+import { showError } from './status';
+import { requestRunner, type RequestOutcome } from './request-runner';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
 
 /** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
@@ -39,52 +40,27 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     const expiresAfter = Number(def.expiresAfter);
     const defaultExpiry = spec && describeOperation(spec).expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
     const config = def as Record<string, unknown>;
-    let inFlight = 0;
-    /** Failures in the current burst: the status stays red after its last request. */
-    let burstFailures = 0;
+    const runRequest = requestRunner(node);
 
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (!spec) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
     else node.status({});
 
-    async function run(client: CustodyClient, msg: CustodyMessage): Promise<void> {
+    async function run(client: CustodyClient, msg: CustodyMessage): Promise<RequestOutcome> {
       let input = resolveInput(config, nodeType.editorFields, msg.payload);
       if (defaultExpiry && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + defaultExpiry;
       if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec!, input);
       const res = await callOperation(client, spec!, input);
       msg.payload = res.data;
       msg.statusCode = res.statusCode;
+      return { statusCode: res.statusCode };
     }
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as CustodyMessage;
       if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
       if (!spec) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
-      // One status change per burst, not per msg: blue when the first request starts, green when the
-      // last ends, unless one of them failed: a red ring stays until the next burst.
-      if (inFlight++ === 0) showRequesting(node);
-      connection
-        .client()
-        .then((client) => run(client, out))
-        .then(
-          () => {
-            if (--inFlight === 0) {
-              if (burstFailures === 0) showSuccess(node, out.statusCode ?? 200);
-              burstFailures = 0;
-            }
-            send(out);
-            done();
-          },
-          (err: Error) => {
-            if (--inFlight > 0) burstFailures++;
-            else burstFailures = 0;
-            // The HTTP status of the answer; none when no answer came or nothing was sent.
-            if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
-            else delete out.statusCode;
-            showError(node, err);
-            done(err);
-          },
-        );
+      runRequest(out, send, done, () => connection.client().then((client) => run(client, out)));
     });
 
     node.on('close', (_removed: boolean, done: () => void) => {
@@ -93,12 +69,23 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     });
   }
 
-  RED.nodes.registerType(nodeType.type, OperationNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+  registerWithEditorDescription(RED, nodeType.type, OperationNode, editorDescription(nodeType));
+}
 
-  // The edit dialog reads its per-operation rows and tips from here (resources/custody-editor.js),
-  // so they come from the same declarations the runtime sends.
-  const described = editorDescription(nodeType);
-  RED.httpAdmin.get(`/custody/operations/${nodeType.type}`, RED.auth.needsPermission(`${nodeType.type}.read`), (_req, res) => {
+/**
+ * Register a request-sending node type (v1 operation nodes, v2 workspace nodes) with Node-RED,
+ * and serve what its edit dialog shows per operation at
+ * `GET <admin>/custody/operations/<type>` (behind the type's read permission). The edit dialog
+ * reads its per-operation rows and tips from there (resources/custody-editor.js), so they come
+ * from the same declarations the runtime sends.
+ * @param RED the Node-RED API.
+ * @param type the node type name, e.g. `custody-transfer`.
+ * @param constructor the node's constructor.
+ * @param described the per-operation description, served as JSON.
+ */
+export function registerWithEditorDescription(RED: NodeAPI, type: string, constructor: (this: Node, def: OperationNodeDef) => void, described: unknown): void {
+  RED.nodes.registerType(type, constructor as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+  RED.httpAdmin.get(`/custody/operations/${type}`, RED.auth.needsPermission(`${type}.read`), (_req, res) => {
     res.json(described);
   });
 }

@@ -38,3 +38,8 @@ export function showFeedState(node: Node, state: FeedState): void {
       node.status({});
   }
 }
+
+/** Yellow ring with a note (at most 60 characters): the answer is not the end of the story. */
+export function showNote(node: Node, note: string): void {
+  node.status({ fill: 'yellow', shape: 'ring', text: note.length > 60 ? note.slice(0, 57) + '...' : note });
+}

@@ -7,9 +7,11 @@
  * awaiting approval, a wallet address still being computed).
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { ApiError, ApiResponse, ConfigError, describeOperation, OperationSpec, WorkspaceClient, OperationDescription } from '../../lib';
+import { ApiResponse, ConfigError, describeOperation, OperationSpec, WorkspaceClient, OperationDescription } from '../../lib';
 import { resolveInput, EditorField } from './input';
-import { showRequesting, showSuccess, showError } from './status';
+import { showError } from './status';
+import { requestRunner } from './request-runner';
+import { registerWithEditorDescription } from './operation-node';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
 
 /** The msg of a v2 node: `note` says in words what the answer means when it is not final. */
@@ -62,9 +64,7 @@ export function registerWorkspaceNode(RED: NodeAPI, nodeType: WorkspaceNodeType)
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const op: WorkspaceOperation | undefined = nodeType.operations[def.operation];
     const config = def as Record<string, unknown>;
-    let inFlight = 0;
-    let burstFailures = 0;
-    let lastNote: string | undefined;
+    const runRequest = requestRunner(node);
 
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (!op) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
@@ -75,38 +75,20 @@ export function registerWorkspaceNode(RED: NodeAPI, nodeType: WorkspaceNodeType)
       if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
       if (!op) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
       if (typeof connection.workspaceClient !== 'function') return done(new ConfigError('connection: this custody-config node has no v2 support'));
-      if (inFlight++ === 0) showRequesting(node);
       const input = resolveInput(config, nodeType.editorFields, msg.payload);
-      connection
-        .workspaceClient()
-        .then((client) => op.run(client, input, config))
-        .then(
-          (res) => {
+      runRequest(out, send, done, () =>
+        connection
+          .workspaceClient()
+          .then((client) => op.run(client, input, config))
+          .then((res) => {
             out.payload = res.data;
             out.statusCode = res.statusCode;
             const note = op.note?.(res.data, input);
             if (note) out.note = note;
             else delete out.note;
-            lastNote = note;
-            if (--inFlight === 0) {
-              if (burstFailures === 0) {
-                if (lastNote) node.status({ fill: 'yellow', shape: 'ring', text: lastNote.length > 60 ? lastNote.slice(0, 57) + '...' : lastNote });
-                else showSuccess(node, res.statusCode);
-              }
-              burstFailures = 0;
-            }
-            send(out);
-            done();
-          },
-          (err: Error) => {
-            if (--inFlight > 0) burstFailures++;
-            else burstFailures = 0;
-            if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
-            else delete out.statusCode;
-            showError(node, err);
-            done(err);
-          },
-        );
+            return { statusCode: res.statusCode, note };
+          }),
+      );
     });
 
     node.on('close', (_removed: boolean, done: () => void) => {
@@ -115,11 +97,7 @@ export function registerWorkspaceNode(RED: NodeAPI, nodeType: WorkspaceNodeType)
     });
   }
 
-  RED.nodes.registerType(nodeType.type, WorkspaceNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
-  const described = describe(nodeType);
-  RED.httpAdmin.get(`/custody/operations/${nodeType.type}`, RED.auth.needsPermission(`${nodeType.type}.read`), (_req, res) => {
-    res.json(described);
-  });
+  registerWithEditorDescription(RED, nodeType.type, WorkspaceNode, describe(nodeType));
 }
 
 /** A boolean editor property: `true`/`"true"` is true, anything else false. */

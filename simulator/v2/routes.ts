@@ -26,9 +26,9 @@ import { timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import Ajv, { type ErrorObject } from 'ajv';
 import type { Engine } from '../engine';
-import { badRequest, forbidden, notFound, SimError, toErrorResponse, unsupportedMediaType } from '../errors';
+import { badRequest, notFound, SimError, toErrorResponse } from '../errors';
 import { parseJson, rawBody } from '../http';
-import { isLoopback } from '../control';
+import { controlGuard } from '../control';
 import { businessMs, v2State, type V2ApiKey } from './state';
 import * as ws from './workspace';
 
@@ -205,16 +205,12 @@ export function v2Service(eng: Engine): V2Service {
     }),
   );
 
-  const loopbackOnly = (req: Request): undefined => {
-    if (!isLoopback(req.socket.remoteAddress)) throw forbidden('control endpoints answer loopback callers only');
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-    if (!/^(localhost|127(\.\d{1,3}){3}|::1)$/i.test(host)) throw forbidden('Host: control endpoints answer loopback host names only');
-    if (req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
-      throw unsupportedMediaType('Content-Type: control endpoints take application/json only');
-    }
-    return undefined;
-  };
-  const c = (fn: (ctx: Ctx) => unknown) => handler(fn, loopbackOnly);
+  // The control endpoints' guard (loopback caller and Host, JSON POSTs), as the v1 control router's.
+  const c = (fn: (ctx: Ctx) => unknown) =>
+    handler(fn, (req) => {
+      controlGuard(req);
+      return undefined;
+    });
   const control = express.Router();
   control.get(
     '/',

@@ -1,0 +1,147 @@
+/**
+ * The HTTP transport both API clients share (internal: not exported from lib/index.ts): the
+ * v1 `CustodyClient` (client.ts) adds its RSA signature headers (spec section 5.2), the v2
+ * `WorkspaceClient` (v2/client.ts) its `x-token` (spec section 5.8); everything below the headers is
+ * here, once.
+ *
+ * - Keep-alive agents; HTTPS with TLS 1.2 minimum (and extra trusted CAs when given). Plain
+ *   HTTP only reaches loopback because both clients check their base URL with
+ *   `checkBaseUrl` (environments.ts) first.
+ * - A timeout on every request, no redirects, bodies sent as the exact bytes given.
+ * - Every non-2xx answer becomes an {@link ApiError} with the section 7 body fields; no answer
+ *   at all becomes an ApiError with `statusCode` 0.
+ * - Retries only for requests marked idempotent: timeouts, connection failures, 429, 502, 503,
+ *   504, with exponential backoff and full jitter.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import axios, { AxiosInstance } from 'axios';
+import { backOff } from 'exponential-backoff';
+import { ApiError, ApiErrorBody } from './errors';
+import type { ApiResponse, HttpMethod, RequestOptions } from './client';
+
+/** Options of a {@link Transport}: the transport part of both clients' options. */
+export interface TransportOptions {
+  /** Per-request timeout in milliseconds (default 30000). */
+  timeoutMs?: number;
+  /** Attempts for a request marked idempotent (default 3; 1 disables retries). */
+  attempts?: number;
+  /** First retry delay in milliseconds (default 250), doubled per attempt with full jitter. */
+  retryDelayMs?: number;
+  /** Extra trusted CA certificates (PEM) for HTTPS. */
+  ca?: string | Buffer;
+}
+
+/** HTTP statuses an idempotent request is retried on (besides no answer at all). */
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+/** The lowest TLS version accepted. */
+const TLS_MIN = 'TLSv1.2';
+
+/**
+ * The full URL of `path` below `baseUrl`, with the query parameters that are not `undefined`.
+ * @param baseUrl a checked base URL without trailing slash.
+ * @param path starting with `/`, segments already URL-encoded.
+ */
+export function apiUrl(baseUrl: string, path: string, query?: RequestOptions['query']): string {
+  const u = new URL(baseUrl + path);
+  if (query) {
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.append(k, String(v));
+  }
+  return u.toString();
+}
+
+/** A JSON body serialised once (`JSON.stringify`, UTF-8): the bytes that are signed and sent; `undefined` for none. */
+export function jsonBytes(body: unknown): Buffer | undefined {
+  return body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** One client's keep-alive agents, axios instance and retry policy. Safe for concurrent use. */
+export class Transport {
+  readonly #http: AxiosInstance;
+  readonly #attempts: number;
+  readonly #retryDelayMs: number;
+  readonly #httpAgent: http.Agent;
+  readonly #httpsAgent: https.Agent;
+
+  /** @param options timeout, retry attempts and first delay, extra CAs; the defaults as documented in {@link TransportOptions}. */
+  constructor(options: TransportOptions) {
+    this.#attempts = Math.max(1, options.attempts ?? 3);
+    this.#retryDelayMs = options.retryDelayMs ?? 250;
+    this.#httpAgent = new http.Agent({ keepAlive: true });
+    this.#httpsAgent = new https.Agent({ keepAlive: true, minVersion: TLS_MIN, ...(options.ca ? { ca: options.ca } : {}) });
+    this.#http = axios.create({
+      timeout: options.timeoutMs ?? 30000,
+      httpAgent: this.#httpAgent,
+      httpsAgent: this.#httpsAgent,
+      maxRedirects: 0,
+      responseType: 'text',
+      transformRequest: [(data) => data],
+      transformResponse: [(data) => data],
+      validateStatus: () => true,
+    });
+  }
+
+  /**
+   * Run `once` (one complete attempt: fresh headers, then {@link exchange}); when `idempotent`,
+   * retry it on timeouts, connection failures, 429, 502, 503 and 504.
+   * @throws {ApiError} the last attempt's error.
+   */
+  retrying<T>(idempotent: boolean | undefined, once: () => Promise<ApiResponse<T>>): Promise<ApiResponse<T>> {
+    if (!idempotent || this.#attempts === 1) return once();
+    return backOff(once, {
+      numOfAttempts: this.#attempts,
+      startingDelay: this.#retryDelayMs,
+      timeMultiple: 2,
+      maxDelay: 10000,
+      jitter: 'full',
+      retry: (e: unknown) => e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode)),
+    });
+  }
+
+  /**
+   * Send one request and read its answer.
+   * @param context the start of an error's message, e.g. `POST /company/C/transfer` (never a secret).
+   * @returns the status and parsed body of a 2xx answer (`{}` when empty).
+   * @throws {ApiError} for a non-2xx answer (section 7 body fields) or for no answer at all
+   *   (`statusCode` 0, `code` the socket error code such as `ECONNREFUSED`, or `ETIMEDOUT`).
+   */
+  async exchange<T>(method: HttpMethod, url: string, headers: Record<string, string>, body: Buffer | undefined, context: string): Promise<ApiResponse<T>> {
+    let res;
+    try {
+      res = await this.#http.request<string>({ method, url, headers, data: body });
+    } catch (err) {
+      const e = err as { code?: string; message?: string };
+      const code = e.code === 'ECONNABORTED' ? 'ETIMEDOUT' : e.code ?? 'ENETWORK';
+      throw new ApiError(0, { code, msg: e.code === 'ECONNABORTED' ? 'request timed out' : (e.message ?? 'network error'), detail: { reason: code } }, context);
+    }
+    const parsed = parseBody(res.data);
+    if (res.status >= 200 && res.status < 300) return { statusCode: res.status, data: (parsed ?? {}) as T };
+    throw new ApiError(res.status, toErrorBody(res.status, res.statusText, parsed), context);
+  }
+
+  /** Release the keep-alive sockets. The transport must not be used afterwards. */
+  close(): void {
+    this.#httpAgent.destroy();
+    this.#httpsAgent.destroy();
+  }
+}
+
+/** A body as JSON when it parses, else as text; `undefined` when empty. */
+function parseBody(text: unknown): unknown {
+  if (typeof text !== 'string' || text.length === 0) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Shape any error answer as a section 7 body, keeping the server's fields when present. */
+function toErrorBody(status: number, statusText: string, parsed: unknown): ApiErrorBody {
+  if (parsed && typeof parsed === 'object' && 'msg' in parsed) {
+    const p = parsed as Partial<ApiErrorBody>;
+    return { code: p.code ?? status, msg: String(p.msg), detail: p.detail && typeof p.detail === 'object' ? p.detail : {} };
+  }
+  const text = typeof parsed === 'string' ? parsed.slice(0, 200) : '';
+  return { code: status, msg: statusText || `HTTP ${status}`, detail: text ? { reason: text } : {} };
+}
