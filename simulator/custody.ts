@@ -13,7 +13,7 @@ import { badRequest, notFound } from './errors';
 import { feeFor, isSafeQuote, type FeeQuote } from './assets';
 import { newId } from './ids';
 import { getCompany, writeLedger } from './network';
-import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, WalletRecord } from './state';
+import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, TxKind, WalletRecord } from './state';
 
 /**
  * Parse `expires` (epoch seconds as a number or a string of digits, OpenAPI says string).
@@ -36,18 +36,22 @@ export function futureExpires(eng: Engine, v: number | string, field = 'expires'
   return expires;
 }
 
-/** Key of the partner_txID index: idempotency is per company (spec section 3). */
-function idemKey(companyId: string, partnerTxID: string): string {
-  return `${companyId}\n${partnerTxID}`;
+/**
+ * Key of the partner_txID index: idempotency is per company and per kind of call (spec section 3):
+ * a withdrawal with the partner_txID of an earlier transfer is a new withdrawal, not that transfer.
+ * Older state files keyed by company only are migrated on load (`upgradeState`, state.ts).
+ */
+export function idemKey(kind: TxKind, companyId: string, partnerTxID: string): string {
+  return `${kind}\n${companyId}\n${partnerTxID}`;
 }
 
 /**
- * The tx id already created by this company with this `partner_txID`, or undefined. An empty or
- * missing partner_txID never matches (only swaps accept one, OpenAPI example `''`).
+ * The tx id of the `kind` already created by this company with this `partner_txID`, or undefined.
+ * An empty or missing partner_txID never matches (only swaps accept one, OpenAPI example `''`).
  */
-export function existingTx(eng: Engine, companyId: string, partnerTxID: string | undefined): string | undefined {
+export function existingTx(eng: Engine, kind: TxKind, companyId: string, partnerTxID: string | undefined): string | undefined {
   if (!partnerTxID) return undefined;
-  return eng.state.partnerTxIndex[idemKey(companyId, partnerTxID)];
+  return eng.state.partnerTxIndex[idemKey(kind, companyId, partnerTxID)];
 }
 
 /**
@@ -82,7 +86,7 @@ function custodianTypeOf(eng: Engine, company: CompanyRecord, custodian: string)
 
 /**
  * Open custody for a new transaction already stored in its collection: reserve `tx.amount` on the
- * origin wallet, index the partner_txID, watch the expiry, create one `actionType` action per
+ * origin wallet, index the partner_txID (per `tx.kind`), watch the expiry, create one `actionType` action per
  * custodian of `group` and announce the core clients' actions (engine event `action`).
  * @returns the new actions.
  */
@@ -92,7 +96,7 @@ export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRe
   tx.custodians = [...group.members];
   origin.held += tx.amount;
   tx.held = true;
-  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.company_id, tx.partner_txID)] = tx.txID;
+  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] = tx.txID;
   eng.trackExpiry(tx);
   const created: ActionRecord[] = [];
   for (const custodian of tx.custodians) {

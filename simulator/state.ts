@@ -433,7 +433,7 @@ export interface SimState {
   actions: Record<string, ActionRecord>;
   /** ledger entries per fund id, oldest first */
   ledger: Record<string, LedgerRecord[]>;
-  /** `company_id + "\n" + partner_txID` -> tx id (idempotency is per company) */
+  /** `kind + "\n" + company_id + "\n" + partner_txID` -> tx id (idempotency is per company and kind of transaction); sweeps `"coreclient:" + client_id + "\n" + partner_txID` */
   partnerTxIndex: Record<string, string>;
   demo: DemoDataset | null;
   /** withdrawals by tx id (this and the collections below are absent in older state files: see {@link upgradeState}) */
@@ -485,7 +485,8 @@ export function emptyState(apiKey: string, publicKeyPem: string): SimState {
 
 /**
  * Bring a version 1 state document written by an older simulator up to date: collections added
- * since (withdrawals, swaps, swap takes, whitelists) default to empty. The version stays 1.
+ * since (withdrawals, swaps, swap takes, whitelists) default to empty; the partner_txID index is
+ * re-keyed per kind of transaction. The version stays 1.
  */
 export function upgradeState(s: SimState): SimState {
   s.withdrawals ??= {};
@@ -495,6 +496,15 @@ export function upgradeState(s: SimState): SimState {
   s.exchanges ??= {};
   s.connections ??= {};
   s.sweeps ??= {};
+  // The partner_txID index was keyed `company_id\npartner_txID` for every kind at once; it is now
+  // keyed per kind (custody.ts idemKey). Re-key every entry from the transaction it names (sweeps,
+  // `coreclient:` keys, are not custody records and stay as they are).
+  const index: Record<string, string> = {};
+  for (const [key, txId] of Object.entries(s.partnerTxIndex ?? {})) {
+    const tx: CustodyTxRecord | undefined = s.transfers?.[txId] ?? s.withdrawals[txId] ?? s.swaps[txId] ?? s.swapTakes[txId];
+    index[tx?.partner_txID ? `${tx.kind ?? 'transfer'}\n${tx.company_id}\n${tx.partner_txID}` : key] = txId;
+  }
+  s.partnerTxIndex = index;
   return s;
 }
 

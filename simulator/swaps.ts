@@ -89,7 +89,7 @@ function sameAccount(a: CompanyRecord | undefined, b: CompanyRecord | undefined)
 export function createSwap(eng: Engine, companyId: string, input: SwapMakeInput, txUrlBase: string): { tx_id: string; tx_url: string; status: 'new' | 'existing' } {
   const company = net.getCompany(eng, companyId);
   const url = (id: string) => `${txUrlBase}/company/${encodeURIComponent(companyId)}/atomicswap/make/${id}`;
-  const existing = existingTx(eng, companyId, input.partner_txID);
+  const existing = existingTx(eng, 'swap', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, tx_url: url(existing), status: 'existing' };
   const send = ownWallet(eng, companyId, input.send_wallet_id, 'send_wallet_id');
   const receive = ownWallet(eng, companyId, input.receive_wallet_id, 'receive_wallet_id');
@@ -271,7 +271,7 @@ export function rejectTake(eng: Engine, t: SwapTakeRecord, now: number): void {
  */
 export function takeSwap(eng: Engine, companyId: string, input: SwapTakeInput): { tx_id: string; status: 'new' | 'existing'; action_id: string } {
   const company = net.getCompany(eng, companyId);
-  const existing = existingTx(eng, companyId, input.partner_txID);
+  const existing = existingTx(eng, 'take', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing', action_id: eng.state.swapTakes[existing]?.companyActionID ?? '' };
   const swap = eng.state.swaps[input.swap_id];
   if (!swap) throw notFound(`swap_id: no swap quote ${input.swap_id}`);

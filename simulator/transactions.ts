@@ -130,7 +130,7 @@ function expire(eng: Engine, tx: CustodyTxRecord, now: number): void {
  */
 export function createTransfer(eng: Engine, companyId: string, input: TransferInput): { tx_id: string; status: 'new' | 'existing' } {
   const company = getCompany(eng, companyId);
-  const existing = existingTx(eng, companyId, input.partner_txID);
+  const existing = existingTx(eng, 'transfer', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
 
   const origin = getWallet(eng, input.wallet_id, 'wallet_id');

@@ -88,7 +88,7 @@ export interface WithdrawInput {
  */
 export function createWithdrawal(eng: Engine, companyId: string, input: WithdrawInput): { tx_id: string; status: 'new' | 'existing' } {
   const company = getCompany(eng, companyId);
-  const existing = existingTx(eng, companyId, input.partner_txID);
+  const existing = existingTx(eng, 'withdrawal', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
   const origin = getWallet(eng, input.wallet_id, 'wallet_id');
   if (origin.company_id !== companyId) throw badRequest(`wallet_id: wallet ${origin.wallet_id} does not belong to company ${companyId}`);
