@@ -234,8 +234,11 @@ export abstract class SignedFeed extends EventEmitter {
 export interface AccountFeedMessages {
   /** The event emitted per message, e.g. `quote`. */
   event: string;
-  /** The field a message must hold as a string to be emitted, e.g. `txID`. */
-  idField: string;
+  /**
+   * The field a message must hold as a string to be emitted, e.g. `wallet_id`; or several
+   * spellings of it, of which any one is enough (the hub feed: `['txID', 'TxID']`).
+   */
+  idField: string | readonly string[];
   /** The feed's name at the start of an error text, e.g. `liquidity hub feed`. */
   label: string;
 }
@@ -246,9 +249,10 @@ export interface AccountFeedMessages {
  * {@link SignedFeed}, but the service re-sends nothing on reconnect.
  *
  * Events (besides `state` and `error`, see {@link SignedFeed}):
- * - `<event>` (message): one per message that is a JSON object with a string `<idField>`, as
- *   received (no dedupe: the service does not repeat messages). Other messages are reported as
- *   `error` (`<label>: a message without <idField> was ignored`) and dropped.
+ * - `<event>` (message): one per message that is a JSON object with a string `<idField>` (any
+ *   one of its spellings), as received: nothing renamed, added or removed (no dedupe: the service
+ *   does not repeat messages). Other messages are reported as `error` (`<label>: a message without
+ *   <idField> was ignored`) and dropped.
  */
 export class AccountFeed extends SignedFeed {
   readonly #messages: AccountFeedMessages;
@@ -263,13 +267,14 @@ export class AccountFeed extends SignedFeed {
     this.#messages = messages;
   }
 
-  /** Emit the event for a JSON object with a string id field; report anything else as `error`. */
+  /** Emit the event for a JSON object with a string id field (any of its spellings); report anything else as `error`. */
   protected handleMessage(msg: unknown): void {
     const { event, idField, label } = this.#messages;
-    if (msg && typeof msg === 'object' && !Array.isArray(msg) && typeof (msg as Record<string, unknown>)[idField] === 'string') {
+    const fields: readonly string[] = typeof idField === 'string' ? [idField] : idField;
+    if (msg && typeof msg === 'object' && !Array.isArray(msg) && fields.some((f) => typeof (msg as Record<string, unknown>)[f] === 'string')) {
       this.emit(event, msg);
     } else {
-      this.reportError(new Error(`${label}: a message without ${idField} was ignored`));
+      this.reportError(new Error(`${label}: a message without ${fields.join(' or ')} was ignored`));
     }
   }
 }

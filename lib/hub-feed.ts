@@ -1,20 +1,28 @@
 /**
  * The liquidity hub feed, `{ws_base_url}/liquidityhub/feed` (spec section 6; NOTES.md "Feed
  * messages"): one message per swap quote newly published to the liquidity hub (POST
- * /company/{company_id}/liquidityhub), `{txID, status}` with status `taker_pending`.
+ * /company/{company_id}/liquidityhub) with its TxID and Status (spec: "TxID and Status", for
+ * example `taker_pending`; NOTES.md shows `{txID, status}`). Both casings are accepted.
  */
 import { CustodyClient } from './client';
 import { AccountFeed, type FeedOptions } from './feed';
 
 /**
- * A liquidity hub feed message (spec section 6; NOTES.md "Feed messages"). Source of the names:
- * NOTES.md (`{"txID","status"}`).
+ * A liquidity hub feed message (spec section 6; NOTES.md "Feed messages"), as received. The spec
+ * names its fields "TxID and Status"; NOTES.md (and the simulator) send `{"txID","status"}`.
+ * Where they disagree the spec rules, so both casings are accepted and passed on unchanged:
+ * read the id as `message.txID ?? message.TxID` and the status as `message.status ?? message.Status`.
+ * A message carries at least one of `txID` and `TxID` as a string ({@link HubFeed} drops others).
  */
 export interface HubFeedMessage {
-  /** The id of the swap transaction whose quote was published. */
-  txID: string;
-  /** The swap status, e.g. `taker_pending` (spec section 3: a published quote waits for a taker). */
-  status: string;
+  /** The id of the swap transaction whose quote was published (NOTES.md casing). */
+  txID?: string;
+  /** The id of the swap transaction whose quote was published (spec section 6 casing). */
+  TxID?: string;
+  /** The swap status, e.g. `taker_pending` (spec section 3: a published quote waits for a taker); NOTES.md casing. */
+  status?: string;
+  /** The swap status, spec section 6 casing. */
+  Status?: string;
   /** Any further field the service sends is kept. */
   [field: string]: unknown;
 }
@@ -29,14 +37,15 @@ export interface HubFeedMessage {
  *
  * Events (besides `state` and `error`, see {@link AccountFeed}):
  * - `quote` (message: HubFeedMessage): one per message that is a JSON object with a string
- *   `txID`, as received (no dedupe: the service does not repeat messages). Other messages are
- *   reported as `error` and dropped.
+ *   `txID` or `TxID` (spec section 6 says "TxID and Status", NOTES.md `txID`/`status`), as
+ *   received: neither casing is renamed (no dedupe: the service does not repeat messages). Other
+ *   messages are reported as `error` and dropped.
  */
 export class HubFeed extends AccountFeed {
   /**
    * @param client the signed client of the account (its base URL gives the feed URL, ws:// or wss://).
    */
   constructor(client: CustodyClient, options: FeedOptions = {}) {
-    super(client, '/liquidityhub/feed', { event: 'quote', idField: 'txID', label: 'liquidity hub feed' }, options);
+    super(client, '/liquidityhub/feed', { event: 'quote', idField: ['txID', 'TxID'], label: 'liquidity hub feed' }, options);
   }
 }

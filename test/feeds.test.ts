@@ -29,7 +29,7 @@ const nodeModules = [
 ];
 
 /** A hub feed message for a fresh swap id. */
-function quote(): HubFeedMessage {
+function quote(): HubFeedMessage & { txID: string; status: string } {
   return { txID: `swap-${randomUUID()}`, status: 'taker_pending' };
 }
 

@@ -5,8 +5,8 @@
  * itself but has no catch-up (see lib `HubFeed`): quotes published while it was disconnected
  * are not sent.
  *
- * Output: `msg.payload` = the feed message `{txID, status}` as received (status e.g.
- * `taker_pending`); `msg.topic` = `liquidityhub`.
+ * Output: `msg.payload` = the feed message as received, `{txID, status}` (NOTES.md) or
+ * `{TxID, Status}` (spec section 6), status e.g. `taker_pending`; `msg.topic` = `liquidityhub`.
  */
 import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
 import type { HubFeedMessage } from '../../lib';
