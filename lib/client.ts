@@ -165,9 +165,13 @@ export class CustodyClient {
     return this.#transport.exchange<T>(method, url, this.#headers(url, body, 'x-timestamp', prefix), body, context);
   }
 
-  /** Release the keep-alive sockets. The client must not be used afterwards. */
-  close(): void {
-    this.#transport.close();
+  /**
+   * Abort every request in flight (each rejects with an ApiError of code `ECLOSED`; no retry
+   * follows) and release the keep-alive sockets. The client must not be used afterwards.
+   * @returns a promise that resolves once every request in flight has settled.
+   */
+  close(): Promise<void> {
+    return this.#transport.close();
   }
 
   /** Never reveal the key or API key when inspected or serialised. */

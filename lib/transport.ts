@@ -12,6 +12,10 @@
  *   at all becomes an ApiError with `statusCode` 0.
  * - Retries only for requests marked idempotent: timeouts, connection failures, 429, 502, 503,
  *   504, with exponential backoff and full jitter.
+ * - {@link Transport.close} ends everything in flight: an AbortController cancels the request on
+ *   the wire and the wait before a retry, no further attempt starts, and every pending call
+ *   rejects with an ApiError of code `ECLOSED` (so a redeployed Node-RED flow is not answered
+ *   by requests of the flow it replaced).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -36,6 +40,29 @@ export interface TransportOptions {
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /** The lowest TLS version accepted. */
 const TLS_MIN = 'TLSv1.2';
+/** The error code of a request ended because its client was closed. */
+export const CLOSED_CODE = 'ECLOSED';
+
+/** The error of a request ended (or refused) because its client was closed; `context` names the call, never a secret. */
+function closedError(context: string): ApiError {
+  return new ApiError(0, { code: CLOSED_CODE, msg: 'the client was closed (for example by a redeploy) before an answer came; the request was abandoned (if it was already sent, its outcome is unknown)', detail: { reason: CLOSED_CODE } }, context);
+}
+
+/** Resolve after `ms`, or at once when `signal` aborts (the timer is then cleared). */
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 /**
  * The full URL of `path` below `baseUrl`, with the query parameters that are not `undefined`.
@@ -62,6 +89,10 @@ export class Transport {
   readonly #retryDelayMs: number;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
+  /** Aborted by {@link close}: cancels requests on the wire and retry waits. */
+  readonly #abort = new AbortController();
+  /** Calls of {@link retrying} not settled yet; {@link close} waits for them. */
+  readonly #inFlight = new Set<Promise<unknown>>();
 
   /** @param options timeout, retry attempts and first delay, extra CAs; the defaults as documented in {@link TransportOptions}. */
   constructor(options: TransportOptions) {
@@ -83,19 +114,34 @@ export class Transport {
 
   /**
    * Run `once` (one complete attempt: fresh headers, then {@link exchange}); when `idempotent`,
-   * retry it on timeouts, connection failures, 429, 502, 503 and 504.
-   * @throws {ApiError} the last attempt's error.
+   * retry it on timeouts, connection failures, 429, 502, 503 and 504. The wait before retry `n`
+   * (1, 2, ...) is a random time up to `retryDelayMs * 2^(n-1)` ms, at most 10 s (full jitter);
+   * {@link close} ends the wait and the retries.
+   * @throws {ApiError} the last attempt's error; code `ECLOSED` once the transport is closed.
    */
   retrying<T>(idempotent: boolean | undefined, once: () => Promise<ApiResponse<T>>): Promise<ApiResponse<T>> {
-    if (!idempotent || this.#attempts === 1) return once();
-    return backOff(once, {
-      numOfAttempts: this.#attempts,
-      startingDelay: this.#retryDelayMs,
-      timeMultiple: 2,
-      maxDelay: 10000,
-      jitter: 'full',
-      retry: (e: unknown) => e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode)),
+    const signal = this.#abort.signal;
+    const run =
+      !idempotent || this.#attempts === 1
+        ? once()
+        : backOff(once, {
+            numOfAttempts: this.#attempts,
+            // The waits are ours (abortable, below): exponential-backoff's own timer cannot be cancelled.
+            startingDelay: 0,
+            retry: async (e: unknown, attempt: number) => {
+              if (signal.aborted || !(e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode)))) return false;
+              await abortableSleep(Math.random() * Math.min(10000, this.#retryDelayMs * 2 ** (attempt - 1)), signal);
+              return !signal.aborted;
+            },
+          });
+    // An attempt that ends after close() (or a retry given up because of it) rejects as closed.
+    const settled = run.catch((err: unknown) => {
+      throw signal.aborted ? closedError(err instanceof ApiError ? contextOf(err) : '') : err;
     });
+    this.#inFlight.add(settled);
+    const forget = () => this.#inFlight.delete(settled);
+    settled.then(forget, forget);
+    return settled;
   }
 
   /**
@@ -106,10 +152,12 @@ export class Transport {
    *   (`statusCode` 0, `code` the socket error code such as `ECONNREFUSED`, or `ETIMEDOUT`).
    */
   async exchange<T>(method: HttpMethod, url: string, headers: Record<string, string>, body: Buffer | undefined, context: string): Promise<ApiResponse<T>> {
+    if (this.#abort.signal.aborted) throw closedError(context);
     let res;
     try {
-      res = await this.#http.request<string>({ method, url, headers, data: body });
+      res = await this.#http.request<string>({ method, url, headers, data: body, signal: this.#abort.signal });
     } catch (err) {
+      if (this.#abort.signal.aborted) throw closedError(context);
       const e = err as { code?: string; message?: string };
       const code = e.code === 'ECONNABORTED' ? 'ETIMEDOUT' : e.code ?? 'ENETWORK';
       throw new ApiError(0, { code, msg: e.code === 'ECONNABORTED' ? 'request timed out' : (e.message ?? 'network error'), detail: { reason: code } }, context);
@@ -119,11 +167,24 @@ export class Transport {
     throw new ApiError(res.status, toErrorBody(res.status, res.statusText, parsed), context);
   }
 
-  /** Release the keep-alive sockets. The transport must not be used afterwards. */
-  close(): void {
+  /**
+   * Abort every request in flight (on the wire or waiting to be retried: no further attempt is
+   * made, each rejects with an ApiError of code `ECLOSED`), then release the keep-alive sockets.
+   * Requests made afterwards reject the same way without being sent.
+   * @returns a promise that resolves once every call in flight has settled.
+   */
+  async close(): Promise<void> {
+    this.#abort.abort();
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
+    await Promise.allSettled([...this.#inFlight]);
   }
+}
+
+/** The call an ApiError names (the text before `: ` of its message), e.g. `GET /assets`. */
+function contextOf(err: ApiError): string {
+  const i = err.message.indexOf(': ');
+  return i === -1 ? '' : err.message.slice(0, i);
 }
 
 /** A body as JSON when it parses, else as text; `undefined` when empty. */

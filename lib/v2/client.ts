@@ -78,9 +78,13 @@ export class WorkspaceClient {
     return this.#transport.retrying(options.idempotent, () => this.#transport.exchange<T>(method, url, headers(), body, `${method} v2 ${path}`));
   }
 
-  /** Release the keep-alive sockets. The client must not be used afterwards. */
-  close(): void {
-    this.#transport.close();
+  /**
+   * Abort every request in flight (each rejects with an ApiError of code `ECLOSED`; no retry
+   * follows) and release the keep-alive sockets. The client must not be used afterwards.
+   * @returns a promise that resolves once every request in flight has settled.
+   */
+  close(): Promise<void> {
+    return this.#transport.close();
   }
 
   /** Never reveal the token when inspected or serialised. */

@@ -240,9 +240,11 @@ export = function register(RED: NodeAPI): void {
       clientPromise = undefined;
       const pendingWorkspace = workspacePromise;
       workspacePromise = undefined;
-      pendingWorkspace?.then((c) => c.close(), () => undefined);
+      // Both clients' close() abort their requests in flight (retries included) and resolve once
+      // those have settled, so no request of this deployment answers after done().
+      const closingWorkspace = pendingWorkspace?.then((c) => c.close(), () => undefined);
       Promise.allSettled(stopping)
-        .then(() => (pending ? pending.then((c) => c.close(), () => undefined) : undefined))
+        .then(() => Promise.allSettled([pending?.then((c) => c.close(), () => undefined), closingWorkspace]))
         .finally(() => done());
     });
   }
