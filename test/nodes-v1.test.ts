@@ -239,13 +239,14 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       await ok({ method: 'post', path: '/company', payload: { name: 'X' } });
       await ok({ method: 'PUT', path: '/coreclient/cc1/action/a1' });
       await helper.unload();
-      await load(custom('custody-request', { method: 'POST', path: '/company', body: 'none' }), creds);
+      // (a path no typed node covers: POST /company without a body is refused, name required)
+      await load(custom('custody-request', { method: 'POST', path: '/company/c1/custom', body: 'none' }), creds);
       await ok({ payload: { name: 'not sent' } });
       assert.deepEqual(seen.map((s) => `${s.method} ${s.url} ${s.body}`), [
         'GET /api/v1/p/company/c1/holding?x=1 ',
         'POST /api/v1/p/company {"name":"X"}',
         'PUT /api/v1/p/coreclient/cc1/action/a1 ',
-        'POST /api/v1/p/company ',
+        'POST /api/v1/p/company/c1/custom ',
       ]);
       await helper.unload();
 

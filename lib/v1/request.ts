@@ -1,10 +1,14 @@
 /**
  * Any signed call by method and path: the escape hatch for calls the typed operations do not
  * cover (DESIGN.md palette, `custody-request`). The path is checked before anything is sent, so
- * that it can only name an endpoint below the configured base URL.
+ * that it can only name an endpoint below the configured base URL. A call that a declared v1
+ * operation covers (same method, path matching its template) is also checked as that
+ * operation checks its input (see {@link checkDeclaredOperation}), then sent as given.
  */
 import { CustodyClient, ApiResponse, HttpMethod } from '../client';
 import { ValidationError } from '../errors';
+import { pathParams, prepareOperation, type OperationSpec } from '../operation';
+import { v1Operations } from './operations';
 
 /** The methods a signed call may use (spec section 4 uses these four). */
 export const REQUEST_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
@@ -73,14 +77,90 @@ export function prepareSignedRequest(req: SignedRequest, baseUrl?: string): { me
   return { method: method as HttpMethod, path, body };
 }
 
+/** A declared operation a signed call matches, with the path ids read from its path. */
+export interface MatchedOperation {
+  /** The declared operation (one of lib/v1 `v1Operations`). */
+  spec: OperationSpec;
+  /** The path ids of its template, URL-decoded from the call's path: `{company_id: 'C1'}`. */
+  ids: Record<string, string>;
+}
+
+/**
+ * The declared v1 operation (lib/v1 `v1Operations`) that a call by method and path reaches, if
+ * any: same method, same number of path segments, every literal segment equal (ignoring case
+ * and one trailing `/`, as the service's routing may), each `{id}` matching one segment. When
+ * several match, the one with the most literal segments wins (`/fund/{fund_id}/whitelist` over
+ * `/fund/{fund_id}/{x}`). The query string is ignored.
+ * @param method upper-case method, e.g. `POST`.
+ * @param path a path already checked by {@link prepareSignedRequest}.
+ * @returns the operation and its ids, or undefined for a call no typed operation covers.
+ * @throws {ValidationError} `path` when a segment matching an id is not a valid % escape.
+ */
+export function matchV1Operation(method: string, path: string): MatchedOperation | undefined {
+  const q = path.indexOf('?');
+  const segments = (q === -1 ? path : path.slice(0, q)).replace(/\/$/, '').split('/').slice(1);
+  let best: { match: MatchedOperation; literals: number } | undefined;
+  for (const group of Object.values(v1Operations) as Record<string, OperationSpec>[]) {
+    for (const spec of Object.values(group)) {
+      if (spec.method !== method) continue;
+      const template = spec.path.split('/').slice(1);
+      if (template.length !== segments.length) continue;
+      const ids: Record<string, string> = {};
+      let literals = 0;
+      const matches = template.every((t, i) => {
+        const id = /^\{(\w+)\}$/.exec(t);
+        if (id) {
+          if (segments[i] === '') return false;
+          ids[id[1]] = segments[i];
+          return true;
+        }
+        literals++;
+        return t.toLowerCase() === segments[i].toLowerCase();
+      });
+      if (matches && (!best || literals > best.literals)) best = { match: { spec, ids }, literals };
+    }
+  }
+  if (!best) return undefined;
+  const ids: Record<string, string> = {};
+  for (const name of pathParams(best.match.spec.path)) {
+    try {
+      ids[name] = decodeURIComponent(best.match.ids[name]);
+    } catch {
+      throw new ValidationError('path', `the ${name} segment is not a valid %XX escape`);
+    }
+  }
+  return { spec: best.match.spec, ids };
+}
+
+/**
+ * Check a signed call that a typed operation covers as that operation checks its input: the
+ * path ids and the body go through `prepareOperation(spec, {...ids, ...body})` (its query is not
+ * checked: the call's query string is sent as written). This refuses, for example, a transfer
+ * without `partner_txID`, an amount that is not a positive integer of base units, an `expires`
+ * in the past. Nothing is changed: the caller's body is what is sent, undeclared fields included.
+ * A call no declared operation covers passes unchecked.
+ * @param method upper-case method; @param path as given; @param body the JSON body or undefined.
+ * @throws {ValidationError} naming the first bad field (code EINPUT).
+ */
+export function checkDeclaredOperation(method: string, path: string, body: unknown): void {
+  const matched = matchV1Operation(method, path);
+  if (!matched) return;
+  if (matched.spec.body && Array.isArray(body)) throw new ValidationError('payload', `${matched.spec.method} ${matched.spec.path} takes a JSON object body, not an array`);
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  prepareOperation({ ...matched.spec, query: undefined }, { ...fields, ...matched.ids });
+}
+
 /**
  * Send one signed call (spec section 5 headers and signature, as every operation). Only GET is
  * retried (timeouts, 429, 502, 503, 504): a repeated POST, PUT or DELETE could repeat its effect.
+ * A call that a declared v1 operation covers is checked first as that operation's typed node
+ * checks it ({@link checkDeclaredOperation}); the body is then sent exactly as given.
  * @returns the 2xx status and parsed body.
- * @throws {ValidationError} before sending (see {@link prepareSignedRequest}).
+ * @throws {ValidationError} before sending (see {@link prepareSignedRequest} and {@link checkDeclaredOperation}).
  * @throws {ApiError} for a non-2xx answer or no answer.
  */
 export async function signedRequest<T = unknown>(client: CustodyClient, req: SignedRequest): Promise<ApiResponse<T>> {
   const r = prepareSignedRequest(req, client.baseUrl);
+  checkDeclaredOperation(r.method, r.path, r.body);
   return client.request<T>(r.method, r.path, { body: r.body, idempotent: r.method === 'GET' });
 }

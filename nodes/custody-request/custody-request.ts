@@ -3,12 +3,15 @@
  * nodes do not cover (DESIGN.md palette; lib `signedRequest`). Method and path come from the
  * editor, else from `msg.method` and `msg.path`; the body of POST and PUT is `msg.payload`
  * (unless the editor's Body is "none"). The path is checked before anything is sent: it must
- * stay below the configured base URL. Only GET is retried. Output as every operation node:
+ * stay below the configured base URL; a call that a typed node covers (a declared v1 operation,
+ * lib `checkDeclaredOperation`) is checked like that node checks it, then its body sent as
+ * given. Only GET is retried. Status and done/send through the shared `requestRunner`. Output as every operation node:
  * `msg.payload` = the response body, `msg.statusCode` = the HTTP status; errors to `done(err)`.
  */
 import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import { ApiError, ConfigError, signedRequest, REQUEST_METHODS } from '../../lib';
-import { showRequesting, showSuccess, showError } from '../shared/status';
+import { ConfigError, signedRequest, REQUEST_METHODS } from '../../lib';
+import { showError } from '../shared/status';
+import { requestRunner } from '../shared/request-runner';
 import type { CustodyConfigNode, CustodyMessage } from '../shared/types';
 
 /** Editor properties of `custody-request`. */
@@ -33,8 +36,7 @@ export = function register(RED: NodeAPI): void {
     const method = (def.method ?? '').trim().toUpperCase();
     const path = (def.path ?? '').trim();
     const sendBody = def.body !== 'none';
-    let inFlight = 0;
-    let burstFailures = 0;
+    const run = requestRunner(node);
 
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (method && !(REQUEST_METHODS as readonly string[]).includes(method)) showError(node, new ConfigError(`method: expected GET, POST, PUT or DELETE, got ${JSON.stringify(def.method)}`));
@@ -46,30 +48,14 @@ export = function register(RED: NodeAPI): void {
       const m = method || (typeof out.method === 'string' ? out.method : '');
       const p = path || (typeof out.path === 'string' ? out.path : '');
       const hasBody = sendBody && (m.trim().toUpperCase() === 'POST' || m.trim().toUpperCase() === 'PUT');
-      if (inFlight++ === 0) showRequesting(node);
-      connection
-        .client()
-        .then((client) => signedRequest(client, { method: m, path: p, body: hasBody ? out.payload : undefined }))
-        .then(
-          (res) => {
-            out.payload = res.data;
-            out.statusCode = res.statusCode;
-            if (--inFlight === 0) {
-              if (burstFailures === 0) showSuccess(node, res.statusCode);
-              burstFailures = 0;
-            }
-            send(out);
-            done();
-          },
-          (err: Error) => {
-            if (--inFlight > 0) burstFailures++;
-            else burstFailures = 0;
-            if (err instanceof ApiError && err.statusCode > 0) out.statusCode = err.statusCode;
-            else delete out.statusCode;
-            showError(node, err);
-            done(err);
-          },
-        );
+      run(out, send, done, async () => {
+        const client = await connection.client();
+        // Checked (the path; a call a typed node covers, as that node checks it) before sending.
+        const res = await signedRequest(client, { method: m, path: p, body: hasBody ? out.payload : undefined });
+        out.payload = res.data;
+        out.statusCode = res.statusCode;
+        return { statusCode: res.statusCode };
+      });
     });
 
     node.on('close', (_removed: boolean, done: () => void) => {
