@@ -263,7 +263,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
     // Play the end user: the example's inject calls the built-in simulator's control endpoint with
     // Node-RED's http request node, at the address the config node publishes in the global context.
     const from = debug.length;
-    await click(nodeId('09 ', 'inject', 'an end user asks to connect demo-exchange-btc-testnet'));
+    await click(nodeId('09 ', 'inject', 'end user asks to connect'));
     const requested = await waitFor('connection request made', () => debugOf(nodeId('09 ', 'debug', 'connection request made'), /./, from));
     assert.equal(JSON.parse(requested.msg!).status, 'pending');
     const approved = await waitFor('connection approved', () => debugOf(nodeId('09 ', 'debug', 'connection approved'), /./, from));

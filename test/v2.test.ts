@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
@@ -29,6 +31,7 @@ import {
   listPolicies,
   rejectWorkspaceAction,
   resolveV2BaseUrl,
+  V2_BASE_URLS,
   withExtraMember,
   WorkspacePolicy,
 } from '../lib';
@@ -290,6 +293,40 @@ describe('v2 workspace calls: lib against the simulator', function () {
     assert.equal((await getPortfolio(partner, { accountID: acc.accountID })).data.wallets[0].address, w.address);
   });
 
+  it('create wallet waits past a client timeout shorter than waitForAddress: one wallet, with its address, no ETIMEDOUT', async () => {
+    const { data: p } = await createPolicy(partner, { name: 'Slow wallets', threshold: 1, members: ['m.alice'] });
+    const { data: acc } = await createPortfolio(partner, { name: 'Slow' });
+    // A 1 s connection timeout; the key computation takes about 4 to 5 s of the simulator's clock.
+    const hurried = new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: sim.v2.token, workspaceId: sim.v2.workspaceId, timeoutMs: 1000, attempts: 1 });
+    try {
+      const { data: w } = await createPortfolioWallet(hurried, { accountID: acc.accountID, name: 'slow', connectPlugin: 'defi', policyID: p.policyID, waitForAddress: 10 });
+      assert.match(w.address, /^0x[0-9a-f]{40}$/);
+      const wallets = (await getPortfolio(partner, { accountID: acc.accountID })).data.wallets;
+      assert.deepEqual(wallets.map((x) => x.walletID), [w.walletID]);
+    } finally {
+      hurried.close();
+    }
+  });
+
+  it('two concurrent adds to one policy both end up in it once their update requests are approved in order', async () => {
+    const { data: p } = await createPolicy(partner, { name: 'Concurrent adds', threshold: 1, members: ['m.alice'] });
+    const [first, second] = await Promise.all([
+      addPolicyMember(partner, { policyID: p.policyID, memberID: 'm.bob' }),
+      addPolicyMember(partner, { policyID: p.policyID, memberID: 'm.carol' }),
+    ]);
+    assert.equal(first.data.status, 'pending');
+    assert.equal(second.data.status, 'pending');
+    assert.deepEqual(await members(p.policyID), ['m.alice'], 'nothing applied before approval');
+    assert.equal((await control(sim, `/v2/actions/${first.data.actionID}/approve`, { user_id: 'alice' })).status, 'approved');
+    assert.equal((await control(sim, `/v2/actions/${second.data.actionID}/approve`, { user_id: 'alice' })).status, 'approved');
+    assert.deepEqual(await members(p.policyID), ['m.alice', 'm.bob', 'm.carol']);
+    // Once applied, a member is no longer carried: the next add starts from the policy as read.
+    const third = await addPolicyMember(partner, { policyID: p.policyID, memberID: 'k.agent' });
+    await control(sim, `/v2/actions/${third.data.actionID}/approve`, { user_id: 'bob' });
+    assert.deepEqual(await members(p.policyID), ['m.alice', 'm.bob', 'm.carol', 'k.agent']);
+    await inputError(() => addPolicyMember(partner, { policyID: p.policyID, memberID: 'm.bob' }), 'memberID');
+  });
+
   it('keeps the workspace, its token and its policies across a restart', async () => {
     const { data } = await createPolicy(partner, { name: 'Durable', threshold: 1, members: ['m.alice'] });
     const before = sim.v2;
@@ -301,6 +338,99 @@ describe('v2 workspace calls: lib against the simulator', function () {
     partner.close();
     partner = client(sim.v2.token);
     assert.deepEqual(await members(data.policyID), ['m.alice']);
+  });
+});
+
+/** A loopback HTTP server that counts requests and answers every one 200 `{"policies": []}`. */
+async function countingServer(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    n += 1;
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('Connection', 'close');
+      res.end('{"policies": []}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/api/v2`,
+    count: () => n,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Expect `p` to reject with a ConfigError (ECONFIG) whose message names `operation`. */
+async function simulatorOnlyRefusal(p: Promise<unknown>, operation: string): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof ConfigError, `expected ConfigError, got ${e}`);
+    assert.equal(e.code, 'ECONFIG');
+    assert.ok(e.message.includes(` ${operation} is simulator only`), e.message);
+    return;
+  }
+  assert.fail(`expected ${operation} to be refused`);
+}
+
+describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
+  let server: Awaited<ReturnType<typeof countingServer>>;
+  before(async () => {
+    server = await countingServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('refuses the operations made up for the simulator on a hosted v2 address, before sending', async () => {
+    const hosted = new WorkspaceClient({ baseUrl: V2_BASE_URLS.production, token: 't', workspaceId: 'W', attempts: 1 });
+    try {
+      assert.equal(hosted.simulatorOperations, false);
+      await simulatorOnlyRefusal(getWorkspaceAction(hosted, { actionID: 'A1' }), 'getAction');
+      await simulatorOnlyRefusal(approveWorkspaceAction(hosted, { actionID: 'A1' }), 'approveAction');
+      await simulatorOnlyRefusal(rejectWorkspaceAction(hosted, { actionID: 'A1' }), 'rejectAction');
+      await simulatorOnlyRefusal(getPortfolio(hosted, { accountID: 'P1' }), 'get');
+      await simulatorOnlyRefusal(getPortfolioWallet(hosted, { accountID: 'P1', walletID: 'X1' }), 'getWallet');
+    } finally {
+      hosted.close();
+    }
+  });
+
+  it('sends them to a loopback address (a simulator) unless told not to; the refusal sends nothing', async () => {
+    const refusing = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1, simulatorOperations: false });
+    const loopback = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1 });
+    try {
+      const before = server.count();
+      await simulatorOnlyRefusal(approveWorkspaceAction(refusing, { actionID: 'A1' }), 'approveAction');
+      await simulatorOnlyRefusal(getPortfolioWallet(refusing, { accountID: 'P1', walletID: 'X1' }), 'getWallet');
+      assert.equal(server.count(), before);
+      assert.equal(loopback.simulatorOperations, true);
+      await getWorkspaceAction(loopback, { actionID: 'A1' });
+      assert.equal(server.count(), before + 1);
+    } finally {
+      refusing.close();
+      loopback.close();
+    }
+  });
+
+  it('refuses a per-request timeout that is not a positive whole number of milliseconds, before sending', async () => {
+    const c = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1 });
+    try {
+      const before = server.count();
+      await assert.rejects(c.request('GET', '/workspaces/W/policies', { timeoutMs: 0 }), (e: unknown) => e instanceof ConfigError && /^timeoutMs: /.test(e.message));
+      await assert.rejects(c.request('GET', '/workspaces/W/policies', { timeoutMs: 1.5 }), ConfigError);
+      assert.equal(server.count(), before);
+      assert.equal((await c.request('GET', '/workspaces/W/policies', { timeoutMs: 5000 })).statusCode, 200);
+      assert.equal(server.count(), before + 1);
+    } finally {
+      c.close();
+    }
   });
 });
 
@@ -497,6 +627,36 @@ describe('v2 nodes in the Node-RED runtime', function () {
     const err3 = await callExpectingError({});
     assert.equal(err3.error.code, 'ECONFIG');
     assert.match(err3.error.message, /token: /);
+  });
+
+  it('refuses the simulator-only operations on a hosted environment with ECONFIG naming the operation, sending nothing', async () => {
+    const server = await countingServer();
+    try {
+      // production, its v2 address pointed at a counting server: anything sent would be counted.
+      const hosted = (props: Record<string, unknown>, type = 'custody-policy') =>
+        opFlow(type, props).map((n: any) => (n.id === 'cfg' ? { ...n, environment: 'production', v2BaseUrl: server.url, workspaceId: 'W' } : n));
+      const cases: Array<[string, string, Record<string, unknown>]> = [
+        ['custody-policy', 'getAction', { actionID: 'A1' }],
+        ['custody-policy', 'approveAction', { actionID: 'A1' }],
+        ['custody-portfolio', 'get', { accountID: 'P1' }],
+        ['custody-portfolio', 'getWallet', { accountID: 'P1', walletID: 'X1' }],
+      ];
+      for (const [type, operation, payload] of cases) {
+        await load(hosted({ operation }, type), { cfg: { token: 'secret-token-value' } });
+        const err = await callExpectingError(payload);
+        assert.equal(err.error.code, 'ECONFIG', err.error.message);
+        assert.ok(err.error.message.includes(` ${operation} is simulator only`), err.error.message);
+        assert.ok(!JSON.stringify(err).includes('secret-token-value'));
+        await helper.unload();
+      }
+      assert.equal(server.count(), 0);
+      // The same connection does send an operation of the spec (the counter counts).
+      await load(hosted({ operation: 'list' }), { cfg: { token: 'secret-token-value' } });
+      assert.deepEqual((await call({})).payload, { policies: [] });
+      assert.equal(server.count(), 1);
+    } finally {
+      await server.close();
+    }
   });
 
   it('the example flow "Set up a workspace" runs to its end as imported', async () => {

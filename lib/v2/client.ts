@@ -10,13 +10,22 @@
  * never put in an error text.
  */
 import { ConfigError } from '../errors';
-import { checkBaseUrl } from '../environments';
+import { checkBaseUrl, isLoopbackHost } from '../environments';
 import type { ApiResponse, HttpMethod, RequestOptions } from '../client';
 import { apiUrl, jsonBytes, Transport } from '../transport';
 
+/**
+ * Options of one {@link WorkspaceClient.request}: those of the v1 client, plus a timeout of its
+ * own for a request the server answers slowly on purpose (create-wallet's `waitForAddress`).
+ */
+export interface WorkspaceRequestOptions extends RequestOptions {
+  /** This request's timeout in milliseconds; default the client's `timeoutMs`. */
+  timeoutMs?: number;
+}
+
 /** Options of a {@link WorkspaceClient}. */
 export interface WorkspaceClientOptions {
-  /** v2 base URL, e.g. `https://api-v2.qredo.network/api/v2`; checked like the v1 base URL. */
+  /** v2 base URL, e.g. `https://api.qredo.network/api/v2` (production, {@link V2_BASE_URLS}); checked like the v1 base URL. */
   baseUrl: string;
   /** The v2 authentication token, sent as `x-token` (spec section 5.8). A secret. */
   token: string;
@@ -30,6 +39,12 @@ export interface WorkspaceClientOptions {
   retryDelayMs?: number;
   /** Extra trusted CA certificates (PEM). */
   ca?: string | Buffer;
+  /**
+   * Whether the operations made up for the simulator (not in the spec; see
+   * {@link SIMULATOR_ONLY_OPERATIONS}) may be sent. Default: true only when the base URL's host is
+   * loopback (the built-in or a standalone simulator; the hosted service is never on loopback).
+   */
+  simulatorOperations?: boolean;
 }
 
 /**
@@ -41,8 +56,15 @@ export class WorkspaceClient {
   readonly baseUrl: string;
   /** The default workspace id ('' when none was configured). */
   readonly workspaceId: string;
+  /** The default per-request timeout in milliseconds. */
+  readonly timeoutMs: number;
+  /** Whether the simulator-only operations may be sent (see {@link WorkspaceClientOptions.simulatorOperations}). */
+  readonly simulatorOperations: boolean;
   readonly #token: string;
+  readonly #options: WorkspaceClientOptions;
   readonly #transport: Transport;
+  /** Transports of requests with a timeout of their own, by timeout (ms); closed with the client. */
+  readonly #longTransports = new Map<number, Transport>();
 
   /**
    * @throws {ConfigError} for a bad base URL (message names `v2BaseUrl`) or an empty token.
@@ -56,7 +78,21 @@ export class WorkspaceClient {
     if (!options.token || typeof options.token !== 'string') throw new ConfigError('token: the v2 token (x-token) is required');
     this.#token = options.token;
     this.workspaceId = options.workspaceId ?? '';
+    this.timeoutMs = options.timeoutMs ?? 30000;
+    this.simulatorOperations = options.simulatorOperations ?? isLoopbackHost(new URL(this.baseUrl).hostname);
+    this.#options = { ...options, token: '' };
     this.#transport = new Transport(options);
+  }
+
+  /** The transport for a request timeout: the client's own, or one kept per longer timeout. */
+  #transportFor(timeoutMs: number | undefined): Transport {
+    if (timeoutMs === undefined || timeoutMs === this.timeoutMs) return this.#transport;
+    let t = this.#longTransports.get(timeoutMs);
+    if (!t) {
+      t = new Transport({ ...this.#options, timeoutMs });
+      this.#longTransports.set(timeoutMs, t);
+    }
+    return t;
   }
 
   /** The full URL of a v2 path (segments already URL-encoded). */
@@ -67,24 +103,34 @@ export class WorkspaceClient {
   /**
    * Send one request with the `x-token` header.
    * @param path below the v2 base URL, starting with `/`, e.g. `/workspaces/W/policies`.
+   * @param options query, body, `idempotent`, and `timeoutMs` (this request's timeout, ms;
+   *   a positive whole number, default the client's).
    * @returns the status and parsed body of a 2xx answer (`{}` when empty).
+   * @throws {ConfigError} for a `timeoutMs` that is not a positive whole number (rejects; nothing sent).
    * @throws {ApiError} for a non-2xx answer (section 7 body fields) or no answer (`statusCode` 0).
    *   Idempotent requests are retried first on timeouts, connection failures, 429, 502, 503, 504.
    */
-  async request<T = unknown>(method: HttpMethod, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async request<T = unknown>(method: HttpMethod, path: string, options: WorkspaceRequestOptions = {}): Promise<ApiResponse<T>> {
+    if (options.timeoutMs !== undefined && !(Number.isInteger(options.timeoutMs) && options.timeoutMs > 0)) {
+      throw new ConfigError(`timeoutMs: must be a positive whole number of milliseconds, got ${JSON.stringify(options.timeoutMs)}`);
+    }
+    const transport = this.#transportFor(options.timeoutMs);
     const url = this.url(path, options.query);
     const body = jsonBytes(options.body);
     const headers = () => ({ accept: 'application/json', 'Content-Type': 'application/json', 'x-token': this.#token });
-    return this.#transport.retrying(options.idempotent, () => this.#transport.exchange<T>(method, url, headers(), body, `${method} v2 ${path}`));
+    return transport.retrying(options.idempotent, () => transport.exchange<T>(method, url, headers(), body, `${method} v2 ${path}`));
   }
 
   /**
-   * Abort every request in flight (each rejects with an ApiError of code `ECLOSED`; no retry
-   * follows) and release the keep-alive sockets. The client must not be used afterwards.
+   * Abort every request in flight, on every transport of the client (each rejects with an
+   * ApiError of code `ECLOSED`; no retry follows) and release the keep-alive sockets. The client
+   * must not be used afterwards.
    * @returns a promise that resolves once every request in flight has settled.
    */
-  close(): Promise<void> {
-    return this.#transport.close();
+  async close(): Promise<void> {
+    const closing = [this.#transport.close(), ...Array.from(this.#longTransports.values(), (t) => t.close())];
+    this.#longTransports.clear();
+    await Promise.all(closing);
   }
 
   /** Never reveal the token when inspected or serialised. */

@@ -1,13 +1,18 @@
 /**
- * v2 base addresses (spec section 4 `{base_url_v2}`; section 9: the version is part of the
- * path, `/api/v2` for the workspace calls). The hosted environments keep the host of their v1
- * address and change the path to `/api/v2`. The service's developer guides also show a
- * separate host (`https://api-v2.qredo.network/api/v2`): set `v2BaseUrl` to use another address.
+ * v2 base addresses (spec section 4 `{base_url_v2}`, which the spec leaves unnamed).
+ *
+ * Source: spec section 9 item 1 puts the version in the path, `/api/v1/p` for the v1 interface
+ * and `/api/v2` for the workspace calls; the v1 hosts come from the OpenAPI `servers` list
+ * (`https://api.qredo.network/api/v1/p`, `https://sandbox-api.qredo.network/api/v1/p`) and play
+ * follows their naming (lib/environments.ts `BASE_URLS`). Each hosted environment's v2 address
+ * is therefore its v1 host with the path `/api/v2`, e.g. production
+ * `https://api.qredo.network/api/v2`. This is a derivation, not an address the spec prints:
+ * when the service gives another one, set `v2BaseUrl` (checked like any base URL).
  */
 import { ConfigError } from '../errors';
 import { checkBaseUrl, Environment } from '../environments';
 
-/** v2 base URLs of the hosted environments (no trailing slash). */
+/** v2 base URLs of the hosted environments (no trailing slash): the v1 host with `/api/v2` (spec section 9; see the file comment). */
 export const V2_BASE_URLS: Readonly<Record<'sandbox' | 'play' | 'production', string>> = Object.freeze({
   production: 'https://api.qredo.network/api/v2',
   sandbox: 'https://sandbox-api.qredo.network/api/v2',

@@ -4,6 +4,7 @@
  * with `workspaceID` taken from the client's configured workspace when the input has none.
  */
 import type { ApiResponse } from '../client';
+import { ConfigError } from '../errors';
 import { prepareOperation, OperationSpec } from '../operation';
 import type { WorkspaceClient } from './client';
 
@@ -18,12 +19,41 @@ export function withWorkspace(client: WorkspaceClient, input: Record<string, unk
 }
 
 /**
+ * The v2 operations made up for the simulator: not in the spec, so the hosted service does not
+ * have them in this form (an approval there is signed with BLS keys in the signing app). Names
+ * as `<group>.<operation>` of `v2Operations`: policy `getAction` (GET /actions/{actionID}),
+ * `approveAction` (PUT), `rejectAction` (DELETE); portfolio `get` (GET accounts/{accountID}) and
+ * `getWallet` (GET accounts/{accountID}/wallets/{walletID}).
+ */
+export const SIMULATOR_ONLY_OPERATIONS: readonly string[] = Object.freeze([
+  'policy.getAction',
+  'policy.approveAction',
+  'policy.rejectAction',
+  'portfolio.get',
+  'portfolio.getWallet',
+]);
+
+/**
+ * Refuse a simulator-only operation (see {@link SIMULATOR_ONLY_OPERATIONS}) on a client that may
+ * not send them ({@link WorkspaceClient.simulatorOperations}: by default, any base URL whose host is
+ * not loopback).
+ * @param operation the operation's name as the nodes show it, e.g. `approveAction`.
+ * @throws {ConfigError} (code ECONFIG) naming the operation; nothing is sent.
+ */
+export function requireSimulator(client: WorkspaceClient, operation: string): void {
+  if (!client.simulatorOperations) {
+    throw new ConfigError(`operation: ${operation} is simulator only (made up for the simulator, not in the spec); the connection's v2 address ${client.baseUrl} is not a simulator`);
+  }
+}
+
+/**
  * Validate `input` against `spec` and send it with the `x-token` header.
+ * @param extra `timeoutMs`: this request's timeout (ms), when not the client's.
  * @returns the 2xx status and parsed body.
  * @throws {ValidationError} before sending, for bad input (e.g. `workspaceID: required`).
  * @throws {ApiError} for a non-2xx answer or no answer.
  */
-export async function callWorkspaceOperation<T = unknown>(client: WorkspaceClient, spec: OperationSpec, input: Record<string, unknown>): Promise<ApiResponse<T>> {
+export async function callWorkspaceOperation<T = unknown>(client: WorkspaceClient, spec: OperationSpec, input: Record<string, unknown>, extra: { timeoutMs?: number } = {}): Promise<ApiResponse<T>> {
   const req = prepareOperation(spec, withWorkspace(client, input));
-  return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent });
+  return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent, timeoutMs: extra.timeoutMs });
 }

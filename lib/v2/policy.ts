@@ -11,7 +11,7 @@ import type { ApiResponse } from '../client';
 import { ValidationError } from '../errors';
 import { OperationSpec, S, JsonSchema } from '../operation';
 import type { WorkspaceClient } from './client';
-import { callWorkspaceOperation, withWorkspace } from './operation';
+import { callWorkspaceOperation, requireSimulator, withWorkspace } from './operation';
 
 /** A member rule node (spec section 2): `type` 2, `operation` 3, `threshold` 0, `arguments.id` the member id. */
 export interface MemberRule {
@@ -223,12 +223,18 @@ export const policyOperations = {
   list: { method: 'GET', path: '/workspaces/{workspaceID}/policies', idempotent: true, source: 'spec section 4, GET {base_url_v2}/workspaces/{workspaceID}/policies' },
   create: { method: 'POST', path: '/workspaces/{workspaceID}/policies', body: policyBodySchema, source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies' },
   update: { method: 'PUT', path: '/workspaces/{workspaceID}/policies/{policyID}', body: policyBodySchema, source: 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}' },
-  getAction: { method: 'GET', path: '/actions/{actionID}', idempotent: true, source: 'service developer guides, GET {base_url_v2}/actions/{actionID} (not in the spec)' },
-  approveAction: { method: 'PUT', path: '/actions/{actionID}', source: 'simulator: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)' },
-  rejectAction: { method: 'DELETE', path: '/actions/{actionID}', source: 'simulator: reject an update request as the token\'s API key (not in the spec)' },
+  getAction: { method: 'GET', path: '/actions/{actionID}', idempotent: true, source: 'simulator only: read an update request (the service\'s developer guides name actions; this route is not in the spec)' },
+  approveAction: { method: 'PUT', path: '/actions/{actionID}', source: 'simulator only: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)' },
+  rejectAction: { method: 'DELETE', path: '/actions/{actionID}', source: 'simulator only: reject an update request as the token\'s API key (not in the spec)' },
 } satisfies Record<string, OperationSpec>;
 
-/** List the policies of a workspace. `workspaceID` defaults to the client's. */
+/**
+ * List the policies of a workspace (spec section 4, GET policies). `workspaceID` defaults to the
+ * client's. Retried (a read).
+ * @returns `{policies}`.
+ * @throws {ValidationError} before sending, naming `workspaceID` when neither the input nor the client has one.
+ * @throws {ApiError} for a non-2xx answer (401 for a bad token, 404 for an unknown workspace) or no answer.
+ */
 export function listPolicies(client: WorkspaceClient, input: { workspaceID?: string } = {}): Promise<ApiResponse<PolicyList>> {
   return callWorkspaceOperation<PolicyList>(client, policyOperations.list, input);
 }
@@ -284,39 +290,109 @@ export async function createPolicy(
 }
 
 /**
+ * Per (v2 base URL, workspace, policyID): the tail of the chain of {@link addPolicyMember} calls,
+ * and the members this process asked to add whose update requests are not applied yet.
+ */
+interface AddMemberQueue {
+  tail: Promise<unknown>;
+  /** member ids sent in an update request of this process and not yet in the policy as read */
+  carried: string[];
+  /** calls queued or running */
+  users: number;
+}
+const addMemberQueues = new Map<string, AddMemberQueue>();
+
+/**
  * Add a member to a policy: read the policy (GET policies), send its full body with one more
  * member rule (PUT). The policy is not changed yet: the answer is an update request that
- * must be approved (spec section 4). Not retried.
+ * must be approved (spec section 4), and an approved request replaces the whole policy body.
+ * Not retried.
+ *
+ * Concurrent adds to the same policy (same v2 base URL, workspace and policyID) run one after
+ * another in this process (a promise chain), and each body also carries the members of this
+ * process's earlier update requests for that policy that are not in the policy yet: two
+ * concurrent adds of A then B send `[..., A]` then `[..., A, B]`, so approving them in that
+ * order (or approving only the last) keeps both members. Approving the earlier request after
+ * the later one applies the earlier body (without B); a member whose request was rejected is
+ * still carried by a later request of this process (reject that one too). Adds from other
+ * processes or other tools are not seen until approved.
  * @param input `policyID`, `memberID` (a human member id or an API key id), optional `workspaceID`.
  * @returns the update request `{actionID, policyID, status: 'pending'}`.
- * @throws {ValidationError} naming `policyID` (unknown in the workspace) or `memberID` (malformed, already a member).
+ * @throws {ValidationError} naming `policyID` (missing, unknown in the workspace) or `memberID` (malformed, already a member).
  * @throws {ApiError} on a non-2xx answer.
  */
 export async function addPolicyMember(client: WorkspaceClient, input: { policyID: string; memberID: string; workspaceID?: string }): Promise<ApiResponse<PolicyUpdateRequest>> {
-  memberRule(typeof input.memberID === 'string' ? input.memberID.trim() : input.memberID);
+  const memberID = memberRule(typeof input.memberID === 'string' ? input.memberID.trim() : input.memberID).arguments.id;
   if (typeof input.policyID !== 'string' || !input.policyID.trim()) throw new ValidationError('policyID', 'required');
-  const list = await listPolicies(client, input);
-  const policy = (list.data.policies ?? []).find((p) => p.policyID === input.policyID.trim());
-  if (!policy) throw new ValidationError('policyID', `no policy ${input.policyID} in the workspace`);
-  const body = withExtraMember(policy, input.memberID);
-  return callWorkspaceOperation<PolicyUpdateRequest>(client, policyOperations.update, { ...withWorkspace(client, input), policyID: policy.policyID, ...body });
+  const policyID = input.policyID.trim();
+  const key = JSON.stringify([client.baseUrl, String(withWorkspace(client, input).workspaceID ?? ''), policyID]);
+  let queue = addMemberQueues.get(key);
+  if (!queue) {
+    queue = { tail: Promise.resolve(), carried: [], users: 0 };
+    addMemberQueues.set(key, queue);
+  }
+  const q = queue;
+  q.users += 1;
+  const run = q.tail.then(() => addMemberOnce(client, input, policyID, memberID, q));
+  q.tail = run.catch(() => undefined);
+  try {
+    return await run;
+  } finally {
+    q.users -= 1;
+    if (q.users === 0 && q.carried.length === 0 && addMemberQueues.get(key) === q) addMemberQueues.delete(key);
+  }
 }
 
-/** Read an update request (action). */
-export function getWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+/** One add, its turn come: read, PUT the body with the carried members and `memberID`, remember `memberID`. */
+async function addMemberOnce(client: WorkspaceClient, input: { workspaceID?: string }, policyID: string, memberID: string, q: AddMemberQueue): Promise<ApiResponse<PolicyUpdateRequest>> {
+  const list = await listPolicies(client, input);
+  const policy = (list.data.policies ?? []).find((p) => p.policyID === policyID);
+  if (!policy) throw new ValidationError('policyID', `no policy ${policyID} in the workspace`);
+  const current = policyMembers(policy.expression);
+  q.carried = q.carried.filter((id) => !current.includes(id));
+  const carried = q.carried.filter((id) => id !== memberID).map((id) => memberRule(id));
+  const base: WorkspacePolicy = { ...policy, expression: { ...policy.expression, rules: [...policy.expression.rules, ...carried] } };
+  const body = withExtraMember(base, memberID);
+  const res = await callWorkspaceOperation<PolicyUpdateRequest>(client, policyOperations.update, { ...withWorkspace(client, input), policyID: policy.policyID, ...body });
+  if (!q.carried.includes(memberID)) q.carried.push(memberID);
+  return res;
+}
+
+/**
+ * Read an update request (action). Simulator only (not in the spec): refused unless the client
+ * may send simulator operations ({@link WorkspaceClient.simulatorOperations}).
+ * @throws {ConfigError} naming `getAction` on a client that is not a simulator's, before sending.
+ * @throws {ValidationError} before sending, naming `actionID` when missing.
+ * @throws {ApiError} for a non-2xx answer (404 for an unknown action) or no answer.
+ */
+export async function getWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+  requireSimulator(client, 'getAction');
   return callWorkspaceOperation<WorkspaceAction>(client, policyOperations.getAction, input);
 }
 
 /**
  * Approve an update request as the token's API key, which must be a member of the governing
  * policy (the simulator's programmatic approval; the service itself expects a BLS signature).
+ * Simulator only (not in the spec): refused unless the client may send simulator operations.
  * @returns the action after the approval; `status` is `approved` once the threshold is reached.
+ * @throws {ConfigError} naming `approveAction` on a client that is not a simulator's, before sending.
+ * @throws {ValidationError} before sending, naming `actionID` when missing.
+ * @throws {ApiError} for a non-2xx answer (403 not a member or the requester, 404 unknown, 409 no longer pending) or no answer.
  */
-export function approveWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+export async function approveWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+  requireSimulator(client, 'approveAction');
   return callWorkspaceOperation<WorkspaceAction>(client, policyOperations.approveAction, input);
 }
 
-/** Reject an update request as the token's API key (a member of the governing policy). */
-export function rejectWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+/**
+ * Reject an update request as the token's API key (a member of the governing policy).
+ * Simulator only (not in the spec): refused unless the client may send simulator operations.
+ * @returns the action, `status` `rejected`.
+ * @throws {ConfigError} naming `rejectAction` on a client that is not a simulator's, before sending.
+ * @throws {ValidationError} before sending, naming `actionID` when missing.
+ * @throws {ApiError} for a non-2xx answer (403 not a member, 404 unknown, 409 no longer pending) or no answer.
+ */
+export async function rejectWorkspaceAction(client: WorkspaceClient, input: { actionID: string }): Promise<ApiResponse<WorkspaceAction>> {
+  requireSimulator(client, 'rejectAction');
   return callWorkspaceOperation<WorkspaceAction>(client, policyOperations.rejectAction, input);
 }

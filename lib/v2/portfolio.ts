@@ -8,7 +8,7 @@
 import type { ApiResponse } from '../client';
 import { OperationSpec, S } from '../operation';
 import type { WorkspaceClient } from './client';
-import { callWorkspaceOperation } from './operation';
+import { callWorkspaceOperation, requireSimulator } from './operation';
 
 /** Portfolio types (spec section 2); `standard` is the default. */
 export type PortfolioType = 'standard' | 'exchange';
@@ -23,8 +23,12 @@ export interface Portfolio {
   type: PortfolioType;
 }
 
-/** A wallet of a portfolio (spec section 2): `address` is '' while the key computation runs. */
+/**
+ * A wallet of a portfolio as the simulator's `getWallet` reads it (spec section 2 names
+ * `name`, `connectPlugin`, `policyID`, `address`): `address` is '' while the key computation runs.
+ */
 export interface PortfolioWallet {
+  /** simulator: the wallet's id in the simulator (not a spec field) */
   walletID: string;
   name: string;
   connectPlugin: ConnectPlugin;
@@ -32,8 +36,26 @@ export interface PortfolioWallet {
   address: string;
 }
 
-/** Longest `waitForAddress` accepted, in seconds (keep it below the connection's timeout). */
+/** Longest `waitForAddress` accepted, in seconds. */
 export const MAX_WAIT_FOR_ADDRESS = 120;
+
+/**
+ * Seconds a create-wallet request's timeout exceeds its `waitForAddress`: the request's timeout
+ * is at least `waitForAddress + 15` seconds (or the client's timeout when longer), so the client
+ * does not give up while the server still waits and then creates the wallet anyway.
+ */
+export const WAIT_FOR_ADDRESS_MARGIN_SECONDS = 15;
+
+/**
+ * The answer of create-wallet (spec section 4 returns the `address`; '' when the wait was
+ * shorter than the key computation).
+ */
+export interface CreatedWallet {
+  /** simulator: the new wallet's id (not a spec field; the simulator adds it so the wallet can be read again) */
+  walletID: string;
+  /** the wallet's address, '' while the key computation runs */
+  address: string;
+}
 
 /** Operation declarations of the portfolios group (spec section 4 "v2 endpoints"). */
 export const portfolioOperations = {
@@ -58,34 +80,61 @@ export const portfolioOperations = {
       },
     },
   },
-  get: { method: 'GET', path: '/workspaces/{workspaceID}/accounts/{accountID}', idempotent: true, source: 'simulator: read a portfolio with its wallets (not in the spec)' },
-  getWallet: { method: 'GET', path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets/{walletID}', idempotent: true, source: 'simulator: read a wallet, e.g. its address once computed (not in the spec)' },
+  get: { method: 'GET', path: '/workspaces/{workspaceID}/accounts/{accountID}', idempotent: true, source: 'simulator only: read a portfolio with its wallets (not in the spec)' },
+  getWallet: { method: 'GET', path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets/{walletID}', idempotent: true, source: 'simulator only: read a wallet, e.g. its address once computed (not in the spec)' },
 } satisfies Record<string, OperationSpec>;
 
-/** Create a portfolio (`type` default `standard`). Not retried. @returns `{accountID}`. */
+/**
+ * Create a portfolio (`type` default `standard`). Not retried.
+ * @returns `{accountID}`.
+ * @throws {ValidationError} before sending, naming the field (`name` missing, `type` not `standard`/`exchange`, `workspaceID` missing).
+ * @throws {ApiError} for a non-2xx answer or no answer.
+ */
 export function createPortfolio(client: WorkspaceClient, input: { name: string; type?: PortfolioType; workspaceID?: string }): Promise<ApiResponse<{ accountID: string }>> {
   return callWorkspaceOperation<{ accountID: string }>(client, portfolioOperations.create, input);
 }
 
 /**
  * Create a wallet in a portfolio under a policy, waiting up to `waitForAddress` seconds for its
- * address. Not retried.
- * @returns `{walletID, address}`; `address` is '' when the wait was shorter than the key computation.
- * @throws {ValidationError} naming the field (`connectPlugin` not `defi`/`wc`, `waitForAddress` out of 0..120, ...).
+ * address. Not retried. The request's timeout is at least `waitForAddress` +
+ * {@link WAIT_FOR_ADDRESS_MARGIN_SECONDS} seconds, whatever the client's timeout: a client-side
+ * timeout while the server still waits would leave a created wallet behind an error, and a
+ * retry would create a second one.
+ * @returns `{walletID, address}` ({@link CreatedWallet}; `walletID` is the simulator's); `address`
+ *   is '' when the wait was shorter than the key computation.
+ * @throws {ValidationError} before sending, naming the field (`connectPlugin` not `defi`/`wc`, `waitForAddress` out of 0..120, ...).
+ * @throws {ApiError} for a non-2xx answer or no answer.
  */
 export function createPortfolioWallet(
   client: WorkspaceClient,
   input: { accountID: string; name: string; connectPlugin: ConnectPlugin; policyID: string; waitForAddress?: number; workspaceID?: string },
-): Promise<ApiResponse<{ walletID: string; address: string }>> {
-  return callWorkspaceOperation<{ walletID: string; address: string }>(client, portfolioOperations.createWallet, input);
+): Promise<ApiResponse<CreatedWallet>> {
+  const wait = input.waitForAddress;
+  const waitSeconds = typeof wait === 'number' && Number.isInteger(wait) && wait > 0 && wait <= MAX_WAIT_FOR_ADDRESS ? wait : 0;
+  const timeoutMs = Math.max(client.timeoutMs, (waitSeconds + WAIT_FOR_ADDRESS_MARGIN_SECONDS) * 1000);
+  return callWorkspaceOperation<CreatedWallet>(client, portfolioOperations.createWallet, input, { timeoutMs });
 }
 
-/** Read a portfolio with its wallets (simulator route). */
-export function getPortfolio(client: WorkspaceClient, input: { accountID: string; workspaceID?: string }): Promise<ApiResponse<Portfolio & { wallets: PortfolioWallet[] }>> {
+/**
+ * Read a portfolio with its wallets. Simulator only (not in the spec): refused unless the client
+ * may send simulator operations ({@link WorkspaceClient.simulatorOperations}).
+ * @throws {ConfigError} naming `get` on a client that is not a simulator's, before sending.
+ * @throws {ValidationError} before sending, naming the field (`accountID`, `workspaceID`).
+ * @throws {ApiError} for a non-2xx answer (404 for an unknown portfolio) or no answer.
+ */
+export async function getPortfolio(client: WorkspaceClient, input: { accountID: string; workspaceID?: string }): Promise<ApiResponse<Portfolio & { wallets: PortfolioWallet[] }>> {
+  requireSimulator(client, 'get');
   return callWorkspaceOperation(client, portfolioOperations.get, input);
 }
 
-/** Read one wallet of a portfolio (simulator route): its `address` once the key computation is done. */
-export function getPortfolioWallet(client: WorkspaceClient, input: { accountID: string; walletID: string; workspaceID?: string }): Promise<ApiResponse<PortfolioWallet>> {
+/**
+ * Read one wallet of a portfolio: its `address` once the key computation is done. Simulator
+ * only (not in the spec): refused unless the client may send simulator operations.
+ * @throws {ConfigError} naming `getWallet` on a client that is not a simulator's, before sending.
+ * @throws {ValidationError} before sending, naming the field (`accountID`, `walletID`, `workspaceID`).
+ * @throws {ApiError} for a non-2xx answer (404 for an unknown wallet) or no answer.
+ */
+export async function getPortfolioWallet(client: WorkspaceClient, input: { accountID: string; walletID: string; workspaceID?: string }): Promise<ApiResponse<PortfolioWallet>> {
+  requireSimulator(client, 'getWallet');
   return callWorkspaceOperation(client, portfolioOperations.getWallet, input);
 }

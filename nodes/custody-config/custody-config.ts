@@ -85,6 +85,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const node = this;
     const environment: Environment = def.environment || 'simulator';
+    node.environment = environment;
     const signingMode: SigningMode = def.signingMode || 'timestamp';
     const timeoutSeconds = Number(def.timeout) > 0 ? Number(def.timeout) : 30;
     const credentials: ConfigCredentials = node.credentials || {};

@@ -3,7 +3,8 @@
  * "v2 endpoints"): `list`, `create` (the expression is built from the editor's threshold and
  * members, or given whole in `msg.payload.expression`), `addMember` (the full policy body with
  * an extra member rule, PUT: the answer is an update request awaiting approval), and the update
- * request itself: `getAction`, `approveAction` (as the connection's API key).
+ * request itself: `getAction`, `approveAction` (as the connection's API key). `getAction` and
+ * `approveAction` are simulator only (not in the spec): refused with ECONFIG on a hosted environment.
  */
 import type { NodeAPI } from 'node-red';
 import {
@@ -96,12 +97,14 @@ export = function register(RED: NodeAPI): void {
         properties: ['actionID'],
         run: (client, input) => getWorkspaceAction(client, input as { actionID: string }),
         note: (data) => pendingNote(data),
+        simulatorOnly: true,
       },
       approveAction: {
         spec: ops.approveAction,
         properties: ['actionID'],
         run: (client, input) => approveWorkspaceAction(client, input as { actionID: string }),
         note: (data) => pendingNote(data),
+        simulatorOnly: true,
       },
     },
   });

@@ -2,7 +2,8 @@
  * `custody-portfolio`: v2 portfolios (accounts) and their wallets (spec section 2 "v2
  * resources", section 4 "v2 endpoints"): `create` (name, type `standard` or `exchange`),
  * `createWallet` (name, connectPlugin `defi` or `wc`, policyID, waitForAddress seconds), and the
- * reads `get` and `getWallet` (simulator routes) to see an address computed after the wait.
+ * reads `get` and `getWallet` (simulator only, not in the spec: refused with ECONFIG on a hosted
+ * environment) to see an address computed after the wait.
  */
 import type { NodeAPI } from 'node-red';
 import { v2Operations, createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, ValidationError, ConnectPlugin, PortfolioType } from '../../lib';
@@ -56,12 +57,14 @@ export = function register(RED: NodeAPI): void {
         spec: ops.get,
         properties: ['workspaceID', 'accountID'],
         run: (client, input) => getPortfolio(client, input as { accountID: string }),
+        simulatorOnly: true,
       },
       getWallet: {
         spec: ops.getWallet,
         properties: ['workspaceID', 'accountID', 'walletID'],
         run: (client, input) => getPortfolioWallet(client, input as { accountID: string; walletID: string }),
         note: (data) => ((data as { address?: string }).address === '' ? 'address not computed yet: read the wallet again in a few seconds' : undefined),
+        simulatorOnly: true,
       },
     },
   });

@@ -3,7 +3,7 @@
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient } from '../../lib';
+import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment } from '../../lib';
 
 /** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
 export interface FeedUser {
@@ -36,6 +36,8 @@ export interface FeedMembership {
 
 /** The runtime `custody-config` node: owns one client and one websocket per core client feed. */
 export interface CustodyConfigNode extends Node {
+  /** The configured environment (`simulator` when none was set): lets a node refuse simulator-only operations against the hosted service. */
+  environment?: Environment;
   /** The shared signed client; resolves once (starting the built-in simulator first when selected). @throws ConfigError, KeyFormatError (rejects). */
   client(): Promise<CustodyClient>;
   /** The shared v2 client (`x-token`, spec section 5.8); resolves once. @throws ConfigError naming `workspaceId`, `token` or `v2BaseUrl` (rejects). */

@@ -31,6 +31,13 @@ export interface WorkspaceOperation {
   run(client: WorkspaceClient, input: Record<string, unknown>, config: Record<string, unknown>): Promise<ApiResponse>;
   /** a note when the answer is not final (shown as a yellow status and set as `msg.note`) */
   note?(data: unknown, input: Record<string, unknown>): string | undefined;
+  /**
+   * true for an operation made up for the simulator (not in the spec, lib
+   * `SIMULATOR_ONLY_OPERATIONS`): refused with ECONFIG, before anything is sent, unless the
+   * connection's environment is `simulator` or `custom` (lib then also requires a loopback v2
+   * address: a standalone simulator).
+   */
+  simulatorOnly?: boolean;
 }
 
 /** A v2 node type: its operations and the editor properties that are API fields. */
@@ -38,6 +45,17 @@ export interface WorkspaceNodeType {
   type: string;
   operations: Record<string, WorkspaceOperation>;
   editorFields: readonly EditorField[];
+}
+
+/**
+ * The error of a simulator-only operation on a connection to a hosted environment, or
+ * undefined when it may run (environment `simulator` or `custom`; lib checks a custom address).
+ */
+export function simulatorOnlyError(name: string, op: WorkspaceOperation, connection: CustodyConfigNode): ConfigError | undefined {
+  if (!op.simulatorOnly) return undefined;
+  const environment = connection.environment ?? 'simulator';
+  if (environment === 'simulator' || environment === 'custom') return undefined;
+  return new ConfigError(`operation: ${name} is simulator only (made up for the simulator, not in the spec); the connection's environment is ${environment}`);
 }
 
 /** What the edit dialog shows per operation (served at `GET <admin>/custody/operations/<type>`). */
@@ -66,14 +84,17 @@ export function registerWorkspaceNode(RED: NodeAPI, nodeType: WorkspaceNodeType)
     const config = def as Record<string, unknown>;
     const runRequest = requestRunner(node);
 
+    const simulatorOnly = connection && op ? simulatorOnlyError(def.operation, op, connection) : undefined;
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (!op) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    else if (simulatorOnly) showError(node, simulatorOnly);
     else node.status({});
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as WorkspaceMessage;
       if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
       if (!op) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
+      if (simulatorOnly) return done(simulatorOnly);
       if (typeof connection.workspaceClient !== 'function') return done(new ConfigError('connection: this custody-config node has no v2 support'));
       const input = resolveInput(config, nodeType.editorFields, msg.payload);
       runRequest(out, send, done, () =>
