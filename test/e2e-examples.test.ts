@@ -126,9 +126,11 @@ describe('end to end: the example flows, clicked as a new user does', function (
     fs.writeFileSync(path.join(userDir, 'flows.json'), '[]');
     port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const redJs = require.resolve('node-red/red.js', { paths: [root] });
+    // The same switches as e2e.test: CUSTODYFLOW_E2E_NODE / CUSTODYFLOW_E2E_RED run another Node and Node-RED (e.g. 5 on Node 22).
+    const nodeBin = process.env.CUSTODYFLOW_E2E_NODE || process.execPath;
+    const redJs = process.env.CUSTODYFLOW_E2E_RED || require.resolve('node-red/red.js', { paths: [root] });
     // The working directory is the user directory: the ledger report's relative path lands there.
-    red = spawn(process.execPath, [redJs, '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
+    red = spawn(nodeBin, [redJs, '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
       cwd: userDir,
       env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
       stdio: ['ignore', 'pipe', 'pipe'],
