@@ -219,3 +219,9 @@ export const S = {
   /** An asset code such as `BTC-TESTNET`. */
   assetCode: { type: 'string', pattern: '^[A-Z0-9][A-Z0-9-]*$' } as JsonSchema,
 };
+
+/**
+ * `{symbol, amount}`, both required: what a payment sends or receives (spec section 4: `send` of
+ * transfers, withdrawals and swap quotes, `receive` of swap quotes); `amount` in base units, > 0.
+ */
+export const PAYMENT: JsonSchema = { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } };

@@ -9,7 +9,7 @@
  * `tx_id`), which makes a transfer-out that needs the taker's custody (action `ApproveSwapTake`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S } from '../operation';
+import { callOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SendAmount } from './transfer';
 import type { OkBody } from './trusted-party';
 
@@ -50,7 +50,6 @@ export interface SwapTakeRequest {
   partner_txID: string;
 }
 
-const amount = { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } };
 
 /** Maker operations, by id. */
 export const swapMakeOperations = {
@@ -73,8 +72,8 @@ export const swapMakeOperations = {
         expires: S.epochSeconds,
         reference: S.optionalText,
         partner_txID: S.text,
-        send: amount,
-        receive: amount,
+        send: PAYMENT,
+        receive: PAYMENT,
         add_to_liquidity_hub: { type: 'boolean' },
       },
     },

@@ -3,7 +3,7 @@
  * tx status values", section 4 "Transfers"; OpenAPI `/company/{company_id}/transfer`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S } from '../operation';
+import { callOperation, OperationSpec, S, PAYMENT } from '../operation';
 
 /** `send` of a transfer: asset `symbol` and `amount` in base units (integer). */
 export interface SendAmount {
@@ -105,7 +105,7 @@ export const transferOperations = {
         account_no: S.optionalText,
         reference: S.optionalText,
         partner_txID: S.text,
-        send: { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
+        send: PAYMENT,
       },
     },
   },

@@ -3,7 +3,7 @@
  * status values", section 4 "Withdrawals"; OpenAPI `/company/{company_id}/withdraw`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S } from '../operation';
+import { callOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SendAmount, Transaction } from './transfer';
 
 /**
@@ -60,7 +60,7 @@ export const withdrawOperations = {
         account_no: S.optionalText,
         reference: S.optionalText,
         partner_txID: S.text,
-        send: { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
+        send: PAYMENT,
       },
     },
   },
