@@ -549,9 +549,12 @@ describe('endpoint matrix: every row of spec section 4, through lib and through 
     ];
     const out: any[] = [];
     const caught: any[] = [];
+    /** the data folder variable before this pass set it (restored after) */
+    let previousDataEnv: string | undefined;
 
     before(async () => {
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-matrix-nodes-'));
+      previousDataEnv = process.env.CUSTODYFLOW_SIMULATOR_DATA;
       process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
       helper.init(require.resolve('node-red'));
       const sim = await sharedSimulator(dataDir);
@@ -573,6 +576,8 @@ describe('endpoint matrix: every row of spec section 4, through lib and through 
       ctx?.v2.close();
       await new Promise<void>((resolve) => helper.stopServer(resolve));
       await stopSharedSimulator();
+      if (previousDataEnv === undefined) delete process.env.CUSTODYFLOW_SIMULATOR_DATA;
+      else process.env.CUSTODYFLOW_SIMULATOR_DATA = previousDataEnv;
       fs.rmSync(dataDir, { recursive: true, force: true });
     });
 
