@@ -147,15 +147,16 @@ export class Transport {
   /**
    * Send one request and read its answer.
    * @param context the start of an error's message, e.g. `POST /company/C/transfer` (never a secret).
+   * @param timeoutMs this request's timeout in milliseconds; default the transport's `timeoutMs`.
    * @returns the status and parsed body of a 2xx answer (`{}` when empty).
    * @throws {ApiError} for a non-2xx answer (section 7 body fields) or for no answer at all
    *   (`statusCode` 0, `code` the socket error code such as `ECONNREFUSED`, or `ETIMEDOUT`).
    */
-  async exchange<T>(method: HttpMethod, url: string, headers: Record<string, string>, body: Buffer | undefined, context: string): Promise<ApiResponse<T>> {
+  async exchange<T>(method: HttpMethod, url: string, headers: Record<string, string>, body: Buffer | undefined, context: string, timeoutMs?: number): Promise<ApiResponse<T>> {
     if (this.#abort.signal.aborted) throw closedError(context);
     let res;
     try {
-      res = await this.#http.request<string>({ method, url, headers, data: body, signal: this.#abort.signal });
+      res = await this.#http.request<string>({ method, url, headers, data: body, signal: this.#abort.signal, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }) });
     } catch (err) {
       if (this.#abort.signal.aborted) throw closedError(context);
       const e = err as { code?: string; message?: string };

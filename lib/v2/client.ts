@@ -61,10 +61,7 @@ export class WorkspaceClient {
   /** Whether the simulator-only operations may be sent (see {@link WorkspaceClientOptions.simulatorOperations}). */
   readonly simulatorOperations: boolean;
   readonly #token: string;
-  readonly #options: WorkspaceClientOptions;
   readonly #transport: Transport;
-  /** Transports of requests with a timeout of their own, by timeout (ms); closed with the client. */
-  readonly #longTransports = new Map<number, Transport>();
 
   /**
    * @throws {ConfigError} for a bad base URL (message names `v2BaseUrl`) or an empty token.
@@ -80,19 +77,7 @@ export class WorkspaceClient {
     this.workspaceId = options.workspaceId ?? '';
     this.timeoutMs = options.timeoutMs ?? 30000;
     this.simulatorOperations = options.simulatorOperations ?? isLoopbackHost(new URL(this.baseUrl).hostname);
-    this.#options = { ...options, token: '' };
     this.#transport = new Transport(options);
-  }
-
-  /** The transport for a request timeout: the client's own, or one kept per longer timeout. */
-  #transportFor(timeoutMs: number | undefined): Transport {
-    if (timeoutMs === undefined || timeoutMs === this.timeoutMs) return this.#transport;
-    let t = this.#longTransports.get(timeoutMs);
-    if (!t) {
-      t = new Transport({ ...this.#options, timeoutMs });
-      this.#longTransports.set(timeoutMs, t);
-    }
-    return t;
   }
 
   /** The full URL of a v2 path (segments already URL-encoded). */
@@ -114,23 +99,19 @@ export class WorkspaceClient {
     if (options.timeoutMs !== undefined && !(Number.isInteger(options.timeoutMs) && options.timeoutMs > 0)) {
       throw new ConfigError(`timeoutMs: must be a positive whole number of milliseconds, got ${JSON.stringify(options.timeoutMs)}`);
     }
-    const transport = this.#transportFor(options.timeoutMs);
     const url = this.url(path, options.query);
     const body = jsonBytes(options.body);
     const headers = () => ({ accept: 'application/json', 'Content-Type': 'application/json', 'x-token': this.#token });
-    return transport.retrying(options.idempotent, () => transport.exchange<T>(method, url, headers(), body, `${method} v2 ${path}`));
+    return this.#transport.retrying(options.idempotent, () => this.#transport.exchange<T>(method, url, headers(), body, `${method} v2 ${path}`, options.timeoutMs));
   }
 
   /**
-   * Abort every request in flight, on every transport of the client (each rejects with an
-   * ApiError of code `ECLOSED`; no retry follows) and release the keep-alive sockets. The client
-   * must not be used afterwards.
+   * Abort every request in flight (each rejects with an ApiError of code `ECLOSED`; no retry
+   * follows) and release the keep-alive sockets. The client must not be used afterwards.
    * @returns a promise that resolves once every request in flight has settled.
    */
-  async close(): Promise<void> {
-    const closing = [this.#transport.close(), ...Array.from(this.#longTransports.values(), (t) => t.close())];
-    this.#longTransports.clear();
-    await Promise.all(closing);
+  close(): Promise<void> {
+    return this.#transport.close();
   }
 
   /** Never reveal the token when inspected or serialised. */
