@@ -10,7 +10,8 @@
  * never put in an error text.
  */
 import { ConfigError } from '../errors';
-import { checkBaseUrl, isLoopbackHost } from '../environments';
+import { isLoopbackHost } from '../environments';
+import { checkV2BaseUrl } from './environments';
 import type { ApiResponse, HttpMethod, RequestOptions } from '../client';
 import { apiUrl, jsonBytes, Transport } from '../transport';
 
@@ -67,11 +68,7 @@ export class WorkspaceClient {
    * @throws {ConfigError} for a bad base URL (message names `v2BaseUrl`) or an empty token.
    */
   constructor(options: WorkspaceClientOptions) {
-    try {
-      this.baseUrl = checkBaseUrl(options.baseUrl);
-    } catch (e) {
-      throw new ConfigError(String((e as Error).message).replace(/^baseUrl/, 'v2BaseUrl'));
-    }
+    this.baseUrl = checkV2BaseUrl(options.baseUrl);
     if (!options.token || typeof options.token !== 'string') throw new ConfigError('token: the v2 token (x-token) is required');
     this.#token = options.token;
     this.workspaceId = options.workspaceId ?? '';

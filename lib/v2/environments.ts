@@ -20,19 +20,26 @@ export const V2_BASE_URLS: Readonly<Record<'sandbox' | 'play' | 'production', st
 });
 
 /**
+ * Check a v2 base URL as any base URL (`checkBaseUrl`, lib/environments.ts), with errors naming `v2BaseUrl`.
+ * @returns the URL without trailing slash.
+ * @throws {ConfigError} naming `v2BaseUrl` (not a URL, credentials, query, plain HTTP to a host that is not loopback, ...).
+ */
+export function checkV2BaseUrl(v2BaseUrl: string): string {
+  try {
+    return checkBaseUrl(v2BaseUrl);
+  } catch (e) {
+    throw new ConfigError(String((e as Error).message).replace(/^baseUrl/, 'v2BaseUrl'));
+  }
+}
+
+/**
  * The v2 base URL of an environment: `v2BaseUrl` when given (checked like any base URL), else
  * the environment's default.
  * @throws {ConfigError} naming `v2BaseUrl` for a bad URL, or for `custom` without one;
  *   `simulator` is resolved by the caller (the built-in simulator's own address).
  */
 export function resolveV2BaseUrl(environment: Environment, v2BaseUrl?: string): string {
-  if (v2BaseUrl && v2BaseUrl.trim()) {
-    try {
-      return checkBaseUrl(v2BaseUrl.trim());
-    } catch (e) {
-      throw new ConfigError(String((e as Error).message).replace(/^baseUrl/, 'v2BaseUrl'));
-    }
-  }
+  if (v2BaseUrl && v2BaseUrl.trim()) return checkV2BaseUrl(v2BaseUrl.trim());
   switch (environment) {
     case 'production':
     case 'sandbox':
