@@ -150,12 +150,22 @@ export function buildPolicyBody(def: PolicyDefinition): PolicyBody {
   if (typeof def.adminPolicyID !== 'string' || !def.adminPolicyID.trim()) throw new ValidationError('adminPolicyID', 'required');
   const policyType = def.policyType ?? 'transaction';
   if (policyType !== 'transaction' && policyType !== 'admin') throw new ValidationError('policyType', 'must be one of "transaction", "admin"');
+  return definitionBody(def, def.adminPolicyID.trim());
+}
+
+/**
+ * The body of a definition with `adminPolicyID` as given: `name` trimmed, the expression built
+ * ({@link buildPolicyExpression}), `expressionContentType` `application/json`, `policyType`
+ * default `transaction`, flags default false. Checks nothing but the expression.
+ * @throws {ValidationError} naming `threshold` or `members`.
+ */
+function definitionBody(def: PolicyDefinition, adminPolicyID: string): PolicyBody {
   return {
     name: def.name.trim(),
     expression: buildPolicyExpression(def.threshold, def.members),
     expressionContentType: 'application/json',
-    adminPolicyID: def.adminPolicyID.trim(),
-    policyType,
+    adminPolicyID,
+    policyType: def.policyType ?? 'transaction',
     adminLocked: def.adminLocked ?? false,
     allowDuplicates: def.allowDuplicates ?? false,
   };
@@ -275,15 +285,8 @@ export async function createPolicy(
   } else {
     if (typeof src.name !== 'string' || !src.name.trim()) throw new ValidationError('name', 'required');
     const def = src as unknown as PolicyDefinition;
-    body = {
-      name: def.name.trim(),
-      expression: buildPolicyExpression(def.threshold, def.members),
-      expressionContentType: 'application/json',
-      adminPolicyID: typeof def.adminPolicyID === 'string' ? def.adminPolicyID.trim() : def.adminPolicyID,
-      policyType: def.policyType ?? 'transaction',
-      adminLocked: def.adminLocked ?? false,
-      allowDuplicates: def.allowDuplicates ?? false,
-    };
+    // adminPolicyID may be empty here: filled with the workspace's admin policy below.
+    body = { ...definitionBody(def, typeof def.adminPolicyID === 'string' ? def.adminPolicyID.trim() : def.adminPolicyID) };
   }
   if (!body.adminPolicyID) body.adminPolicyID = (await findAdminPolicy(client, input)).policyID;
   return callWorkspaceOperation<{ policyID: string }>(client, policyOperations.create, { ...withWorkspace(client, input), ...body });
