@@ -8,7 +8,7 @@
  * The kind-specific rules live in transactions.ts (transfers, and the dispatch of approvals and
  * expiry), withdrawals.ts, swaps.ts and exchanges.ts; they all build on these functions.
  */
-import type { Engine, WalletFeedMessage } from './engine';
+import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import { feeFor, isSafeQuote, type FeeQuote } from './assets';
 import { newId } from './ids';
@@ -189,43 +189,6 @@ export function recordApproval(eng: Engine, tx: CustodyTxRecord, action: ActionR
   tx.approvals.push({ actionID: action.id, firstName: approver.firstName, lastName: approver.lastName, status: 'approved', timestamp: now, userID: approver.userID, username: approver.username });
   eng.changed();
   return tx.approvals.length >= tx.thresholdRequired;
-}
-
-/** Details of a balance movement for the wallets feed (NOTES.md: negative amounts outgoing). */
-export interface Movement {
-  tx_id: string;
-  chain_tx_id: string;
-  /** final status of the transaction, e.g. `approved_transfer` */
-  status: string;
-  /** gross base units (positive); for outgoing the debit, for incoming the credit */
-  amount: number;
-  /** base units of fees inside `amount` (0 for incoming) */
-  fee: number;
-  sweep_tx?: boolean;
-}
-
-/**
- * Move a wallet's booked balance and announce it on the wallets feed (engine event `walletTx`):
- * `direction` out debits `m.amount`, in credits it. The feed message has negative amount, fee
- * and net_amount for outgoing.
- */
-export function moveBalance(eng: Engine, wallet: WalletRecord, direction: 'in' | 'out', m: Movement, now: number): void {
-  const sign = direction === 'out' ? -1 : 1;
-  wallet.balance += sign * m.amount;
-  eng.changed();
-  const msg: WalletFeedMessage = {
-    Status: m.status,
-    amount: sign * m.amount,
-    asset: wallet.asset,
-    chain_tx_id: m.chain_tx_id,
-    fee: m.fee === 0 ? 0 : sign * m.fee,
-    net_amount: sign * (m.amount - m.fee),
-    sweep_tx: m.sweep_tx ?? false,
-    timestamp: now,
-    tx_id: m.tx_id,
-    wallet_id: wallet.wallet_id,
-  };
-  eng.emitWalletTx(msg);
 }
 
 /** Write a ledger entry (spec section 2) for a wallet of a custody transaction. */

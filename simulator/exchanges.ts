@@ -28,7 +28,7 @@ import { badRequest, conflict, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
-import { futureExpires, moveBalance } from './custody';
+import { futureExpires } from './custody';
 import type { ActionRecord, ExchangeRecord, LedgerEntry, SweepRecord, WalletConnectionRecord } from './state';
 
 /** Exchange as listed by GET /exchanges (spec section 2). */
@@ -217,8 +217,8 @@ export function createSweep(eng: Engine, clientId: string, input: SweepInput): {
   eng.state.sweeps[sweep.tx_id] = sweep;
   if (idem) eng.state.partnerTxIndex[idem] = sweep.tx_id;
   const m = { tx_id: sweep.tx_id, chain_tx_id: sweep.chain_tx_id, status: sweep.tx_status, sweep_tx: true };
-  moveBalance(eng, from, 'out', { ...m, amount: sweep.amount, fee: sweep.fees }, now);
-  moveBalance(eng, to, 'in', { ...m, amount: sweep.net_amount, fee: 0 }, now);
+  net.moveBalance(eng, from, 'out', { ...m, amount: sweep.amount, fee: sweep.fees }, now);
+  net.moveBalance(eng, to, 'in', { ...m, amount: sweep.net_amount, fee: 0 }, now);
   const fromCo = eng.state.companies[from.company_id];
   const toCo = eng.state.companies[to.company_id];
   const entry = (type: 'transferOut' | 'transferIn', fundID: string, amount: number, fees: number, cpId: string, cpName: string): LedgerEntry => ({

@@ -7,7 +7,7 @@
  * Every function validates meaning (existence, membership, ranges) and throws a {@link SimError};
  * the JSON shape of request bodies is checked before, in validation.ts.
  */
-import type { Engine } from './engine';
+import type { Engine, WalletFeedMessage } from './engine';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newAddress, newChainTxId, newId, newShortCode } from './ids';
 import { findAsset } from './assets';
@@ -559,6 +559,43 @@ export function companyHoldings(eng: Engine, companyId: string): { total_count: 
 
 // ---------------------------------------------------------------- deposits and ledger
 
+/** Details of a balance movement for the wallets feed (NOTES.md: negative amounts outgoing). */
+export interface Movement {
+  tx_id: string;
+  chain_tx_id: string;
+  /** final status of the transaction, e.g. `approved_transfer` */
+  status: string;
+  /** gross base units (positive); for outgoing the debit, for incoming the credit */
+  amount: number;
+  /** base units of fees inside `amount` (0 for incoming) */
+  fee: number;
+  sweep_tx?: boolean;
+}
+
+/**
+ * Move a wallet's booked balance and announce it on the wallets feed (engine event `walletTx`):
+ * `direction` out debits `m.amount`, in credits it. The feed message has negative amount, fee
+ * and net_amount for outgoing.
+ */
+export function moveBalance(eng: Engine, wallet: WalletRecord, direction: 'in' | 'out', m: Movement, now: number): void {
+  const sign = direction === 'out' ? -1 : 1;
+  wallet.balance += sign * m.amount;
+  eng.changed();
+  const msg: WalletFeedMessage = {
+    Status: m.status,
+    amount: sign * m.amount,
+    asset: wallet.asset,
+    chain_tx_id: m.chain_tx_id,
+    fee: m.fee === 0 ? 0 : sign * m.fee,
+    net_amount: sign * (m.amount - m.fee),
+    sweep_tx: m.sweep_tx ?? false,
+    timestamp: now,
+    tx_id: m.tx_id,
+    wallet_id: wallet.wallet_id,
+  };
+  eng.emitWalletTx(msg);
+}
+
 /** Append a ledger entry for a wallet. */
 export function writeLedger(eng: Engine, wallet: WalletRecord, entry: LedgerEntry): void {
   (eng.state.ledger[wallet.fund_id] ??= []).push({ wallet_id: wallet.wallet_id, entry });
@@ -575,9 +612,8 @@ export function writeLedger(eng: Engine, wallet: WalletRecord, entry: LedgerEntr
 export function faucetDeposit(eng: Engine, walletIdOrCode: string, amount: number): { wallet_id: string; asset: string; amount: number; balance: number; chainTxID: string } {
   const w = getWallet(eng, walletIdOrCode);
   if (!Number.isSafeInteger(w.balance + amount)) throw badRequest('amount: the balance would exceed the largest safe integer');
-  w.balance += amount;
   const chainTxID = newChainTxId();
-  eng.emitWalletTx({ Status: 'confirmed', amount, asset: w.asset, chain_tx_id: chainTxID, fee: 0, net_amount: amount, sweep_tx: false, timestamp: eng.now(), tx_id: '', wallet_id: w.wallet_id });
+  moveBalance(eng, w, 'in', { tx_id: '', chain_tx_id: chainTxID, status: 'confirmed', amount, fee: 0 }, eng.now());
   writeLedger(eng, w, {
     TxID: '',
     chainTxID,

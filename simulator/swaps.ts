@@ -42,7 +42,7 @@ import type { Engine } from './engine';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
-import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, moveBalance, newCustodyFields, openCustody, recordApproval, releaseHold, type TransactionView } from './custody';
+import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, recordApproval, releaseHold, type TransactionView } from './custody';
 import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord, WalletRecord } from './state';
 
 /** POST /company/{company_id}/atomicswap/make body (spec section 4; OpenAPI AtomicSwapMake). */
@@ -347,10 +347,10 @@ function settleSwap(eng: Engine, take: SwapTakeRecord, now: number): void {
   take.txStatus = 'approved_swap_take';
   const makerLeg = newChainTxId();
   const takerLeg = newChainTxId();
-  moveBalance(eng, makerSend, 'out', { tx_id: swap.txID, chain_tx_id: makerLeg, status: swap.txStatus, amount: swap.amount, fee: swap.fees }, now);
-  moveBalance(eng, takerReceive, 'in', { tx_id: take.txID, chain_tx_id: makerLeg, status: take.txStatus, amount: swap.netAmount, fee: 0 }, now);
-  moveBalance(eng, takerSend, 'out', { tx_id: take.txID, chain_tx_id: takerLeg, status: take.txStatus, amount: take.amount, fee: take.fees }, now);
-  moveBalance(eng, makerReceive, 'in', { tx_id: swap.txID, chain_tx_id: takerLeg, status: swap.txStatus, amount: take.netAmount, fee: 0 }, now);
+  net.moveBalance(eng, makerSend, 'out', { tx_id: swap.txID, chain_tx_id: makerLeg, status: swap.txStatus, amount: swap.amount, fee: swap.fees }, now);
+  net.moveBalance(eng, takerReceive, 'in', { tx_id: take.txID, chain_tx_id: makerLeg, status: take.txStatus, amount: swap.netAmount, fee: 0 }, now);
+  net.moveBalance(eng, takerSend, 'out', { tx_id: take.txID, chain_tx_id: takerLeg, status: take.txStatus, amount: take.amount, fee: take.fees }, now);
+  net.moveBalance(eng, makerReceive, 'in', { tx_id: swap.txID, chain_tx_id: takerLeg, status: swap.txStatus, amount: take.netAmount, fee: 0 }, now);
   const cp = (c: CompanyRecord | undefined) => ({ counterpartyID: c?.company_id ?? '', counterpartyName: c?.name ?? '' });
   ledgerFor(eng, makerSend, swap, { type: 'swapOut', chainTxID: makerLeg, amount: swap.amount, fees: swap.fees, netAmount: swap.netAmount, ...cp(taker), now });
   ledgerFor(eng, makerReceive, swap, { type: 'swapIn', chainTxID: takerLeg, amount: take.netAmount, fees: 0, netAmount: take.netAmount, ...cp(taker), now });

@@ -30,7 +30,7 @@
 import { isLive, type Engine } from './engine';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId } from './ids';
-import { findUser, getCompany, getCoreClient, getWallet } from './network';
+import { findUser, getCompany, getCoreClient, getWallet, moveBalance } from './network';
 import {
   closeTx,
   companyTx,
@@ -40,7 +40,6 @@ import {
   existingTx,
   futureExpires,
   ledgerFor,
-  moveBalance,
   newCustodyFields,
   openCustody,
   recordApproval,

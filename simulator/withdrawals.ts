@@ -26,8 +26,8 @@ import type { Engine } from './engine';
 import { badRequest, conflict, notFound } from './errors';
 import { findAsset } from './assets';
 import { newChainTxId } from './ids';
-import { getCompany, getFund, getWallet } from './network';
-import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, moveBalance, newCustodyFields, openCustody, type TransactionView } from './custody';
+import { getCompany, getFund, getWallet, moveBalance } from './network';
+import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody, type TransactionView } from './custody';
 import type { WithdrawalRecord } from './state';
 
 /** POST /company/{company_id}/fund/{fund_id}/whitelist body (spec section 4; all required). */
