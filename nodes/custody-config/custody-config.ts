@@ -66,6 +66,42 @@ interface FeedKind<U extends FeedListener> {
   deliver(user: U, message: unknown): void;
 }
 
+/**
+ * A client built on first use and shared; a failed build is retried by the next caller (the
+ * failure is reported to that caller).
+ */
+interface LazyClient<T> {
+  /** The client, building it first when needed. @throws ConfigError once the config node is closed (rejects). */
+  get(): Promise<T>;
+  /** Forget the client (the next `get` builds a new one). @returns the one built or being built, if any, to close it. */
+  take(): Promise<T> | undefined;
+}
+
+/**
+ * A {@link LazyClient} over `build`.
+ * @param isClosed true once the config node is closed: `get` then rejects without building.
+ */
+function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean): LazyClient<T> {
+  let promise: Promise<T> | undefined;
+  return {
+    get() {
+      if (isClosed()) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
+      if (!promise) {
+        promise = build();
+        promise.catch(() => {
+          promise = undefined;
+        });
+      }
+      return promise;
+    },
+    take() {
+      const p = promise;
+      promise = undefined;
+      return p;
+    },
+  };
+}
+
 /** Global context key under which the built-in simulator's addresses are published (see `startSimulator`). */
 const SIMULATOR_CONTEXT_KEY = 'custodyflowSimulator';
 
@@ -89,7 +125,6 @@ export = function register(RED: NodeAPI): void {
     const signingMode: SigningMode = def.signingMode || 'timestamp';
     const timeoutSeconds = Number(def.timeout) > 0 ? Number(def.timeout) : 30;
     const credentials: ConfigCredentials = node.credentials || {};
-    let clientPromise: Promise<CustodyClient> | undefined;
     let closed = false;
     /** The shared feeds by {@link FeedKind} key: one per core client, the liquidity hub, the wallets feed. */
     const feeds = new Map<string, SharedFeed<FeedListener>>();
@@ -120,8 +155,6 @@ export = function register(RED: NodeAPI): void {
       return new CustodyClient({ baseUrl, apiKey: credentials.apiKey, privateKey: credentials.privateKey, signingMode, timeoutMs });
     }
 
-    let workspacePromise: Promise<WorkspaceClient> | undefined;
-
     /** The v2 client: the simulator's provisioned workspace and token, or the configured ones. */
     async function buildWorkspace(): Promise<WorkspaceClient> {
       const timeoutMs = timeoutSeconds * 1000;
@@ -138,28 +171,10 @@ export = function register(RED: NodeAPI): void {
       return new WorkspaceClient({ baseUrl, token: credentials.token, workspaceId: def.workspaceId!.trim(), timeoutMs });
     }
 
-    node.workspaceClient = () => {
-      if (closed) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
-      if (!workspacePromise) {
-        workspacePromise = buildWorkspace();
-        workspacePromise.catch(() => {
-          workspacePromise = undefined;
-        });
-      }
-      return workspacePromise;
-    };
-
-    node.client = () => {
-      if (closed) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
-      if (!clientPromise) {
-        clientPromise = build();
-        // A failed build is retried by the next caller (the failure is reported to that caller).
-        clientPromise.catch(() => {
-          clientPromise = undefined;
-        });
-      }
-      return clientPromise;
-    };
+    const v1Client = lazyClient(build, () => closed);
+    const v2Client = lazyClient(buildWorkspace, () => closed);
+    node.client = v1Client.get;
+    node.workspaceClient = v2Client.get;
 
     /** Build the client and open the shared feed `entry` of `kind`; on failure report it and try again later. */
     function openFeed<U extends FeedListener>(kind: FeedKind<U>, entry: SharedFeed<U>): void {
@@ -237,13 +252,10 @@ export = function register(RED: NodeAPI): void {
         return f.feed?.stop();
       });
       feeds.clear();
-      const pending = clientPromise;
-      clientPromise = undefined;
-      const pendingWorkspace = workspacePromise;
-      workspacePromise = undefined;
+      const pending = v1Client.take();
       // Both clients' close() abort their requests in flight (retries included) and resolve once
       // those have settled, so no request of this deployment answers after done().
-      const closingWorkspace = pendingWorkspace?.then((c) => c.close(), () => undefined);
+      const closingWorkspace = v2Client.take()?.then((c) => c.close(), () => undefined);
       Promise.allSettled(stopping)
         .then(() => Promise.allSettled([pending?.then((c) => c.close(), () => undefined), closingWorkspace]))
         .finally(() => done());
