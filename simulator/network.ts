@@ -637,12 +637,6 @@ export function faucetDeposit(eng: Engine, walletIdOrCode: string, amount: numbe
 }
 
 /**
- * Ledger entry types the simulator writes that take money out of a wallet (the rest bring it
- * in); the same split as {@link ledgerDirection}, which is the rule.
- */
-export const OUT_TYPES: ReadonlySet<string> = new Set(['transferOut', 'withdraw', 'swapOut']);
-
-/**
  * The direction of a ledger entry type, one rule for every type: `deposit` and every type ending
  * in `In` (transferIn, swapIn, ...) are `in`; every other type (transferOut, withdraw, swap,
  * swapOut, sweeps, ...) is `out`. Types are those of OpenAPI TxHistoryItem.

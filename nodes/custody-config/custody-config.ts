@@ -14,6 +14,7 @@ import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage
 import { sharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership } from '../shared/types';
+import type { FeedStatusCallbacks } from '../shared/feed-node';
 
 /** Editor properties of `custody-config`. */
 interface ConfigDef extends NodeDef {
@@ -39,14 +40,8 @@ interface ConfigCredentials {
   token?: string;
 }
 
-/** What every user of a shared feed has: it hears the state changes, and the error while the feed cannot be built. */
-interface FeedListener {
-  onState(state: FeedState, reason?: string): void;
-  onUnusable(err: Error): void;
-}
-
 /** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` while it cannot be. */
-interface SharedFeed<U extends FeedListener> {
+interface SharedFeed<U extends FeedStatusCallbacks> {
   feed?: SignedFeed;
   error?: Error;
   /** The timer of the next attempt to build the client, after a failure. */
@@ -58,7 +53,7 @@ interface SharedFeed<U extends FeedListener> {
  * What differs between the shared feeds (core client feeds, liquidity hub, wallets): the key it
  * is shared under, a log label, how to build one, its message event and how a user takes a message.
  */
-interface FeedKind<U extends FeedListener> {
+interface FeedKind<U extends FeedStatusCallbacks> {
   key: string;
   label: string;
   make(client: CustodyClient): SignedFeed;
@@ -127,7 +122,7 @@ export = function register(RED: NodeAPI): void {
     const credentials: ConfigCredentials = node.credentials || {};
     let closed = false;
     /** The shared feeds by {@link FeedKind} key: one per core client, the liquidity hub, the wallets feed. */
-    const feeds = new Map<string, SharedFeed<FeedListener>>();
+    const feeds = new Map<string, SharedFeed<FeedStatusCallbacks>>();
 
     /**
      * The process's built-in simulator, started on first use. Its addresses (never a key) are put in
@@ -177,7 +172,7 @@ export = function register(RED: NodeAPI): void {
     node.workspaceClient = v2Client.get;
 
     /** Build the client and open the shared feed `entry` of `kind`; on failure report it and try again later. */
-    function openFeed<U extends FeedListener>(kind: FeedKind<U>, entry: SharedFeed<U>): void {
+    function openFeed<U extends FeedStatusCallbacks>(kind: FeedKind<U>, entry: SharedFeed<U>): void {
       node.client().then(
         (client) => {
           if (feeds.get(kind.key) !== entry) return; // everyone left meanwhile
@@ -212,11 +207,11 @@ export = function register(RED: NodeAPI): void {
     }
 
     /** Join the shared feed of `kind`: the first user opens it, the last to leave closes it. */
-    function subscribe<U extends FeedListener>(kind: FeedKind<U>, user: U): FeedMembership {
+    function subscribe<U extends FeedStatusCallbacks>(kind: FeedKind<U>, user: U): FeedMembership {
       let entry = feeds.get(kind.key) as SharedFeed<U> | undefined;
       if (!entry) {
         entry = { users: new Set() };
-        feeds.set(kind.key, entry as SharedFeed<FeedListener>);
+        feeds.set(kind.key, entry as SharedFeed<FeedStatusCallbacks>);
         openFeed(kind, entry);
       }
       const joined = entry;

@@ -51,7 +51,7 @@ export interface WorkspaceNodeType {
  * The error of a simulator-only operation on a connection to a hosted environment, or
  * undefined when it may run (environment `simulator` or `custom`; lib checks a custom address).
  */
-export function simulatorOnlyError(name: string, op: WorkspaceOperation, connection: CustodyConfigNode): ConfigError | undefined {
+function simulatorOnlyError(name: string, op: WorkspaceOperation, connection: CustodyConfigNode): ConfigError | undefined {
   if (!op.simulatorOnly) return undefined;
   const environment = connection.environment ?? 'simulator';
   if (environment === 'simulator' || environment === 'custom') return undefined;
