@@ -36,6 +36,7 @@ import {
   WorkspacePolicy,
 } from '../lib';
 import { control, controlCall, until } from './support';
+import { RedProcess, watchDebug } from './red-process';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -689,69 +690,22 @@ describe('v2 nodes in the Node-RED runtime', function () {
 
 describe('v2 policy editor in a real node-red: a policy built in the dialog, deployed and run', function () {
   this.timeout(120000);
-  let userDir: string;
-  let red: import('node:child_process').ChildProcess | undefined;
+  let red: RedProcess | undefined;
   let base = '';
-  let log = '';
 
   before(async () => {
-    const { spawn } = await import('node:child_process');
-    const net = await import('node:net');
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-v2-editor-'));
-    const link = path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody');
-    fs.mkdirSync(path.dirname(link), { recursive: true });
-    fs.symlinkSync(root, link, 'dir');
-    fs.writeFileSync(path.join(userDir, 'flows.json'), fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json')));
-    const port = await new Promise<number>((resolve, reject) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as import('node:net').AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-      s.on('error', reject);
-    });
-    base = `http://127.0.0.1:${port}`;
-    red = spawn(process.execPath, [require.resolve('node-red/red.js', { paths: [root] }), '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
-      env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    red.stdout!.on('data', (d) => (log += d));
-    red.stderr!.on('data', (d) => (log += d));
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      try {
-        if ((await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } })).ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (Date.now() > deadline) throw new Error('node-red did not start:\n' + log);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    red = new RedProcess({ prefix: 'cf-v2-editor-', flows: fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json')) });
+    await red.start();
+    base = red.base;
   });
 
   after(async () => {
-    if (red && red.exitCode === null) {
-      const exited = new Promise((r) => red!.once('exit', r));
-      red.kill('SIGINT');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
-      if (red.exitCode === null) red.kill('SIGKILL');
-    }
-    fs.rmSync(userDir, { recursive: true, force: true });
+    await red?.stop();
   });
 
   it('adds an API key member and raises the threshold in the form; the deployed flow creates that policy and adds m.carol', async () => {
     const { chromium } = await import('playwright-core');
-    const WebSocket = (await import('ws')).default;
-    const debug: Array<{ name?: string; msg?: string }> = [];
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    ws.send(JSON.stringify({ subscribe: 'debug' }));
-    ws.on('message', (data) => {
-      const parsed = JSON.parse(data.toString());
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
-    });
+    const { debug, ws } = await watchDebug(base);
     const browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
