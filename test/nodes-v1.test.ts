@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
@@ -15,6 +14,7 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control } from './support';
+import { CountingServer } from './counting-server';
 import { CustodyClient, listActions, getAction, approveAction } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-v1-'));
@@ -109,9 +109,14 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
   });
 
   describe('against a counting server', () => {
-    let server: http.Server;
-    const seen: Array<{ method: string; url: string; body: string }> = [];
-    let answer = 200;
+    /** Answers the asset list to GET /assets, else `server.status` (503 to see retries). */
+    const server = new CountingServer({
+      answer: (request, s) =>
+        request.url.endsWith('/assets')
+          ? { status: 200, body: JSON.stringify({ assets: [{ code: 'BTC-TESTNET', scale: 100000000 }, { code: 'ETH-TESTNET', scale: 1000000000 }] }) }
+          : { status: s.status, body: s.status === 200 ? s.body : s.errorBody },
+    });
+    const seen = server.seen;
     let baseUrl = '';
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
@@ -121,28 +126,14 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
     const sent = () => seen.filter((s) => !s.url.endsWith('/assets'));
 
     before(async () => {
-      server = http.createServer((req, res) => {
-        let text = '';
-        req.on('data', (c) => (text += c));
-        req.on('end', () => {
-          seen.push({ method: req.method!, url: req.url!, body: text });
-          res.setHeader('Content-Type', 'application/json');
-          if (req.url!.endsWith('/assets')) {
-            res.end(JSON.stringify({ assets: [{ code: 'BTC-TESTNET', scale: 100000000 }, { code: 'ETH-TESTNET', scale: 1000000000 }] }));
-            return;
-          }
-          res.statusCode = answer;
-          res.end(answer === 200 ? '{"tx_id":"counted","status":"new"}' : '{"code":503,"msg":"busy"}');
-        });
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1/p`;
+      await server.start();
+      baseUrl = server.baseUrl;
     });
     beforeEach(() => {
       seen.length = 0;
-      answer = 200;
+      server.status = 200;
     });
-    after(() => server.close());
+    after(() => server.stop());
 
     const custom = (type: string, props: Record<string, unknown>) => opFlow(type, props, { environment: 'custom', baseUrl });
 
@@ -250,7 +241,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       ]);
       await helper.unload();
 
-      answer = 503;
+      server.status = 503;
       for (const [method, attempts] of [['GET', 3], ['POST', 1]] as const) {
         seen.length = 0;
         await load(custom('custody-request', { method, path: '/x' }), creds);

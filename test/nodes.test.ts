@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
@@ -13,6 +12,7 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control, demoTransfer } from './support';
+import { CountingServer } from './counting-server';
 import { CustodyClient, createTransfer } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
@@ -305,27 +305,17 @@ describe('nodes in the Node-RED runtime', function () {
   });
 
   describe('against a counting server (nothing may be sent)', () => {
-    let server: http.Server;
-    let requests = 0;
-    const bodies: string[] = [];
+    const server = new CountingServer();
     let baseUrl = '';
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
     const apiKey = 'dGVzdC1hcGkta2V5LW5vdC1yZWFs';
 
     before(async () => {
-      server = http.createServer((req, res) => {
-        requests++;
-        let text = '';
-        req.on('data', (c) => (text += c));
-        req.on('end', () => bodies.push(text));
-        res.setHeader('Content-Type', 'application/json');
-        res.end('{"tx_id":"counted","status":"new"}');
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1/p`;
+      await server.start();
+      baseUrl = server.baseUrl;
     });
-    after(() => server.close());
+    after(() => server.stop());
 
     function customFlow(props: Record<string, unknown>): object[] {
       const flow = opFlow('custody-transfer', props);
@@ -358,20 +348,20 @@ describe('nodes in the Node-RED runtime', function () {
         assert.equal(caught.error.code, 'EINPUT');
         assert.match(caught.error.message, expected);
       }
-      assert.equal(requests, 0, 'nothing was sent');
+      assert.equal(server.requests, 0, 'nothing was sent');
       const sent = await call({ ...good(), note: 'not an API field', send: { symbol: 'BTC-TESTNET', amount: 1000, memo: 'nor this' } });
       assert.equal(sent.payload.tx_id, 'counted');
-      assert.equal(requests, 1);
-      await until(() => bodies[0], 'the body');
-      assert.deepEqual(Object.keys(JSON.parse(bodies[0])).sort(), ['account_no', 'benefit_of', 'counterparty_wallet_address', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
-      assert.deepEqual(JSON.parse(bodies[0]).send, { symbol: 'BTC-TESTNET', amount: 1000 }, 'only declared fields are sent, nested ones too');
+      assert.equal(server.requests, 1);
+      await until(() => server.seen[0]?.body, 'the body');
+      assert.deepEqual(Object.keys(JSON.parse(server.seen[0].body)).sort(), ['account_no', 'benefit_of', 'counterparty_wallet_address', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
+      assert.deepEqual(JSON.parse(server.seen[0].body).send, { symbol: 'BTC-TESTNET', amount: 1000 }, 'only declared fields are sent, nested ones too');
       assert.ok(!JSON.stringify(sent).includes(apiKey), 'no API key on the msg');
       assert.ok(!JSON.stringify(sent).includes('PRIVATE KEY'), 'no private key on the msg');
     });
 
     it('with decimal amounts, refuses bad input before any request (not even GET /assets)', async () => {
       await load(customFlow({ operation: 'create', company_id: 'c1', amountFormat: 'decimal' }), { cfg: { apiKey, privateKey: pem } });
-      const before = requests;
+      const before = server.requests;
       const cases: Array<[Record<string, unknown>, RegExp]> = [
         [{ ...good(), partner_txID: undefined, send: { symbol: 'BTC-TESTNET', amount: '0.01' } }, /partner_txID: required/],
         [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: '1e-8' } }, /send\.amount: a decimal number/],
@@ -383,7 +373,7 @@ describe('nodes in the Node-RED runtime', function () {
         assert.equal(caught.error.code, 'EINPUT');
         assert.match(caught.error.message, expected);
       }
-      assert.equal(requests, before, 'nothing was sent');
+      assert.equal(server.requests, before, 'nothing was sent');
     });
 
     it('a feed on an unusable connection shows the error, not "retrying"', async () => {
@@ -413,7 +403,7 @@ describe('nodes in the Node-RED runtime', function () {
       assert.equal(caught.error.code, 'ECONFIG');
       assert.match(caught.error.message, /plain HTTP/);
       assert.ok(!JSON.stringify(caught).includes(apiKey));
-      assert.equal(requests, 1, 'still only the one request of the first test');
+      assert.equal(server.requests, 1, 'still only the one request of the first test');
     });
   });
 });

@@ -11,7 +11,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import { generateKeyPairSync } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { Simulator } from '../simulator';
 import { ApiError, CustodyClient, HubFeed, ValidationError, signedRequest, type HubFeedMessage } from '../lib';
 import helper from 'node-red-node-test-helper';
 import { controlCall, until } from './support';
+import { CountingServer } from './counting-server';
 
 interface Reply {
   status: number;
@@ -199,31 +199,11 @@ describe('review fixes: the liquidity hub feed takes TxID and Status (spec secti
   });
 });
 
-/** A loopback HTTP server that records every request and answers with `answer` (status, body). */
-class CountingServer {
-  readonly seen: Array<{ method: string; url: string; body: string }> = [];
-  status = 200;
-  body = '{"tx_id":"counted","status":"new"}';
-  #server = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (c) => (text += c));
-    req.on('end', () => {
-      this.seen.push({ method: req.method!, url: req.url!, body: text });
-      res.statusCode = this.status;
-      res.setHeader('Content-Type', 'application/json');
-      res.end(this.status === 200 ? this.body : JSON.stringify({ code: this.status, msg: 'busy', detail: {} }));
-    });
-  });
-  baseUrl = '';
-
-  async start(): Promise<void> {
-    await new Promise<void>((r) => this.#server.listen(0, '127.0.0.1', r));
-    this.baseUrl = `http://127.0.0.1:${(this.#server.address() as { port: number }).port}/api/v1/p`;
-  }
-  async stop(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((r) => this.#server.close(() => r()));
-  }
+/** The hosted stand-in of these tests: its error answer carries the spec's `detail` too. */
+function countingServer(): CountingServer {
+  const server = new CountingServer();
+  server.errorBody = JSON.stringify({ code: 503, msg: 'busy', detail: {} });
+  return server;
 }
 
 const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
@@ -231,7 +211,7 @@ const apiKey = 'cmV2aWV3LWZpeGVzLWtleS1ub3QtcmVhbA==';
 
 describe('review fixes: close() stops in-flight retries', function () {
   this.timeout(30000);
-  const server = new CountingServer();
+  const server = countingServer();
   before(() => server.start());
   after(() => server.stop());
 
@@ -267,7 +247,7 @@ describe('review fixes: close() stops in-flight retries', function () {
 
 describe('review fixes: a signed call that a typed operation covers is checked like it', function () {
   this.timeout(30000);
-  const server = new CountingServer();
+  const server = countingServer();
   let client: CustodyClient;
   const transferBody = (overrides: Record<string, unknown> = {}) => ({
     wallet_id: 'w1',

@@ -8,8 +8,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
@@ -37,6 +35,7 @@ import {
 } from '../lib';
 import { control, controlCall, until } from './support';
 import { RedProcess, watchDebug } from './red-process';
+import { CountingServer } from './counting-server';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -342,29 +341,11 @@ describe('v2 workspace calls: lib against the simulator', function () {
   });
 });
 
-/** A loopback HTTP server that counts requests and answers every one 200 `{"policies": []}`. */
-async function countingServer(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
-  let n = 0;
-  const server = http.createServer((req, res) => {
-    n += 1;
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('Content-Type', 'application/json');
-      res.setHeader('Connection', 'close');
-      res.end('{"policies": []}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/api/v2`,
-    count: () => n,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+/** A started counting server at `/api/v2` that answers every request 200 `{"policies": []}` (Connection: close). */
+async function countingServer(): Promise<CountingServer> {
+  const server = new CountingServer({ path: '/api/v2', answer: () => ({ status: 200, body: '{"policies": []}', headers: { Connection: 'close' } }) });
+  await server.start();
+  return server;
 }
 
 /** Expect `p` to reject with a ConfigError (ECONFIG) whose message names `operation`. */
@@ -381,12 +362,12 @@ async function simulatorOnlyRefusal(p: Promise<unknown>, operation: string): Pro
 }
 
 describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
-  let server: Awaited<ReturnType<typeof countingServer>>;
+  let server: CountingServer;
   before(async () => {
     server = await countingServer();
   });
   after(async () => {
-    await server.close();
+    await server.stop();
   });
 
   it('refuses the operations made up for the simulator on a hosted v2 address, before sending', async () => {
@@ -404,16 +385,16 @@ describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
   });
 
   it('sends them to a loopback address (a simulator) unless told not to; the refusal sends nothing', async () => {
-    const refusing = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1, simulatorOperations: false });
-    const loopback = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1 });
+    const refusing = new WorkspaceClient({ baseUrl: server.baseUrl, token: 't', workspaceId: 'W', attempts: 1, simulatorOperations: false });
+    const loopback = new WorkspaceClient({ baseUrl: server.baseUrl, token: 't', workspaceId: 'W', attempts: 1 });
     try {
-      const before = server.count();
+      const before = server.requests;
       await simulatorOnlyRefusal(approveWorkspaceAction(refusing, { actionID: 'A1' }), 'approveAction');
       await simulatorOnlyRefusal(getPortfolioWallet(refusing, { accountID: 'P1', walletID: 'X1' }), 'getWallet');
-      assert.equal(server.count(), before);
+      assert.equal(server.requests, before);
       assert.equal(loopback.simulatorOperations, true);
       await getWorkspaceAction(loopback, { actionID: 'A1' });
-      assert.equal(server.count(), before + 1);
+      assert.equal(server.requests, before + 1);
     } finally {
       refusing.close();
       loopback.close();
@@ -421,14 +402,14 @@ describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
   });
 
   it('refuses a per-request timeout that is not a positive whole number of milliseconds, before sending', async () => {
-    const c = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1 });
+    const c = new WorkspaceClient({ baseUrl: server.baseUrl, token: 't', workspaceId: 'W', attempts: 1 });
     try {
-      const before = server.count();
+      const before = server.requests;
       await assert.rejects(c.request('GET', '/workspaces/W/policies', { timeoutMs: 0 }), (e: unknown) => e instanceof ConfigError && /^timeoutMs: /.test(e.message));
       await assert.rejects(c.request('GET', '/workspaces/W/policies', { timeoutMs: 1.5 }), ConfigError);
-      assert.equal(server.count(), before);
+      assert.equal(server.requests, before);
       assert.equal((await c.request('GET', '/workspaces/W/policies', { timeoutMs: 5000 })).statusCode, 200);
-      assert.equal(server.count(), before + 1);
+      assert.equal(server.requests, before + 1);
     } finally {
       c.close();
     }
@@ -635,7 +616,7 @@ describe('v2 nodes in the Node-RED runtime', function () {
     try {
       // production, its v2 address pointed at a counting server: anything sent would be counted.
       const hosted = (props: Record<string, unknown>, type = 'custody-policy') =>
-        opFlow(type, props).map((n: any) => (n.id === 'cfg' ? { ...n, environment: 'production', v2BaseUrl: server.url, workspaceId: 'W' } : n));
+        opFlow(type, props).map((n: any) => (n.id === 'cfg' ? { ...n, environment: 'production', v2BaseUrl: server.baseUrl, workspaceId: 'W' } : n));
       const cases: Array<[string, string, Record<string, unknown>]> = [
         ['custody-policy', 'getAction', { actionID: 'A1' }],
         ['custody-policy', 'approveAction', { actionID: 'A1' }],
@@ -650,13 +631,13 @@ describe('v2 nodes in the Node-RED runtime', function () {
         assert.ok(!JSON.stringify(err).includes('secret-token-value'));
         await helper.unload();
       }
-      assert.equal(server.count(), 0);
+      assert.equal(server.requests, 0);
       // The same connection does send an operation of the spec (the counter counts).
       await load(hosted({ operation: 'list' }), { cfg: { token: 'secret-token-value' } });
       assert.deepEqual((await call({})).payload, { policies: [] });
-      assert.equal(server.count(), 1);
+      assert.equal(server.requests, 1);
     } finally {
-      await server.close();
+      await server.stop();
     }
   });
 
