@@ -13,8 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
-import { chromium } from 'playwright-core';
-import { DebugMessage, RedProcess, freePort, root, waitUntilUp, watchDebug } from './red-process';
+import { DebugMessage, RedProcess, freePort, launchChromium, openEditor, root, waitUntilUp, watchDebug } from './red-process';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
@@ -97,15 +96,9 @@ describe('end to end: node-red with the pack and the example flows', function ()
   });
 
   it('editor: every node is in the palette with help text, and every edit dialog opens without a script error', async function () {
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(base + '/');
+      const { page, errors } = await openEditor(browser, base, { width: 1600, height: 1000 });
       const types = [
         'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
@@ -192,15 +185,9 @@ describe('end to end: node-red with the pack and the example flows', function ()
   });
 
   it('editor: the dialog of every operation node opens on each operation with its tip (nodes not in the examples too)', async function () {
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(base + '/');
+      const { page, errors } = await openEditor(browser, base, { width: 1600, height: 1000 });
       const types = ['custody-fund', 'custody-core-client', 'custody-action', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request'];
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
       await page.waitForTimeout(500);

@@ -18,6 +18,7 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control } from './support';
+import { loadCollecting } from './node-flows';
 import { CustodyClient, HubFeed, WalletsFeed, CoreClientFeed, type HubFeedMessage, type WalletFeedMessage, type FeedState } from '../lib';
 
 helper.init(require.resolve('node-red'));
@@ -263,14 +264,7 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     /** Load a flow (flow nodes get x/y) and collect what its helper nodes receive. */
     async function load(nodes: object[]): Promise<void> {
       const flow = [TAB, CONFIG, ...nodes.map((n) => ({ x: 100, y: 100, z: 'tab', ...n }))];
-      await helper.load(nodeModules, flow, {});
-      inbox.clear();
-      for (const n of nodes as Array<{ id: string; type: string }>) {
-        if (n.type !== 'helper') continue;
-        const received: any[] = [];
-        inbox.set(n.id, received);
-        helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
-      }
+      await loadCollecting(nodeModules, flow, {}, inbox);
     }
 
     /** The last status node `id` set (the helper spies on Node.prototype.status, shared by all nodes). */

@@ -13,8 +13,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
-import { until, control } from './support';
+import { control } from './support';
 import { CountingServer } from './counting-server';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
 import { CustodyClient, listActions, getAction, approveAction } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-v1-'));
@@ -38,9 +39,6 @@ const nodeModules = [
   require('@node-red/nodes/core/common/25-catch.js'),
 ];
 
-const TAB = { id: 'tab', type: 'tab', label: 'test' };
-const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
-
 /** One operation node `op` wired to helper `out`, a Catch node wired to helper `caught`; `config` replaces the config node's properties. */
 function opFlow(type: string, props: Record<string, unknown>, config: Record<string, unknown> = {}): object[] {
   return [
@@ -53,26 +51,15 @@ function opFlow(type: string, props: Record<string, unknown>, config: Record<str
   ];
 }
 
-const inbox = new Map<string, any[]>();
+const inbox: Inbox = new Map();
 
 async function load(flow: object[], credentials?: object): Promise<void> {
-  await helper.load(nodeModules, flow, credentials ?? {});
-  inbox.clear();
-  for (const id of ['out', 'caught']) {
-    const received: any[] = [];
-    inbox.set(id, received);
-    helper.getNode(id).on('input', (msg: unknown) => received.push(msg));
-  }
+  await loadCollecting(nodeModules, flow, credentials ?? {}, inbox, ['out', 'caught']);
 }
 
 /** Send `msg` into `op`; resolve with `{out}` (its output) or `{caught}` (the msg at the Catch node). */
-async function send(msg: Record<string, unknown>): Promise<{ out?: any; caught?: any }> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode('op').receive(msg);
-  await until(() => (out.length > o || caught.length > c ? true : undefined), 'a msg from op');
-  return caught.length > c ? { caught: caught[c] } : { out: out[o] };
+function send(msg: Record<string, unknown>): Promise<{ out?: any; caught?: any }> {
+  return sendAndWait(inbox, msg);
 }
 
 async function ok(msg: Record<string, unknown>): Promise<any> {

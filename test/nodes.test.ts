@@ -13,6 +13,7 @@ import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control, demoTransfer } from './support';
 import { CountingServer } from './counting-server';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
 import { CustodyClient, createTransfer } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
@@ -32,9 +33,6 @@ const nodeModules = [
   require('../nodes/custody-coreclient-feed/custody-coreclient-feed'),
   require('@node-red/nodes/core/common/25-catch.js'),
 ];
-
-const TAB = { id: 'tab', type: 'tab', label: 'test' };
-const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
 
 /**
  * Give every flow node a position: Node-RED treats a node without `x`/`y` as a config node
@@ -58,40 +56,25 @@ function opFlow(type: string, props: Record<string, unknown>, extra: object[] = 
 }
 
 /** Every msg each helper node received since the flow was loaded, by helper node id. */
-const inbox = new Map<string, any[]>();
+const inbox: Inbox = new Map();
 
 /** Load a flow and start collecting what its helper nodes receive. */
 async function load(flow: object[], credentials?: object): Promise<void> {
-  await helper.load(nodeModules, flow, credentials ?? {});
-  inbox.clear();
-  for (const n of flow as Array<{ id: string; type: string }>) {
-    if (n.type !== 'helper') continue;
-    const received: any[] = [];
-    inbox.set(n.id, received);
-    helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
-  }
+  await loadCollecting(nodeModules, flow, credentials ?? {}, inbox);
 }
 
 /** Send `payload` into node `id` and resolve with its output msg (at helper `out`), or reject with the msg the Catch node got. */
 async function call(payload: unknown, id = 'op'): Promise<any> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode(id).receive({ payload });
-  await until(() => (out.length > o || caught.length > c ? true : undefined), `a msg from ${id}`);
-  if (caught.length > c) throw Object.assign(new Error('caught: ' + caught[c].error?.message), { caught: caught[c] });
-  return out[o];
+  const { out, caught } = await sendAndWait(inbox, { payload }, id);
+  if (caught) throw Object.assign(new Error('caught: ' + caught.error?.message), { caught });
+  return out;
 }
 
 /** Send `payload` into node `op` and resolve with the msg that reached the Catch node; reject if the node sent output. */
 async function callExpectingError(payload: unknown): Promise<any> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode('op').receive({ payload });
-  await until(() => (out.length > o || caught.length > c ? true : undefined), 'an error at the Catch node');
-  if (out.length > o) throw new Error('expected an error, got output ' + JSON.stringify(out[o].payload));
-  return caught[c];
+  const { out, caught } = await sendAndWait(inbox, { payload }, 'op', 'an error at the Catch node');
+  if (out) throw new Error('expected an error, got output ' + JSON.stringify(out.payload));
+  return caught;
 }
 
 describe('nodes in the Node-RED runtime', function () {

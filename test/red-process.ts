@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
+import type { Browser, Page } from 'playwright-core';
 
 /** The project root (the compiled tests run from dist/test). */
 export const root = path.resolve(__dirname, '..', '..');
@@ -166,4 +167,29 @@ export class RedProcess {
     }
     fs.rmSync(this.userDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Launch headless Chromium (CHROMIUM_PATH, default /usr/bin/chromium) for the editor tests.
+ * The caller closes it (`await browser.close()` in a `finally`).
+ */
+export async function launchChromium(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}
+
+/**
+ * Open the Node-RED editor at `base` in a new page of `browser`.
+ * @param viewport the page size in CSS pixels.
+ * @returns the page and the array its uncaught script errors (`pageerror`) are pushed to.
+ */
+export async function openEditor(browser: Browser, base: string, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(base + '/');
+  return { page, errors };
 }

@@ -34,8 +34,9 @@ import {
   WorkspacePolicy,
 } from '../lib';
 import { control, controlCall, until } from './support';
-import { RedProcess, watchDebug } from './red-process';
+import { RedProcess, launchChromium, openEditor, watchDebug } from './red-process';
 import { CountingServer } from './counting-server';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -431,8 +432,6 @@ const nodeModules = [
   require('@node-red/nodes/core/common/90-comment.js'),
 ];
 
-const TAB = { id: 'tab', type: 'tab', label: 'test' };
-const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
 const AGENT = { ...CONFIG, id: 'agent', simulatorApiKey: 'k.agent' };
 
 /** A flow: one v2 node `op` wired to helper `out`, and a Catch node wired to helper `caught`. */
@@ -448,28 +447,17 @@ function opFlow(type: string, props: Record<string, unknown>): object[] {
   ];
 }
 
-const inbox = new Map<string, any[]>();
+const inbox: Inbox = new Map();
 
 async function load(flow: object[], credentials: object = {}): Promise<void> {
-  await helper.load(nodeModules, flow, credentials);
-  inbox.clear();
-  for (const n of flow as Array<{ id: string; type: string }>) {
-    if (n.type !== 'helper') continue;
-    const received: any[] = [];
-    inbox.set(n.id, received);
-    helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
-  }
+  await loadCollecting(nodeModules, flow, credentials, inbox);
 }
 
 /** Send `payload` into `op`; resolve with the output msg, or reject with what the Catch node got. */
 async function call(payload: unknown): Promise<any> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode('op').receive({ payload });
-  await until(() => (out.length > o || caught.length > c ? true : undefined), 'a msg from op');
-  if (caught.length > c) throw Object.assign(new Error('caught: ' + caught[c].error?.message), { caught: caught[c] });
-  return out[o];
+  const { out, caught } = await sendAndWait(inbox, { payload });
+  if (caught) throw Object.assign(new Error('caught: ' + caught.error?.message), { caught });
+  return out;
 }
 
 async function callExpectingError(payload: unknown): Promise<any> {
@@ -685,17 +673,10 @@ describe('v2 policy editor in a real node-red: a policy built in the dialog, dep
   });
 
   it('adds an API key member and raises the threshold in the form; the deployed flow creates that policy and adds m.carol', async () => {
-    const { chromium } = await import('playwright-core');
     const { debug, ws } = await watchDebug(base);
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(base + '/');
+      const { page, errors } = await openEditor(browser, base, { width: 1400, height: 1000 });
       await page.waitForFunction(() => (window as any).RED?.nodes?.node?.('07a5c0de00000003'), null, { timeout: 30000 });
       await page.waitForTimeout(500);
       await page.evaluate(() => (window as any).RED.editor.edit((window as any).RED.nodes.node('07a5c0de00000003')));
