@@ -18,6 +18,7 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control } from './support';
+import { accountClient } from './simulated';
 import { loadCollecting } from './node-flows';
 import { CustodyClient, HubFeed, WalletsFeed, CoreClientFeed, type HubFeedMessage, type WalletFeedMessage, type FeedState } from '../lib';
 
@@ -82,7 +83,7 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     // The config nodes below use the built-in (shared) simulator: this one.
     process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
     sim = await sharedSimulator(dataDir);
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    client = accountClient(sim);
   });
 
   after(async () => {

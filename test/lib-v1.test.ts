@@ -5,12 +5,10 @@
  * are retried, and each operation against the real simulator over real sockets.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
-import { Simulator } from '../simulator';
+import type { Simulator } from '../simulator';
 import { control, demoTransfer } from './support';
+import { startSimulated, stopSimulated } from './simulated';
 import { CountingServer } from './counting-server';
 import {
   CustodyClient,
@@ -247,14 +245,10 @@ describe('lib v1 operations (section 4, the rest)', function () {
     let client: CustodyClient;
 
     before(async () => {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-v1-'));
-      sim = await Simulator.start({ dataDir, port: 0 });
-      client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      ({ dataDir, sim, client } = await startSimulated('cf-v1-'));
     });
     after(async () => {
-      client?.close();
-      await sim?.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await stopSimulated({ dataDir, sim, client });
     });
 
     it('reads holdings, deposit addresses and the filtered ledger of a fund', async () => {

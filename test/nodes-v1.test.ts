@@ -14,6 +14,7 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { control } from './support';
+import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
 import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
 import { CustodyClient, listActions, getAction, approveAction } from '../lib';
@@ -244,7 +245,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
   describe('against the simulator', () => {
     /** A custodian's approval, as a core client (the setup steps these tests do not exercise through nodes). */
     async function approveAsCoreClient(clientId: string, txId: string, type: string): Promise<void> {
-      const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      const client = accountClient(sim);
       try {
         for (const a of (await listActions(client, { client_id: clientId })).data.actions.filter((x) => x.type === type)) {
           if ((await getAction(client, { client_id: clientId, action_id: a.id })).data.details?.txID === txId) {

@@ -12,6 +12,7 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control, demoTransfer } from './support';
+import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
 import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
 import { CustodyClient, createTransfer } from '../lib';
@@ -238,7 +239,7 @@ describe('nodes in the Node-RED runtime', function () {
     await new Promise((r) => setTimeout(r, 300)); // connected
     // The next three reads of an action fail with 503: the client's three attempts of one read.
     await control(sim, '/faults/http', { method: 'GET', path: '/action/', status: 503, count: 3 });
-    const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    const client = accountClient(sim);
     const { tx_id } = (
       await createTransfer(
         client,
@@ -259,7 +260,7 @@ describe('nodes in the Node-RED runtime', function () {
     await load(opFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
     const statuses: Array<{ fill?: string; shape?: string }> = [];
     helper.getNode('op').on('call:status', (c: { args: [{ fill?: string; shape?: string }] }) => statuses.push(c.args[0]));
-    const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    const client = accountClient(sim);
     const tx = await createTransfer(client, demoTransfer(sim, { reference: 'status burst', send: { symbol: 'BTC-TESTNET', amount: 1000 } }));
     client.close();
     const out = inbox.get('out')!;

@@ -18,6 +18,7 @@ import { Simulator } from '../simulator';
 import { ApiError, CustodyClient, HubFeed, ValidationError, signedRequest, type HubFeedMessage } from '../lib';
 import helper from 'node-red-node-test-helper';
 import { controlCall, until } from './support';
+import { accountClient, startSimulated, stopSimulated } from './simulated';
 import { CountingServer } from './counting-server';
 
 interface Reply {
@@ -79,7 +80,7 @@ describe('review fixes: simulator partner_txID idempotency is per kind of transa
 
   async function start(): Promise<void> {
     sim = await Simulator.start({ dataDir, port: 0 });
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    client = accountClient(sim);
     now = (await controlCall(sim, 'GET', '/clock')).body.now;
   }
   async function stop(): Promise<void> {
@@ -163,15 +164,11 @@ describe('review fixes: the liquidity hub feed takes TxID and Status (spec secti
   let client: CustodyClient;
 
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-hub-'));
-    sim = await Simulator.start({ dataDir, port: 0 });
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    ({ dataDir, sim, client } = await startSimulated('cf-review-hub-'));
   });
 
   after(async () => {
-    client?.close();
-    await sim?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopSimulated({ dataDir, sim, client });
   });
 
   it('emits both casings as received over the real signed websocket and drops a message with neither', async () => {

@@ -12,6 +12,7 @@ import { Simulator } from '../simulator';
 import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
 import { controlCall, control, until } from './support';
+import { accountClient, startSimulated, stopSimulated } from './simulated';
 
 interface Reply {
   status: number;
@@ -59,9 +60,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   }
 
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-tx-'));
-    sim = await Simulator.start({ dataDir, port: 0 });
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    ({ dataDir, sim, client } = await startSimulated('cf-sim-tx-'));
   });
 
   beforeEach(async () => {
@@ -69,9 +68,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   });
 
   after(async () => {
-    client?.close();
-    await sim?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopSimulated({ dataDir, sim, client });
   });
 
   describe('whitelist and withdrawals', () => {
@@ -675,7 +672,7 @@ describe('simulator state files written before withdrawals, swaps and exchanges'
         assert.deepEqual(sim.demo.taker.wallets['BTC-TESTNET'].wallet_id, 'demo-taker-btc-testnet');
         assert.equal(sim.demo.exchange.client_id, 'demo-exchange-client');
         assert.equal(sim.demo.whitelist['BTC-TESTNET'], demo.whitelist['BTC-TESTNET']);
-        const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+        const client = accountClient(sim);
         try {
           const wl = await client.request<any>('GET', `/company/${demo.company_id}/fund/${demo.fund_id}/whitelist`);
           assert.equal(wl.data.total_count, 2);
