@@ -19,7 +19,7 @@ import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control } from './support';
 import { accountClient } from './simulated';
-import { loadCollecting } from './node-flows';
+import { loadCollecting, startHelperServer, stopHelperServer } from './node-flows';
 import { CustodyClient, HubFeed, WalletsFeed, CoreClientFeed, type HubFeedMessage, type WalletFeedMessage, type FeedState } from '../lib';
 
 helper.init(require.resolve('node-red'));
@@ -253,13 +253,13 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     const inbox = new Map<string, any[]>();
 
     before(async () => {
-      await new Promise<void>((resolve) => helper.startServer(resolve));
+      await startHelperServer();
     });
     afterEach(async () => {
       await helper.unload();
     });
     after(async () => {
-      await new Promise<void>((resolve) => helper.stopServer(resolve));
+      await stopHelperServer();
     });
 
     /** Load a flow (flow nodes get x/y) and collect what its helper nodes receive. */

@@ -47,3 +47,13 @@ export async function sendAndWait(inbox: Inbox, msg: Record<string, unknown>, id
   await until(() => (out.length > o || caught.length > c ? true : undefined), what);
   return caught.length > c ? { caught: caught[c] } : { out: out[o] };
 }
+
+/** Start node-red-node-test-helper's HTTP server (call in `before`, after `helper.init`). */
+export function startHelperServer(): Promise<void> {
+  return new Promise<void>((resolve) => helper.startServer(resolve));
+}
+
+/** Stop node-red-node-test-helper's HTTP server (call in `after`). */
+export function stopHelperServer(): Promise<void> {
+  return new Promise<void>((resolve) => helper.stopServer(resolve));
+}

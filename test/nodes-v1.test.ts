@@ -16,7 +16,7 @@ import type { Simulator } from '../simulator';
 import { control } from './support';
 import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
 import { CustodyClient, listActions, getAction, approveAction } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-v1-'));
@@ -85,13 +85,13 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
 
   before(async () => {
     sim = await sharedSimulator(dataDir);
-    await new Promise<void>((resolve) => helper.startServer(resolve));
+    await startHelperServer();
   });
   afterEach(async () => {
     await helper.unload();
   });
   after(async () => {
-    await new Promise<void>((resolve) => helper.stopServer(resolve));
+    await stopHelperServer();
     await stopSharedSimulator();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });

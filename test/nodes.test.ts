@@ -14,7 +14,7 @@ import type { Simulator } from '../simulator';
 import { until, control, demoTransfer } from './support';
 import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
 import { CustodyClient, createTransfer } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
@@ -85,7 +85,7 @@ describe('nodes in the Node-RED runtime', function () {
 
   before(async () => {
     sim = await sharedSimulator(dataDir);
-    await new Promise<void>((resolve) => helper.startServer(resolve));
+    await startHelperServer();
   });
 
   afterEach(async () => {
@@ -93,7 +93,7 @@ describe('nodes in the Node-RED runtime', function () {
   });
 
   after(async () => {
-    await new Promise<void>((resolve) => helper.stopServer(resolve));
+    await stopHelperServer();
     await stopSharedSimulator();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });

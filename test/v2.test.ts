@@ -36,7 +36,7 @@ import {
 import { control, controlCall, until } from './support';
 import { RedProcess, launchChromium, openEditor, watchDebug } from './red-process';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -481,7 +481,7 @@ describe('v2 nodes in the Node-RED runtime', function () {
     helper.init(require.resolve('node-red'));
     sim = await sharedSimulator(nodesDataDir);
     partner = new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: sim.v2.token, workspaceId: sim.v2.workspaceId });
-    await new Promise<void>((resolve) => helper.startServer(resolve));
+    await startHelperServer();
   });
 
   afterEach(async () => {
@@ -490,7 +490,7 @@ describe('v2 nodes in the Node-RED runtime', function () {
 
   after(async () => {
     partner?.close();
-    await new Promise<void>((resolve) => helper.stopServer(resolve));
+    await stopHelperServer();
     await stopSharedSimulator();
     fs.rmSync(nodesDataDir, { recursive: true, force: true });
   });
