@@ -18,27 +18,14 @@ import { Simulator } from '../simulator';
 import { ApiError, CustodyClient, HubFeed, ValidationError, signedRequest, type HubFeedMessage } from '../lib';
 import helper from 'node-red-node-test-helper';
 import { controlCall, until } from './support';
-import { accountClient, startSimulated, stopSimulated } from './simulated';
+import { accountClient, signedCall, startSimulated, stopSimulated } from './simulated';
 import { CountingServer } from './counting-server';
-
-interface Reply {
-  status: number;
-  data: any;
-}
 
 let seq = 0;
 const pid = (label: string) => `${label}-${process.pid}-${Date.now()}-${++seq}`;
 
 /** A signed call; an API error answer is returned, not thrown. */
-async function api(client: CustodyClient, method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> {
-  try {
-    const res = await client.request<any>(method, p, body === undefined ? {} : { body });
-    return { status: res.statusCode, data: res.data };
-  } catch (e) {
-    if (e instanceof ApiError) return { status: e.statusCode, data: { code: e.code, msg: e.msg, detail: e.detail } };
-    throw e;
-  }
-}
+const api = signedCall;
 
 describe('review fixes: simulator partner_txID idempotency is per kind of transaction', function () {
   this.timeout(60000);

@@ -12,12 +12,7 @@ import { Simulator } from '../simulator';
 import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
 import { controlCall, control, until } from './support';
-import { accountClient, startSimulated, stopSimulated } from './simulated';
-
-interface Reply {
-  status: number;
-  data: any;
-}
+import { accountClient, signedCall, startSimulated, stopSimulated, type Reply } from './simulated';
 
 const wallClock = () => Math.floor(Date.now() / 1000);
 /** The simulator's business clock (epoch seconds), read before each test: the tests advance it. */
@@ -33,15 +28,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   let client: CustodyClient;
 
   /** A signed call; an API error answer is returned, not thrown. */
-  async function api(method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> {
-    try {
-      const res = await client.request<any>(method, p, body === undefined ? {} : { body });
-      return { status: res.statusCode, data: res.data };
-    } catch (e) {
-      if (e instanceof ApiError) return { status: e.statusCode, data: { code: e.code, msg: e.msg, detail: e.detail } };
-      throw e;
-    }
-  }
+  const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> => signedCall(client, method, p, body);
 
   const balance = async (walletId: string): Promise<number> => (await api('GET', `/wallet/${encodeURIComponent(walletId)}`)).data.balance;
   const lastSeq = async (): Promise<number> => {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Simulator } from '../simulator';
-import { CustodyClient, type ClientOptions } from '../lib';
+import { ApiError, CustodyClient, type ClientOptions } from '../lib';
 
 /** A running simulator, its data directory and a client signed with the account's API key. */
 export interface SimulatedAccount {
@@ -47,4 +47,25 @@ export async function stopSimulated(s: Partial<SimulatedAccount>): Promise<void>
   s.client?.close();
   await s.sim?.stop();
   if (s.dataDir) fs.rmSync(s.dataDir, { recursive: true, force: true });
+}
+
+/** An answer of {@link signedCall}: the HTTP status and the body (the spec's error body for an API error). */
+export interface Reply {
+  status: number;
+  data: any;
+}
+
+/**
+ * A signed call through `client` (path below the v1 base URL; `body` sent as JSON when given).
+ * An API error answer is returned as `{ status, data: { code, msg, detail } }`, not thrown.
+ * @throws what the client throws for anything other than an ApiError (network, validation).
+ */
+export async function signedCall(client: CustodyClient, method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> {
+  try {
+    const res = await client.request<any>(method, p, body === undefined ? {} : { body });
+    return { status: res.statusCode, data: res.data };
+  } catch (e) {
+    if (e instanceof ApiError) return { status: e.statusCode, data: { code: e.code, msg: e.msg, detail: e.detail } };
+    throw e;
+  }
 }
