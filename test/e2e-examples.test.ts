@@ -9,14 +9,11 @@
  * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403).
  */
 import assert from 'node:assert/strict';
-import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
+import { DebugMessage, RedProcess, root, sleep, watchDebug } from './red-process';
 
-const root = path.resolve(__dirname, '..', '..');
 const examplesDir = path.join(root, 'examples');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
@@ -31,15 +28,6 @@ interface FlowNode {
   x?: number;
   y?: number;
   connection?: string;
-}
-
-/** A debug message as the sidebar gets it on `/comms` (`level` is set for node.warn / node.error logs). */
-interface DebugMessage {
-  id?: string;
-  z?: string;
-  name?: string;
-  msg?: string;
-  level?: number;
 }
 
 /** One example file: its name and its nodes. */
@@ -65,27 +53,13 @@ function nodeId(prefix: string, type: string, name: string): string {
   return n.id;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('end to end: the example flows, clicked as a new user does', function () {
   this.timeout(120000);
-  let userDir: string;
-  let red: ChildProcess | undefined;
+  let red: RedProcess | undefined;
+  let userDir = '';
   let base = '';
-  let port = 0;
-  let log = '';
   let ws: WebSocket | undefined;
-  const debug: DebugMessage[] = [];
+  let debug: DebugMessage[] = [];
   const status = new Map<string, { text?: string; fill?: string }>();
 
   /** Wait until `find` returns something, polling the collected messages; fail with `what` and what was seen. */
@@ -95,7 +69,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
       const found = find();
       if (found !== undefined && found !== null && (found as unknown) !== false) return found;
       if (Date.now() > deadline) {
-        throw new Error(`${what}: not seen; debug: ${debug.map((d) => `${d.name}: ${(d.msg ?? '').slice(0, 200)}`).join(' | ')}\n${log.slice(-3000)}`);
+        throw new Error(`${what}: not seen; debug: ${debug.map((d) => `${d.name}: ${(d.msg ?? '').slice(0, 200)}`).join(' | ')}\n${red?.log.slice(-3000)}`);
       }
       await sleep(200);
     }
@@ -118,50 +92,13 @@ describe('end to end: the example flows, clicked as a new user does', function (
   }
 
   before(async () => {
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-e2e-examples-'));
-    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-    const link = path.join(userDir, 'node_modules', ...pkg.name.split('/'));
-    fs.mkdirSync(path.dirname(link), { recursive: true });
-    fs.symlinkSync(root, link, 'dir');
-    fs.writeFileSync(path.join(userDir, 'flows.json'), '[]');
-    port = await freePort();
-    base = `http://127.0.0.1:${port}`;
     // The same switches as e2e.test: CUSTODYFLOW_E2E_NODE / CUSTODYFLOW_E2E_RED run another Node and Node-RED (e.g. 5 on Node 22).
-    const nodeBin = process.env.CUSTODYFLOW_E2E_NODE || process.execPath;
-    const redJs = process.env.CUSTODYFLOW_E2E_RED || require.resolve('node-red/red.js', { paths: [root] });
     // The working directory is the user directory: the ledger report's relative path lands there.
-    red = spawn(nodeBin, [redJs, '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
-      cwd: userDir,
-      env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    red.stdout!.on('data', (d) => (log += d));
-    red.stderr!.on('data', (d) => (log += d));
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      try {
-        const res = await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } });
-        if (res.ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (Date.now() > deadline) throw new Error('node-red did not start:\n' + log);
-      await sleep(250);
-    }
-    ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
-    await new Promise((resolve, reject) => {
-      ws!.once('open', resolve);
-      ws!.once('error', reject);
-    });
-    ws.send(JSON.stringify({ subscribe: 'debug' }));
-    ws.send(JSON.stringify({ subscribe: 'status/#' }));
-    ws.on('message', (data) => {
-      const parsed = JSON.parse(data.toString());
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
-        if (m.topic === 'debug') debug.push(m.data);
-        else if (typeof m.topic === 'string' && m.topic.startsWith('status/')) status.set(m.topic.slice(7), m.data ?? {});
-      }
-    });
+    red = new RedProcess({ prefix: 'cf-e2e-examples-', runtimeFromEnv: true, cwdInUserDir: true });
+    userDir = red.userDir;
+    await red.start();
+    base = red.base;
+    ({ debug, ws } = await watchDebug(base, status));
 
     // Deploy every example, as `npm start` does on a first start.
     const deployed = await fetch(`${base}/flows`, {
@@ -180,13 +117,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
 
   after(async () => {
     ws?.close();
-    if (red && red.exitCode === null) {
-      const exited = new Promise((r) => red!.once('exit', r));
-      red.kill('SIGINT');
-      await Promise.race([exited, sleep(10000)]);
-      if (red.exitCode === null) red.kill('SIGKILL');
-    }
-    fs.rmSync(userDir, { recursive: true, force: true });
+    await red?.stop();
   });
 
   it('every node type of the pack is in an example; each example is one tab that opens with a comment and has a Catch node', () => {

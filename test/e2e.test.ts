@@ -10,94 +10,27 @@
 import assert from 'node:assert/strict';
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
-import WebSocket from 'ws';
-import { chromium } from 'playwright-core';
+import { DebugMessage, RedProcess, freePort, launchChromium, openEditor, root, waitUntilUp, watchDebug } from './red-process';
 
-const root = path.resolve(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-/** Subscribe to the debug messages of a running Node-RED on `/comms` (as the editor's sidebar does). */
-async function watchDebug(base: string): Promise<{ debug: DebugMessage[]; ws: WebSocket }> {
-  const debug: DebugMessage[] = [];
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  ws.send(JSON.stringify({ subscribe: 'debug' }));
-  ws.on('message', (data) => {
-    const parsed = JSON.parse(data.toString());
-    for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
-  });
-  return { debug, ws };
-}
-
-interface DebugMessage {
-  name?: string;
-  msg?: string;
-  format?: string;
-}
-
 describe('end to end: node-red with the pack and the example flows', function () {
   this.timeout(120000);
-  let userDir: string;
-  let red: ChildProcess | undefined;
+  let red: RedProcess | undefined;
   let base = '';
-  let log = '';
 
   before(async () => {
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-e2e-'));
-    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-    const link = path.join(userDir, 'node_modules', ...pkg.name.split('/'));
-    fs.mkdirSync(path.dirname(link), { recursive: true });
-    fs.symlinkSync(root, link, 'dir');
-    fs.writeFileSync(path.join(userDir, 'flows.json'), '[]');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const nodeBin = process.env.CUSTODYFLOW_E2E_NODE || process.execPath;
-    const redJs = process.env.CUSTODYFLOW_E2E_RED || require.resolve('node-red/red.js', { paths: [root] });
-    red = spawn(nodeBin, [redJs, '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
-      env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    red.stdout!.on('data', (d) => (log += d));
-    red.stderr!.on('data', (d) => (log += d));
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      try {
-        const res = await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } });
-        if (res.ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (Date.now() > deadline) throw new Error('node-red did not start:\n' + log);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    red = new RedProcess({ prefix: 'cf-e2e-', runtimeFromEnv: true });
+    await red.start();
+    base = red.base;
   });
 
   after(async () => {
-    if (red && red.exitCode === null) {
-      const exited = new Promise((r) => red!.once('exit', r));
-      red.kill('SIGINT');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
-      if (red.exitCode === null) red.kill('SIGKILL');
-    }
-    fs.rmSync(userDir, { recursive: true, force: true });
+    await red?.stop();
   });
 
   it('loads every node of the pack', async () => {
@@ -153,7 +86,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       if (!approved) await new Promise((r) => setTimeout(r, 200));
     }
     ws.close();
-    assert.ok(approved, `no "transfer approved" debug message; saw: ${debug.map((d) => d.name).join(', ')}\n${log.slice(-3000)}`);
+    assert.ok(approved, `no "transfer approved" debug message; saw: ${debug.map((d) => d.name).join(', ')}\n${red!.log.slice(-3000)}`);
     const msg = JSON.parse(approved.msg!);
     const tx = msg.payload ?? msg;
     assert.equal(tx.txStatus, 'approved_transfer');
@@ -163,15 +96,9 @@ describe('end to end: node-red with the pack and the example flows', function ()
   });
 
   it('editor: every node is in the palette with help text, and every edit dialog opens without a script error', async function () {
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(base + '/');
+      const { page, errors } = await openEditor(browser, base, { width: 1600, height: 1000 });
       const types = [
         'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
         'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
@@ -258,15 +185,9 @@ describe('end to end: node-red with the pack and the example flows', function ()
   });
 
   it('editor: the dialog of every operation node opens on each operation with its tip (nodes not in the examples too)', async function () {
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(base + '/');
+      const { page, errors } = await openEditor(browser, base, { width: 1600, height: 1000 });
       const types = ['custody-fund', 'custody-core-client', 'custody-action', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request'];
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
       await page.waitForTimeout(500);
@@ -325,17 +246,17 @@ describe('end to end: node-red with the pack and the example flows', function ()
       body: JSON.stringify(flows),
     });
     assert.equal(deployed.status, 204, await deployed.text());
-    const flowsJson = fs.readFileSync(path.join(userDir, 'flows.json'), 'utf8');
+    const flowsJson = fs.readFileSync(path.join(red!.userDir, 'flows.json'), 'utf8');
     assert.ok(flowsJson.includes('e2ec0f1900000001'), 'the hosted config node was saved');
     assert.ok(!flowsJson.includes(apiKey) && !flowsJson.includes('PRIVATE KEY'), 'no credential in flows.json');
-    const creds = JSON.parse(fs.readFileSync(path.join(userDir, 'flows_cred.json'), 'utf8'));
+    const creds = JSON.parse(fs.readFileSync(path.join(red!.userDir, 'flows_cred.json'), 'utf8'));
     assert.deepEqual(Object.keys(creds), ['$'], 'flows_cred.json holds one encrypted blob');
     assert.ok(!JSON.stringify(creds).includes(apiKey));
     // The editor gets "has a value" back for a password credential, never the value.
     const editorView = await (await fetch(`${base}/credentials/custody-config/e2ec0f1900000001`)).json();
     assert.ok(!JSON.stringify(editorView).includes(apiKey) && !JSON.stringify(editorView).includes('PRIVATE KEY'));
     assert.equal((editorView as { has_apiKey?: boolean }).has_apiKey, true);
-    assert.ok(!log.includes(apiKey) && !log.includes('PRIVATE KEY'), 'no credential in the Node-RED log');
+    assert.ok(!red!.log.includes(apiKey) && !red!.log.includes('PRIVATE KEY'), 'no credential in the Node-RED log');
   });
 });
 
@@ -359,16 +280,7 @@ describe('npm start (scripts/start.js), as the README runs it', function () {
     started = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     started.stdout!.on('data', (d) => (log += d));
     started.stderr!.on('data', (d) => (log += d));
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      try {
-        if ((await fetch(`${base}/flows`, { headers: { accept: 'application/json' } })).ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (Date.now() > deadline) throw new Error('npm start did not come up:\n' + log);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await waitUntilUp(`${base}/flows`, 'npm start did not come up', () => log);
     const flows = (await (await fetch(`${base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ type: string; label?: string }>;
     assert.equal(flows.filter((n) => n.type === 'tab').length, fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.json')).length, 'one tab per example');
     assert.ok(fs.lstatSync(path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody')).isSymbolicLink());

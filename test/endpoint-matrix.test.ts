@@ -21,6 +21,8 @@ import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import { control, until } from './support';
+import { startHelperServer, stopHelperServer } from './node-flows';
+import { readSpecCoverageTable, type SpecCoverageRow } from './readme-table';
 import {
   CustodyClient,
   WorkspaceClient,
@@ -36,32 +38,11 @@ import {
   type WorkspacePolicy,
 } from '../lib';
 
-const root = path.resolve(__dirname, '..', '..');
-
 /** One row of the README table. */
-interface Row {
-  spec: string;
-  call: string;
-  node: string;
-  operation: string;
-  simulator: string;
-}
+type Row = SpecCoverageRow;
 
-/** The rows of the README section "Spec coverage" (read as test/spec-coverage.test.ts reads them). */
-function readTable(): Row[] {
-  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Spec coverage');
-  assert.ok(start >= 0, 'README.md has no "Spec coverage" section');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
-  const rows: Row[] = [];
-  for (const line of section.split('\n')) {
-    const cells = line.split('|').map((c) => c.trim());
-    if (cells.length !== 7 || !cells[2].startsWith('`')) continue;
-    const [, spec, call, node, operation, simulator] = cells.map((c) => c.replace(/`/g, ''));
-    rows.push({ spec, call, node, operation, simulator });
-  }
-  return rows;
-}
+/** The rows of the README section "Spec coverage". */
+const readTable = readSpecCoverageTable;
 
 /** What a fixture works with: the simulator of the pass and lib clients to it (full v1 key, v2 token). */
 interface Ctx {
@@ -564,7 +545,7 @@ describe('endpoint matrix: every row of spec section 4, through lib and through 
         v2: new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: sim.v2.token, workspaceId: sim.v2.workspaceId, attempts: 1 }),
         once: new Map(),
       };
-      await new Promise<void>((resolve) => helper.startServer(resolve));
+      await startHelperServer();
     });
 
     afterEach(async () => {
@@ -574,7 +555,7 @@ describe('endpoint matrix: every row of spec section 4, through lib and through 
     after(async () => {
       await ctx?.v1.close();
       ctx?.v2.close();
-      await new Promise<void>((resolve) => helper.stopServer(resolve));
+      await stopHelperServer();
       await stopSharedSimulator();
       if (previousDataEnv === undefined) delete process.env.CUSTODYFLOW_SIMULATOR_DATA;
       else process.env.CUSTODYFLOW_SIMULATOR_DATA = previousDataEnv;

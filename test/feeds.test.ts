@@ -18,6 +18,8 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control } from './support';
+import { accountClient } from './simulated';
+import { loadCollecting, startHelperServer, stopHelperServer } from './node-flows';
 import { CustodyClient, HubFeed, WalletsFeed, CoreClientFeed, type HubFeedMessage, type WalletFeedMessage, type FeedState } from '../lib';
 
 helper.init(require.resolve('node-red'));
@@ -81,7 +83,7 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     // The config nodes below use the built-in (shared) simulator: this one.
     process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
     sim = await sharedSimulator(dataDir);
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    client = accountClient(sim);
   });
 
   after(async () => {
@@ -251,26 +253,19 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     const inbox = new Map<string, any[]>();
 
     before(async () => {
-      await new Promise<void>((resolve) => helper.startServer(resolve));
+      await startHelperServer();
     });
     afterEach(async () => {
       await helper.unload();
     });
     after(async () => {
-      await new Promise<void>((resolve) => helper.stopServer(resolve));
+      await stopHelperServer();
     });
 
     /** Load a flow (flow nodes get x/y) and collect what its helper nodes receive. */
     async function load(nodes: object[]): Promise<void> {
       const flow = [TAB, CONFIG, ...nodes.map((n) => ({ x: 100, y: 100, z: 'tab', ...n }))];
-      await helper.load(nodeModules, flow, {});
-      inbox.clear();
-      for (const n of nodes as Array<{ id: string; type: string }>) {
-        if (n.type !== 'helper') continue;
-        const received: any[] = [];
-        inbox.set(n.id, received);
-        helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
-      }
+      await loadCollecting(nodeModules, flow, {}, inbox);
     }
 
     /** The last status node `id` set (the helper spies on Node.prototype.status, shared by all nodes). */

@@ -13,6 +13,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Simulator } from '../simulator';
 import { until, control, demoTransfer } from './support';
+import { accountClient, startSimulated, stopSimulated } from './simulated';
 import {
   CustodyClient,
   CoreClientFeed,
@@ -56,15 +57,11 @@ describe('lib against the simulator', function () {
   const transfer = (overrides: Partial<TransferRequest> = {}) => demoTransfer(sim, { reference: 'lib test', ...overrides });
 
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-'));
-    sim = await Simulator.start({ dataDir, port: 0 });
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    ({ dataDir, sim, client } = await startSimulated('cf-sim-'));
   });
 
   after(async () => {
-    client?.close();
-    await sim?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopSimulated({ dataDir, sim, client });
   });
 
   describe('authentication (spec section 5)', () => {
@@ -574,7 +571,7 @@ describe('lib against the simulator', function () {
       assert.equal(sim.account.apiKey, account.apiKey);
       assert.deepEqual(sim.demo, demo);
       client.close();
-      client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      client = accountClient(sim);
       assert.equal((await getCompany(client, { company_id: company.company_id })).data.name, 'Restart Test');
       assert.equal((await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data.txStatus, 'pending_transfer');
       assert.equal((await getWallet(client, { wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id })).data.balance, balance);

@@ -5,13 +5,11 @@
  * are retried, and each operation against the real simulator over real sockets.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
-import { Simulator } from '../simulator';
+import type { Simulator } from '../simulator';
 import { control, demoTransfer } from './support';
+import { startSimulated, stopSimulated } from './simulated';
+import { CountingServer } from './counting-server';
 import {
   CustodyClient,
   ApiError,
@@ -61,36 +59,24 @@ describe('lib v1 operations (section 4, the rest)', function () {
   this.timeout(60000);
 
   describe('against a counting server', () => {
-    let server: http.Server;
-    const seen: Array<{ method: string; url: string; body: string }> = [];
-    /** Status the server answers with (503 to see retries). */
-    let answer = 200;
+    /** Answers `server.status` (503 to see retries). */
+    const server = new CountingServer();
+    const seen = server.seen;
     let client: CustodyClient;
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 
     before(async () => {
-      server = http.createServer((req, res) => {
-        let text = '';
-        req.on('data', (c) => (text += c));
-        req.on('end', () => {
-          seen.push({ method: req.method!, url: req.url!, body: text });
-          res.statusCode = answer;
-          res.setHeader('Content-Type', 'application/json');
-          res.end(answer === 200 ? '{"tx_id":"counted","status":"new"}' : '{"code":503,"msg":"busy"}');
-        });
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1/p`;
-      client = new CustodyClient({ baseUrl, apiKey: 'dGVzdA==', privateKey: pem, retryDelayMs: 1 });
+      await server.start();
+      client = new CustodyClient({ baseUrl: server.baseUrl, apiKey: 'dGVzdA==', privateKey: pem, retryDelayMs: 1 });
     });
     beforeEach(() => {
       seen.length = 0;
-      answer = 200;
+      server.status = 200;
     });
-    after(() => {
+    after(async () => {
       client.close();
-      server.close();
+      await server.stop();
     });
 
     const withdraw = () => ({
@@ -196,7 +182,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
     });
 
     it('never retries a money-moving call whose idempotency the spec does not promise: withdraw, swap make and take, sweep start, cancel, approve take, publish', async () => {
-      answer = 503;
+      server.status = 503;
       // The spec promises "existing, no new transaction" for a repeated partner_txID on POST transfer only (section 3).
       for (const call of [() => createWithdraw(client, withdraw()), () => makeSwap(client, make()), () => takeSwap(client, take()), () => startSweep(client, sweep()), () => cancelSwap(client, { company_id: 'c1', tx_id: 'q1' }), () => approveSwapTake(client, { company_id: 'c1', action_id: 'a1' }), () => publishQuote(client, { company_id: 'c1', tx_id: 'q1' })]) {
         seen.length = 0;
@@ -244,7 +230,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
         'POST /api/v1/p/company {"name":"X"}',
         'PUT /api/v1/p/coreclient/cc1/action/a1 ',
       ]);
-      answer = 503;
+      server.status = 503;
       for (const [method, attempts] of [['GET', 3], ['POST', 1], ['PUT', 1], ['DELETE', 1]] as const) {
         seen.length = 0;
         await assert.rejects(() => signedRequest(client, { method, path: '/x' }), (e: unknown) => e instanceof ApiError && e.statusCode === 503);
@@ -259,14 +245,10 @@ describe('lib v1 operations (section 4, the rest)', function () {
     let client: CustodyClient;
 
     before(async () => {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-v1-'));
-      sim = await Simulator.start({ dataDir, port: 0 });
-      client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      ({ dataDir, sim, client } = await startSimulated('cf-v1-'));
     });
     after(async () => {
-      client?.close();
-      await sim?.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await stopSimulated({ dataDir, sim, client });
     });
 
     it('reads holdings, deposit addresses and the filtered ledger of a fund', async () => {

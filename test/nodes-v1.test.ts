@@ -7,14 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
-import { until, control } from './support';
+import { control } from './support';
+import { accountClient } from './simulated';
+import { CountingServer } from './counting-server';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
 import { CustodyClient, listActions, getAction, approveAction } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-v1-'));
@@ -38,9 +40,6 @@ const nodeModules = [
   require('@node-red/nodes/core/common/25-catch.js'),
 ];
 
-const TAB = { id: 'tab', type: 'tab', label: 'test' };
-const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
-
 /** One operation node `op` wired to helper `out`, a Catch node wired to helper `caught`; `config` replaces the config node's properties. */
 function opFlow(type: string, props: Record<string, unknown>, config: Record<string, unknown> = {}): object[] {
   return [
@@ -53,26 +52,15 @@ function opFlow(type: string, props: Record<string, unknown>, config: Record<str
   ];
 }
 
-const inbox = new Map<string, any[]>();
+const inbox: Inbox = new Map();
 
 async function load(flow: object[], credentials?: object): Promise<void> {
-  await helper.load(nodeModules, flow, credentials ?? {});
-  inbox.clear();
-  for (const id of ['out', 'caught']) {
-    const received: any[] = [];
-    inbox.set(id, received);
-    helper.getNode(id).on('input', (msg: unknown) => received.push(msg));
-  }
+  await loadCollecting(nodeModules, flow, credentials ?? {}, inbox, ['out', 'caught']);
 }
 
 /** Send `msg` into `op`; resolve with `{out}` (its output) or `{caught}` (the msg at the Catch node). */
-async function send(msg: Record<string, unknown>): Promise<{ out?: any; caught?: any }> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode('op').receive(msg);
-  await until(() => (out.length > o || caught.length > c ? true : undefined), 'a msg from op');
-  return caught.length > c ? { caught: caught[c] } : { out: out[o] };
+function send(msg: Record<string, unknown>): Promise<{ out?: any; caught?: any }> {
+  return sendAndWait(inbox, msg);
 }
 
 async function ok(msg: Record<string, unknown>): Promise<any> {
@@ -97,21 +85,26 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
 
   before(async () => {
     sim = await sharedSimulator(dataDir);
-    await new Promise<void>((resolve) => helper.startServer(resolve));
+    await startHelperServer();
   });
   afterEach(async () => {
     await helper.unload();
   });
   after(async () => {
-    await new Promise<void>((resolve) => helper.stopServer(resolve));
+    await stopHelperServer();
     await stopSharedSimulator();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   describe('against a counting server', () => {
-    let server: http.Server;
-    const seen: Array<{ method: string; url: string; body: string }> = [];
-    let answer = 200;
+    /** Answers the asset list to GET /assets, else `server.status` (503 to see retries). */
+    const server = new CountingServer({
+      answer: (request, s) =>
+        request.url.endsWith('/assets')
+          ? { status: 200, body: JSON.stringify({ assets: [{ code: 'BTC-TESTNET', scale: 100000000 }, { code: 'ETH-TESTNET', scale: 1000000000 }] }) }
+          : { status: s.status, body: s.status === 200 ? s.body : s.errorBody },
+    });
+    const seen = server.seen;
     let baseUrl = '';
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
@@ -121,28 +114,14 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
     const sent = () => seen.filter((s) => !s.url.endsWith('/assets'));
 
     before(async () => {
-      server = http.createServer((req, res) => {
-        let text = '';
-        req.on('data', (c) => (text += c));
-        req.on('end', () => {
-          seen.push({ method: req.method!, url: req.url!, body: text });
-          res.setHeader('Content-Type', 'application/json');
-          if (req.url!.endsWith('/assets')) {
-            res.end(JSON.stringify({ assets: [{ code: 'BTC-TESTNET', scale: 100000000 }, { code: 'ETH-TESTNET', scale: 1000000000 }] }));
-            return;
-          }
-          res.statusCode = answer;
-          res.end(answer === 200 ? '{"tx_id":"counted","status":"new"}' : '{"code":503,"msg":"busy"}');
-        });
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1/p`;
+      await server.start();
+      baseUrl = server.baseUrl;
     });
     beforeEach(() => {
       seen.length = 0;
-      answer = 200;
+      server.status = 200;
     });
-    after(() => server.close());
+    after(() => server.stop());
 
     const custom = (type: string, props: Record<string, unknown>) => opFlow(type, props, { environment: 'custom', baseUrl });
 
@@ -250,7 +229,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       ]);
       await helper.unload();
 
-      answer = 503;
+      server.status = 503;
       for (const [method, attempts] of [['GET', 3], ['POST', 1]] as const) {
         seen.length = 0;
         await load(custom('custody-request', { method, path: '/x' }), creds);
@@ -266,7 +245,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
   describe('against the simulator', () => {
     /** A custodian's approval, as a core client (the setup steps these tests do not exercise through nodes). */
     async function approveAsCoreClient(clientId: string, txId: string, type: string): Promise<void> {
-      const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      const client = accountClient(sim);
       try {
         for (const a of (await listActions(client, { client_id: clientId })).data.actions.filter((x) => x.type === type)) {
           if ((await getAction(client, { client_id: clientId, action_id: a.id })).data.details?.txID === txId) {

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
@@ -13,6 +12,9 @@ import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control, demoTransfer } from './support';
+import { accountClient } from './simulated';
+import { CountingServer } from './counting-server';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
 import { CustodyClient, createTransfer } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
@@ -32,9 +34,6 @@ const nodeModules = [
   require('../nodes/custody-coreclient-feed/custody-coreclient-feed'),
   require('@node-red/nodes/core/common/25-catch.js'),
 ];
-
-const TAB = { id: 'tab', type: 'tab', label: 'test' };
-const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
 
 /**
  * Give every flow node a position: Node-RED treats a node without `x`/`y` as a config node
@@ -58,40 +57,25 @@ function opFlow(type: string, props: Record<string, unknown>, extra: object[] = 
 }
 
 /** Every msg each helper node received since the flow was loaded, by helper node id. */
-const inbox = new Map<string, any[]>();
+const inbox: Inbox = new Map();
 
 /** Load a flow and start collecting what its helper nodes receive. */
 async function load(flow: object[], credentials?: object): Promise<void> {
-  await helper.load(nodeModules, flow, credentials ?? {});
-  inbox.clear();
-  for (const n of flow as Array<{ id: string; type: string }>) {
-    if (n.type !== 'helper') continue;
-    const received: any[] = [];
-    inbox.set(n.id, received);
-    helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
-  }
+  await loadCollecting(nodeModules, flow, credentials ?? {}, inbox);
 }
 
 /** Send `payload` into node `id` and resolve with its output msg (at helper `out`), or reject with the msg the Catch node got. */
 async function call(payload: unknown, id = 'op'): Promise<any> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode(id).receive({ payload });
-  await until(() => (out.length > o || caught.length > c ? true : undefined), `a msg from ${id}`);
-  if (caught.length > c) throw Object.assign(new Error('caught: ' + caught[c].error?.message), { caught: caught[c] });
-  return out[o];
+  const { out, caught } = await sendAndWait(inbox, { payload }, id);
+  if (caught) throw Object.assign(new Error('caught: ' + caught.error?.message), { caught });
+  return out;
 }
 
 /** Send `payload` into node `op` and resolve with the msg that reached the Catch node; reject if the node sent output. */
 async function callExpectingError(payload: unknown): Promise<any> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode('op').receive({ payload });
-  await until(() => (out.length > o || caught.length > c ? true : undefined), 'an error at the Catch node');
-  if (out.length > o) throw new Error('expected an error, got output ' + JSON.stringify(out[o].payload));
-  return caught[c];
+  const { out, caught } = await sendAndWait(inbox, { payload }, 'op', 'an error at the Catch node');
+  if (out) throw new Error('expected an error, got output ' + JSON.stringify(out.payload));
+  return caught;
 }
 
 describe('nodes in the Node-RED runtime', function () {
@@ -101,7 +85,7 @@ describe('nodes in the Node-RED runtime', function () {
 
   before(async () => {
     sim = await sharedSimulator(dataDir);
-    await new Promise<void>((resolve) => helper.startServer(resolve));
+    await startHelperServer();
   });
 
   afterEach(async () => {
@@ -109,7 +93,7 @@ describe('nodes in the Node-RED runtime', function () {
   });
 
   after(async () => {
-    await new Promise<void>((resolve) => helper.stopServer(resolve));
+    await stopHelperServer();
     await stopSharedSimulator();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -255,7 +239,7 @@ describe('nodes in the Node-RED runtime', function () {
     await new Promise((r) => setTimeout(r, 300)); // connected
     // The next three reads of an action fail with 503: the client's three attempts of one read.
     await control(sim, '/faults/http', { method: 'GET', path: '/action/', status: 503, count: 3 });
-    const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    const client = accountClient(sim);
     const { tx_id } = (
       await createTransfer(
         client,
@@ -276,7 +260,7 @@ describe('nodes in the Node-RED runtime', function () {
     await load(opFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
     const statuses: Array<{ fill?: string; shape?: string }> = [];
     helper.getNode('op').on('call:status', (c: { args: [{ fill?: string; shape?: string }] }) => statuses.push(c.args[0]));
-    const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    const client = accountClient(sim);
     const tx = await createTransfer(client, demoTransfer(sim, { reference: 'status burst', send: { symbol: 'BTC-TESTNET', amount: 1000 } }));
     client.close();
     const out = inbox.get('out')!;
@@ -305,27 +289,17 @@ describe('nodes in the Node-RED runtime', function () {
   });
 
   describe('against a counting server (nothing may be sent)', () => {
-    let server: http.Server;
-    let requests = 0;
-    const bodies: string[] = [];
+    const server = new CountingServer();
     let baseUrl = '';
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
     const apiKey = 'dGVzdC1hcGkta2V5LW5vdC1yZWFs';
 
     before(async () => {
-      server = http.createServer((req, res) => {
-        requests++;
-        let text = '';
-        req.on('data', (c) => (text += c));
-        req.on('end', () => bodies.push(text));
-        res.setHeader('Content-Type', 'application/json');
-        res.end('{"tx_id":"counted","status":"new"}');
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1/p`;
+      await server.start();
+      baseUrl = server.baseUrl;
     });
-    after(() => server.close());
+    after(() => server.stop());
 
     function customFlow(props: Record<string, unknown>): object[] {
       const flow = opFlow('custody-transfer', props);
@@ -358,20 +332,20 @@ describe('nodes in the Node-RED runtime', function () {
         assert.equal(caught.error.code, 'EINPUT');
         assert.match(caught.error.message, expected);
       }
-      assert.equal(requests, 0, 'nothing was sent');
+      assert.equal(server.requests, 0, 'nothing was sent');
       const sent = await call({ ...good(), note: 'not an API field', send: { symbol: 'BTC-TESTNET', amount: 1000, memo: 'nor this' } });
       assert.equal(sent.payload.tx_id, 'counted');
-      assert.equal(requests, 1);
-      await until(() => bodies[0], 'the body');
-      assert.deepEqual(Object.keys(JSON.parse(bodies[0])).sort(), ['account_no', 'benefit_of', 'counterparty_wallet_address', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
-      assert.deepEqual(JSON.parse(bodies[0]).send, { symbol: 'BTC-TESTNET', amount: 1000 }, 'only declared fields are sent, nested ones too');
+      assert.equal(server.requests, 1);
+      await until(() => server.seen[0]?.body, 'the body');
+      assert.deepEqual(Object.keys(JSON.parse(server.seen[0].body)).sort(), ['account_no', 'benefit_of', 'counterparty_wallet_address', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
+      assert.deepEqual(JSON.parse(server.seen[0].body).send, { symbol: 'BTC-TESTNET', amount: 1000 }, 'only declared fields are sent, nested ones too');
       assert.ok(!JSON.stringify(sent).includes(apiKey), 'no API key on the msg');
       assert.ok(!JSON.stringify(sent).includes('PRIVATE KEY'), 'no private key on the msg');
     });
 
     it('with decimal amounts, refuses bad input before any request (not even GET /assets)', async () => {
       await load(customFlow({ operation: 'create', company_id: 'c1', amountFormat: 'decimal' }), { cfg: { apiKey, privateKey: pem } });
-      const before = requests;
+      const before = server.requests;
       const cases: Array<[Record<string, unknown>, RegExp]> = [
         [{ ...good(), partner_txID: undefined, send: { symbol: 'BTC-TESTNET', amount: '0.01' } }, /partner_txID: required/],
         [{ ...good(), send: { symbol: 'BTC-TESTNET', amount: '1e-8' } }, /send\.amount: a decimal number/],
@@ -383,7 +357,7 @@ describe('nodes in the Node-RED runtime', function () {
         assert.equal(caught.error.code, 'EINPUT');
         assert.match(caught.error.message, expected);
       }
-      assert.equal(requests, before, 'nothing was sent');
+      assert.equal(server.requests, before, 'nothing was sent');
     });
 
     it('a feed on an unusable connection shows the error, not "retrying"', async () => {
@@ -413,7 +387,7 @@ describe('nodes in the Node-RED runtime', function () {
       assert.equal(caught.error.code, 'ECONFIG');
       assert.match(caught.error.message, /plain HTTP/);
       assert.ok(!JSON.stringify(caught).includes(apiKey));
-      assert.equal(requests, 1, 'still only the one request of the first test');
+      assert.equal(server.requests, 1, 'still only the one request of the first test');
     });
   });
 });

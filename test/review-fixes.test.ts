@@ -11,7 +11,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import { generateKeyPairSync } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,25 +18,14 @@ import { Simulator } from '../simulator';
 import { ApiError, CustodyClient, HubFeed, ValidationError, signedRequest, type HubFeedMessage } from '../lib';
 import helper from 'node-red-node-test-helper';
 import { controlCall, until } from './support';
-
-interface Reply {
-  status: number;
-  data: any;
-}
+import { accountClient, signedCall, startSimulated, stopSimulated } from './simulated';
+import { CountingServer } from './counting-server';
 
 let seq = 0;
 const pid = (label: string) => `${label}-${process.pid}-${Date.now()}-${++seq}`;
 
 /** A signed call; an API error answer is returned, not thrown. */
-async function api(client: CustodyClient, method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> {
-  try {
-    const res = await client.request<any>(method, p, body === undefined ? {} : { body });
-    return { status: res.statusCode, data: res.data };
-  } catch (e) {
-    if (e instanceof ApiError) return { status: e.statusCode, data: { code: e.code, msg: e.msg, detail: e.detail } };
-    throw e;
-  }
-}
+const api = signedCall;
 
 describe('review fixes: simulator partner_txID idempotency is per kind of transaction', function () {
   this.timeout(60000);
@@ -79,7 +67,7 @@ describe('review fixes: simulator partner_txID idempotency is per kind of transa
 
   async function start(): Promise<void> {
     sim = await Simulator.start({ dataDir, port: 0 });
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    client = accountClient(sim);
     now = (await controlCall(sim, 'GET', '/clock')).body.now;
   }
   async function stop(): Promise<void> {
@@ -163,15 +151,11 @@ describe('review fixes: the liquidity hub feed takes TxID and Status (spec secti
   let client: CustodyClient;
 
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-hub-'));
-    sim = await Simulator.start({ dataDir, port: 0 });
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    ({ dataDir, sim, client } = await startSimulated('cf-review-hub-'));
   });
 
   after(async () => {
-    client?.close();
-    await sim?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopSimulated({ dataDir, sim, client });
   });
 
   it('emits both casings as received over the real signed websocket and drops a message with neither', async () => {
@@ -199,31 +183,11 @@ describe('review fixes: the liquidity hub feed takes TxID and Status (spec secti
   });
 });
 
-/** A loopback HTTP server that records every request and answers with `answer` (status, body). */
-class CountingServer {
-  readonly seen: Array<{ method: string; url: string; body: string }> = [];
-  status = 200;
-  body = '{"tx_id":"counted","status":"new"}';
-  #server = http.createServer((req, res) => {
-    let text = '';
-    req.on('data', (c) => (text += c));
-    req.on('end', () => {
-      this.seen.push({ method: req.method!, url: req.url!, body: text });
-      res.statusCode = this.status;
-      res.setHeader('Content-Type', 'application/json');
-      res.end(this.status === 200 ? this.body : JSON.stringify({ code: this.status, msg: 'busy', detail: {} }));
-    });
-  });
-  baseUrl = '';
-
-  async start(): Promise<void> {
-    await new Promise<void>((r) => this.#server.listen(0, '127.0.0.1', r));
-    this.baseUrl = `http://127.0.0.1:${(this.#server.address() as { port: number }).port}/api/v1/p`;
-  }
-  async stop(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((r) => this.#server.close(() => r()));
-  }
+/** The hosted stand-in of these tests: its error answer carries the spec's `detail` too. */
+function countingServer(): CountingServer {
+  const server = new CountingServer();
+  server.errorBody = JSON.stringify({ code: 503, msg: 'busy', detail: {} });
+  return server;
 }
 
 const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
@@ -231,7 +195,7 @@ const apiKey = 'cmV2aWV3LWZpeGVzLWtleS1ub3QtcmVhbA==';
 
 describe('review fixes: close() stops in-flight retries', function () {
   this.timeout(30000);
-  const server = new CountingServer();
+  const server = countingServer();
   before(() => server.start());
   after(() => server.stop());
 
@@ -267,7 +231,7 @@ describe('review fixes: close() stops in-flight retries', function () {
 
 describe('review fixes: a signed call that a typed operation covers is checked like it', function () {
   this.timeout(30000);
-  const server = new CountingServer();
+  const server = countingServer();
   let client: CustodyClient;
   const transferBody = (overrides: Record<string, unknown> = {}) => ({
     wallet_id: 'w1',

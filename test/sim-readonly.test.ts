@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { ApiError, CustodyClient, sign } from '../lib';
 import { Simulator } from '../simulator';
 import { control, demoTransfer } from './support';
+import { accountClient } from './simulated';
 
 /** Assert that `p` fails with the section 7 403 of the read-only key. */
 async function assertReadOnly403(p: Promise<unknown>, what: string): Promise<void> {
@@ -50,9 +51,9 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
   before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-read-'));
     sim = await Simulator.start({ dataDir, port: 0 });
-    full = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
-    ro = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.readOnlyApiKey, privateKey: sim.account.privateKeyPem });
-    roNonce = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.readOnlyApiKey, privateKey: sim.account.privateKeyPem, signingMode: 'nonce' });
+    full = accountClient(sim);
+    ro = accountClient(sim, { apiKey: sim.account.readOnlyApiKey });
+    roNonce = accountClient(sim, { apiKey: sim.account.readOnlyApiKey, signingMode: 'nonce' });
     foreignCompany = (await control(sim, '/foreign/quote', { send: { symbol: 'BTC-TESTNET', amount: 1000 }, receive: { symbol: 'ETH-TESTNET', amount: 2000 } })).company_id;
   });
 

@@ -12,11 +12,7 @@ import { Simulator } from '../simulator';
 import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
 import { controlCall, control, until } from './support';
-
-interface Reply {
-  status: number;
-  data: any;
-}
+import { accountClient, signedCall, startSimulated, stopSimulated, type Reply } from './simulated';
 
 const wallClock = () => Math.floor(Date.now() / 1000);
 /** The simulator's business clock (epoch seconds), read before each test: the tests advance it. */
@@ -32,15 +28,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   let client: CustodyClient;
 
   /** A signed call; an API error answer is returned, not thrown. */
-  async function api(method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> {
-    try {
-      const res = await client.request<any>(method, p, body === undefined ? {} : { body });
-      return { status: res.statusCode, data: res.data };
-    } catch (e) {
-      if (e instanceof ApiError) return { status: e.statusCode, data: { code: e.code, msg: e.msg, detail: e.detail } };
-      throw e;
-    }
-  }
+  const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> => signedCall(client, method, p, body);
 
   const balance = async (walletId: string): Promise<number> => (await api('GET', `/wallet/${encodeURIComponent(walletId)}`)).data.balance;
   const lastSeq = async (): Promise<number> => {
@@ -59,9 +47,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   }
 
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-tx-'));
-    sim = await Simulator.start({ dataDir, port: 0 });
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+    ({ dataDir, sim, client } = await startSimulated('cf-sim-tx-'));
   });
 
   beforeEach(async () => {
@@ -69,9 +55,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   });
 
   after(async () => {
-    client?.close();
-    await sim?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopSimulated({ dataDir, sim, client });
   });
 
   describe('whitelist and withdrawals', () => {
@@ -675,7 +659,7 @@ describe('simulator state files written before withdrawals, swaps and exchanges'
         assert.deepEqual(sim.demo.taker.wallets['BTC-TESTNET'].wallet_id, 'demo-taker-btc-testnet');
         assert.equal(sim.demo.exchange.client_id, 'demo-exchange-client');
         assert.equal(sim.demo.whitelist['BTC-TESTNET'], demo.whitelist['BTC-TESTNET']);
-        const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+        const client = accountClient(sim);
         try {
           const wl = await client.request<any>('GET', `/company/${demo.company_id}/fund/${demo.fund_id}/whitelist`);
           assert.equal(wl.data.total_count, 2);

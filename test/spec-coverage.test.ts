@@ -13,38 +13,16 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
-import { ApiError, CustodyClient, WorkspaceClient, type HttpMethod } from '../lib';
+import { ApiError, CustodyClient, WorkspaceClient } from '../lib';
+import { readSpecCoverageTable, type SpecCoverageRow } from './readme-table';
 
 helper.init(require.resolve('node-red'));
 
-const root = path.resolve(__dirname, '..', '..');
+/** One row of the README table. */
+type Row = SpecCoverageRow;
 
-/** One row of the table. */
-interface Row {
-  spec: string;
-  method: HttpMethod;
-  call: string;
-  node: string;
-  operation: string;
-  simulator: string;
-}
-
-/** The rows of the README section "Spec coverage". @throws when the section or its table is missing. */
-function readTable(): Row[] {
-  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Spec coverage');
-  assert.ok(start >= 0, 'README.md has no "Spec coverage" section');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
-  const rows: Row[] = [];
-  for (const line of section.split('\n')) {
-    const cells = line.split('|').map((c) => c.trim());
-    if (cells.length !== 7 || !cells[2].startsWith('`')) continue;
-    const [, spec, call, node, operation, simulator] = cells.map((c) => c.replace(/`/g, ''));
-    const method = call.split(' ')[0] as HttpMethod;
-    rows.push({ spec, method, call, node, operation, simulator });
-  }
-  return rows;
-}
+/** The rows of the README section "Spec coverage". */
+const readTable = readSpecCoverageTable;
 
 /** Every node module that has operations. */
 const OPERATION_NODES = [

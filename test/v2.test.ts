@@ -8,8 +8,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
@@ -36,6 +34,9 @@ import {
   WorkspacePolicy,
 } from '../lib';
 import { control, controlCall, until } from './support';
+import { RedProcess, launchChromium, openEditor, watchDebug } from './red-process';
+import { CountingServer } from './counting-server';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -341,29 +342,11 @@ describe('v2 workspace calls: lib against the simulator', function () {
   });
 });
 
-/** A loopback HTTP server that counts requests and answers every one 200 `{"policies": []}`. */
-async function countingServer(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
-  let n = 0;
-  const server = http.createServer((req, res) => {
-    n += 1;
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('Content-Type', 'application/json');
-      res.setHeader('Connection', 'close');
-      res.end('{"policies": []}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/api/v2`,
-    count: () => n,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+/** A started counting server at `/api/v2` that answers every request 200 `{"policies": []}` (Connection: close). */
+async function countingServer(): Promise<CountingServer> {
+  const server = new CountingServer({ path: '/api/v2', answer: () => ({ status: 200, body: '{"policies": []}', headers: { Connection: 'close' } }) });
+  await server.start();
+  return server;
 }
 
 /** Expect `p` to reject with a ConfigError (ECONFIG) whose message names `operation`. */
@@ -380,12 +363,12 @@ async function simulatorOnlyRefusal(p: Promise<unknown>, operation: string): Pro
 }
 
 describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
-  let server: Awaited<ReturnType<typeof countingServer>>;
+  let server: CountingServer;
   before(async () => {
     server = await countingServer();
   });
   after(async () => {
-    await server.close();
+    await server.stop();
   });
 
   it('refuses the operations made up for the simulator on a hosted v2 address, before sending', async () => {
@@ -403,16 +386,16 @@ describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
   });
 
   it('sends them to a loopback address (a simulator) unless told not to; the refusal sends nothing', async () => {
-    const refusing = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1, simulatorOperations: false });
-    const loopback = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1 });
+    const refusing = new WorkspaceClient({ baseUrl: server.baseUrl, token: 't', workspaceId: 'W', attempts: 1, simulatorOperations: false });
+    const loopback = new WorkspaceClient({ baseUrl: server.baseUrl, token: 't', workspaceId: 'W', attempts: 1 });
     try {
-      const before = server.count();
+      const before = server.requests;
       await simulatorOnlyRefusal(approveWorkspaceAction(refusing, { actionID: 'A1' }), 'approveAction');
       await simulatorOnlyRefusal(getPortfolioWallet(refusing, { accountID: 'P1', walletID: 'X1' }), 'getWallet');
-      assert.equal(server.count(), before);
+      assert.equal(server.requests, before);
       assert.equal(loopback.simulatorOperations, true);
       await getWorkspaceAction(loopback, { actionID: 'A1' });
-      assert.equal(server.count(), before + 1);
+      assert.equal(server.requests, before + 1);
     } finally {
       refusing.close();
       loopback.close();
@@ -420,14 +403,14 @@ describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
   });
 
   it('refuses a per-request timeout that is not a positive whole number of milliseconds, before sending', async () => {
-    const c = new WorkspaceClient({ baseUrl: server.url, token: 't', workspaceId: 'W', attempts: 1 });
+    const c = new WorkspaceClient({ baseUrl: server.baseUrl, token: 't', workspaceId: 'W', attempts: 1 });
     try {
-      const before = server.count();
+      const before = server.requests;
       await assert.rejects(c.request('GET', '/workspaces/W/policies', { timeoutMs: 0 }), (e: unknown) => e instanceof ConfigError && /^timeoutMs: /.test(e.message));
       await assert.rejects(c.request('GET', '/workspaces/W/policies', { timeoutMs: 1.5 }), ConfigError);
-      assert.equal(server.count(), before);
+      assert.equal(server.requests, before);
       assert.equal((await c.request('GET', '/workspaces/W/policies', { timeoutMs: 5000 })).statusCode, 200);
-      assert.equal(server.count(), before + 1);
+      assert.equal(server.requests, before + 1);
     } finally {
       c.close();
     }
@@ -449,8 +432,6 @@ const nodeModules = [
   require('@node-red/nodes/core/common/90-comment.js'),
 ];
 
-const TAB = { id: 'tab', type: 'tab', label: 'test' };
-const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
 const AGENT = { ...CONFIG, id: 'agent', simulatorApiKey: 'k.agent' };
 
 /** A flow: one v2 node `op` wired to helper `out`, and a Catch node wired to helper `caught`. */
@@ -466,28 +447,17 @@ function opFlow(type: string, props: Record<string, unknown>): object[] {
   ];
 }
 
-const inbox = new Map<string, any[]>();
+const inbox: Inbox = new Map();
 
 async function load(flow: object[], credentials: object = {}): Promise<void> {
-  await helper.load(nodeModules, flow, credentials);
-  inbox.clear();
-  for (const n of flow as Array<{ id: string; type: string }>) {
-    if (n.type !== 'helper') continue;
-    const received: any[] = [];
-    inbox.set(n.id, received);
-    helper.getNode(n.id).on('input', (msg: unknown) => received.push(msg));
-  }
+  await loadCollecting(nodeModules, flow, credentials, inbox);
 }
 
 /** Send `payload` into `op`; resolve with the output msg, or reject with what the Catch node got. */
 async function call(payload: unknown): Promise<any> {
-  const out = inbox.get('out')!;
-  const caught = inbox.get('caught')!;
-  const [o, c] = [out.length, caught.length];
-  helper.getNode('op').receive({ payload });
-  await until(() => (out.length > o || caught.length > c ? true : undefined), 'a msg from op');
-  if (caught.length > c) throw Object.assign(new Error('caught: ' + caught[c].error?.message), { caught: caught[c] });
-  return out[o];
+  const { out, caught } = await sendAndWait(inbox, { payload });
+  if (caught) throw Object.assign(new Error('caught: ' + caught.error?.message), { caught });
+  return out;
 }
 
 async function callExpectingError(payload: unknown): Promise<any> {
@@ -511,7 +481,7 @@ describe('v2 nodes in the Node-RED runtime', function () {
     helper.init(require.resolve('node-red'));
     sim = await sharedSimulator(nodesDataDir);
     partner = new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: sim.v2.token, workspaceId: sim.v2.workspaceId });
-    await new Promise<void>((resolve) => helper.startServer(resolve));
+    await startHelperServer();
   });
 
   afterEach(async () => {
@@ -520,7 +490,7 @@ describe('v2 nodes in the Node-RED runtime', function () {
 
   after(async () => {
     partner?.close();
-    await new Promise<void>((resolve) => helper.stopServer(resolve));
+    await stopHelperServer();
     await stopSharedSimulator();
     fs.rmSync(nodesDataDir, { recursive: true, force: true });
   });
@@ -634,7 +604,7 @@ describe('v2 nodes in the Node-RED runtime', function () {
     try {
       // production, its v2 address pointed at a counting server: anything sent would be counted.
       const hosted = (props: Record<string, unknown>, type = 'custody-policy') =>
-        opFlow(type, props).map((n: any) => (n.id === 'cfg' ? { ...n, environment: 'production', v2BaseUrl: server.url, workspaceId: 'W' } : n));
+        opFlow(type, props).map((n: any) => (n.id === 'cfg' ? { ...n, environment: 'production', v2BaseUrl: server.baseUrl, workspaceId: 'W' } : n));
       const cases: Array<[string, string, Record<string, unknown>]> = [
         ['custody-policy', 'getAction', { actionID: 'A1' }],
         ['custody-policy', 'approveAction', { actionID: 'A1' }],
@@ -649,13 +619,13 @@ describe('v2 nodes in the Node-RED runtime', function () {
         assert.ok(!JSON.stringify(err).includes('secret-token-value'));
         await helper.unload();
       }
-      assert.equal(server.count(), 0);
+      assert.equal(server.requests, 0);
       // The same connection does send an operation of the spec (the counter counts).
       await load(hosted({ operation: 'list' }), { cfg: { token: 'secret-token-value' } });
       assert.deepEqual((await call({})).payload, { policies: [] });
-      assert.equal(server.count(), 1);
+      assert.equal(server.requests, 1);
     } finally {
-      await server.close();
+      await server.stop();
     }
   });
 
@@ -689,78 +659,24 @@ describe('v2 nodes in the Node-RED runtime', function () {
 
 describe('v2 policy editor in a real node-red: a policy built in the dialog, deployed and run', function () {
   this.timeout(120000);
-  let userDir: string;
-  let red: import('node:child_process').ChildProcess | undefined;
+  let red: RedProcess | undefined;
   let base = '';
-  let log = '';
 
   before(async () => {
-    const { spawn } = await import('node:child_process');
-    const net = await import('node:net');
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-v2-editor-'));
-    const link = path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody');
-    fs.mkdirSync(path.dirname(link), { recursive: true });
-    fs.symlinkSync(root, link, 'dir');
-    fs.writeFileSync(path.join(userDir, 'flows.json'), fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json')));
-    const port = await new Promise<number>((resolve, reject) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as import('node:net').AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-      s.on('error', reject);
-    });
-    base = `http://127.0.0.1:${port}`;
-    red = spawn(process.execPath, [require.resolve('node-red/red.js', { paths: [root] }), '--userDir', userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
-      env: { ...process.env, PORT: String(port), CUSTODYFLOW_SIMULATOR_DATA: path.join(userDir, 'simulator') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    red.stdout!.on('data', (d) => (log += d));
-    red.stderr!.on('data', (d) => (log += d));
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      try {
-        if ((await fetch(`${base}/nodes`, { headers: { accept: 'application/json' } })).ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (Date.now() > deadline) throw new Error('node-red did not start:\n' + log);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    red = new RedProcess({ prefix: 'cf-v2-editor-', flows: fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json')) });
+    await red.start();
+    base = red.base;
   });
 
   after(async () => {
-    if (red && red.exitCode === null) {
-      const exited = new Promise((r) => red!.once('exit', r));
-      red.kill('SIGINT');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
-      if (red.exitCode === null) red.kill('SIGKILL');
-    }
-    fs.rmSync(userDir, { recursive: true, force: true });
+    await red?.stop();
   });
 
   it('adds an API key member and raises the threshold in the form; the deployed flow creates that policy and adds m.carol', async () => {
-    const { chromium } = await import('playwright-core');
-    const WebSocket = (await import('ws')).default;
-    const debug: Array<{ name?: string; msg?: string }> = [];
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/comms`);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    ws.send(JSON.stringify({ subscribe: 'debug' }));
-    ws.on('message', (data) => {
-      const parsed = JSON.parse(data.toString());
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) if (m.topic === 'debug') debug.push(m.data);
-    });
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const { debug, ws } = await watchDebug(base);
+    const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(base + '/');
+      const { page, errors } = await openEditor(browser, base, { width: 1400, height: 1000 });
       await page.waitForFunction(() => (window as any).RED?.nodes?.node?.('07a5c0de00000003'), null, { timeout: 30000 });
       await page.waitForTimeout(500);
       await page.evaluate(() => (window as any).RED.editor.edit((window as any).RED.nodes.node('07a5c0de00000003')));

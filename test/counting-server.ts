@@ -1,0 +1,89 @@
+/**
+ * A loopback HTTP server that stands in for a hosted partner API where the tests must count
+ * what is sent (nothing for refused input; no second attempt after close) without the simulator.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request as the server received it (the body as text, read to its end). */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  body: string;
+}
+
+/** What to answer one request with. */
+export interface CountingAnswer {
+  /** HTTP status (default {@link CountingServer.status}). */
+  status?: number;
+  /** The JSON body text. */
+  body: string;
+  /** Extra response headers (Content-Type is always `application/json`). */
+  headers?: Record<string, string>;
+}
+
+/** How a {@link CountingServer} answers and where its base URL points. */
+export interface CountingServerOptions {
+  /** Path appended to `http://127.0.0.1:<port>` to make {@link CountingServer.baseUrl} (default `/api/v1/p`). */
+  path?: string;
+  /**
+   * Answer a request once its body is read. Default: {@link CountingServer.status} with
+   * {@link CountingServer.body} when that is 200, else {@link CountingServer.errorBody}.
+   */
+  answer?: (request: SeenRequest, server: CountingServer) => CountingAnswer;
+}
+
+/**
+ * A loopback HTTP server that counts requests as they arrive ({@link CountingServer.requests}),
+ * records each once its body is read ({@link CountingServer.seen}), and answers JSON.
+ * `await start()` before use, `await stop()` after (it closes every connection).
+ */
+export class CountingServer {
+  /** Requests received so far (counted on arrival, before the body is read). */
+  requests = 0;
+  /** Requests whose body has been read, in order. */
+  readonly seen: SeenRequest[] = [];
+  /** The status the default answer uses (set 503 to see retries). */
+  status = 200;
+  /** The default answer's body when {@link CountingServer.status} is 200. */
+  body = '{"tx_id":"counted","status":"new"}';
+  /** The default answer's body otherwise (the spec's error body shape). */
+  errorBody = '{"code":503,"msg":"busy"}';
+  /** `http://127.0.0.1:<port>` + the path option; set by {@link CountingServer.start}. */
+  baseUrl = '';
+  readonly #server: http.Server;
+  readonly #path: string;
+
+  constructor(options: CountingServerOptions = {}) {
+    const path = options.path ?? '/api/v1/p';
+    const answer: (request: SeenRequest, server: CountingServer) => CountingAnswer =
+      options.answer ?? ((_request, s) => ({ status: s.status, body: s.status === 200 ? s.body : s.errorBody }));
+    this.#server = http.createServer((req, res) => {
+      this.requests += 1;
+      let text = '';
+      req.on('data', (c) => (text += c));
+      req.on('end', () => {
+        const request = { method: req.method!, url: req.url!, body: text };
+        this.seen.push(request);
+        const out = answer(request, this);
+        res.statusCode = out.status ?? this.status;
+        res.setHeader('Content-Type', 'application/json');
+        for (const [name, value] of Object.entries(out.headers ?? {})) res.setHeader(name, value);
+        res.end(out.body);
+      });
+    });
+    this.#path = path;
+  }
+
+  /** Listen on a free loopback port and set {@link CountingServer.baseUrl}. */
+  async start(): Promise<void> {
+    await new Promise<void>((r) => this.#server.listen(0, '127.0.0.1', r));
+    this.baseUrl = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}${this.#path}`;
+  }
+
+  /** Close every connection and the server. */
+  async stop(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((r) => this.#server.close(() => r()));
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Flows for node-red-node-test-helper: the tab and simulator config node the runtime tests
+ * use, and loading a flow while collecting what its `helper` nodes receive.
+ */
+import helper from 'node-red-node-test-helper';
+import { until } from './support';
+
+/** The one tab every test flow lives on (id `tab`). */
+export const TAB = { id: 'tab', type: 'tab', label: 'test' };
+
+/** A custody-config node (id `cfg`) for the embedded simulator, timestamp signing, 30 s timeout; add `z: 'tab'`. */
+export const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
+
+/** Every msg each collected helper node received since its flow was loaded, by helper node id. */
+export type Inbox = Map<string, any[]>;
+
+/**
+ * Load `flow` through node-red-node-test-helper and start collecting what helper nodes
+ * receive: `inbox` is cleared, then gets one array per collected node.
+ * @param nodeModules the node modules to register (each `require`d node file).
+ * @param credentials credentials by node id (default none).
+ * @param helperIds the nodes to collect (default: every node of type `helper` in `flow`).
+ */
+export async function loadCollecting(nodeModules: unknown[], flow: object[], credentials: object, inbox: Inbox, helperIds?: string[]): Promise<void> {
+  await helper.load(nodeModules as any, flow, credentials);
+  inbox.clear();
+  const ids = helperIds ?? (flow as Array<{ id: string; type: string }>).filter((n) => n.type === 'helper').map((n) => n.id);
+  for (const id of ids) {
+    const received: any[] = [];
+    inbox.set(id, received);
+    helper.getNode(id).on('input', (msg: unknown) => received.push(msg));
+  }
+}
+
+/**
+ * Send `msg` into node `id` and wait until helper `out` or helper `caught` (wired from a Catch
+ * node) receives a new msg.
+ * @param what named in the timeout error (default `a msg from <id>`).
+ * @returns `{ caught }` with the Catch node's msg if one arrived, else `{ out }` with the output msg.
+ * @throws {Error} after 15 s without either.
+ */
+export async function sendAndWait(inbox: Inbox, msg: Record<string, unknown>, id = 'op', what = `a msg from ${id}`): Promise<{ out?: any; caught?: any }> {
+  const out = inbox.get('out')!;
+  const caught = inbox.get('caught')!;
+  const [o, c] = [out.length, caught.length];
+  helper.getNode(id).receive(msg);
+  await until(() => (out.length > o || caught.length > c ? true : undefined), what);
+  return caught.length > c ? { caught: caught[c] } : { out: out[o] };
+}
+
+/** Start node-red-node-test-helper's HTTP server (call in `before`, after `helper.init`). */
+export function startHelperServer(): Promise<void> {
+  return new Promise<void>((resolve) => helper.startServer(resolve));
+}
+
+/** Stop node-red-node-test-helper's HTTP server (call in `after`). */
+export function stopHelperServer(): Promise<void> {
+  return new Promise<void>((resolve) => helper.stopServer(resolve));
+}
