@@ -19,24 +19,13 @@ export function withWorkspace(client: WorkspaceClient, input: Record<string, unk
 }
 
 /**
- * The v2 operations made up for the simulator: not in the spec, so the hosted service does not
- * have them in this form (an approval there is signed with BLS keys in the signing app). Names
- * as `<group>.<operation>` of `v2Operations`: policy `getAction` (GET /actions/{actionID}),
- * `approveAction` (PUT), `rejectAction` (DELETE); portfolio `get` (GET accounts/{accountID}) and
- * `getWallet` (GET accounts/{accountID}/wallets/{walletID}).
- */
-export const SIMULATOR_ONLY_OPERATIONS: readonly string[] = Object.freeze([
-  'policy.getAction',
-  'policy.approveAction',
-  'policy.rejectAction',
-  'portfolio.get',
-  'portfolio.getWallet',
-]);
-
-/**
- * Refuse a simulator-only operation (see {@link SIMULATOR_ONLY_OPERATIONS}) on a client that may
- * not send them ({@link WorkspaceClient.simulatorOperations}: by default, any base URL whose host is
- * not loopback).
+ * Refuse a simulator-only operation on a client that may not send them. The v2 operations made up
+ * for the simulator are not in the spec, so the hosted service does not have them in this form (an
+ * approval there is signed with BLS keys in the signing app): policy `getAction` (GET
+ * /actions/{actionID}), `approveAction` (PUT), `rejectAction` (DELETE); portfolio `get` (GET
+ * accounts/{accountID}) and `getWallet` (GET accounts/{accountID}/wallets/{walletID}). Each of their
+ * functions calls this first. A client may send them when {@link WorkspaceClient.simulatorOperations} is set (by default:
+ * its base URL's host is loopback).
  * @param operation the operation's name as the nodes show it, e.g. `approveAction`.
  * @throws {ConfigError} (code ECONFIG) naming the operation; nothing is sent.
  */
