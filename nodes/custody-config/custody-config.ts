@@ -13,8 +13,7 @@ import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment
 import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
-import type { CustodyConfigNode, FeedUser, FeedMembership } from '../shared/types';
-import type { FeedStatusCallbacks } from '../shared/feed-node';
+import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
 
 /** Editor properties of `custody-config`. */
 interface ConfigDef extends NodeDef {

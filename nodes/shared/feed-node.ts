@@ -6,15 +6,8 @@
 import type { Node } from 'node-red';
 import type { FeedState } from '../../lib';
 import { showFeedState, showError } from './status';
-import type { FeedMembership } from './types';
+import type { FeedMembership, FeedStatusCallbacks } from './types';
 
-/** The status callbacks of a feed node's subscription: the part every feed user has alike. */
-export interface FeedStatusCallbacks {
-  /** Show the connection state (yellow connecting, green connected, red disconnected). */
-  onState(state: FeedState, reason?: string): void;
-  /** Show a red ring with the error when the connection cannot be used. */
-  onUnusable(err: Error): void;
-}
 
 /**
  * Join a shared feed for `node` and leave it when the node closes (then clear the status and

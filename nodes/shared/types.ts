@@ -5,27 +5,27 @@
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
 import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment } from '../../lib';
 
-/** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
-export interface FeedUser {
-  /** Called once per pending action id (see lib CoreClientFeed). */
-  onAction(action: Action): void;
+/** The status callbacks of a feed subscription: the part every feed user has alike. */
+export interface FeedStatusCallbacks {
   /** Called on every connection state change, and once at registration with the current state. */
   onState(state: FeedState, reason?: string): void;
   /** Called when the connection cannot be used (e.g. missing credentials); the config node tries again every 30 s. */
   onUnusable(err: Error): void;
 }
 
+/** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
+export interface FeedUser extends FeedStatusCallbacks {
+  /** Called once per pending action id (see lib CoreClientFeed). */
+  onAction(action: Action): void;
+}
+
 /**
  * Who listens to a shared account-wide feed: a `custody-hub-feed` node (`T` = lib
  * HubFeedMessage) or a `custody-wallets-feed` node (`T` = lib WalletFeedMessage).
  */
-export interface AccountFeedUser<T> {
+export interface AccountFeedUser<T> extends FeedStatusCallbacks {
   /** Called once per feed message, as received. */
   onMessage(message: T): void;
-  /** Called on every connection state change, and once at registration with the current state. */
-  onState(state: FeedState, reason?: string): void;
-  /** Called when the connection cannot be used (e.g. missing credentials); the config node tries again every 30 s. */
-  onUnusable(err: Error): void;
 }
 
 /** A node's membership of a shared feed. */
