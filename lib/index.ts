@@ -13,3 +13,4 @@ export * from './hub-feed';
 export * from './wallets-feed';
 export * from './v1';
 export * from './v2';
+export * from './approver';

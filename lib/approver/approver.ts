@@ -1,0 +1,455 @@
+/**
+ * The decision engine of the `custody-approver` node, with no Node-RED import: decide each
+ * pending action of a core client once by ordered rules (rules.ts), write the decision to the
+ * hash-chained audit file (audit.ts) before approving (PUT) or rejecting (DELETE) it, append
+ * the call's result after, and keep velocity windows (velocity.ts) that the audit file
+ * rebuilds on start. Source: spec section 2 "Action", section 3 (action statuses), section 4
+ * `PUT`/`DELETE /coreclient/{client_id}/action/{action_id}`, section 6 (the core client feed
+ * re-sends every pending action after a reconnect: decide each action id once).
+ */
+import type { CustodyClient } from '../client';
+import { ValidationError } from '../errors';
+import { fromBaseUnits } from '../amounts';
+import { assetScale } from '../v1/assets';
+import { listWhitelist, getWallet } from '../v1/fund';
+import { getAction, approveAction, rejectAction, type Action } from '../v1/core-client';
+import { AuditLog, type AuditLine } from './audit';
+import { VelocityLedger } from './velocity';
+import { evaluateRules, type ActionFacts, type CompiledRule, type Decision, type DefaultDecision, type EvaluationContext, type VelocityReport } from './rules';
+
+/** `live`: call the API; `dryRun`: decide, audit and send the msg, call nothing. */
+export type ApproverMode = 'live' | 'dryRun';
+
+/** Which output a decision goes to: approved (1), rejected (2), held (3). */
+export type ApproverOutput = 'approved' | 'rejected' | 'held';
+
+/**
+ * The decision as `msg.decision` carries it and the audit file records it. Amounts: `amount`
+ * in base units (decimal digits as text, exact), `amountDecimal` in whole units of the asset.
+ */
+export interface DecisionRecord {
+  decision: Decision;
+  /** The rule that matched (0-based index and name), or null when the default decision applied. */
+  rule: { index: number; name: string } | null;
+  /** Why, in words: the matched rule's conditions, after what kept each earlier rule from matching. */
+  reasons: string[];
+  action_id: string;
+  client_id: string;
+  /** Action type, e.g. `ApproveTransfer`. */
+  type: string;
+  asset: string | null;
+  /** Base units, as decimal digits; null when the action has no amount. */
+  amount: string | null;
+  /** Whole units of the asset, e.g. `"0.015"`; null when the scale or amount is unknown. */
+  amountDecimal: string | null;
+  destination: string | null;
+  velocity: VelocityReport | null;
+  mode: ApproverMode;
+  /** ISO 8601 time of the decision. */
+  decidedAt: string;
+  /** True when the action had been decided before (a feed re-send, a restart): nothing was sent again. */
+  redelivered?: boolean;
+  /** True when the action had expired before it could be approved: nothing was sent. */
+  expired?: boolean;
+}
+
+/** The outcome of {@link Approver.decide}: the decision, its output, the action and the call's answer or error. */
+export interface ApproverOutcome {
+  decision: DecisionRecord;
+  output: ApproverOutput;
+  /** The action with its details as read (or as given). */
+  action: Record<string, unknown>;
+  /** HTTP status of the approve/reject call; absent when nothing was called. */
+  statusCode?: number;
+  /** The call's error (ApiError), when it failed; the decision is in the audit file with it. */
+  error?: Error;
+}
+
+/** Options of an {@link Approver}. */
+export interface ApproverOptions {
+  /** The compiled rules, in order (rules.ts `compileRules`). */
+  rules: CompiledRule[];
+  /** What applies when no rule matches: hold (default) or reject. */
+  defaultDecision?: DefaultDecision;
+  mode?: ApproverMode;
+  /** The audit file (absolute path). */
+  auditFile: string;
+  /** The signed client; called per action (the config node builds it once). @throws what building the client throws. */
+  client: () => Promise<CustodyClient>;
+  /** How long a fund's whitelist and a short code's wallet id are kept, in ms (default 60,000). */
+  cacheMs?: number;
+  /** Written in each audit line as `approver` (the node id). */
+  approverId?: string;
+  /** The clock, epoch ms (default Date.now). */
+  now?: () => number;
+}
+
+/** What an action's id has led to: `deciding` while in hand, `open` decided with no result yet, `done`, or `failed` (the call failed: decide again). */
+type EntryState = 'deciding' | 'open' | 'done' | 'failed';
+
+interface Entry {
+  state: EntryState;
+  decision?: DecisionRecord;
+  /** From the audit file of an earlier run. */
+  fromFile: boolean;
+}
+
+/**
+ * What one audit file holds in memory: the log, what each action id led to, and the velocity
+ * windows per mode. One per file in the process, shared by the nodes that name it.
+ */
+class ApprovalBook {
+  readonly entries = new Map<string, Entry>();
+  readonly velocity: Record<ApproverMode, VelocityLedger> = { live: new VelocityLedger(), dryRun: new VelocityLedger() };
+  refs = 0;
+  constructor(readonly log: AuditLog) {}
+
+  /** Replay the audit file: decisions, their results, and the approvals the API accepted (or whose result is unknown: counted, to be safe). */
+  replay(records: AuditLine[]): void {
+    for (const r of records) {
+      const mode: ApproverMode = r.mode === 'dryRun' ? 'dryRun' : 'live';
+      const key = entryKey(mode, String(r.client_id), String(r.action_id));
+      if (r.kind === 'decision') {
+        const d = r as unknown as DecisionRecord & AuditLine;
+        this.entries.set(key, { state: mode === 'dryRun' ? 'done' : d.decision === 'hold' ? 'done' : 'open', decision: pickDecision(d), fromFile: true });
+        if (d.decision === 'approve' && d.asset && d.amount !== null && !d.expired) {
+          const at = Date.parse(d.decidedAt);
+          this.velocity.dryRun.add(d.asset, BigInt(d.amount), at, d.action_id);
+          if (mode === 'live') this.velocity.live.add(d.asset, BigInt(d.amount), at, d.action_id);
+        }
+      } else if (r.kind === 'result') {
+        const e = this.entries.get(key);
+        if (!e) continue;
+        e.state = r.ok ? 'done' : r.sent === false && r.expired ? 'done' : 'failed';
+        if (!r.ok) {
+          this.velocity.live.remove(String(r.action_id));
+          this.velocity.dryRun.remove(String(r.action_id));
+        }
+      }
+    }
+  }
+}
+
+function entryKey(mode: ApproverMode, clientId: string, actionId: string): string {
+  return `${mode}\u0000${clientId}\u0000${actionId}`;
+}
+
+function pickDecision(d: DecisionRecord): DecisionRecord {
+  const { decision, rule, reasons, action_id, client_id, type, asset, amount, amountDecimal, destination, velocity, mode, decidedAt, expired } = d;
+  return { decision, rule, reasons, action_id, client_id, type, asset, amount, amountDecimal, destination, velocity, mode, decidedAt, ...(expired ? { expired } : {}) };
+}
+
+/** Open books by audit file path (resolved), shared in the process. */
+const books = new Map<string, Promise<ApprovalBook>>();
+
+async function acquireBook(file: string): Promise<ApprovalBook> {
+  let p = books.get(file);
+  if (!p) {
+    p = AuditLog.open(file).then(({ log, records }) => {
+      const book = new ApprovalBook(log);
+      book.replay(records);
+      return book;
+    });
+    books.set(file, p);
+    p.catch(() => books.delete(file));
+  }
+  const book = await p;
+  book.refs++;
+  return book;
+}
+
+async function releaseBook(file: string, book: ApprovalBook): Promise<void> {
+  if (--book.refs > 0) return;
+  books.delete(file);
+  await book.log.close();
+}
+
+const OUTPUT: Record<Decision, ApproverOutput> = { approve: 'approved', reject: 'rejected', hold: 'held' };
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined;
+}
+
+/** An integer amount in base units from a JSON number or digit text; undefined otherwise. */
+function baseUnits(v: unknown): bigint | undefined {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
+  if (typeof v === 'string' && /^\d+$/.test(v)) return BigInt(v);
+  return undefined;
+}
+
+/**
+ * The facts the rules read, from an action and its details (spec section 2 detail fields;
+ * OpenAPI ActionDetailApproveTransfer names the destination `recipientID`; a wallet connection
+ * request's details carry `wallet.walletID`, NOTES.md).
+ */
+export function actionFacts(action: Record<string, unknown>, clientId: string): ActionFacts {
+  const details = action.details && typeof action.details === 'object' ? (action.details as Record<string, unknown>) : undefined;
+  const d = details ?? {};
+  const wallet = d.wallet && typeof d.wallet === 'object' ? (d.wallet as Record<string, unknown>) : {};
+  return {
+    action_id: String(action.action_id ?? action.id),
+    client_id: clientId,
+    type: str(action.type) ?? '',
+    expireTime: Number(action.expireTime) || 0,
+    asset: str(d.asset) ?? str(wallet.asset),
+    amount: baseUnits(d.amount),
+    destination: str(d.recipientAddress) ?? str(d.recipientID),
+    companyID: str(d.companyID),
+    fundID: str(d.fundID),
+    walletID: str(d.walletID) ?? str(d.wallet_id) ?? str(wallet.walletID),
+    reference: typeof d.reference === 'string' ? d.reference : undefined,
+    benefitOf: typeof d.benefitOf === 'string' ? d.benefitOf : undefined,
+    expires: Number(d.expires) || undefined,
+    hasDetails: details !== undefined,
+  };
+}
+
+/** A value read through the API and kept for a while; a failed read is not kept. */
+interface Cached<T> {
+  until: number;
+  value: Promise<T>;
+}
+
+/**
+ * Decides the actions of core clients by rules, once each, with an audit trail. Open it with
+ * {@link Approver.open}; close it with {@link Approver.close}.
+ */
+export class Approver {
+  readonly mode: ApproverMode;
+  readonly auditFile: string;
+  readonly #opts: Required<Omit<ApproverOptions, 'approverId'>> & { approverId?: string };
+  readonly #book: ApprovalBook;
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #whitelists = new Map<string, Cached<Array<{ asset: string; address: string }>>>();
+  readonly #shortCodes = new Map<string, Cached<string>>();
+  readonly #needsScale: boolean;
+  readonly #needsWhitelist: boolean;
+  readonly #shortCodeList: string[];
+  readonly #longestWindowMs: number;
+  #closed = false;
+
+  private constructor(opts: ApproverOptions, book: ApprovalBook) {
+    this.mode = opts.mode ?? 'live';
+    this.auditFile = opts.auditFile;
+    this.#opts = { defaultDecision: 'hold', mode: this.mode, cacheMs: 60_000, now: Date.now, ...opts };
+    this.#book = book;
+    this.#needsScale = opts.rules.some((r) => r.needsScale);
+    this.#needsWhitelist = opts.rules.some((r) => r.needsWhitelist);
+    this.#shortCodeList = Array.from(new Set(opts.rules.flatMap((r) => r.shortCodes)));
+    this.#longestWindowMs = Math.max(0, ...opts.rules.map((r) => r.velocityWindowMs));
+  }
+
+  /**
+   * Open the audit file (verifying its chain), rebuild what each action id led to and the
+   * velocity windows from it, and return an approver ready to decide.
+   * @throws {AuditFileError} when the audit file does not verify (rejects): the approver then
+   *   refuses to decide anything until the file is looked at.
+   */
+  static async open(opts: ApproverOptions): Promise<Approver> {
+    if (opts.defaultDecision !== undefined && opts.defaultDecision !== 'hold' && opts.defaultDecision !== 'reject') {
+      throw new ValidationError('defaultDecision', `hold or reject, got ${JSON.stringify(opts.defaultDecision)}`);
+    }
+    const book = await acquireBook(opts.auditFile);
+    return new Approver(opts, book);
+  }
+
+  /**
+   * Decide one action: read its details when missing, evaluate the rules, write the decision
+   * to the audit file (on disk before anything is sent), check expiry again, approve (PUT) or
+   * reject (DELETE) in live mode, append the result.
+   * @param input an action as the core client feed sends it: `client_id` and `action_id`
+   *   (or `id`), and `type`, `expireTime`, `details` when known.
+   * @returns the outcome; a failed call is returned in `error` (already audited), not thrown.
+   * @throws {ValidationError} when `client_id` or `action_id` is missing (nothing is sent).
+   * @throws {Error} when the approver is closed, or the audit file cannot be written (nothing is sent).
+   */
+  async decide(input: Record<string, unknown>): Promise<ApproverOutcome> {
+    if (this.#closed) throw new Error('approver: closed');
+    const clientId = str(input.client_id) ?? str(input.coreClientID);
+    const actionId = str(input.action_id) ?? str(input.id);
+    if (!clientId) throw new ValidationError('client_id', 'the core client id (msg.payload.client_id, or set in the node)');
+    if (!actionId) throw new ValidationError('action_id', 'the action id (msg.payload.action_id or msg.payload.id)');
+    const key = entryKey(this.mode, clientId, actionId);
+    const known = this.#book.entries.get(key);
+    if (known && known.state !== 'failed' && !(known.state === 'open' && known.fromFile)) {
+      const earlier = known.decision;
+      const action = { ...input, client_id: clientId, action_id: actionId };
+      if (!earlier) {
+        // Being decided right now (the same action twice in one burst).
+        const d = this.#bare(action, clientId, actionId, 'hold', ['redelivered while its first delivery is being decided: decided once, there']);
+        return { decision: { ...d, redelivered: true }, output: 'held', action };
+      }
+      return { decision: { ...earlier, redelivered: true }, output: earlier.expired ? 'held' : OUTPUT[earlier.decision], action };
+    }
+    const entry: Entry = { state: 'deciding', fromFile: false };
+    this.#book.entries.set(key, entry);
+    const work = this.#decide(input, clientId, actionId, entry, known);
+    this.#inFlight.add(work);
+    try {
+      return await work;
+    } catch (e) {
+      if (entry.state === 'deciding') {
+        if (known) this.#book.entries.set(key, known);
+        else this.#book.entries.delete(key);
+      }
+      throw e;
+    } finally {
+      this.#inFlight.delete(work);
+    }
+  }
+
+  /** A decision record with no facts beyond the ids (for an action that was not decided by rules). */
+  #bare(action: Record<string, unknown>, clientId: string, actionId: string, decision: Decision, reasons: string[]): DecisionRecord {
+    return {
+      decision,
+      rule: null,
+      reasons,
+      action_id: actionId,
+      client_id: clientId,
+      type: str(action.type) ?? '',
+      asset: null,
+      amount: null,
+      amountDecimal: null,
+      destination: null,
+      velocity: null,
+      mode: this.mode,
+      decidedAt: new Date(this.#opts.now()).toISOString(),
+    };
+  }
+
+  async #decide(input: Record<string, unknown>, clientId: string, actionId: string, entry: Entry, earlier: Entry | undefined): Promise<ApproverOutcome> {
+    const client = await this.#opts.client();
+    let action: Record<string, unknown> = { ...input, client_id: clientId, action_id: actionId };
+    const reasons: string[] = [];
+    if (earlier?.state === 'failed') reasons.push('decided again: the earlier call failed');
+    if (earlier?.state === 'open') {
+      reasons.push('decided again: the earlier decision has no result in the audit file (the process stopped during the call)');
+      this.#book.velocity[this.mode].remove(actionId);
+    }
+    if (!action.details || typeof action.details !== 'object' || !action.type) {
+      try {
+        const read = await getAction(client, { client_id: clientId, action_id: actionId });
+        if (read.data.status !== 'pending') {
+          this.#book.entries.delete(entryKey(this.mode, clientId, actionId));
+          const a = { ...action, ...read.data, client_id: clientId, action_id: actionId };
+          return { decision: this.#bare(a, clientId, actionId, 'hold', [`the action is ${read.data.status}, not pending: nothing to decide`]), output: 'held', action: a };
+        }
+        action = { ...action, ...(read.data as Action), client_id: clientId, action_id: actionId };
+      } catch (e) {
+        reasons.push(`details: the action could not be read (${(e as Error).message}): conditions that need them fail`);
+      }
+    }
+    const facts = actionFacts(action, clientId);
+    const ctx = await this.#context(client, facts);
+    const evaluation = evaluateRules(this.#opts.rules, facts, ctx, this.#opts.defaultDecision);
+    const scale = typeof ctx.scale === 'number' ? ctx.scale : undefined;
+    const decision: DecisionRecord = {
+      decision: evaluation.decision,
+      rule: evaluation.rule,
+      reasons: [...reasons, ...evaluation.reasons],
+      action_id: actionId,
+      client_id: clientId,
+      type: facts.type,
+      asset: facts.asset ?? null,
+      amount: facts.amount !== undefined ? facts.amount.toString() : null,
+      amountDecimal: facts.amount !== undefined && scale !== undefined ? fromBaseUnits(facts.amount, scale) : null,
+      destination: facts.destination ?? null,
+      velocity: evaluation.velocity,
+      mode: this.mode,
+      decidedAt: new Date(ctx.now).toISOString(),
+    };
+    if (decision.decision === 'approve') {
+      const expiry = this.#expiry(facts);
+      if (expiry) {
+        decision.expired = true;
+        decision.reasons.push(expiry);
+      } else if (facts.asset && facts.amount !== undefined) {
+        // Reserve now, synchronously after the check: a concurrent decision sees this approval.
+        this.#book.velocity[this.mode].add(facts.asset, facts.amount, ctx.now, actionId);
+      }
+    }
+    entry.decision = decision;
+    entry.state = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired ? 'done' : 'open';
+    await this.#book.log.append({ kind: 'decision', approver: this.#opts.approverId, ...decision });
+    this.#book.velocity[this.mode].prune(ctx.now, this.#longestWindowMs);
+    const output: ApproverOutput = decision.expired ? 'held' : OUTPUT[decision.decision];
+    if (this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired) return { decision, output, action };
+
+    if (decision.decision === 'approve') {
+      // Checked again right before the call: the audit write may have taken a while.
+      const expiry = this.#expiry(facts);
+      if (expiry) {
+        decision.expired = true;
+        decision.reasons.push(expiry);
+        this.#book.velocity.live.remove(actionId);
+        entry.state = 'done';
+        await this.#book.log.append({ kind: 'result', approver: this.#opts.approverId, mode: this.mode, action_id: actionId, client_id: clientId, ok: false, sent: false, expired: true, at: new Date(this.#opts.now()).toISOString() });
+        return { decision, output: 'held', action };
+      }
+    }
+    const call = decision.decision === 'approve' ? approveAction : rejectAction;
+    try {
+      const res = await call(client, { client_id: clientId, action_id: actionId });
+      entry.state = 'done';
+      await this.#book.log.append({ kind: 'result', approver: this.#opts.approverId, mode: this.mode, action_id: actionId, client_id: clientId, ok: true, statusCode: res.statusCode, at: new Date(this.#opts.now()).toISOString() });
+      return { decision, output, action, statusCode: res.statusCode };
+    } catch (e) {
+      const err = e as Error & { statusCode?: number; code?: unknown };
+      entry.state = 'failed';
+      this.#book.velocity.live.remove(actionId);
+      await this.#book.log
+        .append({ kind: 'result', approver: this.#opts.approverId, mode: this.mode, action_id: actionId, client_id: clientId, ok: false, statusCode: err.statusCode ?? 0, code: err.code ?? null, error: err.message, at: new Date(this.#opts.now()).toISOString() })
+        .catch(() => undefined);
+      return { decision, output, action, statusCode: err.statusCode || undefined, error: err };
+    }
+  }
+
+  /** Why the action can no longer be approved (its `expireTime`, or its transaction's `expires`, is past), or undefined. */
+  #expiry(facts: ActionFacts): string | undefined {
+    const now = this.#opts.now() / 1000;
+    if (facts.expireTime > 0 && facts.expireTime <= now) return `expired: the action expired at ${new Date(facts.expireTime * 1000).toISOString()}: not approved`;
+    if (facts.expires !== undefined && facts.expires > 0 && facts.expires <= now) return `expired: the transaction expired at ${new Date(facts.expires * 1000).toISOString()}: not approved`;
+    return undefined;
+  }
+
+  /** Read what the rules need for this action: the asset's scale, the fund's whitelist, short codes (each cached). */
+  async #context(client: CustodyClient, facts: ActionFacts): Promise<EvaluationContext> {
+    const [scale, whitelist, shortCodes] = await Promise.all([
+      this.#needsScale && facts.asset ? assetScale(client, facts.asset).catch((e: Error) => e) : Promise.resolve(undefined),
+      this.#needsWhitelist && facts.companyID && facts.fundID ? this.#whitelist(client, facts.companyID, facts.fundID).catch((e: Error) => e) : Promise.resolve(undefined),
+      Promise.all(this.#shortCodeList.map(async (code) => [code, await this.#walletId(client, code).catch((e: Error) => e)] as const)),
+    ]);
+    const ledger = this.#book.velocity[this.mode];
+    const now = this.#opts.now();
+    return { now, scale, whitelist, shortCodes: new Map(shortCodes), velocity: (asset, windowMs) => ledger.usage(asset, windowMs, now) };
+  }
+
+  #cached<T>(map: Map<string, Cached<T>>, key: string, read: () => Promise<T>): Promise<T> {
+    const now = this.#opts.now();
+    const hit = map.get(key);
+    if (hit && hit.until > now) return hit.value;
+    const value = read();
+    const entry = { until: now + this.#opts.cacheMs, value };
+    map.set(key, entry);
+    value.catch(() => {
+      if (map.get(key) === entry) map.delete(key);
+    });
+    return value;
+  }
+
+  #whitelist(client: CustodyClient, companyId: string, fundId: string): Promise<Array<{ asset: string; address: string }>> {
+    return this.#cached(this.#whitelists, `${companyId}/${fundId}`, async () => (await listWhitelist(client, { company_id: companyId, fund_id: fundId })).data.list ?? []);
+  }
+
+  #walletId(client: CustodyClient, shortCode: string): Promise<string> {
+    return this.#cached(this.#shortCodes, shortCode, async () => String((await getWallet(client, { wallet_id: shortCode })).data.wallet_id));
+  }
+
+  /** Wait for the decisions in hand (their calls and audit lines), then release the audit file. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled(Array.from(this.#inFlight));
+    await releaseBook(this.auditFile, this.#book);
+  }
+}

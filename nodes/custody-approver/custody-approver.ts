@@ -1,0 +1,126 @@
+/**
+ * `custody-approver`: decides each pending action of a core client by ordered rules (first
+ * match wins; approve, reject, or hold for a person), then approves (PUT) or rejects (DELETE)
+ * it through lib, once per action id across restarts, redeploys and feed re-sends, with every
+ * decision in a hash-chained audit file written before the call. Source: spec section 2
+ * "Action", section 4 `PUT`/`DELETE /coreclient/{client_id}/action/{action_id}`, section 6;
+ * the engine is lib/approver (no Node-RED there).
+ *
+ * Input: `msg.payload` with `client_id` and `action_id` (as `custody-coreclient-feed` sends
+ * it; `details` read when missing). Outputs: 1 approved, 2 rejected, 3 held; each msg has
+ * `msg.payload` = the action with its details, `msg.decision` (lib DecisionRecord) and, when
+ * a call was made, `msg.statusCode`. A failed call: `done(err)` with `msg.decision` attached.
+ */
+import path from 'node:path';
+import os from 'node:os';
+import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import { Approver, compileRules, ConfigError, type ApproverOutput, type CompiledRule } from '../../lib';
+import { isPlainObject } from '../shared/input';
+import { showError } from '../shared/status';
+import type { CustodyConfigNode } from '../shared/types';
+
+/** Editor properties of `custody-approver` (flows.json). */
+interface ApproverDef extends NodeDef {
+  connection: string;
+  /** Core client id; empty: `msg.payload.client_id`. */
+  clientId?: string;
+  /** lib ApprovalRule[]: ordered, first match wins. */
+  rules?: unknown;
+  /** `hold` (default) or `reject`: what applies when no rule matches. */
+  defaultDecision?: string;
+  /** Decide, audit and send the msg; call nothing. */
+  dryRun?: boolean;
+  /** Audit file path; empty: `<userDir>/custodyflow-audit/<node id>.jsonl`; relative: below the user directory. */
+  auditFile?: string;
+  /** How long a fund's whitelist (and a short code's wallet id) is kept, in seconds (default 60). */
+  whitelistCacheSeconds?: string | number;
+}
+
+const OUTPUT_INDEX: Record<ApproverOutput, number> = { approved: 0, rejected: 1, held: 2 };
+
+export = function register(RED: NodeAPI): void {
+  function ApproverNode(this: Node, def: ApproverDef) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+    const clientId = (def.clientId || '').trim();
+    const dryRun = def.dryRun === true;
+    const userDir = (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
+    const auditFile = path.resolve(userDir, (def.auditFile || '').trim() || path.join('custodyflow-audit', `${node.id}.jsonl`));
+    const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0 };
+
+    function showCounts(): void {
+      const text = `${dryRun ? 'dry run · ' : ''}approved ${counts.approved} · rejected ${counts.rejected} · held ${counts.held}`;
+      node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text });
+    }
+
+    /** The approver, once the configuration checks out and the audit file verifies; rejects with why not. */
+    const ready: Promise<Approver> = (async () => {
+      if (!connection) throw new ConfigError('connection: no custody-config node selected');
+      const defaultDecision = def.defaultDecision || 'hold';
+      if (defaultDecision !== 'hold' && defaultDecision !== 'reject') throw new ConfigError(`defaultDecision: hold or reject, got ${JSON.stringify(defaultDecision)}`);
+      const cacheSeconds = def.whitelistCacheSeconds === undefined || def.whitelistCacheSeconds === '' ? 60 : Number(def.whitelistCacheSeconds);
+      if (!Number.isFinite(cacheSeconds) || cacheSeconds < 0) throw new ConfigError(`whitelistCacheSeconds: a number of seconds >= 0, got ${JSON.stringify(def.whitelistCacheSeconds)}`);
+      let rules: CompiledRule[];
+      try {
+        rules = compileRules(def.rules);
+      } catch (e) {
+        throw new ConfigError((e as Error).message);
+      }
+      return Approver.open({
+        rules,
+        defaultDecision,
+        mode: dryRun ? 'dryRun' : 'live',
+        auditFile,
+        cacheMs: cacheSeconds * 1000,
+        approverId: node.id,
+        client: () => connection.client(),
+      });
+    })();
+    ready.then(showCounts, (err: Error) => {
+      showError(node, err);
+      node.error(`not deciding anything: ${err.message}`);
+    });
+
+    node.on('input', (msg: NodeMessageInFlow, send: (m: Array<NodeMessageInFlow | null>) => void, done: (err?: Error) => void) => {
+      const out = msg as NodeMessageInFlow & { decision?: unknown; statusCode?: number };
+      const payload = isPlainObject(msg.payload) ? msg.payload : {};
+      ready
+        .then((approver) => approver.decide(clientId ? { ...payload, client_id: clientId } : payload))
+        .then(
+          (outcome) => {
+            out.payload = outcome.action;
+            out.decision = outcome.decision;
+            if (outcome.statusCode) out.statusCode = outcome.statusCode;
+            else delete out.statusCode;
+            if (outcome.error) {
+              showError(node, outcome.error);
+              return done(outcome.error);
+            }
+            if (!outcome.decision.redelivered) counts[outcome.output]++;
+            showCounts();
+            const ports: Array<NodeMessageInFlow | null> = [null, null, null];
+            ports[OUTPUT_INDEX[outcome.output]] = out;
+            send(ports);
+            done();
+          },
+          (err: Error) => {
+            showError(node, err);
+            done(err);
+          },
+        );
+    });
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      ready
+        .then((approver) => approver.close(), () => undefined)
+        .catch((err: Error) => node.warn(`closing the audit file: ${err.message}`))
+        .finally(() => {
+          node.status({});
+          done();
+        });
+    });
+  }
+
+  RED.nodes.registerType('custody-approver', ApproverNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+};
