@@ -75,7 +75,7 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
   it('adds, fills, drags and validates two rules, deploys them, and GET /flows returns them', async () => {
     const browser = await launchChromium();
     try {
-      const { page, errors } = await openEditor(browser, red!.base, { width: 1500, height: 1100 });
+      const { page, errors } = await openEditor(browser, red!.base, { width: 1500, height: 1250 });
       await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-approver') && (window as any).RED?.nodes?.node?.('a9900000000000c1'), undefined, { timeout: 30000 });
       await page.waitForTimeout(500);
 
@@ -215,6 +215,7 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       await page.fill(`${row(2)} .custody-rule-referencePattern`, '^INV-([0-9]+');
       assert.equal(await page.locator(`${row(2)} .custody-rule-referencePattern.input-error`).count(), 1, 'the bad regex is marked');
       assert.match((await page.textContent(`${row(2)} .custody-rule-problem`)) ?? '', /Reference pattern: not a valid JavaScript regular expression/);
+      if (process.env.APPROVER_SCREENSHOT) await page.screenshot({ path: process.env.APPROVER_SCREENSHOT.replace(/\.png$/, '') + '-invalid.png' });
       await page.click('#node-dialog-ok');
       await page.waitForSelector('#node-input-rule-container', { state: 'detached' });
       const invalid = await page.evaluate((id) => {
