@@ -148,6 +148,13 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       const addRule = page.locator('.node-input-rule-container-row .red-ui-editableList-addButton');
       await addRule.click();
       await addRule.click();
+      await addRule.click();
+      assert.deepEqual(await rowNames(page), ['rule 1', 'rule 2', 'rule 3']);
+      // A rule that approves with no condition is allowed, with a warning; remove it.
+      await page.selectOption(`${row(3)} .custody-rule-decision`, 'approve');
+      assert.equal(await page.isVisible(`${row(3)} .custody-rule-warning`), true, 'an approve rule without conditions is pointed out');
+      await page.click('#node-input-rule-container > li:nth-child(3) > .red-ui-editableList-item-remove');
+      await page.waitForFunction(() => document.querySelectorAll('#node-input-rule-container > li').length === 2);
       assert.deepEqual(await rowNames(page), ['rule 1', 'rule 2']);
       assert.equal(await page.inputValue(`${row(1)} .custody-rule-decision`), 'hold', 'a new rule holds');
       assert.equal(await page.inputValue(`${row(1)} .custody-rule-timeZone`), 'UTC');
