@@ -248,6 +248,14 @@ function boundIn(bound: string, field: string): (scale: number) => bigint {
   };
 }
 
+/** Compare two decimal texts of whole units exactly: negative, 0 or positive. */
+function compareDecimals(a: string, b: string): number {
+  const places = Math.max((a.split('.')[1] ?? '').length, (b.split('.')[1] ?? '').length);
+  const scale = 10 ** Math.min(places, 18);
+  const [x, y] = [toBaseUnits(a, scale), toBaseUnits(b, scale)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /** The scale from the context, or a failing verdict naming the missing data. */
 function scaleOf(facts: ActionFacts, ctx: EvaluationContext, what: string): number | Verdict {
   if (typeof ctx.scale === 'number') return ctx.scale;
@@ -322,6 +330,7 @@ function compileRule(r: unknown, index: number): CompiledRule {
 
   const min = decimal(rule.minAmount, `${at}.minAmount`);
   const max = decimal(rule.maxAmount, `${at}.maxAmount`);
+  if (min !== '' && max !== '' && compareDecimals(min, max) > 0) throw new ValidationError(`${at}.minAmount`, `at most maxAmount (${max}), got ${min}`);
   if (min !== '' || max !== '') {
     needsScale = true;
     const minIn = min !== '' ? boundIn(min, `${at}.minAmount`) : undefined;
@@ -430,6 +439,7 @@ function compileRule(r: unknown, index: number): CompiledRule {
   const to = text(rule.to, `${at}.to`);
   if (from !== '' && !HHMM.test(from)) throw new ValidationError(`${at}.from`, `a time HH:MM (24 h), got ${JSON.stringify(from)}`);
   if (to !== '' && !HHMM.test(to)) throw new ValidationError(`${at}.to`, `a time HH:MM (24 h), got ${JSON.stringify(to)}`);
+  if (from !== '' && from === to) throw new ValidationError(`${at}.to`, `a time other than from (${from}): an empty window never matches`);
   if ((from === '') !== (to === '')) throw new ValidationError(`${at}.${from === '' ? 'from' : 'to'}`, 'a time HH:MM: a daily window needs both from and to');
   const timeZone = text(rule.timeZone, `${at}.timeZone`) || 'UTC';
   const formatter = zoneFormatter(timeZone, `${at}.timeZone`);
