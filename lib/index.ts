@@ -11,5 +11,6 @@ export * from './amounts';
 export * from './feed';
 export * from './hub-feed';
 export * from './wallets-feed';
+export * from './tracker';
 export * from './v1';
 export * from './v2';
