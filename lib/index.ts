@@ -11,6 +11,7 @@ export * from './amounts';
 export * from './feed';
 export * from './hub-feed';
 export * from './wallets-feed';
+export * from './tracker';
 export * from './v1';
 export * from './v2';
 export * from './approver';

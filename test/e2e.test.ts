@@ -57,6 +57,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-swap-make',
       'custody-swap-take',
       'custody-sweep',
+      'custody-track',
       'custody-transfer',
       'custody-trusted-party',
       'custody-wallets-feed',
@@ -105,6 +106,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
         'custody-hub-feed', 'custody-wallets-feed',
         'custody-policy', 'custody-portfolio',
         'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
+        'custody-track',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });

@@ -14,5 +14,6 @@ export * from './liquidity-hub';
 export * from './sweep';
 export * from './read';
 export * from './request';
+export * from './states';
 
 export { v1Operations, type OperationGroup } from './operations';

@@ -2,7 +2,8 @@
  * The one runtime shape of every operation node (DESIGN.md "A node file reads top to bottom:
  * read config, resolve input, call lib, send"): resolve the input from the editor and
  * `msg.payload`, apply the node's input options (decimal amounts, default expiry), call the
- * lib operation, and send `msg.payload` = body, `msg.statusCode` = HTTP status; on error set
+ * lib operation, and send `msg.payload` = body, `msg.statusCode` = HTTP status, `msg.custody` =
+ * {@link CustodyTrace} (node type, operation, path ids used); on error set
  * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
@@ -10,7 +11,7 @@ import { callOperation, decimalAmountsToBaseUnits, describeOperation, ConfigErro
 import { resolveInput, EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';
-import type { CustodyConfigNode, OperationNodeDef, CustodyMessage } from './types';
+import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
 
 /** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
 export interface OperationNodeType {
@@ -20,6 +21,21 @@ export interface OperationNodeType {
   operations: Record<string, OperationSpec>;
   /** Editor properties that are API fields (path ids, selected body fields), e.g. `company_id`. */
   editorFields: readonly EditorField[];
+}
+
+/**
+ * The trace an operation node leaves on its output msg (`msg.custody`): which node type and
+ * operation answered, and the path ids the call used, so a later node (custody-track) knows the
+ * kind of transaction and its owner without being told again.
+ * @param type the node type, e.g. `custody-transfer`.
+ * @param operation the operation, e.g. `create`.
+ * @param input the resolved request fields; `company_id` and `client_id` are copied when they are non-empty strings.
+ */
+export function custodyTrace(type: string, operation: string, input: Record<string, unknown>): CustodyTrace {
+  const trace: CustodyTrace = { type, operation };
+  if (typeof input.company_id === 'string' && input.company_id) trace.company_id = input.company_id;
+  if (typeof input.client_id === 'string' && input.client_id) trace.client_id = input.client_id;
+  return trace;
 }
 
 /** `amountFormat` editor option: amounts are base units (default) or decimal strings in whole units. */
@@ -53,6 +69,7 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
       const res = await callOperation(client, spec!, input);
       msg.payload = res.data;
       msg.statusCode = res.statusCode;
+      msg.custody = custodyTrace(nodeType.type, def.operation, input);
       return { statusCode: res.statusCode };
     }
 

@@ -57,5 +57,20 @@ export interface OperationNodeDef extends NodeDef {
   [field: string]: unknown;
 }
 
-/** The msg of an operation node: the contract adds `statusCode` (DESIGN.md "The msg contract"). */
-export type CustodyMessage = NodeMessageInFlow & { statusCode?: number };
+/**
+ * `msg.custody`: set by every v1 operation node after a successful call.
+ * Example: `{type: 'custody-transfer', operation: 'create', company_id: 'c1'}`.
+ */
+export interface CustodyTrace {
+  /** The node type that made the call, e.g. `custody-transfer`. */
+  type: string;
+  /** Its operation, e.g. `create`. */
+  operation: string;
+  /** The `company_id` path id the call used, when it had one. */
+  company_id?: string;
+  /** The `client_id` path id the call used (core client, sweeps), when it had one. */
+  client_id?: string;
+}
+
+/** The msg of an operation node: the contract adds `statusCode` (DESIGN.md "The msg contract") and `custody` ({@link CustodyTrace}). */
+export type CustodyMessage = NodeMessageInFlow & { statusCode?: number; custody?: CustodyTrace };
