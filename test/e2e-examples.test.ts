@@ -156,16 +156,18 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.match(wl.msg!, /tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx/);
 
     await click(nodeId('06 ', 'inject', 'withdraw 0.01 BTC-TESTNET'));
-    const done = await waitFor('withdrawal approved', () => debugOf(nodeId('06 ', 'debug', 'withdrawal approved'), /approved_withdrawal/, from));
+    const done = await waitFor('withdrawal final', () => debugOf(nodeId('06 ', 'debug', 'withdrawal final'), /approved_withdrawal/, from));
     const tx = JSON.parse(done.msg!);
     assert.equal(tx.txStatus, 'approved_withdrawal');
     assert.equal(tx.asset, 'BTC-TESTNET');
     assert.equal(tx.amount, 1000010, '0.01 BTC-TESTNET plus the fee, in base units');
     assert.equal(tx.recipientAddress, 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx');
-    const answered = debugOf(nodeId('06 ', 'debug', 'approved withdrawal action'), /ApproveWithdraw/, from);
+    const answered = debugOf(nodeId('06 ', 'debug', 'approved (msg.decision)'), /ApproveWithdraw/, from);
     assert.ok(answered, 'the approver of example 06 approved the ApproveWithdraw action');
-    assert.equal(JSON.parse(answered.msg!).txID, tx.txID);
-    assert.equal(debugOf(nodeId('06 ', 'debug', 'rejected withdrawal action'), /./, from), undefined);
+    const decision = JSON.parse(answered.msg!);
+    assert.equal(decision.rule.name, 'withdrawals to an address whitelisted for the fund');
+    assert.ok(decision.reasons.some((r: string) => /is in the whitelist of fund demo-fund/.test(r)), decision.reasons.join('; '));
+    assert.equal(debugOf(nodeId('06 ', 'debug', 'rejected (msg.decision)'), /./, from), undefined);
   });
 
   it('08: the swap goes from the quote through the liquidity hub to the settlement of both legs', async () => {

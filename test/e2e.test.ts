@@ -42,6 +42,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
     const types = ours.flatMap((s) => s.types).sort();
     assert.deepEqual(types, [
       'custody-action',
+      'custody-approver',
       'custody-assets',
       'custody-company',
       'custody-config',
@@ -83,16 +84,18 @@ describe('end to end: node-red with the pack and the example flows', function ()
     const deadline = Date.now() + 60000;
     let approved: DebugMessage | undefined;
     while (!approved && Date.now() < deadline) {
-      approved = debug.find((d) => d.name === 'transfer approved' && (d.msg ?? '').includes('approved_transfer'));
+      approved = debug.find((d) => d.name === 'transfer final' && (d.msg ?? '').includes('approved_transfer'));
       if (!approved) await new Promise((r) => setTimeout(r, 200));
     }
     ws.close();
-    assert.ok(approved, `no "transfer approved" debug message; saw: ${debug.map((d) => d.name).join(', ')}\n${red!.log.slice(-3000)}`);
+    assert.ok(approved, `no "transfer final" debug message; saw: ${debug.map((d) => d.name).join(', ')}\n${red!.log.slice(-3000)}`);
     const msg = JSON.parse(approved.msg!);
     const tx = msg.payload ?? msg;
     assert.equal(tx.txStatus, 'approved_transfer');
     assert.equal(tx.approvedCount, tx.thresholdRequired);
-    assert.ok(debug.some((d) => d.name === 'approved action'), 'the approver approved an action');
+    const decided = debug.find((d) => d.name === 'approved (msg.decision)');
+    assert.ok(decided, 'the approver approved an action');
+    assert.equal(JSON.parse(decided.msg!).rule.name, 'up to 1 BTC-TESTNET to the counterparty, 1.5 a day');
     assert.ok(!debug.some((d) => /errPartnerAuth/.test(d.msg ?? '')), 'no signature error anywhere');
   });
 
@@ -106,7 +109,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
         'custody-hub-feed', 'custody-wallets-feed',
         'custody-policy', 'custody-portfolio',
         'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
-        'custody-track',
+        'custody-track', 'custody-approver',
       ];
       // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
       await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
@@ -292,9 +295,9 @@ describe('npm start (scripts/start.js), as the README runs it', function () {
     // Click the example's inject, as a user does (nothing is sent on start).
     assert.equal((await fetch(`${base}/inject/02a5c0de0000000b`, { method: 'POST' })).status, 200);
     const until = Date.now() + 30000;
-    while (!debug.some((d) => d.name === 'transfer approved') && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    while (!debug.some((d) => d.name === 'transfer final') && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
     ws.close();
-    assert.ok(debug.some((d) => d.name === 'transfer approved' && (d.msg ?? '').includes('approved_transfer')), `saw ${debug.map((d) => d.name).join(', ')}`);
+    assert.ok(debug.some((d) => d.name === 'transfer final' && (d.msg ?? '').includes('approved_transfer')), `saw ${debug.map((d) => d.name).join(', ')}`);
     assert.ok(fs.existsSync(path.join(userDir, 'custodyflow-simulator', 'state.json')), 'the simulator keeps its state in the user directory');
 
     const exited = new Promise<number | null>((r) => started!.once('exit', (code) => r(code)));
