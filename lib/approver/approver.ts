@@ -102,6 +102,8 @@ class ApprovalBook {
   readonly entries = new Map<string, Entry>();
   readonly velocity: Record<ApproverMode, VelocityLedger> = { live: new VelocityLedger(), dryRun: new VelocityLedger() };
   refs = 0;
+  /** The longest velocity window of the approvers using this book, ms: approvals older than that are forgotten. */
+  keepMs = 0;
   constructor(readonly log: AuditLog) {}
 
   /** Replay the audit file: decisions, their results, and the approvals the API accepted (or whose result is unknown: counted, to be safe). */
@@ -250,7 +252,9 @@ export class Approver {
       throw new ValidationError('defaultDecision', `hold or reject, got ${JSON.stringify(opts.defaultDecision)}`);
     }
     const book = await acquireBook(opts.auditFile);
-    return new Approver(opts, book);
+    const approver = new Approver(opts, book);
+    book.keepMs = Math.max(book.keepMs, approver.#longestWindowMs);
+    return approver;
   }
 
   /**
@@ -288,9 +292,13 @@ export class Approver {
     try {
       return await work;
     } catch (e) {
+      // Failed before the decision was on disk (client, audit write): as if it never came.
       if (entry.state === 'deciding') {
-        if (known) this.#book.entries.set(key, known);
-        else this.#book.entries.delete(key);
+        if (this.#book.entries.get(key) === entry) {
+          if (known) this.#book.entries.set(key, known);
+          else this.#book.entries.delete(key);
+        }
+        this.#book.velocity[this.mode].remove(actionId);
       }
       throw e;
     } finally {
@@ -369,9 +377,9 @@ export class Approver {
       }
     }
     entry.decision = decision;
-    entry.state = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired ? 'done' : 'open';
     await this.#book.log.append({ kind: 'decision', approver: this.#opts.approverId, ...decision });
-    this.#book.velocity[this.mode].prune(ctx.now, this.#longestWindowMs);
+    entry.state = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired ? 'done' : 'open';
+    if (this.#book.keepMs > 0) this.#book.velocity[this.mode].prune(ctx.now, this.#book.keepMs);
     const output: ApproverOutput = decision.expired ? 'held' : OUTPUT[decision.decision];
     if (this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired) return { decision, output, action };
 
