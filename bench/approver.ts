@@ -14,13 +14,11 @@
  *    p99 over BENCH_LATENCY_TRANSFERS (default 500), BENCH_LATENCY_CONCURRENCY (default 4) at a time.
  * Environment: BENCH_DECISIONS (per measured round, default 20000), BENCH_ROUNDS (default 3).
  */
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import { AuditLog, Approver, compileRules, CustodyClient, createTransfer, type ApprovalRule } from '../lib';
-import type { DemoDataset } from '../simulator';
+import { startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
 
 const DECISIONS = Number(process.env.BENCH_DECISIONS) || 20000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
@@ -28,12 +26,6 @@ const LATENCY_N = Number(process.env.BENCH_LATENCY_TRANSFERS) || 500;
 const LATENCY_CONCURRENCY = Number(process.env.BENCH_LATENCY_CONCURRENCY) || 4;
 const WINDOW_APPROVALS = 10000;
 
-interface SimInfo {
-  baseUrl: string;
-  apiKey: string;
-  privateKeyPem: string;
-  demo: DemoDataset;
-}
 
 /** 19 rules that each fail on their last condition, then one that approves under a velocity limit. */
 function twentyRules(): ApprovalRule[] {
@@ -98,11 +90,7 @@ function median(xs: number[]): number {
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-approver-'));
-  const child = fork(path.join(__dirname, 'simulator-process.js'), [dataDir, 'persist'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const sim = await new Promise<SimInfo>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as SimInfo));
-    child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-  });
+  const { child, sim } = await startSimulatorProcess(dataDir, true);
   const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
   const nodeAudit = path.join(dataDir, 'audit-node.jsonl');
   const libAudit = path.join(dataDir, 'audit-lib.jsonl');
@@ -111,10 +99,6 @@ async function main(): Promise<void> {
   const rules = twentyRules();
 
   const userDir = path.join(dataDir, 'node-red');
-  const root = path.resolve(__dirname, '..', '..');
-  const link = path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody');
-  fs.mkdirSync(path.dirname(link), { recursive: true });
-  fs.symlinkSync(root, link, 'dir');
   const flows = [
     { id: 'tab', type: 'tab', label: 'bench' },
     { id: 'cfg', type: 'custody-config', environment: 'custom', baseUrl: sim.baseUrl, signingMode: 'timestamp', timeout: 30 },
@@ -137,21 +121,7 @@ async function main(): Promise<void> {
     { id: 'track', z: 'tab', type: 'custody-track', connection: 'cfg', kind: 'transfer', company_id: sim.demo.company_id, progress: false, x: 100, y: 300, wires: [['trackOut'], []] },
     { id: 'trackOut', z: 'tab', type: 'debug', active: false, tosidebar: false, console: false, complete: 'false', x: 300, y: 300, wires: [] },
   ];
-  fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
-  fs.writeFileSync(path.join(userDir, 'flows_cred.json'), JSON.stringify({ cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } }));
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const RED = require('node-red');
-  RED.init(http.createServer(), {
-    userDir,
-    flowFile: 'flows.json',
-    credentialSecret: false,
-    httpAdminRoot: false,
-    httpNodeRoot: false,
-    logging: { console: { level: 'warn', metrics: false, audit: false } },
-    diagnostics: { enabled: false },
-    telemetry: { enabled: false },
-  });
-  await RED.start();
+  const RED = await startEmbeddedRed(userDir, flows, { cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } });
   await new Promise((r) => setTimeout(r, 1000));
   const dry = RED.nodes.getNode('dry');
   const dryOut = RED.nodes.getNode('dryOut');
@@ -251,8 +221,7 @@ async function main(): Promise<void> {
 
   await RED.stop();
   client.close();
-  child.send('stop');
-  await new Promise((r) => child.once('exit', r));
+  await stopSimulatorProcess(child);
   fs.rmSync(dataDir, { recursive: true, force: true });
   process.exit(wrongRule || notApproved.length ? 1 : 0);
 }

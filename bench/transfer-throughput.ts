@@ -10,24 +10,17 @@
  * and the medians are reported. Environment: BENCH_TRANSFERS (per round, default 300),
  * BENCH_ROUNDS (default 9), BENCH_CONCURRENCY (default 16).
  */
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import { CustodyClient, createTransfer, TransferRequest } from '../lib';
 import type { DemoDataset } from '../simulator';
+import { startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
 
 const N = Number(process.env.BENCH_TRANSFERS) || 300;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 9;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 16;
 
-interface SimInfo {
-  baseUrl: string;
-  apiKey: string;
-  privateKeyPem: string;
-  demo: DemoDataset;
-}
 
 let seq = 0;
 function body(demo: DemoDataset): TransferRequest & { company_id: string } {
@@ -76,11 +69,7 @@ function median(xs: number[]): number {
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-'));
-  const child = fork(path.join(__dirname, 'simulator-process.js'), [dataDir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const sim = await new Promise<SimInfo>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as SimInfo));
-    child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-  });
+  const { child, sim } = await startSimulatorProcess(dataDir, false);
 
   // lib, directly.
   const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
@@ -88,31 +77,13 @@ async function main(): Promise<void> {
 
   // The custody-transfer node in a Node-RED runtime, configured as a user would: custom URL + credentials.
   const userDir = path.join(dataDir, 'node-red');
-  const root = path.resolve(__dirname, '..', '..');
-  const link = path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody');
-  fs.mkdirSync(path.dirname(link), { recursive: true });
-  fs.symlinkSync(root, link, 'dir');
   const flows = [
     { id: 'tab', type: 'tab', label: 'bench' },
     { id: 'cfg', type: 'custody-config', environment: 'custom', baseUrl: sim.baseUrl, signingMode: 'timestamp', timeout: 30 },
     { id: 'tx', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'create', company_id: sim.demo.company_id, x: 100, y: 100, wires: [['out']] },
     { id: 'out', z: 'tab', type: 'debug', active: false, tosidebar: false, console: false, complete: 'payload', x: 300, y: 100, wires: [] },
   ];
-  fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
-  fs.writeFileSync(path.join(userDir, 'flows_cred.json'), JSON.stringify({ cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } }));
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const RED = require('node-red');
-  RED.init(http.createServer(), {
-    userDir,
-    flowFile: 'flows.json',
-    credentialSecret: false,
-    httpAdminRoot: false,
-    httpNodeRoot: false,
-    logging: { console: { level: 'warn', metrics: false, audit: false } },
-    diagnostics: { enabled: false },
-    telemetry: { enabled: false },
-  });
-  await RED.start();
+  const RED = await startEmbeddedRed(userDir, flows, { cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } });
   await new Promise((r) => setTimeout(r, 500));
   const txNode = RED.nodes.getNode('tx');
   const out = RED.nodes.getNode('out');
@@ -181,8 +152,7 @@ async function main(): Promise<void> {
 
   await RED.stop();
   client.close();
-  child.send('stop');
-  await new Promise((r) => child.once('exit', r));
+  await stopSimulatorProcess(child);
   fs.rmSync(dataDir, { recursive: true, force: true });
   process.exit(failures ? 1 : 0);
 }

@@ -1,0 +1,67 @@
+/**
+ * What the benchmarks share: the simulator in a child process (simulator-process.ts) and a
+ * Node-RED runtime embedded in the bench process with the pack installed in a user directory,
+ * as a user has it (flows.json, credentials in flows_cred.json).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import http from 'node:http';
+import type { DemoDataset } from '../simulator';
+
+/** What the simulator child process reports once listening. */
+export interface SimInfo {
+  baseUrl: string;
+  apiKey: string;
+  privateKeyPem: string;
+  demo: DemoDataset;
+}
+
+/**
+ * Start the simulator in a child process with its data in `dataDir`.
+ * @param persist keep its state file (group commit) instead of memory only.
+ * @returns the child and what it reported.
+ * @throws {Error} when the child exits before reporting (rejects).
+ */
+export async function startSimulatorProcess(dataDir: string, persist: boolean): Promise<{ child: ChildProcess; sim: SimInfo }> {
+  const child = fork(path.join(__dirname, 'simulator-process.js'), persist ? [dataDir, 'persist'] : [dataDir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const sim = await new Promise<SimInfo>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as SimInfo));
+    child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
+  });
+  return { child, sim };
+}
+
+/** Stop a child started by {@link startSimulatorProcess} and wait for it to exit. */
+export async function stopSimulatorProcess(child: ChildProcess): Promise<void> {
+  child.send('stop');
+  await new Promise((r) => child.once('exit', r));
+}
+
+/**
+ * Install the pack (a link to this checkout) in `userDir`, write `flows` and `credentials`, and
+ * start Node-RED in this process (no editor, no HTTP nodes; warnings only).
+ * @returns the Node-RED runtime (`RED.nodes.getNode`, `RED.stop`).
+ */
+export async function startEmbeddedRed(userDir: string, flows: object[], credentials: object): Promise<any> {
+  const root = path.resolve(__dirname, '..', '..');
+  const link = path.join(userDir, 'node_modules', '@custodyflow', 'node-red-custody');
+  fs.mkdirSync(path.dirname(link), { recursive: true });
+  fs.symlinkSync(root, link, 'dir');
+  fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
+  fs.writeFileSync(path.join(userDir, 'flows_cred.json'), JSON.stringify(credentials));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const RED = require('node-red');
+  RED.init(http.createServer(), {
+    userDir,
+    flowFile: 'flows.json',
+    credentialSecret: false,
+    httpAdminRoot: false,
+    httpNodeRoot: false,
+    logging: { console: { level: 'warn', metrics: false, audit: false } },
+    diagnostics: { enabled: false },
+    telemetry: { enabled: false },
+  });
+  await RED.start();
+  return RED;
+}
