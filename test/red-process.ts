@@ -137,9 +137,12 @@ export class RedProcess {
   async start(): Promise<void> {
     const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     const link = path.join(this.userDir, 'node_modules', ...pkg.name.split('/'));
-    fs.mkdirSync(path.dirname(link), { recursive: true });
-    fs.symlinkSync(root, link, 'dir');
-    fs.writeFileSync(path.join(this.userDir, 'flows.json'), this.options.flows ?? '[]');
+    // A restart (start after stop({keepUserDir: true})) keeps the user directory as Node-RED left it.
+    if (!fs.existsSync(link)) {
+      fs.mkdirSync(path.dirname(link), { recursive: true });
+      fs.symlinkSync(root, link, 'dir');
+      fs.writeFileSync(path.join(this.userDir, 'flows.json'), this.options.flows ?? '[]');
+    }
     this.port = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
     const fromEnv = this.options.runtimeFromEnv === true;
@@ -156,8 +159,11 @@ export class RedProcess {
     await waitUntilUp(`${this.base}/nodes`, 'node-red did not start', () => this.log);
   }
 
-  /** Stop Node-RED (SIGINT, SIGKILL after 10 s) and remove the user directory. */
-  async stop(): Promise<void> {
+  /**
+   * Stop Node-RED (SIGINT, SIGKILL after 10 s) and remove the user directory, unless
+   * `keepUserDir` (to {@link RedProcess.start} it again: a restart).
+   */
+  async stop(opts: { keepUserDir?: boolean } = {}): Promise<void> {
     const child = this.child;
     if (child && child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -165,7 +171,7 @@ export class RedProcess {
       await Promise.race([exited, sleep(10000)]);
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-    fs.rmSync(this.userDir, { recursive: true, force: true });
+    if (!opts.keepUserDir) fs.rmSync(this.userDir, { recursive: true, force: true });
   }
 }
 
