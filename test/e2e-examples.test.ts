@@ -173,19 +173,35 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('08: the swap goes from the quote through the liquidity hub to the settlement of both legs', async () => {
     const from = debug.length;
     await click(nodeId('08 ', 'inject', 'make quote: 0.01 BTC-TESTNET for 0.2 ETH-TESTNET'));
-    const settled = await waitFor('swap settled (both legs)', () => debugOf(nodeId('08 ', 'debug', 'swap settled (both legs)'), /./, from));
-    const s = JSON.parse(settled.msg!);
-    assert.equal(s.quote.txStatus, 'approved_swap');
-    assert.equal(s.take.txStatus, 'approved_swap_take');
-    assert.deepEqual(s.quote.send, { symbol: 'BTC-TESTNET', amount: 1000000 });
-    assert.deepEqual(s.quote.receive, { symbol: 'ETH-TESTNET', amount: 200000000 });
+    // Each company tracks its own leg; both legs settle together.
+    const quoteFinal = await waitFor('quote final', () => debugOf(nodeId('08 ', 'debug', 'quote final'), /./, from));
+    const takeFinal = await waitFor('take final', () => debugOf(nodeId('08 ', 'debug', 'take final'), /./, from));
+    const quote = JSON.parse(quoteFinal.msg!);
+    const take = JSON.parse(takeFinal.msg!);
+    assert.equal(quote.txStatus, 'approved_swap');
+    assert.equal(take.txStatus, 'approved_swap_take');
+    assert.equal(quote.company, 'demo-company');
+    assert.equal(take.company, 'demo-taker-company');
+    assert.deepEqual(quote.send, { symbol: 'BTC-TESTNET', amount: 1000000 });
+    assert.deepEqual(quote.receive, { symbol: 'ETH-TESTNET', amount: 200000000 });
+    assert.deepEqual(take.sends, { symbol: 'ETH-TESTNET', amount: 200000000 });
+    assert.equal(take.companyActionStatus, 'approved');
+    assert.deepEqual([quote.track.kind, quote.track.final, take.track.kind, take.track.final], ['swapMake', true, 'swapTake', true]);
     const made = JSON.parse(debugOf(nodeId('08 ', 'debug', 'quote made'), /./, from)!.msg!);
-    assert.equal(s.quote.txID, made.tx_id);
+    assert.equal(quote.txID, made.tx_id);
+    assert.equal(take.swapID, made.tx_id, 'the take is of that quote');
     const published = debugOf(nodeId('08 ', 'debug', 'hub feed: quote published'), /taker_pending/, from);
     assert.ok(published, 'the hub feed announced the quote');
     assert.equal(JSON.parse(published.msg!).txID, made.tx_id);
-    assert.ok(debugOf(nodeId('08 ', 'debug', 'maker approved the quote'), /ApproveSwap/, from), "the maker's approver approved");
-    assert.ok(debugOf(nodeId('08 ', 'debug', 'taker approved the take'), /ApproveSwapTake/, from), "the taker's approver approved");
+    // Both approvers send their decisions to the same three debug nodes; msg.decision says whose.
+    const approvals = debug
+      .slice(from)
+      .filter((d) => d.id === nodeId('08 ', 'debug', 'approved (msg.decision)'))
+      .map((d) => JSON.parse(d.msg!) as { client_id: string; type: string; rule: { name: string }; asset: string });
+    const maker = approvals.find((d) => d.type === 'ApproveSwap');
+    const taker = approvals.find((d) => d.type === 'ApproveSwapTake');
+    assert.deepEqual([maker?.client_id, maker?.rule.name, maker?.asset], ['demo-approver', 'quotes that sell at most 0.1 BTC-TESTNET', 'BTC-TESTNET'], "the maker's approver approved");
+    assert.deepEqual([taker?.client_id, taker?.rule.name, taker?.asset], ['demo-taker-approver', 'takes that pay at most 1 ETH-TESTNET', 'ETH-TESTNET'], "the taker's approver approved");
     assert.ok(debugOf(nodeId('08 ', 'debug', 'taker company approved the take'), /OK/, from), 'the company-level action was approved');
     // The quote is no longer listed once settled.
     const listedFrom = debug.length;
