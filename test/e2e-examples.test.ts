@@ -211,17 +211,24 @@ describe('end to end: the example flows, clicked as a new user does', function (
   });
 
   it('09: the exchange desk approves a wallet connection request and sweeps the connected wallet', async () => {
+    // Sweeping before the wallet is connected sends nothing and says so.
+    let from = debug.length;
+    await click(nodeId('09 ', 'inject', 'sweep 0.1 BTC-TESTNET'));
+    await waitFor('not connected yet', () => debugOf(nodeId('09 ', 'debug', 'not connected yet'), /./, from));
+    assert.equal(debugOf(nodeId('09 ', 'debug', 'sweep started'), /./, from), undefined);
     // Play the end user: the example's inject calls the built-in simulator's control endpoint with
     // Node-RED's http request node, at the address the config node publishes in the global context.
-    const from = debug.length;
+    from = debug.length;
     await click(nodeId('09 ', 'inject', 'end user asks to connect'));
     const requested = await waitFor('connection request made', () => debugOf(nodeId('09 ', 'debug', 'connection request made'), /./, from));
     assert.equal(JSON.parse(requested.msg!).status, 'pending');
-    const approved = await waitFor('connection approved', () => debugOf(nodeId('09 ', 'debug', 'connection approved'), /./, from));
+    const approved = await waitFor('approved (msg.decision)', () => debugOf(nodeId('09 ', 'debug', 'approved (msg.decision)'), /ApproveNewWalletConnect/, from));
+    const decision = JSON.parse(approved.msg!);
     assert.deepEqual(
-      { result: JSON.parse(approved.msg!).result, wallet: JSON.parse(approved.msg!).wallet, type: JSON.parse(approved.msg!).type },
-      { result: 'OK', wallet: 'demo-exchange-btc-testnet', type: 'dedicated' },
+      [decision.decision, decision.client_id, decision.rule.name],
+      ['approve', 'demo-exchange-client', 'connect the dedicated wallet demo-exchange-btc-testnet'],
     );
+    assert.ok(decision.reasons.some((r: string) => /source wallet demo-exchange-btc-testnet is in the allowlist/.test(r)), decision.reasons.join('; '));
     const connected = await waitFor('connected wallets after the approval', () => debugOf(nodeId('09 ', 'debug', 'connected wallets after the approval'), /./, from));
     assert.deepEqual(
       JSON.parse(connected.msg!).wallets.map((w: { wallet_id: string; status: string }) => [w.wallet_id, w.status]),
@@ -235,11 +242,20 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(sweep.net_amount, 10000000);
     assert.equal(sweep.from, 'demo-exchange-btc-testnet');
     assert.equal(sweep.to, 'demo-btc-testnet');
+    const tracked = await waitFor('sweep final', () => debugOf(nodeId('09 ', 'debug', 'sweep final'), /./, from));
+    const final = JSON.parse(tracked.msg!);
+    assert.deepEqual([final.tx_id, final.tx_status, final.track.kind, final.track.client_id, final.track.final], [sweep.tx_id, 'approved_sweep', 'sweep', 'demo-exchange-client', true]);
     const moved = await waitFor('movement of demo-exchange-btc-testnet', () => debugOf(nodeId('09 ', 'debug', 'movement of demo-exchange-btc-testnet'), /sweep_tx/, from));
     const m = JSON.parse(moved.msg!);
     assert.equal(m.tx_id, sweep.tx_id);
     assert.equal(m.sweep_tx, true);
     assert.equal(m.net_amount, -10000000);
+
+    // The wallet connects once: asking again is answered 409, shown as such, not as an error.
+    from = debug.length;
+    await click(nodeId('09 ', 'inject', 'end user asks to connect'));
+    const again = await waitFor('already asked (409)', () => debugOf(nodeId('09 ', 'debug', 'already asked (409)'), /./, from));
+    assert.match(again.msg!, /already has an? approved connection/);
   });
 
   it('10: the ledger report writes a CSV file with a header and one row per ledger entry', async () => {
