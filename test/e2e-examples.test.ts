@@ -6,7 +6,8 @@
  * does). Covers: every node type is in some example; nothing reports an error on deploy; the
  * withdrawal (06) reaches `approved_withdrawal`; the swap (08) settles both legs; the exchange
  * desk (09) approves a wallet connection request and sweeps the connected wallet; the ledger
- * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403).
+ * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403);
+ * last, every button of every example pressed once more, tab by tab, shows no error but that 403.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -53,6 +54,27 @@ function nodeId(prefix: string, type: string, name: string): string {
   return n.id;
 }
 
+/**
+ * The debug nodes of an example that show errors: those a Catch node feeds (directly or through
+ * other nodes), and those named "error...".
+ */
+function errorDebugNodes(nodes: FlowNode[]): string[] {
+  const byId = new Map(nodes.map((n) => [n.id, n as FlowNode & { wires?: string[][] }]));
+  const found = new Set(nodes.filter((n) => n.type === 'debug' && /^error/.test(n.name ?? '')).map((n) => n.id));
+  const queue = nodes.filter((n) => n.type === 'catch').flatMap((n) => (byId.get(n.id)!.wires ?? []).flat());
+  const visited = new Set<string>();
+  while (queue.length) {
+    const id = queue.shift()!;
+    if (visited.has(id)) continue;
+    visited.add(id);
+    const n = byId.get(id);
+    if (!n) continue;
+    if (n.type === 'debug') found.add(id);
+    queue.push(...(n.wires ?? []).flat());
+  }
+  return [...found];
+}
+
 describe('end to end: the example flows, clicked as a new user does', function () {
   this.timeout(120000);
   let red: RedProcess | undefined;
@@ -86,9 +108,27 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(res.status, 200, `inject ${id}: ${await res.text()}`);
   }
 
-  /** Debug messages that report an error: a Catch node's error debug, or a node.error / node.warn log. */
+  /**
+   * Wait until the flows are quiet, as a user waits for the sidebar to stop moving before the
+   * next click: no new debug message for `quietMs` and none of `busy` (node ids) showing a blue
+   * "requesting" dot; at most `maxMs` in all.
+   */
+  async function settle(busy: string[], quietMs = 2000, maxMs = 30000): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    let seen = debug.length;
+    let since = Date.now();
+    while (Date.now() < deadline) {
+      await sleep(100);
+      if (debug.length !== seen || busy.some((id) => status.get(id)?.fill === 'blue')) {
+        seen = debug.length;
+        since = Date.now();
+      } else if (Date.now() - since >= quietMs) return;
+    }
+  }
+
+  /** Debug messages that report an error: a debug node named "error..." (a Catch node's), or a node.error / node.warn log. */
   function errorsSeen(): DebugMessage[] {
-    return debug.filter((d) => /^error \(msg\.error/.test(d.name ?? '') || (d.level !== undefined && d.level <= 30));
+    return debug.filter((d) => /^error/.test(d.name ?? '') || (d.level !== undefined && d.level <= 30));
   }
 
   before(async () => {
@@ -289,5 +329,43 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('no example reported an error in the whole run', () => {
     assert.deepEqual(errorsSeen(), []);
     assert.ok(!debug.some((d) => /rejected/.test(d.name ?? '')), `an approver rejected something: ${debug.filter((d) => /rejected/.test(d.name ?? '')).map((d) => d.msg).join(' | ')}`);
+  });
+
+  it("every button of every example, pressed once tab by tab, shows no error in the debug sidebar other than the read-only monitor's intended 403", async function () {
+    // A new user's way through the examples, after the runs above: open each tab in order and
+    // press each of its buttons once, top to bottom, waiting for the flow to settle in between.
+    // The cron and interval injects (the daily report, the monitor) are pressed too.
+    this.timeout(900000);
+    const start = debug.length;
+    const pressed: Array<{ from: number; button: string }> = [];
+    const errorNodes = new Map<string, string>(); // debug node id -> "<file>: <debug name>"
+    for (const { file, nodes } of readExamples()) {
+      for (const id of errorDebugNodes(nodes)) errorNodes.set(id, `${file}: ${nodes.find((n) => n.id === id)!.name}`);
+      const tab = nodes.find((n) => n.type === 'tab')!;
+      const buttons = nodes.filter((n) => n.type === 'inject' && n.z === tab.id).sort((a, b) => a.y! - b.y! || a.x! - b.x!);
+      // A track node stays blue while it follows a transaction (a held one: for an hour): not busy.
+      const busy = nodes.filter((n) => n.z === tab.id && n.type !== 'custody-track').map((n) => n.id);
+      for (const b of buttons) {
+        pressed.push({ from: debug.length, button: `${file}: "${b.name}"` });
+        await click(b.id);
+        await settle(busy);
+      }
+    }
+    const monitor403 = nodeId('11 ', 'debug', 'write refused (403, as expected)');
+    /** The button last pressed before the debug message at `index` arrived. */
+    const during = (index: number) => [...pressed].reverse().find((p) => p.from <= index)?.button ?? '(before the first button)';
+    const errors = debug
+      .map((d, i) => ({ d, i }))
+      .slice(start)
+      .filter(({ d }) => (d.id !== undefined && errorNodes.has(d.id)) || (d.level !== undefined && d.level <= 30));
+    const intended = errors.filter(({ d }) => d.id === monitor403);
+    const others = errors.filter(({ d }) => d.id !== monitor403);
+    assert.deepEqual(
+      others.map(({ d, i }) => `after ${during(i)}: ${d.id && errorNodes.has(d.id) ? errorNodes.get(d.id) : `log level ${d.level}`}: ${(d.msg ?? '').slice(0, 400)}`),
+      [],
+      'errors in the debug sidebar',
+    );
+    assert.equal(intended.length, 1, "example 11's write is refused once");
+    assert.equal(JSON.parse(intended[0].d.msg!).statusCode, 403);
   });
 });
