@@ -6,7 +6,8 @@
  * does). Covers: every node type is in some example; nothing reports an error on deploy; the
  * withdrawal (06) reaches `approved_withdrawal`; the swap (08) settles both legs; the exchange
  * desk (09) approves a wallet connection request and sweeps the connected wallet; the ledger
- * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403).
+ * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403);
+ * last, every button of every example pressed once more, tab by tab, shows no error but that 403.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -53,6 +54,27 @@ function nodeId(prefix: string, type: string, name: string): string {
   return n.id;
 }
 
+/**
+ * The debug nodes of an example that show errors: those a Catch node feeds (directly or through
+ * other nodes), and those named "error...".
+ */
+function errorDebugNodes(nodes: FlowNode[]): string[] {
+  const byId = new Map(nodes.map((n) => [n.id, n as FlowNode & { wires?: string[][] }]));
+  const found = new Set(nodes.filter((n) => n.type === 'debug' && /^error/.test(n.name ?? '')).map((n) => n.id));
+  const queue = nodes.filter((n) => n.type === 'catch').flatMap((n) => (byId.get(n.id)!.wires ?? []).flat());
+  const visited = new Set<string>();
+  while (queue.length) {
+    const id = queue.shift()!;
+    if (visited.has(id)) continue;
+    visited.add(id);
+    const n = byId.get(id);
+    if (!n) continue;
+    if (n.type === 'debug') found.add(id);
+    queue.push(...(n.wires ?? []).flat());
+  }
+  return [...found];
+}
+
 describe('end to end: the example flows, clicked as a new user does', function () {
   this.timeout(120000);
   let red: RedProcess | undefined;
@@ -86,9 +108,27 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(res.status, 200, `inject ${id}: ${await res.text()}`);
   }
 
-  /** Debug messages that report an error: a Catch node's error debug, or a node.error / node.warn log. */
+  /**
+   * Wait until the flows are quiet, as a user waits for the sidebar to stop moving before the
+   * next click: no new debug message for `quietMs` and none of `busy` (node ids) showing a blue
+   * "requesting" dot; at most `maxMs` in all.
+   */
+  async function settle(busy: string[], quietMs = 2000, maxMs = 30000): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    let seen = debug.length;
+    let since = Date.now();
+    while (Date.now() < deadline) {
+      await sleep(100);
+      if (debug.length !== seen || busy.some((id) => status.get(id)?.fill === 'blue')) {
+        seen = debug.length;
+        since = Date.now();
+      } else if (Date.now() - since >= quietMs) return;
+    }
+  }
+
+  /** Debug messages that report an error: a debug node named "error..." (a Catch node's), or a node.error / node.warn log. */
   function errorsSeen(): DebugMessage[] {
-    return debug.filter((d) => /^error \(msg\.error/.test(d.name ?? '') || (d.level !== undefined && d.level <= 30));
+    return debug.filter((d) => /^error/.test(d.name ?? '') || (d.level !== undefined && d.level <= 30));
   }
 
   before(async () => {
@@ -173,19 +213,35 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('08: the swap goes from the quote through the liquidity hub to the settlement of both legs', async () => {
     const from = debug.length;
     await click(nodeId('08 ', 'inject', 'make quote: 0.01 BTC-TESTNET for 0.2 ETH-TESTNET'));
-    const settled = await waitFor('swap settled (both legs)', () => debugOf(nodeId('08 ', 'debug', 'swap settled (both legs)'), /./, from));
-    const s = JSON.parse(settled.msg!);
-    assert.equal(s.quote.txStatus, 'approved_swap');
-    assert.equal(s.take.txStatus, 'approved_swap_take');
-    assert.deepEqual(s.quote.send, { symbol: 'BTC-TESTNET', amount: 1000000 });
-    assert.deepEqual(s.quote.receive, { symbol: 'ETH-TESTNET', amount: 200000000 });
+    // Each company tracks its own leg; both legs settle together.
+    const quoteFinal = await waitFor('quote final', () => debugOf(nodeId('08 ', 'debug', 'quote final'), /./, from));
+    const takeFinal = await waitFor('take final', () => debugOf(nodeId('08 ', 'debug', 'take final'), /./, from));
+    const quote = JSON.parse(quoteFinal.msg!);
+    const take = JSON.parse(takeFinal.msg!);
+    assert.equal(quote.txStatus, 'approved_swap');
+    assert.equal(take.txStatus, 'approved_swap_take');
+    assert.equal(quote.company, 'demo-company');
+    assert.equal(take.company, 'demo-taker-company');
+    assert.deepEqual(quote.send, { symbol: 'BTC-TESTNET', amount: 1000000 });
+    assert.deepEqual(quote.receive, { symbol: 'ETH-TESTNET', amount: 200000000 });
+    assert.deepEqual(take.sends, { symbol: 'ETH-TESTNET', amount: 200000000 });
+    assert.equal(take.companyActionStatus, 'approved');
+    assert.deepEqual([quote.track.kind, quote.track.final, take.track.kind, take.track.final], ['swapMake', true, 'swapTake', true]);
     const made = JSON.parse(debugOf(nodeId('08 ', 'debug', 'quote made'), /./, from)!.msg!);
-    assert.equal(s.quote.txID, made.tx_id);
+    assert.equal(quote.txID, made.tx_id);
+    assert.equal(take.swapID, made.tx_id, 'the take is of that quote');
     const published = debugOf(nodeId('08 ', 'debug', 'hub feed: quote published'), /taker_pending/, from);
     assert.ok(published, 'the hub feed announced the quote');
     assert.equal(JSON.parse(published.msg!).txID, made.tx_id);
-    assert.ok(debugOf(nodeId('08 ', 'debug', 'maker approved the quote'), /ApproveSwap/, from), "the maker's approver approved");
-    assert.ok(debugOf(nodeId('08 ', 'debug', 'taker approved the take'), /ApproveSwapTake/, from), "the taker's approver approved");
+    // Both approvers send their decisions to the same three debug nodes; msg.decision says whose.
+    const approvals = debug
+      .slice(from)
+      .filter((d) => d.id === nodeId('08 ', 'debug', 'approved (msg.decision)'))
+      .map((d) => JSON.parse(d.msg!) as { client_id: string; type: string; rule: { name: string }; asset: string });
+    const maker = approvals.find((d) => d.type === 'ApproveSwap');
+    const taker = approvals.find((d) => d.type === 'ApproveSwapTake');
+    assert.deepEqual([maker?.client_id, maker?.rule.name, maker?.asset], ['demo-approver', 'quotes that sell at most 0.1 BTC-TESTNET', 'BTC-TESTNET'], "the maker's approver approved");
+    assert.deepEqual([taker?.client_id, taker?.rule.name, taker?.asset], ['demo-taker-approver', 'takes that pay at most 1 ETH-TESTNET', 'ETH-TESTNET'], "the taker's approver approved");
     assert.ok(debugOf(nodeId('08 ', 'debug', 'taker company approved the take'), /OK/, from), 'the company-level action was approved');
     // The quote is no longer listed once settled.
     const listedFrom = debug.length;
@@ -195,17 +251,24 @@ describe('end to end: the example flows, clicked as a new user does', function (
   });
 
   it('09: the exchange desk approves a wallet connection request and sweeps the connected wallet', async () => {
+    // Sweeping before the wallet is connected sends nothing and says so.
+    let from = debug.length;
+    await click(nodeId('09 ', 'inject', 'sweep 0.1 BTC-TESTNET'));
+    await waitFor('not connected yet', () => debugOf(nodeId('09 ', 'debug', 'not connected yet'), /./, from));
+    assert.equal(debugOf(nodeId('09 ', 'debug', 'sweep started'), /./, from), undefined);
     // Play the end user: the example's inject calls the built-in simulator's control endpoint with
     // Node-RED's http request node, at the address the config node publishes in the global context.
-    const from = debug.length;
+    from = debug.length;
     await click(nodeId('09 ', 'inject', 'end user asks to connect'));
     const requested = await waitFor('connection request made', () => debugOf(nodeId('09 ', 'debug', 'connection request made'), /./, from));
     assert.equal(JSON.parse(requested.msg!).status, 'pending');
-    const approved = await waitFor('connection approved', () => debugOf(nodeId('09 ', 'debug', 'connection approved'), /./, from));
+    const approved = await waitFor('approved (msg.decision)', () => debugOf(nodeId('09 ', 'debug', 'approved (msg.decision)'), /ApproveNewWalletConnect/, from));
+    const decision = JSON.parse(approved.msg!);
     assert.deepEqual(
-      { result: JSON.parse(approved.msg!).result, wallet: JSON.parse(approved.msg!).wallet, type: JSON.parse(approved.msg!).type },
-      { result: 'OK', wallet: 'demo-exchange-btc-testnet', type: 'dedicated' },
+      [decision.decision, decision.client_id, decision.rule.name],
+      ['approve', 'demo-exchange-client', 'connect the dedicated wallet demo-exchange-btc-testnet'],
     );
+    assert.ok(decision.reasons.some((r: string) => /source wallet demo-exchange-btc-testnet is in the allowlist/.test(r)), decision.reasons.join('; '));
     const connected = await waitFor('connected wallets after the approval', () => debugOf(nodeId('09 ', 'debug', 'connected wallets after the approval'), /./, from));
     assert.deepEqual(
       JSON.parse(connected.msg!).wallets.map((w: { wallet_id: string; status: string }) => [w.wallet_id, w.status]),
@@ -219,11 +282,20 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(sweep.net_amount, 10000000);
     assert.equal(sweep.from, 'demo-exchange-btc-testnet');
     assert.equal(sweep.to, 'demo-btc-testnet');
+    const tracked = await waitFor('sweep final', () => debugOf(nodeId('09 ', 'debug', 'sweep final'), /./, from));
+    const final = JSON.parse(tracked.msg!);
+    assert.deepEqual([final.tx_id, final.tx_status, final.track.kind, final.track.client_id, final.track.final], [sweep.tx_id, 'approved_sweep', 'sweep', 'demo-exchange-client', true]);
     const moved = await waitFor('movement of demo-exchange-btc-testnet', () => debugOf(nodeId('09 ', 'debug', 'movement of demo-exchange-btc-testnet'), /sweep_tx/, from));
     const m = JSON.parse(moved.msg!);
     assert.equal(m.tx_id, sweep.tx_id);
     assert.equal(m.sweep_tx, true);
     assert.equal(m.net_amount, -10000000);
+
+    // The wallet connects once: asking again is answered 409, shown as such, not as an error.
+    from = debug.length;
+    await click(nodeId('09 ', 'inject', 'end user asks to connect'));
+    const again = await waitFor('already asked (409)', () => debugOf(nodeId('09 ', 'debug', 'already asked (409)'), /./, from));
+    assert.match(again.msg!, /already has an? approved connection/);
   });
 
   it('10: the ledger report writes a CSV file with a header and one row per ledger entry', async () => {
@@ -257,5 +329,43 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('no example reported an error in the whole run', () => {
     assert.deepEqual(errorsSeen(), []);
     assert.ok(!debug.some((d) => /rejected/.test(d.name ?? '')), `an approver rejected something: ${debug.filter((d) => /rejected/.test(d.name ?? '')).map((d) => d.msg).join(' | ')}`);
+  });
+
+  it("every button of every example, pressed once tab by tab, shows no error in the debug sidebar other than the read-only monitor's intended 403", async function () {
+    // A new user's way through the examples, after the runs above: open each tab in order and
+    // press each of its buttons once, top to bottom, waiting for the flow to settle in between.
+    // The cron and interval injects (the daily report, the monitor) are pressed too.
+    this.timeout(900000);
+    const start = debug.length;
+    const pressed: Array<{ from: number; button: string }> = [];
+    const errorNodes = new Map<string, string>(); // debug node id -> "<file>: <debug name>"
+    for (const { file, nodes } of readExamples()) {
+      for (const id of errorDebugNodes(nodes)) errorNodes.set(id, `${file}: ${nodes.find((n) => n.id === id)!.name}`);
+      const tab = nodes.find((n) => n.type === 'tab')!;
+      const buttons = nodes.filter((n) => n.type === 'inject' && n.z === tab.id).sort((a, b) => a.y! - b.y! || a.x! - b.x!);
+      // A track node stays blue while it follows a transaction (a held one: for an hour): not busy.
+      const busy = nodes.filter((n) => n.z === tab.id && n.type !== 'custody-track').map((n) => n.id);
+      for (const b of buttons) {
+        pressed.push({ from: debug.length, button: `${file}: "${b.name}"` });
+        await click(b.id);
+        await settle(busy);
+      }
+    }
+    const monitor403 = nodeId('11 ', 'debug', 'write refused (403, as expected)');
+    /** The button last pressed before the debug message at `index` arrived. */
+    const during = (index: number) => [...pressed].reverse().find((p) => p.from <= index)?.button ?? '(before the first button)';
+    const errors = debug
+      .map((d, i) => ({ d, i }))
+      .slice(start)
+      .filter(({ d }) => (d.id !== undefined && errorNodes.has(d.id)) || (d.level !== undefined && d.level <= 30));
+    const intended = errors.filter(({ d }) => d.id === monitor403);
+    const others = errors.filter(({ d }) => d.id !== monitor403);
+    assert.deepEqual(
+      others.map(({ d, i }) => `after ${during(i)}: ${d.id && errorNodes.has(d.id) ? errorNodes.get(d.id) : `log level ${d.level}`}: ${(d.msg ?? '').slice(0, 400)}`),
+      [],
+      'errors in the debug sidebar',
+    );
+    assert.equal(intended.length, 1, "example 11's write is refused once");
+    assert.equal(JSON.parse(intended[0].d.msg!).statusCode, 403);
   });
 });
