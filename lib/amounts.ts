@@ -24,6 +24,12 @@ export function decimalsOfScale(scale: number | bigint): number {
 }
 
 /**
+ * A non-negative decimal number in whole units as {@link toBaseUnits} reads it: digits, an
+ * optional fraction (`"0.015"`, `".5"`, `"2"`); no sign, exponent, separator or whitespace.
+ */
+export const DECIMAL_TEXT = /^(\d+(\.\d+)?|\.\d+)$/;
+
+/**
  * Convert a decimal string in whole units (e.g. `"0.015"` BTC) into base units (e.g. `1500000n`).
  * Accepts an optional leading `-`, digits, an optional `.` and fraction digits; no exponent,
  * no separators, no whitespace.

@@ -10,7 +10,7 @@
  * beforehand into an {@link EvaluationContext} (see approver.ts).
  */
 import { ValidationError } from '../errors';
-import { fromBaseUnits, toBaseUnits } from '../amounts';
+import { DECIMAL_TEXT, fromBaseUnits, toBaseUnits } from '../amounts';
 
 /** A rule's decision: approve (PUT), reject (DELETE), or hold (leave the action pending for a person). */
 export type Decision = 'approve' | 'reject' | 'hold';
@@ -166,7 +166,6 @@ export interface Evaluation {
 }
 
 const DECISIONS: readonly Decision[] = ['approve', 'reject', 'hold'];
-const DECIMAL = /^(\d+(\.\d+)?|\.\d+)$/;
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 const MAX_LIST = 1000;
 
@@ -188,7 +187,7 @@ function text(v: unknown, field: string): string {
 
 function decimal(v: unknown, field: string): string {
   const t = text(v, field);
-  if (t !== '' && !DECIMAL.test(t)) throw new ValidationError(field, `a decimal number of whole units such as "0.5", got ${JSON.stringify(t)}`);
+  if (t !== '' && !DECIMAL_TEXT.test(t)) throw new ValidationError(field, `a decimal number of whole units such as "0.5", got ${JSON.stringify(t)}`);
   return t;
 }
 

@@ -4,7 +4,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, prepareOperation, OperationSpec, S } from '../operation';
 import { ValidationError } from '../errors';
-import { toBaseUnits, toSafeNumber } from '../amounts';
+import { DECIMAL_TEXT, toBaseUnits, toSafeNumber } from '../amounts';
 
 /** An asset (spec section 2 "Asset"); `scale` is base units per whole asset (BTC 1e8, ETH 1e9). */
 export interface Asset {
@@ -86,8 +86,6 @@ function getPath(obj: Record<string, unknown>, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
 }
 
-/** A decimal number in whole units: digits, an optional fraction (as toBaseUnits reads it); no sign, exponent or separator. */
-const DECIMAL = /^(\d+(\.\d+)?|\.\d+)$/;
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
   const keys = path.split('.');
@@ -122,7 +120,7 @@ export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: Ope
   let placeholder = input;
   for (const { amount, asset } of amounts) {
     const value = getPath(input, amount);
-    if ((typeof value !== 'string' && typeof value !== 'number') || !DECIMAL.test(String(value).trim())) {
+    if ((typeof value !== 'string' && typeof value !== 'number') || !DECIMAL_TEXT.test(String(value).trim())) {
       throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${JSON.stringify(value)}`);
     }
     // A JavaScript number holds about 15 to 17 significant digits: past 15, the number may no longer
