@@ -16,9 +16,9 @@
  *   may use others: an unknown status is never final, so tracking goes on until the
  *   transaction's `expires` plus the margin and then reports a timeout with the last status seen.
  */
-import type { CustodyClient } from '../client';
-import { getTransfer } from './transfer';
-import { getWithdraw } from './withdraw';
+import type { CustodyClient, ApiResponse } from '../client';
+import { getTransfer, TRANSFER_STATUSES } from './transfer';
+import { getWithdraw, WITHDRAWAL_STATUSES } from './withdraw';
 import { getSwapMake, getSwapTake } from './swap';
 import { getSweep } from './sweep';
 
@@ -47,18 +47,17 @@ export interface KindStates {
   final: readonly string[];
   /** Which path id besides `tx_id` the kind's read needs. */
   owner: 'company_id' | 'client_id';
-  /** Where the GET answer keeps the status: `txStatus` (camelCase Transaction object) or `tx_status` (the snake_case sweep transaction). */
+  /** Where the GET answer keeps the status: `txStatus` (camelCase Transaction object) or `tx_status` (the snake_case sweep transaction). Every answer keeps its expiry (epoch seconds) in `expires`. */
   statusField: 'txStatus' | 'tx_status';
-  /** Where the GET answer keeps the expiry time (epoch seconds). */
-  expiresField: 'expires';
-  /** The read used: spec section 4 or OpenAPI path. */
-  read: string;
+  /**
+   * Read one transaction of the kind with its lib GET operation (the operation's own TSDoc
+   * gives its source: spec section 4 or OpenAPI path).
+   * @throws {ValidationError} for a missing or malformed path id; {ApiError} on a non-2xx answer.
+   */
+  read(client: CustodyClient, ids: TransactionIds): Promise<ApiResponse<unknown>>;
   /** Where the status values come from. */
   source: string;
 }
-
-/** The short status values of the walkthrough (spec section 3), for every kind. */
-export const SHORT_STATUSES: readonly string[] = ['pending', 'approved', 'rejected', 'expired'];
 
 /** The final short status values (every short value but `pending`). */
 export const SHORT_FINAL_STATUSES: readonly string[] = ['approved', 'rejected', 'expired'];
@@ -71,21 +70,19 @@ export const SHORT_FINAL_STATUSES: readonly string[] = ['approved', 'rejected', 
  */
 export const TRANSACTION_STATES: Readonly<Record<TransactionKind, KindStates>> = {
   transfer: {
-    statuses: ['pending_initiate_transfer', 'initiate_rejected_transfer', 'pending_transfer', 'expired_transfer', 'approved_transfer', 'custody_rejected_transfer', 'chain_rejected_transfer'],
+    statuses: TRANSFER_STATUSES,
     final: ['initiate_rejected_transfer', 'expired_transfer', 'approved_transfer', 'custody_rejected_transfer', 'chain_rejected_transfer'],
     owner: 'company_id',
     statusField: 'txStatus',
-    expiresField: 'expires',
-    read: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}',
+    read: (client, ids) => getTransfer(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
     source: 'spec section 3, "Transfer tx status values"',
   },
   withdrawal: {
-    statuses: ['pending_initiate_withdrawal', 'initiate_rejected_withdrawal', 'pending_withdrawal', 'expired_withdrawal', 'approved_withdrawal', 'custody_rejected_withdrawal', 'chain_rejected_withdrawal'],
+    statuses: WITHDRAWAL_STATUSES,
     final: ['initiate_rejected_withdrawal', 'expired_withdrawal', 'approved_withdrawal', 'custody_rejected_withdrawal', 'chain_rejected_withdrawal'],
     owner: 'company_id',
     statusField: 'txStatus',
-    expiresField: 'expires',
-    read: 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}',
+    read: (client, ids) => getWithdraw(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
     source: 'spec section 3, "Withdrawal tx status values"',
   },
   swapMake: {
@@ -95,8 +92,7 @@ export const TRANSACTION_STATES: Readonly<Record<TransactionKind, KindStates>> =
     final: ['approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'],
     owner: 'company_id',
     statusField: 'txStatus',
-    expiresField: 'expires',
-    read: 'spec section 4, GET /company/{company_id}/atomicswap/make/{tx_id}',
+    read: (client, ids) => getSwapMake(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
     source: 'not shown by the spec (only taker_pending, section 3); the built-in simulator\'s values (simulator/swaps.ts)',
   },
   swapTake: {
@@ -104,8 +100,7 @@ export const TRANSACTION_STATES: Readonly<Record<TransactionKind, KindStates>> =
     final: ['approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'],
     owner: 'company_id',
     statusField: 'txStatus',
-    expiresField: 'expires',
-    read: 'OpenAPI GET /company/{company_id}/atomicswap/take/{tx_id}',
+    read: (client, ids) => getSwapTake(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
     source: 'not shown by the spec; the built-in simulator\'s values (simulator/swaps.ts)',
   },
   sweep: {
@@ -114,8 +109,7 @@ export const TRANSACTION_STATES: Readonly<Record<TransactionKind, KindStates>> =
     final: ['approved_sweep'],
     owner: 'client_id',
     statusField: 'tx_status',
-    expiresField: 'expires',
-    read: 'spec section 4, POST /coreclient/{client_id}/sweep/tx_id',
+    read: (client, ids) => getSweep(client, { client_id: ids.client_id as string, tx_id: ids.tx_id }),
     source: 'not shown by the spec ("Sweep tx_status values: not shown"); the built-in simulator\'s value (simulator/exchanges.ts)',
   },
 };
@@ -161,31 +155,11 @@ export interface TransactionRead {
  * @throws {ApiError} on a non-2xx answer (404 for an unknown transaction) or no answer.
  */
 export async function readTransaction(client: CustodyClient, kind: TransactionKind, ids: TransactionIds): Promise<TransactionRead> {
-  const companyIds = { company_id: ids.company_id as string, tx_id: ids.tx_id };
-  let res: { statusCode: number; data: unknown };
-  switch (kind) {
-    case 'transfer':
-      res = await getTransfer(client, companyIds);
-      break;
-    case 'withdrawal':
-      res = await getWithdraw(client, companyIds);
-      break;
-    case 'swapMake':
-      res = await getSwapMake(client, companyIds);
-      break;
-    case 'swapTake':
-      res = await getSwapTake(client, companyIds);
-      break;
-    case 'sweep':
-      res = await getSweep(client, { client_id: ids.client_id as string, tx_id: ids.tx_id });
-      break;
-    default:
-      throw new TypeError(`kind: expected one of ${TRANSACTION_KINDS.join(', ')}`);
-  }
-  const answer = (res.data && typeof res.data === 'object' ? res.data : {}) as Record<string, unknown>;
   const states = TRANSACTION_STATES[kind];
+  const res = await states.read(client, ids);
+  const answer = (res.data && typeof res.data === 'object' ? res.data : {}) as Record<string, unknown>;
   const status = typeof answer[states.statusField] === 'string' ? (answer[states.statusField] as string) : undefined;
-  const expiresValue = Number(answer[states.expiresField]);
+  const expiresValue = Number(answer.expires);
   const expires = Number.isFinite(expiresValue) && expiresValue > 0 ? expiresValue : undefined;
   return { answer, statusCode: res.statusCode, status, expires, final: isFinalState(kind, status) };
 }

@@ -34,14 +34,18 @@ export interface TransferCreated {
 }
 
 /** Transfer statuses (spec section 3). */
-export type TransferStatus =
-  | 'pending_initiate_transfer'
-  | 'initiate_rejected_transfer'
-  | 'pending_transfer'
-  | 'expired_transfer'
-  | 'approved_transfer'
-  | 'custody_rejected_transfer'
-  | 'chain_rejected_transfer';
+export const TRANSFER_STATUSES = [
+  'pending_initiate_transfer',
+  'initiate_rejected_transfer',
+  'pending_transfer',
+  'expired_transfer',
+  'approved_transfer',
+  'custody_rejected_transfer',
+  'chain_rejected_transfer',
+] as const;
+
+/** A transfer status (spec section 3): one of {@link TRANSFER_STATUSES}. */
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 /** An approver record (spec section 2); blank names and `userID` = core client id for a core client. */
 export interface ApproverRecord {

@@ -30,14 +30,18 @@ export interface WithdrawCreated {
 }
 
 /** Withdrawal statuses (spec section 3), parallel to the transfer statuses. */
-export type WithdrawalStatus =
-  | 'pending_initiate_withdrawal'
-  | 'initiate_rejected_withdrawal'
-  | 'pending_withdrawal'
-  | 'expired_withdrawal'
-  | 'approved_withdrawal'
-  | 'custody_rejected_withdrawal'
-  | 'chain_rejected_withdrawal';
+export const WITHDRAWAL_STATUSES = [
+  'pending_initiate_withdrawal',
+  'initiate_rejected_withdrawal',
+  'pending_withdrawal',
+  'expired_withdrawal',
+  'approved_withdrawal',
+  'custody_rejected_withdrawal',
+  'chain_rejected_withdrawal',
+] as const;
+
+/** A withdrawal status (spec section 3): one of {@link WITHDRAWAL_STATUSES}. */
+export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 
 /** Operation declarations of this group, by id. */
 export const withdrawOperations = {
