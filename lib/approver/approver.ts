@@ -366,15 +366,9 @@ export class Approver {
       mode: this.mode,
       decidedAt: new Date(ctx.now).toISOString(),
     };
-    if (decision.decision === 'approve') {
-      const expiry = this.#expiry(facts);
-      if (expiry) {
-        decision.expired = true;
-        decision.reasons.push(expiry);
-      } else if (facts.asset && facts.amount !== undefined) {
-        // Reserve now, synchronously after the check: a concurrent decision sees this approval.
-        this.#book.velocity[this.mode].add(facts.asset, facts.amount, ctx.now, actionId);
-      }
+    // Reserve an approval now, synchronously after the check: a concurrent decision sees it.
+    if (decision.decision === 'approve' && !this.#markExpired(decision, facts) && facts.asset && facts.amount !== undefined) {
+      this.#book.velocity[this.mode].add(facts.asset, facts.amount, ctx.now, actionId);
     }
     entry.decision = decision;
     await this.#book.log.append({ kind: 'decision', approver: this.#opts.approverId, ...decision });
@@ -385,13 +379,10 @@ export class Approver {
 
     if (decision.decision === 'approve') {
       // Checked again right before the call: the audit write may have taken a while.
-      const expiry = this.#expiry(facts);
-      if (expiry) {
-        decision.expired = true;
-        decision.reasons.push(expiry);
+      if (this.#markExpired(decision, facts)) {
         this.#book.velocity.live.remove(actionId);
         entry.state = 'done';
-        await this.#book.log.append({ kind: 'result', approver: this.#opts.approverId, mode: this.mode, action_id: actionId, client_id: clientId, ok: false, sent: false, expired: true, at: new Date(this.#opts.now()).toISOString() });
+        await this.#appendResult(decision, { ok: false, sent: false, expired: true });
         return { decision, output: 'held', action };
       }
     }
@@ -399,25 +390,36 @@ export class Approver {
     try {
       const res = await call(client, { client_id: clientId, action_id: actionId });
       entry.state = 'done';
-      await this.#book.log.append({ kind: 'result', approver: this.#opts.approverId, mode: this.mode, action_id: actionId, client_id: clientId, ok: true, statusCode: res.statusCode, at: new Date(this.#opts.now()).toISOString() });
+      await this.#appendResult(decision, { ok: true, statusCode: res.statusCode });
       return { decision, output, action, statusCode: res.statusCode };
     } catch (e) {
       const err = e as Error & { statusCode?: number; code?: unknown };
       entry.state = 'failed';
       this.#book.velocity.live.remove(actionId);
-      await this.#book.log
-        .append({ kind: 'result', approver: this.#opts.approverId, mode: this.mode, action_id: actionId, client_id: clientId, ok: false, statusCode: err.statusCode ?? 0, code: err.code ?? null, error: err.message, at: new Date(this.#opts.now()).toISOString() })
-        .catch(() => undefined);
+      await this.#appendResult(decision, { ok: false, statusCode: err.statusCode ?? 0, code: err.code ?? null, error: err.message }).catch(() => undefined);
       return { decision, output, action, statusCode: err.statusCode || undefined, error: err };
     }
   }
 
-  /** Why the action can no longer be approved (its `expireTime`, or its transaction's `expires`, is past), or undefined. */
-  #expiry(facts: ActionFacts): string | undefined {
+  /**
+   * When the action can no longer be approved (its `expireTime`, or its transaction's `expires`,
+   * epoch seconds, is past): mark `decision` expired with the reason. @returns true when it did.
+   */
+  #markExpired(decision: DecisionRecord, facts: ActionFacts): boolean {
     const now = this.#opts.now() / 1000;
-    if (facts.expireTime > 0 && facts.expireTime <= now) return `expired: the action expired at ${new Date(facts.expireTime * 1000).toISOString()}: not approved`;
-    if (facts.expires !== undefined && facts.expires > 0 && facts.expires <= now) return `expired: the transaction expired at ${new Date(facts.expires * 1000).toISOString()}: not approved`;
-    return undefined;
+    let reason: string | undefined;
+    if (facts.expireTime > 0 && facts.expireTime <= now) reason = `expired: the action expired at ${new Date(facts.expireTime * 1000).toISOString()}: not approved`;
+    else if (facts.expires !== undefined && facts.expires > 0 && facts.expires <= now) reason = `expired: the transaction expired at ${new Date(facts.expires * 1000).toISOString()}: not approved`;
+    if (!reason) return false;
+    decision.expired = true;
+    decision.reasons.push(reason);
+    return true;
+  }
+
+  /** Append the result line of `decision`'s call (`ok`, and `statusCode`, `code`, `error` or `sent`/`expired`) to the audit file. */
+  #appendResult(decision: DecisionRecord, result: Record<string, unknown>): Promise<unknown> {
+    const { mode, action_id, client_id } = decision;
+    return this.#book.log.append({ kind: 'result', approver: this.#opts.approverId, mode, action_id, client_id, ...result, at: new Date(this.#opts.now()).toISOString() });
   }
 
   /** Read what the rules need for this action: the asset's scale, the fund's whitelist, short codes (each cached). */
