@@ -15,7 +15,7 @@ import path from 'node:path';
 import os from 'node:os';
 import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
 import { Approver, compileRules, ConfigError, type ApproverOutput, type CompiledRule } from '../../lib';
-import { isPlainObject } from '../shared/input';
+import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
 import type { CustodyConfigNode } from '../shared/types';
 
@@ -59,8 +59,7 @@ export = function register(RED: NodeAPI): void {
       if (!connection) throw new ConfigError('connection: no custody-config node selected');
       const defaultDecision = def.defaultDecision || 'hold';
       if (defaultDecision !== 'hold' && defaultDecision !== 'reject') throw new ConfigError(`defaultDecision: hold or reject, got ${JSON.stringify(defaultDecision)}`);
-      const cacheSeconds = def.whitelistCacheSeconds === undefined || def.whitelistCacheSeconds === '' ? 60 : Number(def.whitelistCacheSeconds);
-      if (!Number.isFinite(cacheSeconds) || cacheSeconds < 0) throw new ConfigError(`whitelistCacheSeconds: a number of seconds >= 0, got ${JSON.stringify(def.whitelistCacheSeconds)}`);
+      const cacheSeconds = editorSeconds(def.whitelistCacheSeconds, 'whitelistCacheSeconds', 60, 0);
       let rules: CompiledRule[];
       try {
         rules = compileRules(def.rules);

@@ -33,7 +33,7 @@ import {
   type Tracked,
   type WalletFeedMessage,
 } from '../../lib';
-import { isPlainObject } from '../shared/input';
+import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
 import type { CustodyConfigNode, CustodyMessage, CustodyTrace, FeedMembership } from '../shared/types';
 
@@ -99,14 +99,6 @@ interface Context {
   done: (err?: Error) => void;
 }
 
-/** Seconds from the editor (string or number); `fallback` when empty. @throws {ConfigError} naming the property when not a number >= min. */
-function seconds(value: unknown, property: string, fallback: number, min: number): number {
-  if (value === undefined || value === null || String(value).trim() === '') return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < min) throw new ConfigError(`${property}: expected seconds >= ${min}, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 /** The string `v` trimmed, or undefined when empty or not a string. */
 function text(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
@@ -125,9 +117,9 @@ export = function register(RED: NodeAPI): void {
     let configError: Error | undefined;
     let firstDelay = 1, maxDelay = 30, margin = 60;
     try {
-      firstDelay = seconds(def.firstDelay, 'firstDelay', 1, 0);
-      maxDelay = seconds(def.maxDelay, 'maxDelay', 30, 0.001);
-      margin = seconds(def.margin, 'margin', 60, 0);
+      firstDelay = editorSeconds(def.firstDelay, 'firstDelay', 1, 0);
+      maxDelay = editorSeconds(def.maxDelay, 'maxDelay', 30, 0.001);
+      margin = editorSeconds(def.margin, 'margin', 60, 0);
       if (kindSetting !== 'msg' && !isTransactionKind(kindSetting)) throw new ConfigError(`kind: expected msg or one of ${TRANSACTION_KINDS.join(', ')}, got ${JSON.stringify(kindSetting)}`);
       if (!connection) throw new ConfigError('connection: no custody-config node selected');
     } catch (e) {

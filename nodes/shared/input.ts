@@ -2,6 +2,7 @@
  * Input resolution (DESIGN.md "The msg contract"): request fields use the API's names; a
  * field set in the node's editor wins, a field left empty is read from `msg.payload.<name>`.
  */
+import { ConfigError } from '../../lib';
 
 /** True for a plain object (not null, not an array, not a Buffer). */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -30,4 +31,19 @@ export function resolveInput(config: Record<string, unknown>, editorFields: read
     if (typeof v === 'string' && v.trim() !== '') input[field] = v.trim();
   }
   return input;
+}
+
+/**
+ * A duration in seconds from an editor property (string or number text).
+ * @param value the property's value; empty (undefined, null, blank) gives `fallback`.
+ * @param property the property's name, named in the error.
+ * @param fallback the default, seconds.
+ * @param min the least value accepted, seconds.
+ * @throws {ConfigError} naming the property when the value is not a number >= `min`.
+ */
+export function editorSeconds(value: unknown, property: string, fallback: number, min: number): number {
+  if (value === undefined || value === null || String(value).trim() === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) throw new ConfigError(`${property}: expected seconds >= ${min}, got ${JSON.stringify(value)}`);
+  return n;
 }
