@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AuditLog, Approver, compileRules, CustodyClient, createTransfer, type ApprovalRule } from '../lib';
-import { startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
+import { benchTransfer, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
 
 const DECISIONS = Number(process.env.BENCH_DECISIONS) || 20000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
@@ -172,22 +172,11 @@ async function main(): Promise<void> {
     waiting.get(id)?.(msg.track?.state ?? '');
     waiting.delete(id);
   });
-  let seq = 0;
   const latencies: number[] = [];
   const notApproved: string[] = [];
   async function one(): Promise<void> {
     const t0 = process.hrtime.bigint();
-    const res = await createTransfer(client, {
-      company_id: sim.demo.company_id,
-      wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-      counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-      expires: Math.floor(Date.now() / 1000) + 3600,
-      benefit_of: 'Bench',
-      account_no: 'BENCH',
-      reference: 'latency-bench',
-      partner_txID: `bench-latency-${process.pid}-${++seq}`,
-      send: { symbol: 'BTC-TESTNET', amount: 1000 },
-    });
+    const res = await createTransfer(client, benchTransfer(sim.demo, 1000, { reference: 'latency-bench' }));
     const state = await new Promise<string>((resolve) => {
       waiting.set(res.data.tx_id, resolve);
       track.receive({ payload: { tx_id: res.data.tx_id, company_id: sim.demo.company_id } });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
 import type { DemoDataset } from '../simulator';
+import type { TransferRequest } from '../lib';
 
 /** What the simulator child process reports once listening. */
 export interface SimInfo {
@@ -64,4 +65,26 @@ export async function startEmbeddedRed(userDir: string, flows: object[], credent
   });
   await RED.start();
   return RED;
+}
+
+let transferSeq = 0;
+
+/**
+ * A transfer request from the demo BTC-TESTNET wallet to the counterparty's, with a fresh
+ * `partner_txID` and `expires` an hour ahead (epoch seconds); `overrides` replace fields.
+ * @param amount base units (default 1).
+ */
+export function benchTransfer(demo: DemoDataset, amount = 1, overrides: Partial<TransferRequest> = {}): TransferRequest & { company_id: string } {
+  return {
+    company_id: demo.company_id,
+    wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
+    counterparty_wallet_address: demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
+    expires: Math.floor(Date.now() / 1000) + 3600,
+    benefit_of: 'Bench',
+    account_no: 'BENCH',
+    reference: 'benchmark',
+    partner_txID: `bench-${process.pid}-${++transferSeq}`,
+    send: { symbol: 'BTC-TESTNET', amount },
+    ...overrides,
+  };
 }

@@ -13,29 +13,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CustodyClient, createTransfer, TransferRequest } from '../lib';
-import type { DemoDataset } from '../simulator';
-import { startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
+import { CustodyClient, createTransfer } from '../lib';
+import { benchTransfer, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
 
 const N = Number(process.env.BENCH_TRANSFERS) || 300;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 9;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 16;
 
-
-let seq = 0;
-function body(demo: DemoDataset): TransferRequest & { company_id: string } {
-  return {
-    company_id: demo.company_id,
-    wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
-    counterparty_wallet_address: demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-    expires: Math.floor(Date.now() / 1000) + 3600,
-    benefit_of: 'Bench',
-    account_no: 'BENCH',
-    reference: 'benchmark',
-    partner_txID: `bench-${process.pid}-${++seq}`,
-    send: { symbol: 'BTC-TESTNET', amount: 1 },
-  };
-}
 
 /** What one measured round gives: requests per second, and this process's CPU time per request (µs). */
 interface Measured {
@@ -73,7 +57,7 @@ async function main(): Promise<void> {
 
   // lib, directly.
   const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
-  const viaLib = () => createTransfer(client, body(sim.demo)).then(() => undefined);
+  const viaLib = () => createTransfer(client, benchTransfer(sim.demo)).then(() => undefined);
 
   // The custody-transfer node in a Node-RED runtime, configured as a user would: custom URL + credentials.
   const userDir = path.join(dataDir, 'node-red');
@@ -110,7 +94,7 @@ async function main(): Promise<void> {
     new Promise<void>((resolve) => {
       const _msgid = `bench-msg-${++msgSeq}`;
       waiting.set(_msgid, resolve);
-      const { company_id, ...payload } = body(sim.demo);
+      const { company_id, ...payload } = benchTransfer(sim.demo);
       void company_id;
       txNode.receive({ _msgid, payload });
     });
