@@ -43,9 +43,16 @@ const TLS_MIN = 'TLSv1.2';
 /** The error code of a request ended because its client was closed. */
 export const CLOSED_CODE = 'ECLOSED';
 
-/** The error of a request ended (or refused) because its client was closed; `context` names the call, never a secret. */
-function closedError(context: string): ApiError {
-  return new ApiError(0, { code: CLOSED_CODE, msg: 'the client was closed (for example by a redeploy) before an answer came; the request was abandoned (if it was already sent, its outcome is unknown)', detail: { reason: CLOSED_CODE } }, context);
+/**
+ * The error of a request ended (or refused) because its client was closed; `context` names the
+ * call, never a secret.
+ * @param sent true when the request may already have left (its failure is then `outcomeUnknown`), false when no byte was sent (`notSent`).
+ */
+function closedError(context: string, sent: boolean): ApiError {
+  const msg = sent
+    ? 'the client was closed (for example by a redeploy) while the request was in flight: its outcome is unknown'
+    : 'the client was closed (for example by a redeploy) before the request was sent: nothing was sent';
+  return new ApiError(0, { code: CLOSED_CODE, msg, detail: { reason: CLOSED_CODE } }, context, sent ? 'outcomeUnknown' : 'notSent');
 }
 
 /** Resolve after `ms`, or at once when `signal` aborts (the timer is then cleared). */
@@ -118,13 +125,23 @@ export class Transport {
    * (1, 2, ...) is a random time up to `retryDelayMs * 2^(n-1)` ms, at most 10 s (full jitter);
    * {@link close} ends the wait and the retries.
    * @throws {ApiError} the last attempt's error; code `ECLOSED` once the transport is closed.
+   *   When an earlier attempt's outcome is unknown, the error's `failure` is `outcomeUnknown`
+   *   whatever the last attempt's was: a later refusal or unsent attempt does not undo an
+   *   attempt that may have had its effect.
    */
   retrying<T>(idempotent: boolean | undefined, once: () => Promise<ApiResponse<T>>): Promise<ApiResponse<T>> {
     const signal = this.#abort.signal;
+    let unknownBefore = false;
+    const attempt = () =>
+      once().catch((e: unknown) => {
+        const seen = unknownBefore;
+        if (e instanceof ApiError && e.outcomeUnknown) unknownBefore = true;
+        throw seen && e instanceof ApiError ? e.withFailure('outcomeUnknown') : e;
+      });
     const run =
       !idempotent || this.#attempts === 1
-        ? once()
-        : backOff(once, {
+        ? attempt()
+        : backOff(attempt, {
             numOfAttempts: this.#attempts,
             // The waits are ours (abortable, below): exponential-backoff's own timer cannot be cancelled.
             startingDelay: 0,
@@ -136,7 +153,10 @@ export class Transport {
           });
     // An attempt that ends after close() (or a retry given up because of it) rejects as closed.
     const settled = run.catch((err: unknown) => {
-      throw signal.aborted ? closedError(err instanceof ApiError ? contextOf(err) : '') : err;
+      if (!signal.aborted || (err instanceof ApiError && err.code === CLOSED_CODE)) throw err;
+      // A retry given up because of close(): unknown when any attempt may have had its effect.
+      const sent = unknownBefore || (err instanceof ApiError && err.failure !== 'notSent' && err.failure !== 'refused');
+      throw closedError(err instanceof ApiError ? contextOf(err) : '', sent);
     });
     this.#inFlight.add(settled);
     const forget = () => this.#inFlight.delete(settled);
@@ -150,15 +170,17 @@ export class Transport {
    * @param timeoutMs this request's timeout in milliseconds; default the transport's `timeoutMs`.
    * @returns the status and parsed body of a 2xx answer (`{}` when empty).
    * @throws {ApiError} for a non-2xx answer (section 7 body fields) or for no answer at all
-   *   (`statusCode` 0, `code` the socket error code such as `ECONNREFUSED`, or `ETIMEDOUT`).
+   *   (`statusCode` 0, `code` the socket error code such as `ECONNREFUSED`, or `ETIMEDOUT`), with
+   *   its `failure` kind: `refused` (4xx), `notSent` (connect-phase codes; `ECLOSED` before the
+   *   request started) or `outcomeUnknown` (5xx, timeouts, resets, `ECLOSED` in flight).
    */
   async exchange<T>(method: HttpMethod, url: string, headers: Record<string, string>, body: Buffer | undefined, context: string, timeoutMs?: number): Promise<ApiResponse<T>> {
-    if (this.#abort.signal.aborted) throw closedError(context);
+    if (this.#abort.signal.aborted) throw closedError(context, false);
     let res;
     try {
       res = await this.#http.request<string>({ method, url, headers, data: body, signal: this.#abort.signal, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }) });
     } catch (err) {
-      if (this.#abort.signal.aborted) throw closedError(context);
+      if (this.#abort.signal.aborted) throw closedError(context, true);
       const e = err as { code?: string; message?: string };
       const code = e.code === 'ECONNABORTED' ? 'ETIMEDOUT' : e.code ?? 'ENETWORK';
       throw new ApiError(0, { code, msg: e.code === 'ECONNABORTED' ? 'request timed out' : (e.message ?? 'network error'), detail: { reason: code } }, context);

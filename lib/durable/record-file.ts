@@ -1,0 +1,181 @@
+/**
+ * A durable file of records (JSON Lines, appended only), for state that must survive a crash of
+ * the process: the submission journal (lib/submission) and the core client feed's memory of the
+ * actions it has sent. Appends are group-committed: every record handed in during one write is
+ * written and `fdatasync`ed together, and each append resolves only once its record is on disk,
+ * so a caller that awaits an append before acting (sending a payment) never acts on something
+ * a crash could forget.
+ *
+ * A crash can cut the last line short; that record was never acknowledged (its append had not
+ * resolved), so {@link RecordFile.open} drops it. {@link RecordFile.rewrite} replaces the whole
+ * file atomically (write a temporary file, fsync, rename, fsync the folder), which is how the
+ * users keep it bounded.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** A record waiting for the next group commit. */
+interface Pending {
+  line: string;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+/** What {@link RecordFile.open} read from an existing file. */
+export interface OpenedRecords<T> {
+  /** The file, ready to append. */
+  file: RecordFile<T>;
+  /** Every complete record, oldest first. */
+  records: T[];
+  /** Lines that were not JSON objects and were skipped (a cut-off last line counts here). */
+  skipped: number;
+}
+
+/** An append-only JSON Lines file with group commit. One writer per file per process. */
+export class RecordFile<T> {
+  /** The file's path. */
+  readonly path: string;
+  #fh: fs.promises.FileHandle;
+  #queue: Pending[] = [];
+  /** Writes and rewrites, one after the other. */
+  #chain: Promise<void> = Promise.resolve();
+  /** True while a group commit is scheduled and has not taken its group yet. */
+  #scheduled = false;
+  #closed = false;
+  /** Set by a failed write: every later append and rewrite rejects with it. */
+  #failed: Error | undefined;
+  #lines: number;
+
+  private constructor(file: string, fh: fs.promises.FileHandle, lines: number) {
+    this.path = file;
+    this.#fh = fh;
+    this.#lines = lines;
+  }
+
+  /**
+   * Open a record file, creating it and its folder (modes 0600 and 0700) when missing.
+   * @param file the path of the file.
+   * @returns the file and the records already in it.
+   * @throws what the file system throws (rejects): e.g. EACCES for a folder that cannot be written.
+   */
+  static async open<T>(file: string): Promise<OpenedRecords<T>> {
+    await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    const fh = await fs.promises.open(file, 'a+', 0o600);
+    try {
+      const text = await fh.readFile({ encoding: 'utf8' });
+      const records: T[] = [];
+      let skipped = 0;
+      const lines = text.split('\n');
+      const tail = lines.pop();
+      if (tail) skipped++; // a line without its newline: a write cut off, never acknowledged
+      for (const line of lines) {
+        if (!line) continue;
+        try {
+          const rec = JSON.parse(line);
+          if (rec && typeof rec === 'object' && !Array.isArray(rec)) records.push(rec as T);
+          else skipped++;
+        } catch {
+          skipped++;
+        }
+      }
+      const opened = new RecordFile<T>(file, fh, records.length);
+      // Drop a cut-off tail now, so the next append starts on a line of its own.
+      if (tail) await opened.rewrite(records);
+      return { file: opened, records, skipped };
+    } catch (e) {
+      await fh.close().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Lines in the file (records appended since the last rewrite included). */
+  get lines(): number {
+    return this.#lines;
+  }
+
+  /**
+   * Append a record.
+   * @param record a JSON-serialisable object.
+   * @returns once the record is written and fdatasync'ed.
+   * @throws {Error} when the file is closed or a write failed (rejects); after a failed write
+   *   every later append rejects too.
+   */
+  append(record: T): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error(`${this.path}: closed`));
+    const line = JSON.stringify(record) + '\n';
+    this.#lines++;
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ line, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        this.#chain = this.#chain.then(() => this.#commit());
+      }
+    });
+  }
+
+  /** One group commit: everything queued until now, written and synced together. */
+  async #commit(): Promise<void> {
+    // Let the appends of this turn of the event loop join the group.
+    await new Promise<void>((r) => setImmediate(r));
+    this.#scheduled = false;
+    const group = this.#queue;
+    this.#queue = [];
+    if (!group.length) return;
+    if (this.#failed) return group.forEach((p) => p.reject(this.#failed!));
+    try {
+      await this.#fh.write(group.map((p) => p.line).join(''));
+      await this.#fh.datasync();
+      group.forEach((p) => p.resolve());
+    } catch (e) {
+      this.#failed = new Error(`${this.path}: write failed: ${(e as Error).message}`);
+      group.forEach((p) => p.reject(this.#failed!));
+    }
+  }
+
+  /**
+   * Replace the file's content with `records` atomically: written to `<file>.tmp`, synced,
+   * renamed over the file, the folder synced. Appends made while it runs wait for it and land
+   * after the new content.
+   * @throws {Error} when the file is closed, or what the file system throws (rejects); the old
+   *   file is then left as it was.
+   */
+  rewrite(records: readonly T[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error(`${this.path}: closed`));
+    const run = this.#chain.then(() => this.#replace(records));
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async #replace(records: readonly T[]): Promise<void> {
+    if (this.#failed) throw this.#failed;
+    const tmp = this.path + '.tmp';
+    const out = await fs.promises.open(tmp, 'w', 0o600);
+    try {
+      await out.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
+      await out.sync();
+    } finally {
+      await out.close();
+    }
+    await fs.promises.rename(tmp, this.path);
+    const dir = await fs.promises.open(path.dirname(this.path), 'r');
+    try {
+      await dir.sync();
+    } catch {
+      // Some file systems cannot sync a folder; the rename still follows the data sync.
+    } finally {
+      await dir.close();
+    }
+    const old = this.#fh;
+    this.#fh = await fs.promises.open(this.path, 'a+', 0o600);
+    await old.close();
+    this.#lines = records.length;
+  }
+
+  /** Wait for the records in flight, then close the file. Appends after this reject. */
+  async close(): Promise<void> {
+    if (this.#closed) return this.#chain;
+    this.#closed = true;
+    await this.#chain;
+    await this.#fh.close().catch(() => undefined);
+  }
+}
