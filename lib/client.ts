@@ -165,6 +165,11 @@ export class CustodyClient {
     return this.#transport.exchange<T>(method, url, this.#headers(url, body, 'x-timestamp', prefix), body, context);
   }
 
+  /** Aborted once {@link close} is called (a redeploy): waits between re-sends end with it. */
+  get signal(): AbortSignal {
+    return this.#transport.signal;
+  }
+
   /**
    * Abort every request in flight (each rejects with an ApiError of code `ECLOSED`; no retry
    * follows) and release the keep-alive sockets. The client must not be used afterwards.

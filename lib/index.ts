@@ -15,3 +15,5 @@ export * from './tracker';
 export * from './v1';
 export * from './v2';
 export * from './approver';
+export * from './submission';
+export * from './durable/record-file';

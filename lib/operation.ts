@@ -11,7 +11,8 @@
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import { CustodyClient, ApiResponse, HttpMethod } from './client';
-import { ValidationError } from './errors';
+import { ValidationError, type SubmissionKind } from './errors';
+import { submitRequest, submissionRef, type SubmitOptions, type SubmitResult } from './submission/submit';
 
 /** A JSON schema (draft-07 subset understood by ajv). */
 export type JsonSchema = Record<string, unknown>;
@@ -33,6 +34,12 @@ export interface OperationSpec {
   amounts?: ReadonlyArray<{ amount: string; asset: string }>;
   /** True when a retry cannot repeat the effect (reads; POSTs keyed by `partner_txID`). */
   idempotent?: boolean;
+  /**
+   * Set on the money-moving calls: the {@link SubmissionKind} under which the submission
+   * journal keeps them (lib/submission). Such a call is sent through `submitRequest`: journaled,
+   * its failures told apart, a transfer re-sent after an unknown outcome.
+   */
+  submission?: SubmissionKind;
   /** Where the operation is defined: spec section or OpenAPI path. */
   source: string;
 }
@@ -194,14 +201,38 @@ export function prepareOperation(spec: OperationSpec, input: Record<string, unkn
 }
 
 /**
- * Validate `input` against `spec` and send the request.
+ * Validate `input` against `spec` and send the request. A money-moving operation (`submission`
+ * set) goes through {@link submitOperation} with `options`.
  * @returns the 2xx status and parsed body.
  * @throws {ValidationError} before sending, for bad input (see {@link prepareOperation}).
- * @throws {ApiError} for a non-2xx answer or no answer.
+ * @throws {ApiError} for a non-2xx answer or no answer (`failure` says what it tells).
+ * @throws what {@link submitOperation} throws, for a money-moving operation.
  */
-export async function callOperation<T = unknown>(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<ApiResponse<T>> {
+export async function callOperation<T = unknown>(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>, options?: SubmitOptions): Promise<ApiResponse<T>> {
+  if (spec.submission) return submitOperation<T>(client, spec, input, options);
   const req = prepareOperation(spec, input);
   return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent });
+}
+
+/**
+ * Validate `input` against a money-moving operation's `spec` (one with `submission`) and send it
+ * exactly once through the submission journal (see lib/submission/submit.ts `submitRequest`).
+ * @param options the journal, and for transfers whether to re-send after an unknown outcome (default yes).
+ * @returns the answer with `outcome` (`new` or `existing`), `fromJournal` and `attempts`.
+ * @throws {ValidationError} before sending, for bad input; `partner_txID` when it is missing
+ *   (a sweep's is optional for the API, but the journal keys on it).
+ * @throws {SubmissionConflictError} the key is journaled for another body; nothing sent.
+ * @throws {OutcomeUnknownError} the request may have moved money (code `EOUTCOMEUNKNOWN`).
+ * @throws {ApiError} refused (4xx) or not sent: nothing happened.
+ */
+export async function submitOperation<T = unknown>(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>, options: SubmitOptions = {}): Promise<SubmitResult<T>> {
+  if (!spec.submission) throw new ValidationError('operation', `${spec.method} ${spec.path} does not move money`);
+  const req = prepareOperation(spec, input);
+  const body = req.body ?? {};
+  const key = body.partner_txID;
+  if (typeof key !== 'string' || !key.trim()) throw new ValidationError('partner_txID', 'required: the key of this payment (keep it the same when you retry the same payment)');
+  const ref = submissionRef(spec.submission, input, key);
+  return submitRequest<T>(client, ref, { method: spec.method, path: req.path, body, idempotent: Boolean(spec.idempotent) }, options);
 }
 
 /** Schema pieces shared by the operation declarations. */

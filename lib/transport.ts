@@ -55,8 +55,8 @@ function closedError(context: string, sent: boolean): ApiError {
   return new ApiError(0, { code: CLOSED_CODE, msg, detail: { reason: CLOSED_CODE } }, context, sent ? 'outcomeUnknown' : 'notSent');
 }
 
-/** Resolve after `ms`, or at once when `signal` aborts (the timer is then cleared). */
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolve after `ms` milliseconds, or at once when `signal` aborts (the timer is then cleared). Never rejects. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const onAbort = () => {
@@ -188,6 +188,11 @@ export class Transport {
     const parsed = parseBody(res.data);
     if (res.status >= 200 && res.status < 300) return { statusCode: res.status, data: (parsed ?? {}) as T };
     throw new ApiError(res.status, toErrorBody(res.status, res.statusText, parsed), context);
+  }
+
+  /** Aborted once {@link close} is called: lets a caller's own waits (re-sends) end with the client. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
   }
 
   /**

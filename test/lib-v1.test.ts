@@ -101,7 +101,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
       receive: { symbol: 'ETH-TESTNET', amount: 2000 },
     });
     const take = () => ({ company_id: 'c1', swap_id: 's1', send_wallet_id: 'w3', receive_wallet_id: 'w4', reference: 'r', partner_txID: 't-1' });
-    const sweep = () => ({ client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', expires: now() + 600, send: { symbol: 'BTC-TESTNET', amount: 10 } });
+    const sweep = () => ({ client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', partner_txID: 'p-sweep', expires: now() + 600, send: { symbol: 'BTC-TESTNET', amount: 10 } });
 
     it('refuses bad input naming the field, sending nothing', async () => {
       const cases: Array<[() => Promise<unknown>, RegExp]> = [
@@ -449,7 +449,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
       await approveAction(client, { client_id: clientId, action_id: request.action_id });
       const wallets = await listCoreClientWallets(client, { client_id: clientId });
       assert.ok(wallets.data.wallets.some((w) => w.wallet_id === walletId && w.status === 'approved'));
-      const swept = await startSweep(client, { client_id: clientId, wallet_id: walletId, recipient_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, reference: 'sweep', expires: now() + 600, send: { symbol: 'BTC-TESTNET', amount: 1000 } });
+      const swept = await startSweep(client, { client_id: clientId, wallet_id: walletId, recipient_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, reference: 'sweep', partner_txID: `sweep-${Date.now()}`, expires: now() + 600, send: { symbol: 'BTC-TESTNET', amount: 1000 } });
       const status = await getSweep(client, { client_id: clientId, tx_id: swept.data.tx_id });
       assert.equal(status.data.tx_id, swept.data.tx_id);
       assert.equal(status.data.status_details.net_amount, 1000);

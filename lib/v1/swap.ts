@@ -9,7 +9,8 @@
  * `tx_id`), which makes a transfer-out that needs the taker's custody (action `ApproveSwapTake`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S, PAYMENT } from '../operation';
+import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
+import type { SubmitOptions, SubmitResult } from '../submission/submit';
 import type { SendAmount } from './transfer';
 import type { OkBody } from './trusted-party';
 
@@ -57,7 +58,8 @@ export const swapMakeOperations = {
     method: 'POST',
     path: '/company/{company_id}/atomicswap/make',
     // Never retried by the client: the spec promises idempotency on partner_txID for POST transfer
-    // only (section 3), so a repeated make after a timeout could make a second quote.
+    // only (section 3), so a repeated make after a timeout could make a second quote. Journaled.
+    submission: 'swapMake',
     amounts: [
       { amount: 'send.amount', asset: 'send.symbol' },
       { amount: 'receive.amount', asset: 'receive.symbol' },
@@ -87,7 +89,8 @@ export const swapTakeOperations = {
   take: {
     method: 'POST',
     path: '/company/{company_id}/atomicswap/take',
-    // Never retried by the client, for the reason given on `make`.
+    // Never retried by the client, for the reason given on `make`. Journaled.
+    submission: 'swapTake',
     source: 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)',
     body: {
       type: 'object',
@@ -103,8 +106,8 @@ export const swapTakeOperations = {
  * @throws {ValidationError} for a missing or malformed field (e.g. `receive.amount` not a positive integer).
  * @throws {ApiError} on a non-2xx answer.
  */
-export function makeSwap(client: CustodyClient, input: SwapMakeRequest & { company_id: string }): Promise<ApiResponse<SwapMade>> {
-  return callOperation<SwapMade>(client, swapMakeOperations.make, { ...input });
+export function makeSwap(client: CustodyClient, input: SwapMakeRequest & { company_id: string }, options?: SubmitOptions): Promise<SubmitResult<SwapMade>> {
+  return submitOperation<SwapMade>(client, swapMakeOperations.make, { ...input }, options);
 }
 
 /**
@@ -139,8 +142,8 @@ export interface SwapTaken {
  * the taker's custody; not an action id). Sent once, never retried.
  * @throws {ValidationError} for a missing or malformed field. @throws {ApiError} on a non-2xx answer.
  */
-export function takeSwap(client: CustodyClient, input: SwapTakeRequest & { company_id: string }): Promise<ApiResponse<SwapTaken>> {
-  return callOperation<SwapTaken>(client, swapTakeOperations.take, { ...input });
+export function takeSwap(client: CustodyClient, input: SwapTakeRequest & { company_id: string }, options?: SubmitOptions): Promise<SubmitResult<SwapTaken>> {
+  return submitOperation<SwapTaken>(client, swapTakeOperations.take, { ...input }, options);
 }
 
 /**

@@ -4,7 +4,8 @@
  * or multi-counterparty wallet connected to it, without further authorisation.
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S } from '../operation';
+import { callOperation, submitOperation, OperationSpec, S } from '../operation';
+import type { SubmitOptions, SubmitResult } from '../submission/submit';
 
 /** An exchange (spec section 2): `client.fields` is what an end user supplies to connect. */
 export interface Exchange {
@@ -23,6 +24,8 @@ export interface SweepRequest {
   wallet_id: string;
   recipient_wallet_id: string;
   reference?: string;
+  /** The payment's key (OpenAPI Sweep): required by this client, which journals the sweep under it. */
+  partner_txID: string;
   expires: number;
   send: { symbol: string; amount?: number };
 }
@@ -57,16 +60,20 @@ export const sweepOperations = {
   start: {
     method: 'POST',
     path: '/coreclient/{client_id}/sweep',
-    // No partner_txID in the spec's sweep body: a retry could sweep twice, so it is not retried.
+    // Not retried: the spec promises no dedupe for sweeps. The OpenAPI Sweep body has an optional
+    // `partner_txID`; the client requires it, because the submission journal keys the sweep on it.
+    submission: 'sweep',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /coreclient/{client_id}/sweep',
     body: {
       type: 'object',
-      required: ['wallet_id', 'recipient_wallet_id', 'expires', 'send'],
+      required: ['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'],
       properties: {
         wallet_id: S.text,
         recipient_wallet_id: S.text,
         reference: S.optionalText,
+        // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
+        partner_txID: S.text,
         expires: S.epochSeconds,
         send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
       },
@@ -97,8 +104,8 @@ export function listExchanges(client: CustodyClient): Promise<ApiResponse<{ exch
  * (the body has no partner_txID).
  * @throws {ValidationError} for a missing or malformed field (e.g. `send.symbol`). @throws {ApiError} on a non-2xx answer.
  */
-export function startSweep(client: CustodyClient, input: SweepRequest & { client_id: string }): Promise<ApiResponse<{ tx_id: string }>> {
-  return callOperation(client, sweepOperations.start, { ...input });
+export function startSweep(client: CustodyClient, input: SweepRequest & { client_id: string }, options?: SubmitOptions): Promise<SubmitResult<{ tx_id: string; status?: string }>> {
+  return submitOperation<{ tx_id: string; status?: string }>(client, sweepOperations.start, { ...input }, options);
 }
 
 /**

@@ -3,7 +3,8 @@
  * tx status values", section 4 "Transfers"; OpenAPI `/company/{company_id}/transfer`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S, PAYMENT } from '../operation';
+import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
+import type { SubmitOptions, SubmitResult } from '../submission/submit';
 
 /** `send` of a transfer: asset `symbol` and `amount` in base units (integer). */
 export interface SendAmount {
@@ -96,6 +97,7 @@ export const transferOperations = {
     path: '/company/{company_id}/transfer',
     // Safe to retry: the API answers `existing` for a repeated partner_txID (spec section 3).
     idempotent: true,
+    submission: 'transfer',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/transfer',
     body: {
@@ -117,13 +119,18 @@ export const transferOperations = {
 } satisfies Record<string, OperationSpec>;
 
 /**
- * Create a transfer. Retried on timeouts and 429/502/503/504 with the same body (same
- * `partner_txID`), so a retry never makes a second transfer.
+ * Create a transfer, exactly once (lib/submission): retried on timeouts and 429/502/503/504 with
+ * the same body (same `partner_txID`), and after an unknown outcome sent again (fresh signature)
+ * until the API answers `new` or `existing` or the transfer's `expires` is reached (opt out with
+ * `options.resolveUnknown: false`). With `options.journal`, the key is journaled first.
+ * @returns `{statusCode, data: {tx_id, status}, outcome, fromJournal, attempts}`.
  * @throws {ValidationError} for a missing or malformed field (e.g. `send.amount` not a positive integer).
- * @throws {ApiError} on a non-2xx answer.
+ * @throws {SubmissionConflictError} the journal holds this `partner_txID` for another body.
+ * @throws {OutcomeUnknownError} no definite answer before `expires` (code `EOUTCOMEUNKNOWN`).
+ * @throws {ApiError} refused (4xx) or not sent: no transfer was made.
  */
-export function createTransfer(client: CustodyClient, input: TransferRequest & { company_id: string }): Promise<ApiResponse<TransferCreated>> {
-  return callOperation<TransferCreated>(client, transferOperations.create, { ...input });
+export function createTransfer(client: CustodyClient, input: TransferRequest & { company_id: string }, options?: SubmitOptions): Promise<SubmitResult<TransferCreated>> {
+  return submitOperation<TransferCreated>(client, transferOperations.create, { ...input }, options);
 }
 
 /** Read a transfer's Transaction object. */

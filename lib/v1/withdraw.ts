@@ -3,7 +3,8 @@
  * status values", section 4 "Withdrawals"; OpenAPI `/company/{company_id}/withdraw`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S, PAYMENT } from '../operation';
+import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
+import type { SubmitOptions, SubmitResult } from '../submission/submit';
 import type { SendAmount, Transaction } from './transfer';
 
 /**
@@ -49,8 +50,10 @@ export const withdrawOperations = {
     method: 'POST',
     path: '/company/{company_id}/withdraw',
     // Never retried by the client: the spec promises "existing, no new transaction" for a repeated
-    // partner_txID on POST transfer only (section 3, "Moves shown"), not on POST withdraw. A caller
-    // that retries after a timeout should first look for the withdrawal (ledger, wallet history).
+    // partner_txID on POST transfer only (section 3, "Moves shown"), not on POST withdraw. The
+    // submission journal keeps the key; after an unknown outcome, `resolveSubmission` looks the
+    // withdrawal up (ledger, wallet history) before the key may be used again.
+    submission: 'withdraw',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/withdraw',
     body: {
@@ -77,8 +80,8 @@ export const withdrawOperations = {
  * @throws {ValidationError} for a missing or malformed field (e.g. `address` empty, `send.amount` not a positive integer, `expires` past).
  * @throws {ApiError} on a non-2xx answer (for example an address that is not whitelisted).
  */
-export function createWithdraw(client: CustodyClient, input: WithdrawRequest & { company_id: string }): Promise<ApiResponse<WithdrawCreated>> {
-  return callOperation<WithdrawCreated>(client, withdrawOperations.create, { ...input });
+export function createWithdraw(client: CustodyClient, input: WithdrawRequest & { company_id: string }, options?: SubmitOptions): Promise<SubmitResult<WithdrawCreated>> {
+  return submitOperation<WithdrawCreated>(client, withdrawOperations.create, { ...input }, options);
 }
 
 /**

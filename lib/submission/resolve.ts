@@ -1,0 +1,190 @@
+/**
+ * Resolving a payment whose outcome is unknown (issue 9): look the transaction up instead of
+ * sending it blindly again. Sources: spec section 2 "Ledger entry" (TxID, timestamp, status,
+ * type, amount, netAmount, reference), section 4 read-only subset (GET /funds/, GET
+ * /funds/{fund_id}/ledger, GET /wallets/{wallet_id}/history) and the kinds' GETs.
+ *
+ * {@link resolveSubmission} finds the fund of the paying wallet (GET /funds/), reads that
+ * wallet's outgoing ledger entries (pending ones included) and its history since the first
+ * attempt, and keeps the entries of the payment's kind whose `reference` and amount match and
+ * whose `TxID` no other journaled payment holds. History items (which carry no reference) are
+ * confirmed by reading their transaction. One match: found (recorded in the journal: later
+ * requests with the key are answered with that `tx_id`). None: not found; once the payment's
+ * `expires` has passed (plus {@link RESOLVE_SKEW_SECONDS}), nothing can still appear, so the key
+ * is freed. Several: ambiguous (the key stays held; the candidates are listed).
+ */
+import { ValidationError, type SubmissionKind, type SubmissionRef } from '../errors';
+import type { CustodyClient } from '../client';
+import { callOperation } from '../operation';
+import { readOperations } from '../v1/read';
+import { transferOperations } from '../v1/transfer';
+import { withdrawOperations } from '../v1/withdraw';
+import { swapMakeOperations, swapTakeOperations } from '../v1/swap';
+import { sweepOperations } from '../v1/sweep';
+import type { LedgerEntry, WalletHistory } from '../v1/fund';
+import type { JournalState, SubmissionJournal } from './journal';
+
+/** Seconds of clock difference allowed between this client and the service when comparing times. */
+export const RESOLVE_SKEW_SECONDS = 120;
+
+/** What to look up. */
+export interface ResolveInput extends SubmissionRef {
+  /**
+   * The request's fields, for a payment the journal does not hold (another machine sent it, or
+   * the journal was lost): the paying wallet (`wallet_id`, or `send_wallet_id` for swaps),
+   * `reference`, `send.amount` (base units) and `expires`. Ignored when the journal holds the key.
+   */
+  body?: Record<string, unknown>;
+  /** Look from this time (epoch seconds); default the journal's first attempt, else 24 hours ago. */
+  since?: number;
+}
+
+/** The answer of {@link resolveSubmission}. */
+export interface ResolveResult {
+  /** `found`: one transaction matches; `notFound`: none; `ambiguous`: several (see `candidates`). */
+  result: 'found' | 'notFound' | 'ambiguous';
+  kind: SubmissionKind;
+  company_id?: string;
+  client_id?: string;
+  partner_txID: string;
+  /** The transaction's id when found. */
+  tx_id?: string;
+  /** The matching transaction ids when ambiguous. */
+  candidates?: string[];
+  /** True when the key was freed: not found after the payment's `expires`; a new request with it will be sent. */
+  keyFreed: boolean;
+  /** The journal's state of the key before this lookup, or `none`. */
+  journal: JournalState | 'none';
+  /** The payment's `expires` (epoch seconds; 0 when unknown). */
+  expires: number;
+  /** The time the lookup started from (epoch seconds). */
+  since: number;
+  /** What it means, in words. */
+  note: string;
+}
+
+/** Ledger entry types a payment of each kind leaves on the paying wallet (spec section 2; OpenAPI TxHistoryItem). */
+const LEDGER_TYPES: Record<SubmissionKind, string[]> = {
+  transfer: ['transferOut'],
+  withdraw: ['withdraw'],
+  swapMake: ['swapOut'],
+  swapTake: ['swapOut'],
+  sweep: ['transferOut'],
+};
+
+/** The GET that reads one transaction of a kind, and its input. */
+function readSpec(ref: SubmissionRef, txId: string) {
+  switch (ref.kind) {
+    case 'transfer':
+      return { spec: transferOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
+    case 'withdraw':
+      return { spec: withdrawOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
+    case 'swapMake':
+      return { spec: swapMakeOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
+    case 'swapTake':
+      return { spec: swapTakeOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
+    case 'sweep':
+      return { spec: sweepOperations.status, input: { client_id: ref.client_id, tx_id: txId } };
+  }
+}
+
+/** The `reference` of a transaction as its GET answers it (Transaction `reference`, sweep `reference`, nested details). */
+function referenceOf(data: unknown): string | undefined {
+  if (!data || typeof data !== 'object') return undefined;
+  const d = data as Record<string, unknown>;
+  for (const v of [d.reference, (d.statusDetails as Record<string, unknown> | undefined)?.reference, (d.status_details as Record<string, unknown> | undefined)?.reference]) {
+    if (typeof v === 'string') return v;
+  }
+  return undefined;
+}
+
+/** A wallet of a fund as GET /funds/ lists it. */
+interface ListedFund {
+  fund_id: string;
+  company_id?: string;
+  wallets?: Array<{ wallet_id?: string; short_code?: string }>;
+}
+
+/**
+ * Look a payment up and record what was found in the journal (see the module comment).
+ * @param client the signed client (reads only: nothing is sent that could move money).
+ * @param input the payment, and its fields when the journal does not hold it.
+ * @param journal the submission journal, when there is one.
+ * @returns found (with `tx_id`), not found (`keyFreed` once past `expires`) or ambiguous.
+ * @throws {ValidationError} `partner_txID` when neither the journal nor `input.body` says which
+ *   wallet paid; `wallet_id` when no fund of the account holds that wallet.
+ * @throws {ApiError} when a read fails (the journal is then left as it was).
+ */
+export async function resolveSubmission(client: CustodyClient, input: ResolveInput, journal?: SubmissionJournal): Promise<ResolveResult> {
+  const ref: SubmissionRef = { kind: input.kind, partner_txID: input.partner_txID, ...(input.company_id !== undefined ? { company_id: input.company_id } : {}), ...(input.client_id !== undefined ? { client_id: input.client_id } : {}) };
+  const now = Math.floor(Date.now() / 1000);
+  const entry = journal?.get(ref);
+  const state: ResolveResult['journal'] = entry?.state ?? 'none';
+  const body = entry?.body ?? input.body;
+  const expires = Number((body as { expires?: unknown } | undefined)?.expires) || 0;
+  const since = input.since ?? entry?.firstAttempt ?? now - 24 * 3600;
+  const base = { kind: ref.kind, partner_txID: ref.partner_txID, ...(ref.company_id !== undefined ? { company_id: ref.company_id } : {}), ...(ref.client_id !== undefined ? { client_id: ref.client_id } : {}), journal: state, expires, since };
+
+  if (entry && (entry.state === 'answered' || entry.state === 'found') && entry.tx_id) {
+    return { ...base, result: 'found', tx_id: entry.tx_id, keyFreed: false, note: `the journal holds its answer: ${entry.tx_id}` };
+  }
+  const walletField = ref.kind === 'swapMake' || ref.kind === 'swapTake' ? 'send_wallet_id' : 'wallet_id';
+  const wallet = body?.[walletField];
+  if (!body || typeof wallet !== 'string' || !wallet) {
+    throw new ValidationError('partner_txID', `${JSON.stringify(ref.partner_txID)} is not in the submission journal: give ${walletField}, reference and send.amount (and since) to look it up`);
+  }
+  const reference = typeof body.reference === 'string' ? body.reference : '';
+  const send = body.send as { amount?: unknown } | undefined;
+  const amount = typeof send?.amount === 'number' ? send.amount : undefined;
+  const from = since - RESOLVE_SKEW_SECONDS;
+
+  // The paying wallet's fund (ids or short codes are both accepted in payments: spec section 2).
+  const funds = await callOperation<{ list?: ListedFund[] }>(client, readOperations.funds, {});
+  const fund = (funds.data.list ?? []).find((f) => (f.wallets ?? []).some((w) => w.wallet_id === wallet || w.short_code === wallet));
+  if (!fund) throw new ValidationError(walletField, `no fund of this account holds wallet ${JSON.stringify(wallet)}`);
+  const walletId = fund.wallets!.find((w) => w.wallet_id === wallet || w.short_code === wallet)!.wallet_id!;
+
+  const amountMatches = (gross: number, net: number) => amount === undefined || Math.abs(net) === amount || Math.abs(gross) === amount;
+  const free = (txId: string) => {
+    const holder = journal?.holderOf(txId);
+    return !holder || holder === entry?.key;
+  };
+  const found = new Set<string>();
+  const ledger = await callOperation<{ List?: LedgerEntry[] }>(client, readOperations.fundLedger, { fund_id: fund.fund_id, wallet_id: walletId, direction: 'out' });
+  for (const e of ledger.data.List ?? []) {
+    if (!e.TxID || e.timestamp < from || !LEDGER_TYPES[ref.kind].includes(e.type)) continue;
+    if (e.reference !== reference || !amountMatches(e.amount, e.netAmount) || !free(e.TxID)) continue;
+    found.add(e.TxID);
+  }
+  // History items carry no reference: confirm each new one by reading its transaction.
+  const history = await callOperation<WalletHistory>(client, readOperations.walletHistory, { wallet_id: walletId, since: Math.max(0, from) });
+  for (const h of history.data.history ?? []) {
+    if (!h.tx_id || found.has(h.tx_id) || h.timestamp < from || h.amount > 0 || !amountMatches(h.amount, h.net_amount) || !free(h.tx_id)) continue;
+    const read = readSpec(ref, h.tx_id);
+    try {
+      const tx = await callOperation(client, read.spec, read.input as Record<string, unknown>);
+      if (referenceOf(tx.data) === reference) found.add(h.tx_id);
+    } catch {
+      // Not a transaction of this kind (a 404): not a candidate.
+    }
+  }
+
+  const candidates = [...found];
+  if (candidates.length === 1) {
+    if (entry) await journal!.found(entry, candidates[0]);
+    return { ...base, result: 'found', tx_id: candidates[0], keyFreed: false, note: `found ${candidates[0]}: requests with this partner_txID are answered with it` };
+  }
+  if (candidates.length > 1) {
+    return { ...base, result: 'ambiguous', candidates, keyFreed: false, note: `${candidates.length} transactions match reference ${JSON.stringify(reference)} and the amount: the key stays held; check them and use a unique reference per payment` };
+  }
+  const over = expires > 0 && now > expires + RESOLVE_SKEW_SECONDS;
+  if (over && entry) await journal!.free(entry, 'notFound');
+  return {
+    ...base,
+    result: 'notFound',
+    keyFreed: over && Boolean(entry),
+    note: over
+      ? 'not found after its expires: it was never made; the key is free, a new request with it will be sent'
+      : `not found yet; the key stays held until its expires (${expires ? new Date((expires + RESOLVE_SKEW_SECONDS) * 1000).toISOString() : 'unknown'}): resolve again after that to free it`,
+  };
+}
