@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState, WorkspaceClient, resolveV2BaseUrl } from '../../lib';
 import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
+import { journalFile, openSharedJournal, type JournalLease, type SubmissionJournal } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
@@ -110,6 +111,14 @@ function simulatorDataDir(userDir: string | undefined): string {
   return process.env.CUSTODYFLOW_SIMULATOR_DATA || path.join(userDir || os.tmpdir(), 'custodyflow-simulator');
 }
 
+/**
+ * Where the submission journals live: `$CUSTODYFLOW_JOURNAL_DIR`, else
+ * `<userDir>/custodyflow/journal`, else a folder in the OS temp dir. A file per API account.
+ */
+function journalDir(userDir: string | undefined): string {
+  return process.env.CUSTODYFLOW_JOURNAL_DIR || path.join(userDir || os.tmpdir(), 'custodyflow', 'journal');
+}
+
 export = function register(RED: NodeAPI): void {
   function CustodyConfig(this: Node<ConfigCredentials> & CustodyConfigNode, def: ConfigDef) {
     RED.nodes.createNode(this, def);
@@ -120,6 +129,10 @@ export = function register(RED: NodeAPI): void {
     const timeoutSeconds = Number(def.timeout) > 0 ? Number(def.timeout) : 30;
     const credentials: ConfigCredentials = node.credentials || {};
     let closed = false;
+    /** The journal file of the account, known once the client is built (it names the account). */
+    let accountJournalFile: string | undefined;
+    /** The lease on the shared journal, once opened. */
+    let journalLease: Promise<JournalLease> | undefined;
     /** The shared feeds by {@link FeedKind} key: one per core client, the liquidity hub, the wallets feed. */
     const feeds = new Map<string, SharedFeed<FeedStatusCallbacks>>();
 
@@ -141,11 +154,14 @@ export = function register(RED: NodeAPI): void {
         const sim = await startSimulator();
         // The read-only key is signed with the same account key pair (simulator README).
         const apiKey = def.simulatorV1Key === 'readOnly' ? sim.account.readOnlyApiKey : sim.account.apiKey;
+        // The built-in simulator listens on a new port each start: its journal is named by its account alone.
+        accountJournalFile = journalFile(journalDir((RED.settings as { userDir?: string }).userDir), 'built-in-simulator', sim.account.apiKey);
         return new CustodyClient({ baseUrl: sim.baseUrl, apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
       }
       const baseUrl = resolveBaseUrl(environment, def.baseUrl);
       if (!credentials.apiKey) throw new ConfigError('apiKey: set the API key in the custody-config node');
       if (!credentials.privateKey) throw new ConfigError('privateKey: set the RSA private key (PEM) in the custody-config node');
+      accountJournalFile = journalFile(journalDir((RED.settings as { userDir?: string }).userDir), baseUrl, credentials.apiKey);
       return new CustodyClient({ baseUrl, apiKey: credentials.apiKey, privateKey: credentials.privateKey, signingMode, timeoutMs });
     }
 
@@ -169,6 +185,15 @@ export = function register(RED: NodeAPI): void {
     const v2Client = lazyClient(buildWorkspace, () => closed);
     node.client = v1Client.get;
     node.workspaceClient = v2Client.get;
+    node.journal = async (): Promise<SubmissionJournal> => {
+      await node.client();
+      if (closed) throw new ConfigError('connection: the custody-config node was closed');
+      if (!journalLease) {
+        journalLease = openSharedJournal(accountJournalFile!);
+        journalLease.catch(() => (journalLease = undefined));
+      }
+      return (await journalLease).journal;
+    };
 
     /** Build the client and open the shared feed `entry` of `kind`; on failure report it and try again later. */
     function openFeed<U extends FeedStatusCallbacks>(kind: FeedKind<U>, entry: SharedFeed<U>): void {
@@ -250,8 +275,12 @@ export = function register(RED: NodeAPI): void {
       // Both clients' close() abort their requests in flight (retries included) and resolve once
       // those have settled, so no request of this deployment answers after done().
       const closingWorkspace = v2Client.take()?.then((c) => c.close(), () => undefined);
+      const lease = journalLease;
+      journalLease = undefined;
       Promise.allSettled(stopping)
         .then(() => Promise.allSettled([pending?.then((c) => c.close(), () => undefined), closingWorkspace]))
+        // The journal closes after the requests: their answers are recorded first.
+        .then(() => lease?.then((l) => l.release(), () => undefined))
         .finally(() => done());
     });
   }

@@ -11,6 +11,7 @@ export = function register(RED: NodeAPI): void {
   registerOperationNode(RED, {
     type: 'custody-swap-make',
     operations: v1Operations.swapMake,
+    resolve: 'swapMake',
     editorFields: ['company_id', 'send_wallet_id', 'receive_wallet_id', 'tx_id'],
   });
 };

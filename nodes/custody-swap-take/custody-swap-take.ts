@@ -11,6 +11,7 @@ export = function register(RED: NodeAPI): void {
   registerOperationNode(RED, {
     type: 'custody-swap-take',
     operations: v1Operations.swapTake,
+    resolve: 'swapTake',
     editorFields: ['company_id', 'swap_id', 'send_wallet_id', 'receive_wallet_id', 'tx_id'],
   });
 };

@@ -11,6 +11,7 @@ export = function register(RED: NodeAPI): void {
   registerOperationNode(RED, {
     type: 'custody-sweep',
     operations: v1Operations.sweep,
+    resolve: 'sweep',
     editorFields: ['client_id', 'wallet_id', 'recipient_wallet_id', 'tx_id'],
   });
 };

@@ -11,6 +11,7 @@ export = function register(RED: NodeAPI): void {
   registerOperationNode(RED, {
     type: 'custody-transfer',
     operations: v1Operations.transfer,
+    resolve: 'transfer',
     editorFields: ['company_id', 'wallet_id', 'counterparty_wallet_address', 'tx_id'],
   });
 };

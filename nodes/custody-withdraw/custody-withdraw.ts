@@ -11,6 +11,7 @@ export = function register(RED: NodeAPI): void {
   registerOperationNode(RED, {
     type: 'custody-withdraw',
     operations: v1Operations.withdraw,
+    resolve: 'withdraw',
     editorFields: ['company_id', 'wallet_id', 'address', 'tx_id'],
   });
 };

@@ -7,7 +7,7 @@
  * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { callOperation, decimalAmountsToBaseUnits, describeOperation, ConfigError, OperationSpec, CustodyClient, OperationDescription } from '../../lib';
+import { callOperation, submitOperation, resolveSubmission, decimalAmountsToBaseUnits, describeOperation, ConfigError, OperationSpec, CustodyClient, OperationDescription, ValidationError, type SubmissionKind } from '../../lib';
 import { resolveInput, EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';
@@ -21,7 +21,15 @@ export interface OperationNodeType {
   operations: Record<string, OperationSpec>;
   /** Editor properties that are API fields (path ids, selected body fields), e.g. `company_id`. */
   editorFields: readonly EditorField[];
+  /**
+   * For the money-moving nodes: the submission kind their `resolve` operation looks up (lib
+   * `resolveSubmission`): the operation is offered besides `operations`.
+   */
+  resolve?: SubmissionKind;
 }
+
+/** The operation name of the look-up of a payment whose outcome is unknown. */
+export const RESOLVE_OPERATION = 'resolve';
 
 /**
  * The trace an operation node leaves on its output msg (`msg.custody`): which node type and
@@ -51,6 +59,7 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     RED.nodes.createNode(this, def);
     const node = this;
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+    const resolving = Boolean(nodeType.resolve) && def.operation === RESOLVE_OPERATION;
     const spec: OperationSpec | undefined = nodeType.operations[def.operation];
     const amountFormat: AmountFormat = def.amountFormat === 'decimal' ? 'decimal' : 'baseUnits';
     const expiresAfter = Number(def.expiresAfter);
@@ -59,24 +68,50 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     const runRequest = requestRunner(node);
 
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
-    else if (!spec) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    else if (!spec && !resolving) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
     else node.status({});
 
     async function run(client: CustodyClient, msg: CustodyMessage): Promise<RequestOutcome> {
       let input = resolveInput(config, nodeType.editorFields, msg.payload);
+      if (resolving) return resolvePayment(client, msg, input);
       if (defaultExpiry && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + defaultExpiry;
       if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec!, input);
+      msg.custody = custodyTrace(nodeType.type, def.operation, input);
+      if (spec!.submission) {
+        // Money moves: through the config node's submission journal, exactly once.
+        const res = await submitOperation(client, spec!, input, { journal: await connection!.journal() });
+        msg.payload = res.data;
+        msg.statusCode = res.statusCode;
+        msg.outcome = res.outcome;
+        return { statusCode: res.statusCode, note: res.outcome === 'existing' ? `existing ${(res.data as { tx_id?: string }).tx_id ?? ''}`.trim() : undefined };
+      }
       const res = await callOperation(client, spec!, input);
       msg.payload = res.data;
       msg.statusCode = res.statusCode;
-      msg.custody = custodyTrace(nodeType.type, def.operation, input);
       return { statusCode: res.statusCode };
+    }
+
+    /** The `resolve` operation: look a payment up (lib `resolveSubmission`); `msg.payload` = its result. */
+    async function resolvePayment(client: CustodyClient, msg: CustodyMessage, input: Record<string, unknown>): Promise<RequestOutcome> {
+      const kind = nodeType.resolve!;
+      const owner = kind === 'sweep' ? 'client_id' : 'company_id';
+      const ownerId = input[owner];
+      if (typeof ownerId !== 'string' || !ownerId.trim()) throw new ValidationError(owner, 'required');
+      const key = input.partner_txID;
+      if (typeof key !== 'string' || !key.trim()) throw new ValidationError('partner_txID', 'required: the key of the payment to look up');
+      const since = input.since === undefined ? undefined : Number(input.since);
+      if (since !== undefined && !(Number.isInteger(since) && since >= 0)) throw new ValidationError('since', 'must be epoch seconds (a non-negative integer)');
+      const result = await resolveSubmission(client, { kind, [owner]: ownerId, partner_txID: key, body: input, since }, await connection!.journal());
+      msg.payload = result;
+      delete msg.statusCode;
+      msg.custody = custodyTrace(nodeType.type, RESOLVE_OPERATION, input);
+      return { statusCode: 200, note: result.result === 'found' ? undefined : result.result === 'ambiguous' ? 'ambiguous' : result.keyFreed ? 'not found: key freed' : 'not found yet' };
     }
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as CustodyMessage;
       if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
-      if (!spec) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
+      if (!spec && !resolving) return done(new ConfigError(`operation: expected one of ${[...Object.keys(nodeType.operations), ...(nodeType.resolve ? [RESOLVE_OPERATION] : [])].join(', ')}, got ${JSON.stringify(def.operation)}`));
       runRequest(out, send, done, () => connection.client().then((client) => run(client, out)));
     });
 
@@ -131,6 +166,18 @@ export function editorDescription(nodeType: OperationNodeType): Record<string, E
     // The node fills `expires` from "Expires after" when the msg has none.
     const required = d.expires ? d.required.map((f) => (f === 'expires' ? 'expires (or Expires after)' : f)) : d.required;
     out[operation] = { ...d, required, properties };
+  }
+  if (nodeType.resolve) {
+    const owner = nodeType.resolve === 'sweep' ? 'client_id' : 'company_id';
+    const wallet = nodeType.resolve === 'swapMake' || nodeType.resolve === 'swapTake' ? 'send_wallet_id' : 'wallet_id';
+    out[RESOLVE_OPERATION] = {
+      call: 'look-up: GET /funds/, GET /funds/{fund_id}/ledger, GET /wallets/{wallet_id}/history',
+      fields: [owner, 'partner_txID', wallet, 'reference', 'send.amount', 'expires', 'since'],
+      required: [owner, 'partner_txID'],
+      amounts: false,
+      expires: false,
+      properties: nodeType.editorFields.map((e) => (typeof e === 'string' ? e : e[1])).filter((p) => p === owner),
+    };
   }
   return out;
 }

@@ -4,8 +4,8 @@
  * each input msg through one {@link RequestRunner}.
  */
 import type { Node, NodeMessageInFlow } from 'node-red';
-import { ApiError } from '../../lib';
-import { showRequesting, showSuccess, showError, showNote } from './status';
+import { ApiError, OutcomeUnknownError } from '../../lib';
+import { showRequesting, showSuccess, showError, showNote, showOutcomeUnknown } from './status';
 import type { CustodyMessage } from './types';
 
 /** What a successful request leaves for the status: the HTTP status and, when the answer is not final, a note. */
@@ -19,8 +19,9 @@ export interface RequestOutcome {
 /**
  * Run one msg's request: `work` sets `msg.payload` and `msg.statusCode` and resolves to the
  * outcome; then the msg is sent and `done()` called. On failure `msg.statusCode` is the HTTP
- * status of the error answer (deleted when no answer came or nothing was sent) and
- * `done(err)` is called, so Catch nodes receive it.
+ * status of the error answer (deleted when no answer came or nothing was sent), `msg.outcome`
+ * says what the failure tells (`refused`, `notSent`, `outcomeUnknown`; see `MessageOutcome`),
+ * and `done(err)` is called, so Catch nodes receive it.
  */
 export type RequestRunner = (
   msg: CustodyMessage,
@@ -62,7 +63,10 @@ export function requestRunner(node: Node): RequestRunner {
         // The HTTP status of the answer; none when no answer came or nothing was sent.
         if (err instanceof ApiError && err.statusCode > 0) msg.statusCode = err.statusCode;
         else delete msg.statusCode;
-        showError(node, err);
+        // What the failure tells about the request's effect (issue 9).
+        msg.outcome = err instanceof ApiError ? err.failure : 'notSent';
+        if (err instanceof OutcomeUnknownError) showOutcomeUnknown(node, err);
+        else showError(node, err);
         done(err);
       },
     );

@@ -22,6 +22,12 @@ export function showError(node: Node, err: unknown): void {
   node.status({ fill: 'red', shape: 'ring', text: text.length > 60 ? text.slice(0, 57) + '...' : text });
 }
 
+/** Red ring "outcome unknown" with the payment's kind and key: it may have moved money. */
+export function showOutcomeUnknown(node: Node, err: { kind: string; partner_txID: string }): void {
+  const text = `outcome unknown: ${err.kind} ${err.partner_txID}`;
+  node.status({ fill: 'red', shape: 'ring', text: text.length > 60 ? text.slice(0, 57) + '...' : text });
+}
+
 /** Feed connection state as a status. */
 export function showFeedState(node: Node, state: FeedState): void {
   switch (state) {

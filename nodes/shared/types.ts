@@ -3,7 +3,7 @@
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment } from '../../lib';
+import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, SubmissionJournal } from '../../lib';
 
 /** The status callbacks of a feed subscription: the part every feed user has alike. */
 export interface FeedStatusCallbacks {
@@ -42,6 +42,13 @@ export interface CustodyConfigNode extends Node {
   client(): Promise<CustodyClient>;
   /** The shared v2 client (`x-token`, spec section 5.8); resolves once. @throws ConfigError naming `workspaceId`, `token` or `v2BaseUrl` (rejects). */
   workspaceClient(): Promise<WorkspaceClient>;
+  /**
+   * The submission journal of this connection's API account (lib `SubmissionJournal`), opened on
+   * first use in `<userDir>/custodyflow/journal/` (or `$CUSTODYFLOW_JOURNAL_DIR`) and shared by
+   * every config node of the same account in this process.
+   * @throws ConfigError when the client cannot be built; what the file system throws when the journal cannot be opened (rejects).
+   */
+  journal(): Promise<SubmissionJournal>;
   /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. */
   subscribeFeed(clientId: string, user: FeedUser): FeedMembership;
   /** Join the account's liquidity hub feed (spec section 6); the first user opens it, the last to leave closes it. */
@@ -72,5 +79,13 @@ export interface CustodyTrace {
   client_id?: string;
 }
 
-/** The msg of an operation node: the contract adds `statusCode` (DESIGN.md "The msg contract") and `custody` ({@link CustodyTrace}). */
-export type CustodyMessage = NodeMessageInFlow & { statusCode?: number; custody?: CustodyTrace };
+/**
+ * `msg.outcome`: what a request did (issue 9). Set by the money-moving operations on success
+ * (`new`, `existing`) and by every request-sending node on failure: `refused` (the API answered
+ * 4xx: nothing happened), `notSent` (nothing was sent: bad input, a conflicting key, no
+ * connection), `outcomeUnknown` (the request may have had its effect).
+ */
+export type MessageOutcome = 'new' | 'existing' | 'refused' | 'notSent' | 'outcomeUnknown';
+
+/** The msg of an operation node: the contract adds `statusCode` (DESIGN.md "The msg contract"), `custody` ({@link CustodyTrace}) and `outcome` ({@link MessageOutcome}). */
+export type CustodyMessage = NodeMessageInFlow & { statusCode?: number; custody?: CustodyTrace; outcome?: MessageOutcome };
