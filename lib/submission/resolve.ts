@@ -10,7 +10,7 @@
  * whose `TxID` no other journaled payment holds. History items (which carry no reference) are
  * confirmed by reading their transaction. One match: found (recorded in the journal: later
  * requests with the key are answered with that `tx_id`). None: not found; once the payment's
- * `expires` has passed (plus {@link RESOLVE_SKEW_SECONDS}), nothing can still appear, so the key
+ * `expires` has passed (plus {@link ResolveInput.skewSeconds}, default {@link RESOLVE_SKEW_SECONDS}), nothing can still appear, so the key
  * is freed. Several: ambiguous (the key stays held; the candidates are listed).
  */
 import { ValidationError, type SubmissionKind, type SubmissionRef } from '../errors';
@@ -37,6 +37,8 @@ export interface ResolveInput extends SubmissionRef {
   body?: Record<string, unknown>;
   /** Look from this time (epoch seconds); default the journal's first attempt, else 24 hours ago. */
   since?: number;
+  /** Clock difference allowed between client and service, seconds (default {@link RESOLVE_SKEW_SECONDS}). */
+  skewSeconds?: number;
 }
 
 /** The answer of {@link resolveSubmission}. */
@@ -136,7 +138,8 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
   const reference = typeof body.reference === 'string' ? body.reference : '';
   const send = body.send as { amount?: unknown } | undefined;
   const amount = typeof send?.amount === 'number' ? send.amount : undefined;
-  const from = since - RESOLVE_SKEW_SECONDS;
+  const skew = input.skewSeconds ?? RESOLVE_SKEW_SECONDS;
+  const from = since - skew;
 
   // The paying wallet's fund (ids or short codes are both accepted in payments: spec section 2).
   const funds = await callOperation<{ list?: ListedFund[] }>(client, readOperations.funds, {});
@@ -177,7 +180,7 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
   if (candidates.length > 1) {
     return { ...base, result: 'ambiguous', candidates, keyFreed: false, note: `${candidates.length} transactions match reference ${JSON.stringify(reference)} and the amount: the key stays held; check them and use a unique reference per payment` };
   }
-  const over = expires > 0 && now > expires + RESOLVE_SKEW_SECONDS;
+  const over = expires > 0 && now > expires + skew;
   if (over && entry) await journal!.free(entry, 'notFound');
   return {
     ...base,
@@ -185,6 +188,6 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
     keyFreed: over && Boolean(entry),
     note: over
       ? 'not found after its expires: it was never made; the key is free, a new request with it will be sent'
-      : `not found yet; the key stays held until its expires (${expires ? new Date((expires + RESOLVE_SKEW_SECONDS) * 1000).toISOString() : 'unknown'}): resolve again after that to free it`,
+      : `not found yet; the key stays held until its expires (${expires ? new Date((expires + skew) * 1000).toISOString() : 'unknown'}): resolve again after that to free it`,
   };
 }
