@@ -156,8 +156,9 @@ function connectedExchangeWallet(ctx: Ctx): Promise<unknown> {
 }
 
 /** A sweep input: from the connected exchange wallet to the demo BTC wallet. */
+let sweepSeq = 0;
 function sweepInput(): Record<string, unknown> {
-  return { client_id: EXCHANGE_CLIENT, wallet_id: EXCHANGE_BTC, recipient_wallet_id: BTC, reference: 'endpoint matrix sweep', expires: now() + 3600, send: { symbol: 'BTC-TESTNET', amount: 2000 } };
+  return { client_id: EXCHANGE_CLIENT, wallet_id: EXCHANGE_BTC, recipient_wallet_id: BTC, reference: 'endpoint matrix sweep', partner_txID: `matrix-sweep-${++sweepSeq}`, expires: now() + 3600, send: { symbol: 'BTC-TESTNET', amount: 2000 } };
 }
 
 /** A v2 transaction policy with m.alice (threshold 1). @returns the policy as listed. */

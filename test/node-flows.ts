@@ -2,6 +2,7 @@
  * Flows for node-red-node-test-helper: the tab and simulator config node the runtime tests
  * use, and loading a flow while collecting what its `helper` nodes receive.
  */
+import './isolated-dirs';
 import helper from 'node-red-node-test-helper';
 import { until } from './support';
 

@@ -134,7 +134,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
         ['custody-swap-take', { operation: 'take', company_id: 'c1' }, { send_wallet_id: 'a', receive_wallet_id: 'b', reference: '', partner_txID: 'p' }, /swap_id: required/],
         ['custody-liquidity-hub', { operation: 'publish', company_id: 'c1' }, {}, /tx_id: required/],
         ['custody-liquidity-hub', { operation: 'approveTake', company_id: 'c1' }, { action_id: '..' }, /action_id: must be an id/],
-        ['custody-sweep', { operation: 'start', client_id: 'cc1' }, { wallet_id: 'a', recipient_wallet_id: 'b', expires: now() + 60, send: { amount: 5 } }, /send\.symbol: required/],
+        ['custody-sweep', { operation: 'start', client_id: 'cc1' }, { wallet_id: 'a', recipient_wallet_id: 'b', partner_txID: 'sw-1', expires: now() + 60, send: { amount: 5 } }, /send\.symbol: required/],
         ['custody-sweep', { operation: 'status', client_id: 'cc1' }, {}, /tx_id: required/],
         ['custody-read', { operation: 'fundLedger' }, { fund_id: 'f1', direction: 'both' }, /direction: must be one of/],
         ['custody-fund', { operation: 'addWhitelist', company_id: 'c1', fund_id: 'f1' }, { name: 'n', address: 'a' }, /asset: required/],
@@ -293,7 +293,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       assert.ok((await ok({})).payload.wallets.some((w: { wallet_id: string; status: string }) => w.wallet_id === walletId && w.status === 'approved'));
       await helper.unload();
       await load(opFlow('custody-sweep', { operation: 'start', client_id: clientId, wallet_id: walletId, recipient_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, amountFormat: 'decimal', expiresAfter: '600' }));
-      const swept = await ok({ payload: { reference: 'node sweep', send: { symbol: 'BTC-TESTNET', amount: '0.00002' } } });
+      const swept = await ok({ payload: { reference: 'node sweep', partner_txID: 'node-sweep-1', send: { symbol: 'BTC-TESTNET', amount: '0.00002' } } });
       await helper.unload();
       await load(opFlow('custody-sweep', { operation: 'status', client_id: clientId }));
       const status = await ok({ payload: { tx_id: swept.payload.tx_id } });

@@ -216,10 +216,19 @@ describe('nodes in the Node-RED runtime', function () {
       status = (await until(() => got[n], 'the transfer')).payload.txStatus;
     }
     assert.equal(status, 'approved_transfer');
-    // The same request sent again (a retry, this time naming the wallet by id instead of short
-    // code) is the same transfer: `existing`, the original tx_id.
-    const again = await call({ ...request, wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id });
+    // The same request sent again (a retry) is the same transfer: `existing`, the original tx_id.
+    const again = await call(request);
     assert.deepEqual(again.payload, { tx_id, status: 'existing' });
+    assert.equal(again.outcome, 'existing');
+    // The journal compares requests as written: the wallet named by id instead of short code is
+    // another request under the same key, refused before sending, naming the field.
+    const renamed = await call({ ...request, wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id }).then(
+      () => assert.fail('a changed request under a used partner_txID was sent'),
+      (e) => e.caught,
+    );
+    assert.equal(renamed.error.code, 'ECONFLICT');
+    assert.match(renamed.error.message, /partner_txID: "node-test-\d+" was already used for another transfer \(wallet_id differs\)/);
+    assert.equal(renamed.outcome, 'notSent');
   });
 
   it('custody-coreclient-feed reads a failed action detail again and sends the action once', async function () {

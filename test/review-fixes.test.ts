@@ -9,6 +9,7 @@
  * - a signed call (lib `signedRequest`, node `custody-request`) that a typed operation covers is
  *   checked like that operation, nothing sent for refused input, the body sent as given.
  */
+import './isolated-dirs';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';

@@ -7,6 +7,7 @@
  *   the answer may be anything but the catch-all "no route" 404.
  * Every row of spec section 4 must be in the table: the test also counts them per group.
  */
+import './isolated-dirs';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
