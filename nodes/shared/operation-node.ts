@@ -171,7 +171,7 @@ export function editorDescription(nodeType: OperationNodeType): Record<string, E
     const owner = nodeType.resolve === 'sweep' ? 'client_id' : 'company_id';
     const wallet = nodeType.resolve === 'swapMake' || nodeType.resolve === 'swapTake' ? 'send_wallet_id' : 'wallet_id';
     out[RESOLVE_OPERATION] = {
-      call: 'look-up: GET /funds/, GET /funds/{fund_id}/ledger, GET /wallets/{wallet_id}/history',
+      call: 'GET /funds/, GET /funds/{fund_id}/ledger, GET /wallets/{wallet_id}/history (a look-up: reads only)',
       fields: [owner, 'partner_txID', wallet, 'reference', 'send.amount', 'expires', 'since'],
       required: [owner, 'partner_txID'],
       amounts: false,
