@@ -5,7 +5,7 @@
  * transactions.ts (transfers, actions, expiry); both work on an {@link Engine}.
  */
 import { EventEmitter } from 'node:events';
-import type { ActionRecord, CustodyTxRecord, SimState, Store, WalletRecord } from './state';
+import type { ActionRecord, CustodyTxRecord, LedgerEntry, SimState, Store, WalletRecord } from './state';
 import { normaliseShortCode } from './ids';
 
 /**
@@ -84,6 +84,15 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   readonly eventLog: EngineEventRecord[] = [];
   private eventSeq = 0;
+  /**
+   * tx id of a custody transaction (any kind) -> its debit ledger entry: the entry, in
+   * `state.ledger`, of the wallet the transaction debits (`tx.wallet_id`; transferOut, withdraw,
+   * swapOut). Written pending at creation and updated in place when the transaction ends
+   * (custody.ts), so no update scans the ledger. Not persisted: rebuilt from the ledger on
+   * start. Transactions of older state files that settled before pending entries existed are
+   * found too; those still pending then have none.
+   */
+  readonly debitEntries = new Map<string, LedgerEntry>();
 
   constructor(readonly store: Store) {
     super();
@@ -91,6 +100,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const w of Object.values(this.state.wallets)) this.shortCodes.set(normaliseShortCode(w.short_code), w.wallet_id);
     for (const tx of this.allTxs()) {
       if (isLive(tx)) this.trackExpiry(tx);
+    }
+    for (const records of Object.values(this.state.ledger)) {
+      for (const r of records) {
+        const tx = r.entry.TxID ? this.findTx(r.entry.TxID) : undefined;
+        if (tx && r.wallet_id === tx.wallet_id) this.debitEntries.set(tx.txID, r.entry);
+      }
     }
     this.on('hub', (m) => this.log('hub', m));
     this.on('walletTx', (m) => this.log('walletTx', m));

@@ -21,7 +21,8 @@
  *   tx_status `approved_sweep`, one status record `{action_id, status:'approved', timestamp,
  *   entity: client_id}`, threshold_required 1, approver_count 1. Ledger entries `transferOut` /
  *   `transferIn` (OpenAPI has no sweep type) and wallets feed events with `sweep_tx: true`.
- *   `partner_txID` is optional; when given it is idempotent per core client (`existing`).
+ *   `partner_txID` is optional; when given it is idempotent per core client (`existing`). Sweeps
+ *   settle at once: their entries are written `approved`, never pending.
  */
 import type { Engine } from './engine';
 import { badRequest, conflict, notFound } from './errors';

@@ -26,6 +26,10 @@
  *   `expires` makes it `expired_transfer`. When a transfer leaves pending, the actions still
  *   pending become `expired` (no longer actionable). The same rules hold for withdrawals, swap
  *   quotes and swap takes with their own status names.
+ * - Ledger: the origin's `transferOut` entry is written at creation with status `pending`
+ *   (counterparty = the destination wallet's company) and becomes `approved` (with its
+ *   chainTxID), `rejected` or `expired` in place; the destination's `transferIn` entry is
+ *   written at approval (custody.ts module comment).
  */
 import { isLive, type Engine } from './engine';
 import { badRequest, conflict, forbidden, notFound } from './errors';
@@ -150,11 +154,14 @@ export function createTransfer(eng: Engine, companyId: string, input: TransferIn
     txStatus: 'pending_transfer',
   };
   eng.state.transfers[tx.txID] = tx;
-  openCustody(eng, company, tx, group, 'ApproveTransfer');
+  openCustody(eng, company, tx, group, 'ApproveTransfer', { type: 'transferOut', counterpartyID: dest.company_id, counterpartyName: eng.state.companies[dest.company_id]?.name ?? '' });
   return { tx_id: tx.txID, status: 'new' };
 }
 
-/** Threshold reached: move the money, write both ledger entries and wallets feed events, mark approved. */
+/**
+ * Threshold reached: move the money, mark approved, update the origin's pending `transferOut`
+ * ledger entry (approved) and write the destination's `transferIn`, with a wallets feed event each.
+ */
 function settleTransfer(eng: Engine, tx: TransferRecord, now: number): void {
   const origin = eng.state.wallets[tx.wallet_id];
   const dest = eng.state.wallets[tx.recipient_wallet_id];
