@@ -65,11 +65,20 @@ export function idemKey(kind: TxKind, companyId: string, partnerTxID: string): s
 }
 
 /**
+ * Whether a repeated `partner_txID` of this kind of call answers `existing` (`Engine.dedupe`):
+ * always for transfers (spec section 3), for the other kinds only in mode `all` (the default).
+ */
+export function dedupes(eng: Engine, kind: TxKind | 'sweep'): boolean {
+  return kind === 'transfer' || eng.dedupe === 'all';
+}
+
+/**
  * The tx id of the `kind` already created by this company with this `partner_txID`, or undefined.
- * An empty or missing partner_txID never matches (only swaps accept one, OpenAPI example `''`).
+ * An empty or missing partner_txID never matches (only swaps accept one, OpenAPI example `''`);
+ * nor does any partner_txID of a kind the engine does not dedupe ({@link dedupes}).
  */
 export function existingTx(eng: Engine, kind: TxKind, companyId: string, partnerTxID: string | undefined): string | undefined {
-  if (!partnerTxID) return undefined;
+  if (!partnerTxID || !dedupes(eng, kind)) return undefined;
   return eng.state.partnerTxIndex[idemKey(kind, companyId, partnerTxID)];
 }
 
@@ -118,7 +127,7 @@ export interface DebitEntryInput {
 
 /**
  * Open custody for a new transaction already stored in its collection: reserve `tx.amount` on the
- * origin wallet, index the partner_txID (per `tx.kind`), write
+ * origin wallet, index the partner_txID (per `tx.kind`; the first transaction keeps it), write
  * its pending debit ledger entry (see the module comment), watch the expiry, create one
  * `actionType` action per custodian of `group` and announce the core clients' actions (engine
  * event `action`).
@@ -131,7 +140,7 @@ export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRe
   tx.custodians = [...group.members];
   origin.held += tx.amount;
   tx.held = true;
-  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] = tx.txID;
+  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] ??= tx.txID;
   const entry: LedgerEntry = {
     TxID: tx.txID,
     chainTxID: '',

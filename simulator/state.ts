@@ -454,7 +454,11 @@ export interface SimState {
   actions: Record<string, ActionRecord>;
   /** ledger entries per fund id, in the order written (oldest first); see {@link LedgerRecord} */
   ledger: Record<string, LedgerRecord[]>;
-  /** `kind + "\n" + company_id + "\n" + partner_txID` -> tx id (idempotency is per company and kind of transaction); sweeps `"coreclient:" + client_id + "\n" + partner_txID` */
+  /**
+   * `kind + "\n" + company_id + "\n" + partner_txID` -> tx id of the first transaction with it
+   * (idempotency is per company and kind of transaction); sweeps `"coreclient:" + client_id +
+   * "\n" + partner_txID`. Written whatever `SimulatorOptions.dedupe` says; consulted per it.
+   */
   partnerTxIndex: Record<string, string>;
   demo: DemoDataset | null;
   /** withdrawals by tx id (this and the collections below are absent in older state files: see {@link upgradeState}) */

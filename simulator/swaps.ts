@@ -13,7 +13,8 @@
  *   Status `pending_swap` -> (custody threshold) `taker_pending` -> (settled with a taker)
  *   `approved_swap`; or `custody_rejected_swap`, `expired_swap`, `cancelled_swap`.
  *   `partner_txID` is optional for swaps (OpenAPI example `''`); when given it is idempotent per
- *   company, answering `existing`.
+ *   company, answering `existing`, for makes and takes alike, unless `SimulatorOptions.dedupe` is
+ *   `transfers` (then a repeat is a new make or take).
  * - The quote is listed in the liquidity hub once `taker_pending` and published: at approval
  *   when `add_to_liquidity_hub` is true, or by POST liquidityhub `{tx_id}`. Publishing emits the
  *   engine event `hub` `{txID, status:'taker_pending'}` once. The listing hides quotes that are

@@ -10,7 +10,8 @@
  *
  * Transfer semantics chosen by the simulator:
  * - POST transfer: idempotent per company on `partner_txID` (a repeat answers `existing` with the
- *   original tx_id, before any other check). Otherwise the origin wallet (id or short code) must
+ *   original tx_id, before any other check; spec section 3, whatever `SimulatorOptions.dedupe`
+ *   says). Otherwise the origin wallet (id or short code) must
  *   belong to the company, the destination (id or short code) must exist, differ from the origin
  *   and hold the same asset, `send.symbol` must be the wallets' asset, `expires` must be later
  *   than the business clock, and the origin's available balance (balance - held) must cover

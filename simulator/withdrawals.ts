@@ -8,7 +8,9 @@
  * - Whitelist entries belong to a fund and an asset; the same address may be whitelisted for
  *   several funds of a company (spec). Adding an entry that exists (same asset and address)
  *   renames it. Only assets of GET /assets are accepted.
- * - POST withdraw: idempotent per company on `partner_txID` (like transfers). The origin wallet
+ * - POST withdraw: idempotent per company on `partner_txID` (like transfers) unless
+ *   `SimulatorOptions.dedupe` is `transfers` (the spec promises it for transfers only): then a
+ *   repeat is a new withdrawal. The origin wallet
  *   (id or short code, never an address) must belong to the company, `send.symbol` must be its
  *   asset, `address` must be whitelisted for the wallet's fund and asset (else 400 naming
  *   `address`), `expires` in the future, available balance >= amount + fees.
