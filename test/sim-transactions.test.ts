@@ -12,7 +12,7 @@ import { Simulator } from '../simulator';
 import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
 import { controlCall, control, until } from './support';
-import { accountClient, signedCall, startSimulated, stopSimulated, type Reply } from './simulated';
+import { accountClient, signedCall, startSimulated, stopSimulated, type Reply, type SimulatedAccount } from './simulated';
 
 const wallClock = () => Math.floor(Date.now() / 1000);
 /** The simulator's business clock (epoch seconds), read before each test: the tests advance it. */
@@ -566,9 +566,11 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       const fromBefore = await balance(wallet);
       const toBefore = await balance(target);
       const mark = await lastSeq();
-      const sweep = await api('POST', `/coreclient/${clientId}/sweep`, sweepBody);
+      const sweepOnce = { ...sweepBody, partner_txID: pid('sweep') };
+      const sweep = await api('POST', `/coreclient/${clientId}/sweep`, sweepOnce);
       assert.equal(sweep.status, 200);
       assert.ok(sweep.data.tx_id);
+      assert.deepEqual((await api('POST', `/coreclient/${clientId}/sweep`, sweepOnce)).data, { tx_id: sweep.data.tx_id, status: 'existing' }, 'dedupe all (the default): a repeated partner_txID answers existing');
       assert.equal(await balance(wallet), fromBefore - 1000010);
       assert.equal(await balance(target), toBefore + 1000000);
       const viaPost = await api('POST', `/coreclient/${clientId}/sweep/tx_id`, { tx_id: sweep.data.tx_id });
@@ -854,5 +856,98 @@ describe('simulator state files written before pending ledger entries', function
       await sim?.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("simulator option dedupe: 'transfers' (spec section 3 promises `existing` for POST transfer only)", function () {
+  this.timeout(60000);
+  let s: SimulatedAccount;
+  const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> => signedCall(s.client, method, p, body);
+  /** Approve, as core client `clientId`, its pending action of transaction `txId`. */
+  async function approveAs(clientId: string, txId: string): Promise<void> {
+    for (const a of (await api('GET', `/coreclient/${clientId}/actions`)).data.actions) {
+      if ((await api('GET', `/coreclient/${clientId}/action/${a.id}`)).data.details.txID === txId) {
+        assert.equal((await api('PUT', `/coreclient/${clientId}/action/${a.id}`)).status, 200);
+        return;
+      }
+    }
+    throw new Error(`no pending action of ${clientId} for ${txId}`);
+  }
+
+  before(async () => {
+    s = await startSimulated('cf-sim-dedupe-', { dedupe: 'transfers' });
+  });
+
+  after(async () => {
+    await stopSimulated(s ?? {});
+  });
+
+  it('refuses an unknown mode at start', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-dedupe-bad-'));
+    try {
+      await assert.rejects(Simulator.start({ dataDir, port: 0, dedupe: 'some' as never }), /dedupe must be 'all' or 'transfers'/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a repeated withdraw partner_txID makes a second withdrawal; a repeated transfer partner_txID answers existing', async () => {
+    const d = s.sim.demo;
+    const wallet = d.wallets['BTC-TESTNET'].wallet_id;
+    const common = { wallet_id: wallet, expires: wallClock() + 3600, benefit_of: 'b', account_no: 'a', send: { symbol: 'BTC-TESTNET', amount: 5000 } };
+    const w = { ...common, address: d.whitelist['BTC-TESTNET'], reference: 'dedupe withdrawal', partner_txID: pid('dedupe-wd') };
+    const first = await api('POST', `/company/${d.company_id}/withdraw`, w);
+    const second = await api('POST', `/company/${d.company_id}/withdraw`, w);
+    assert.equal(first.data.status, 'new');
+    assert.equal(second.data.status, 'new', 'not deduped: a new withdrawal');
+    assert.notEqual(second.data.tx_id, first.data.tx_id);
+    for (const id of [first.data.tx_id, second.data.tx_id]) assert.equal((await api('GET', `/company/${d.company_id}/withdraw/${id}`)).data.txStatus, 'pending_withdrawal');
+    const ledger = (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.filter((e: any) => e.reference === 'dedupe withdrawal');
+    assert.deepEqual(ledger.map((e: any) => [e.TxID, e.status, e.amount]).sort(), [[first.data.tx_id, 'pending', 5001], [second.data.tx_id, 'pending', 5001]].sort(), 'two pending withdrawals with that reference and amount');
+
+    const t = { ...common, counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe transfer', partner_txID: pid('dedupe-t') };
+    const t1 = await api('POST', `/company/${d.company_id}/transfer`, t);
+    assert.equal(t1.data.status, 'new');
+    assert.deepEqual((await api('POST', `/company/${d.company_id}/transfer`, t)).data, { tx_id: t1.data.tx_id, status: 'existing' });
+    assert.equal((await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.filter((e: any) => e.reference === 'dedupe transfer').length, 1);
+  });
+
+  it('swap makes, swap takes and sweeps are not deduped either', async () => {
+    const d = s.sim.demo;
+    const make = {
+      send_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
+      receive_wallet_id: d.wallets['ETH-TESTNET'].wallet_id,
+      expires: wallClock() + 3600,
+      reference: 'dedupe make',
+      partner_txID: pid('dedupe-make'),
+      send: { symbol: 'BTC-TESTNET', amount: 1000 },
+      receive: { symbol: 'ETH-TESTNET', amount: 2000 },
+      add_to_liquidity_hub: true,
+    };
+    const m1 = await api('POST', `/company/${d.company_id}/atomicswap/make`, make);
+    const m2 = await api('POST', `/company/${d.company_id}/atomicswap/make`, make);
+    assert.deepEqual([m1.data.status, m2.data.status], ['new', 'new']);
+    assert.notEqual(m1.data.tx_id, m2.data.tx_id);
+
+    await approveAs(d.core_client_id, m1.data.tx_id);
+    const take = { swap_id: m1.data.tx_id, send_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe take', partner_txID: pid('dedupe-take') };
+    const k1 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take);
+    assert.equal(k1.data.status, 'new');
+    const k2 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take);
+    assert.equal(k2.status, 409, 'a new take of a quote being taken, not the existing one');
+    await approveAs(d.core_client_id, m2.data.tx_id);
+    const k3 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, { ...take, swap_id: m2.data.tx_id });
+    assert.equal(k3.data.status, 'new', 'the same partner_txID takes another quote');
+    assert.notEqual(k3.data.tx_id, k1.data.tx_id);
+
+    const clientId = d.exchange.client_id;
+    const wallet = d.exchange.wallets['BTC-TESTNET'].wallet_id;
+    const req = (await control(s.sim, '/exchange/connect-request', { client_id: clientId, wallet_id: wallet, customer_email: 'd@example.com', customer_id: 'D-1' })) as { action_id: string };
+    assert.equal((await api('PUT', `/coreclient/${clientId}/action/${req.action_id}`)).status, 200);
+    const sweep = { wallet_id: wallet, recipient_wallet_id: d.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe sweep', expires: wallClock() + 3600, partner_txID: pid('dedupe-sweep'), send: { symbol: 'BTC-TESTNET', amount: 1000 } };
+    const s1 = await api('POST', `/coreclient/${clientId}/sweep`, sweep);
+    const s2 = await api('POST', `/coreclient/${clientId}/sweep`, sweep);
+    assert.deepEqual([s1.data.status, s2.data.status], ['new', 'new']);
+    assert.notEqual(s1.data.tx_id, s2.data.tx_id);
   });
 });
