@@ -18,11 +18,14 @@ export interface Exchange {
 /**
  * POST sweep body (spec section 4): `wallet_id` the origin, `recipient_wallet_id` the
  * destination, `expires` epoch seconds, `send.symbol` required and `send.amount` base units.
+ * `partner_txID` (optional; the OpenAPI Sweep body has it, the spec's table does not) is the
+ * caller's key of this sweep.
  */
 export interface SweepRequest {
   wallet_id: string;
   recipient_wallet_id: string;
   reference?: string;
+  partner_txID?: string;
   expires: number;
   send: { symbol: string; amount?: number };
 }
@@ -57,7 +60,8 @@ export const sweepOperations = {
   start: {
     method: 'POST',
     path: '/coreclient/{client_id}/sweep',
-    // No partner_txID in the spec's sweep body: a retry could sweep twice, so it is not retried.
+    // The spec's sweep body has no partner_txID; the OpenAPI Sweep body has an optional one,
+    // sent when given. No promise that the service dedupes on it: not retried.
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /coreclient/{client_id}/sweep',
     body: {
@@ -67,6 +71,7 @@ export const sweepOperations = {
         wallet_id: S.text,
         recipient_wallet_id: S.text,
         reference: S.optionalText,
+        partner_txID: S.optionalText,
         expires: S.epochSeconds,
         send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
       },
@@ -94,7 +99,7 @@ export function listExchanges(client: CustodyClient): Promise<ApiResponse<{ exch
 
 /**
  * Start a sweep as the exchange's core client `client_id`: answers `{tx_id}`. Not retried
- * (the body has no partner_txID).
+ * (the spec promises no dedupe on the optional partner_txID).
  * @throws {ValidationError} for a missing or malformed field (e.g. `send.symbol`). @throws {ApiError} on a non-2xx answer.
  */
 export function startSweep(client: CustodyClient, input: SweepRequest & { client_id: string }): Promise<ApiResponse<{ tx_id: string }>> {
