@@ -20,6 +20,7 @@ import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { v1Operations, ConfigError, type OperationSpec } from '../lib';
 import { parsePartnerTxIdTemplate, partnerTxIdSource } from '../nodes/shared/business-key';
+import { editorDescription } from '../nodes/shared/operation-node';
 import { CountingServer } from './counting-server';
 import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
 
@@ -147,6 +148,19 @@ describe('partner_txID from a business key (partnerTxId)', function () {
           return true;
         });
       }
+    });
+
+    it('the edit dialog shows the partnerTxId row exactly for the operations that send partner_txID', () => {
+      const rows = (type: string, operations: Record<string, never>) =>
+        Object.entries(editorDescription({ type, operations, editorFields: [] }))
+          .filter(([, d]) => d.properties.includes('partnerTxId'))
+          .map(([op]) => op);
+      assert.deepEqual(rows('custody-transfer', v1Operations.transfer as never), ['create']);
+      assert.deepEqual(rows('custody-withdraw', v1Operations.withdraw as never), ['create']);
+      assert.deepEqual(rows('custody-swap-make', v1Operations.swapMake as never), ['make']);
+      assert.deepEqual(rows('custody-swap-take', v1Operations.swapTake as never), ['take']);
+      assert.deepEqual(rows('custody-sweep', v1Operations.sweep as never), ['start']);
+      assert.deepEqual(rows('custody-liquidity-hub', v1Operations.liquidityHub as never), []);
     });
   });
 

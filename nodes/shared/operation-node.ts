@@ -109,7 +109,7 @@ export function registerWithEditorDescription(RED: NodeAPI, type: string, constr
 
 /** Per operation: its description plus the editor properties (rows) it uses. */
 export interface EditorOperation extends OperationDescription {
-  /** Editor properties shown for this operation: its API fields, `amountFormat`, `expiresAfter`. */
+  /** Editor properties shown for this operation: its API fields, `partnerTxId`, `amountFormat`, `expiresAfter`. */
   properties: string[];
 }
 
@@ -126,6 +126,7 @@ export function editorDescription(nodeType: OperationNodeType): Record<string, E
       .map((e) => (typeof e === 'string' ? [e, e] : e))
       .filter(([field]) => topLevel.has(field))
       .map(([, property]) => property);
+    if (topLevel.has('partner_txID')) properties.push('partnerTxId'); // the business key row (nodes/shared/business-key.ts)
     if (d.amounts) properties.push('amountFormat');
     if (d.expires) properties.push('expiresAfter');
     // The node fills `expires` from "Expires after" when the msg has none.
