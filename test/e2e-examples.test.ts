@@ -138,6 +138,14 @@ describe('end to end: the example flows, clicked as a new user does', function (
     userDir = red.userDir;
     await red.start();
     base = red.base;
+    // Subscribe to the sidebar once the (empty) flows have started: on its first start Node-RED
+    // warns "Encrypted credentials not found" (no flows_cred.json yet), which is no example's doing
+    // and reached the sidebar whenever the subscription came first.
+    const started = Date.now() + 30000;
+    while (!red.log.includes('Started flows')) {
+      if (Date.now() > started) throw new Error(`node-red did not start its flows\n${red.log.slice(-3000)}`);
+      await sleep(100);
+    }
     ({ debug, ws } = await watchDebug(base, status));
 
     // Deploy every example, as `npm start` does on a first start.
