@@ -11,6 +11,7 @@ import { callOperation, decimalAmountsToBaseUnits, describeOperation, ConfigErro
 import { resolveInput, EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';
+import { partnerTxIdSource } from './business-key';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
 
 /** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
@@ -61,9 +62,12 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (!spec) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
     else node.status({});
+    // After the first status: a partnerTxId refused at deploy turns it red.
+    const partnerTxId = partnerTxIdSource(RED, node, config, spec);
 
     async function run(client: CustodyClient, msg: CustodyMessage): Promise<RequestOutcome> {
       let input = resolveInput(config, nodeType.editorFields, msg.payload);
+      if (partnerTxId) input.partner_txID = await partnerTxId(msg);
       if (defaultExpiry && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + defaultExpiry;
       if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec!, input);
       const res = await callOperation(client, spec!, input);
