@@ -22,6 +22,49 @@
         return described[type];
     }
 
+    /** The TypedInput types of the `partnerTxId` property (nodes/shared/business-key.ts). */
+    var PARTNER_TXID_TYPES = ["template", "msg", "jsonata", "str"];
+
+    /**
+     * What is wrong with a `template` value of `partnerTxId`, or "" when nothing is: the rules of
+     * nodes/shared/business-key.ts `parsePartnerTxIdTemplate`, copied because validators run in
+     * the browser. Each `{{path}}` must close, hold a msg property path, and at least one must
+     * be there (fixed text is every msg the same payment: the str type).
+     */
+    function templateProblem(template) {
+        var i = 0;
+        var placeholders = 0;
+        while (i < template.length) {
+            if (template.substr(i, 2) === "{{") {
+                var end = template.indexOf("}}", i + 2);
+                if (end < 0) {
+                    return "\"{{\" at position " + i + " has no closing \"}}\"";
+                }
+                var inner = template.slice(i + 2, end);
+                if (/[{}]/.test(inner)) {
+                    return "\"{{\" at position " + i + " has no closing \"}}\" before the next brace";
+                }
+                var path = inner.trim();
+                if (!path) {
+                    return "empty placeholder at position " + i + ": write the msg property, e.g. {{payload.invoice}}";
+                }
+                var valid = RED.utils.validatePropertyExpression(path.indexOf("msg.") === 0 ? path.slice(4) : path);
+                if (valid !== true) {
+                    return "{{" + path + "}} is not a msg property";
+                }
+                placeholders++;
+                i = end + 2;
+            } else if (template.substr(i, 2) === "}}") {
+                return "\"}}\" at position " + i + " has no opening \"{{\"";
+            } else if (template[i] === "{" || template[i] === "}") {
+                return "single \"" + template[i] + "\" at position " + i + ": a placeholder is written {{path}}";
+            } else {
+                i++;
+            }
+        }
+        return placeholders ? "" : "no {{placeholder}}: fixed text makes every msg the same payment (choose the str type if that is really meant)";
+    }
+
     function codeList(parent, names) {
         names.forEach(function (name, i) {
             if (i) {
@@ -67,6 +110,82 @@
                     return s === "" || (/^\d+$/.test(s) && Number(s) > 0) || "Expires after: a whole number of seconds, or empty";
                 }
             };
+        },
+
+        /**
+         * The `partnerTxId` property of a money-moving operation: how each msg's partner_txID is
+         * built (a TypedInput; its type is `partnerTxIdType`). Empty (the default): the node reads
+         * msg.payload.partner_txID. A template is checked here as the runtime checks it at deploy;
+         * msg and jsonata values with RED.validators.typedInput.
+         */
+        partnerTxId: function () {
+            var typed = RED.validators.typedInput("partnerTxIdType");
+            return {
+                value: "",
+                validate: function (v, opt) {
+                    if (v === undefined || v === null || String(v).trim() === "") {
+                        return true;
+                    }
+                    var type = $("#node-input-partnerTxIdType").val() || this.partnerTxIdType || "template";
+                    if (type === "template") {
+                        var problem = templateProblem(String(v));
+                        return !problem || "partner_txID: template: " + problem;
+                    }
+                    if (PARTNER_TXID_TYPES.indexOf(type) === -1) {
+                        return "partner_txID: expected one of " + PARTNER_TXID_TYPES.join(", ") + ", got " + type;
+                    }
+                    var valid = typed.call(this, v, opt || {});
+                    return valid === true || ("partner_txID: " + (typeof valid === "string" ? valid : "invalid " + type));
+                }
+            };
+        },
+
+        /** The `partnerTxIdType` property: the TypedInput type of `partnerTxId` (default template). */
+        partnerTxIdType: function () {
+            return {
+                value: "template",
+                validate: function (v) {
+                    return !v || PARTNER_TXID_TYPES.indexOf(v) !== -1 || ("partner_txID type: expected one of " + PARTNER_TXID_TYPES.join(", "));
+                }
+            };
+        },
+
+        /**
+         * In oneditprepare: make `#node-input-partnerTxId` a TypedInput (template, msg, jsonata,
+         * str; the type in `#node-input-partnerTxIdType`) and put the business key tip under it.
+         */
+        partnerTxIdInput: function () {
+            var input = $("#node-input-partnerTxId");
+            if (!input.length) {
+                return;
+            }
+            input.typedInput({
+                default: "template",
+                typeField: "#node-input-partnerTxIdType",
+                types: [
+                    {
+                        value: "template",
+                        label: "template",
+                        hasValue: true,
+                        validate: function (v) {
+                            var problem = v ? templateProblem(String(v)) : "";
+                            return !problem || problem;
+                        }
+                    },
+                    "msg",
+                    "jsonata",
+                    "str"
+                ]
+            });
+            var tip = $("<div>", { "class": "form-tips custody-partner-txid-tip", style: "margin-top: 6px;" });
+            tip.append("The business key of this payment: the same key is the same payment (a repeat answers ")
+                .append($("<code>").text("existing"))
+                .append(" and pays nothing). Build it from your invoice or order number, e.g. template ")
+                .append($("<code>").text("inv-{{payload.invoice}}"))
+                .append("; never from the msg id or the time. Empty: ")
+                .append($("<code>").text("msg.payload.partner_txID"))
+                .append(". A fixed string makes every msg the same payment.");
+            input.closest(".form-row").append(tip);
         },
 
         /**
@@ -120,6 +239,9 @@
                     return this.name ? "node_label_italic" : "";
                 },
                 oneditprepare: function () {
+                    if (def.fields.partnerTxId) {
+                        window.CustodyEditor.partnerTxIdInput();
+                    }
                     window.CustodyEditor.operationForm(type, def.notes);
                 }
             });

@@ -4,7 +4,9 @@
  * (scripts/examples.js `mergeExamples`), injects clicked through `POST /inject/{id}`, and the
  * outcome read from the debug messages and node statuses on `/comms` (as the editor's sidebar
  * does). Covers: every node type is in some example; nothing reports an error on deploy; the
- * withdrawal (06) reaches `approved_withdrawal`; the swap (08) settles both legs; the exchange
+ * withdrawal (06) reaches `approved_withdrawal`; a money button pressed twice (02's transfer, 06's
+ * withdrawal) makes one transaction, counted in the simulator's ledger, and the second answer says
+ * `existing` (the business key on the button); the swap (08) settles both legs; the exchange
  * desk (09) approves a wallet connection request and sweeps the connected wallet; the ledger
  * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403);
  * last, every button of every example pressed once more, tab by tab, shows no error but that 403.
@@ -13,6 +15,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type WebSocket from 'ws';
+import { CustodyClient } from '../lib';
 import { DebugMessage, RedProcess, root, sleep, watchDebug } from './red-process';
 
 const examplesDir = path.join(root, 'examples');
@@ -102,6 +105,30 @@ describe('end to end: the example flows, clicked as a new user does', function (
     return debug.slice(from).find((d) => d.id === id && re.test(d.msg ?? ''));
   }
 
+  let simulatorClient: CustodyClient | undefined;
+
+  /**
+   * The entries of a fund's ledger in the built-in simulator of the Node-RED under test, read
+   * through its partner API: the address from the global context the config node publishes
+   * (`custodyflowSimulator`, via the admin API), the account's keys from the simulator's data
+   * folder in the user directory.
+   */
+  async function ledgerOf(companyId: string, fundId: string): Promise<Array<{ TxID: string; type: string; reference: string; status: string }>> {
+    if (!simulatorClient) {
+      const res = await fetch(`${base}/context/global/custodyflowSimulator`, { headers: { accept: 'application/json' } });
+      assert.equal(res.status, 200, 'the global context holds custodyflowSimulator');
+      const { baseUrl } = JSON.parse(((await res.json()) as { msg: string }).msg) as { baseUrl: string };
+      const dataDir = path.join(userDir, 'simulator');
+      simulatorClient = new CustodyClient({
+        baseUrl,
+        apiKey: fs.readFileSync(path.join(dataDir, 'partner-api-key.txt'), 'utf8').trim(),
+        privateKey: fs.readFileSync(path.join(dataDir, 'partner-private-key.pem'), 'utf8'),
+      });
+    }
+    const res = await simulatorClient.request<{ List: Array<{ TxID: string; type: string; reference: string; status: string }> }>('GET', `/company/${companyId}/fund/${fundId}/ledger`);
+    return res.data.List;
+  }
+
   /** Click an inject node, as its button does. */
   async function click(id: string): Promise<void> {
     const res = await fetch(`${base}/inject/${id}`, { method: 'POST' });
@@ -138,6 +165,14 @@ describe('end to end: the example flows, clicked as a new user does', function (
     userDir = red.userDir;
     await red.start();
     base = red.base;
+    // Subscribe to the sidebar once the (empty) flows have started: on its first start Node-RED
+    // warns "Encrypted credentials not found" (no flows_cred.json yet), which is no example's doing
+    // and reached the sidebar whenever the subscription came first.
+    const started = Date.now() + 30000;
+    while (!red.log.includes('Started flows')) {
+      if (Date.now() > started) throw new Error(`node-red did not start its flows\n${red.log.slice(-3000)}`);
+      await sleep(100);
+    }
     ({ debug, ws } = await watchDebug(base, status));
 
     // Deploy every example, as `npm start` does on a first start.
@@ -157,6 +192,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
 
   after(async () => {
     ws?.close();
+    simulatorClient?.close();
     await red?.stop();
   });
 
@@ -195,7 +231,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
     const wl = await waitFor('whitelist of demo-fund', () => debugOf(nodeId('06 ', 'debug', 'whitelist of demo-fund'), /./, from));
     assert.match(wl.msg!, /tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx/);
 
-    await click(nodeId('06 ', 'inject', 'withdraw 0.01 BTC-TESTNET'));
+    await click(nodeId('06 ', 'inject', 'Withdraw order WD-2001: 0.01 BTC-TESTNET'));
     const done = await waitFor('withdrawal final', () => debugOf(nodeId('06 ', 'debug', 'withdrawal final'), /approved_withdrawal/, from));
     const tx = JSON.parse(done.msg!);
     assert.equal(tx.txStatus, 'approved_withdrawal');
@@ -210,9 +246,44 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(debugOf(nodeId('06 ', 'debug', 'rejected (msg.decision)'), /./, from), undefined);
   });
 
+  it('02 and 06: a money button pressed twice pays once: one transaction in the ledger, the second answer says existing', async () => {
+    // 02: the transfer of invoice INV-1001, pressed twice in a row (as after an error message).
+    let from = debug.length;
+    const pay = nodeId('02 ', 'inject', 'Pay invoice INV-1001: 0.015 BTC-TESTNET');
+    const created = nodeId('02 ', 'debug', 'transfer created');
+    const final = nodeId('02 ', 'debug', 'transfer final');
+    await click(pay);
+    const first = JSON.parse((await waitFor('transfer created (first press)', () => debugOf(created, /./, from))).msg!);
+    const second = await (async () => {
+      const again = debug.length;
+      await click(pay);
+      return JSON.parse((await waitFor('transfer created (second press)', () => debugOf(created, /./, again))).msg!);
+    })();
+    assert.deepEqual([first.status, second.status], ['new', 'existing']);
+    assert.equal(second.tx_id, first.tx_id, 'the second press answers with the first transfer');
+    await waitFor('transfer final, twice', () => debug.slice(from).filter((d) => d.id === final && /approved_transfer/.test(d.msg ?? '')).length >= 2 || undefined);
+    const finals = debug.slice(from).filter((d) => d.id === final).map((d) => JSON.parse(d.msg!));
+    assert.deepEqual(finals.map((f) => [f.txID, f.txStatus]), [[first.tx_id, 'approved_transfer'], [first.tx_id, 'approved_transfer']]);
+    const approvals = debug.slice(from).filter((d) => d.id === nodeId('02 ', 'debug', 'approved (msg.decision)'));
+    assert.equal(approvals.length, 1, 'one action, approved once');
+    const transfers = (await ledgerOf('demo-company', 'demo-fund')).filter((e) => e.reference === 'Invoice INV-1001');
+    assert.deepEqual(transfers.map((e) => [e.TxID, e.type]), [[first.tx_id, 'transferOut']], 'one transfer in the simulator for invoice INV-1001');
+
+    // 06: the withdrawal of order WD-2001, already made by the test above; pressed once more.
+    const made = debug.filter((d) => d.id === nodeId('06 ', 'debug', 'withdrawal created')).map((d) => JSON.parse(d.msg!));
+    assert.deepEqual(made.map((m) => m.status), ['new'], 'the first press made the withdrawal');
+    from = debug.length;
+    await click(nodeId('06 ', 'inject', 'Withdraw order WD-2001: 0.01 BTC-TESTNET'));
+    const again = JSON.parse((await waitFor('withdrawal created (second press)', () => debugOf(nodeId('06 ', 'debug', 'withdrawal created'), /./, from))).msg!);
+    assert.deepEqual([again.status, again.tx_id], ['existing', made[0].tx_id]);
+    await waitFor('withdrawal final (second press)', () => debugOf(nodeId('06 ', 'debug', 'withdrawal final'), /approved_withdrawal/, from));
+    const withdrawals = (await ledgerOf('demo-company', 'demo-fund')).filter((e) => e.reference === 'Order WD-2001');
+    assert.deepEqual(withdrawals.map((e) => [e.TxID, e.type]), [[made[0].tx_id, 'withdraw']], 'one withdrawal in the simulator for order WD-2001');
+  });
+
   it('08: the swap goes from the quote through the liquidity hub to the settlement of both legs', async () => {
     const from = debug.length;
-    await click(nodeId('08 ', 'inject', 'make quote: 0.01 BTC-TESTNET for 0.2 ETH-TESTNET'));
+    await click(nodeId('08 ', 'inject', 'Quote Q-3001: sell 0.01 BTC-TESTNET for 0.2 ETH-TESTNET'));
     // Each company tracks its own leg; both legs settle together.
     const quoteFinal = await waitFor('quote final', () => debugOf(nodeId('08 ', 'debug', 'quote final'), /./, from));
     const takeFinal = await waitFor('take final', () => debugOf(nodeId('08 ', 'debug', 'take final'), /./, from));
@@ -253,7 +324,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('09: the exchange desk approves a wallet connection request and sweeps the connected wallet', async () => {
     // Sweeping before the wallet is connected sends nothing and says so.
     let from = debug.length;
-    await click(nodeId('09 ', 'inject', 'sweep 0.1 BTC-TESTNET'));
+    await click(nodeId('09 ', 'inject', 'Sweep order SW-4001: 0.1 BTC-TESTNET'));
     await waitFor('not connected yet', () => debugOf(nodeId('09 ', 'debug', 'not connected yet'), /./, from));
     assert.equal(debugOf(nodeId('09 ', 'debug', 'sweep started'), /./, from), undefined);
     // Play the end user: the example's inject calls the built-in simulator's control endpoint with
@@ -275,7 +346,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
       [['demo-exchange-btc-testnet', 'approved']],
     );
 
-    await click(nodeId('09 ', 'inject', 'sweep 0.1 BTC-TESTNET'));
+    await click(nodeId('09 ', 'inject', 'Sweep order SW-4001: 0.1 BTC-TESTNET'));
     const swept = await waitFor('sweep status', () => debugOf(nodeId('09 ', 'debug', 'sweep status'), /./, from));
     const sweep = JSON.parse(swept.msg!);
     assert.equal(sweep.tx_status, 'approved_sweep');

@@ -19,6 +19,8 @@ export interface Exchange {
 /**
  * POST sweep body (spec section 4): `wallet_id` the origin, `recipient_wallet_id` the
  * destination, `expires` epoch seconds, `send.symbol` required and `send.amount` base units.
+ * `partner_txID` (optional; the OpenAPI Sweep body has it, the spec's table does not) is the
+ * caller's key of this sweep.
  */
 export interface SweepRequest {
   wallet_id: string;
@@ -101,7 +103,7 @@ export function listExchanges(client: CustodyClient): Promise<ApiResponse<{ exch
 
 /**
  * Start a sweep as the exchange's core client `client_id`: answers `{tx_id}`. Not retried
- * (the body has no partner_txID).
+ * by the transport (the spec promises no dedupe); sent exactly once through the submission journal, keyed on partner_txID.
  * @throws {ValidationError} for a missing or malformed field (e.g. `send.symbol`). @throws {ApiError} on a non-2xx answer.
  */
 export function startSweep(client: CustodyClient, input: SweepRequest & { client_id: string }, options?: SubmitOptions): Promise<SubmitResult<{ tx_id: string; status?: string }>> {

@@ -11,6 +11,7 @@ import { callOperation, submitOperation, resolveSubmission, decimalAmountsToBase
 import { resolveInput, EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';
+import { partnerTxIdSource } from './business-key';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
 
 /** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
@@ -70,9 +71,14 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
     else if (!spec && !resolving) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
     else node.status({});
+    // After the first status: a partnerTxId refused at deploy turns it red.
+    // The money-moving operation's key setting also names the payment `resolve` looks up.
+    const keyed = spec ?? (resolving ? Object.values(nodeType.operations).find((o) => o.submission) : undefined);
+    const partnerTxId = partnerTxIdSource(RED, node, config, keyed);
 
     async function run(client: CustodyClient, msg: CustodyMessage): Promise<RequestOutcome> {
       let input = resolveInput(config, nodeType.editorFields, msg.payload);
+      if (partnerTxId) input.partner_txID = await partnerTxId(msg);
       if (resolving) return resolvePayment(client, msg, input);
       if (defaultExpiry && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + defaultExpiry;
       if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec!, input);
@@ -144,7 +150,7 @@ export function registerWithEditorDescription(RED: NodeAPI, type: string, constr
 
 /** Per operation: its description plus the editor properties (rows) it uses. */
 export interface EditorOperation extends OperationDescription {
-  /** Editor properties shown for this operation: its API fields, `amountFormat`, `expiresAfter`. */
+  /** Editor properties shown for this operation: its API fields, `partnerTxId`, `amountFormat`, `expiresAfter`. */
   properties: string[];
 }
 
@@ -161,6 +167,7 @@ export function editorDescription(nodeType: OperationNodeType): Record<string, E
       .map((e) => (typeof e === 'string' ? [e, e] : e))
       .filter(([field]) => topLevel.has(field))
       .map(([, property]) => property);
+    if (topLevel.has('partner_txID')) properties.push('partnerTxId'); // the business key row (nodes/shared/business-key.ts)
     if (d.amounts) properties.push('amountFormat');
     if (d.expires) properties.push('expiresAfter');
     // The node fills `expires` from "Expires after" when the msg has none.
@@ -176,7 +183,7 @@ export function editorDescription(nodeType: OperationNodeType): Record<string, E
       required: [owner, 'partner_txID'],
       amounts: false,
       expires: false,
-      properties: nodeType.editorFields.map((e) => (typeof e === 'string' ? e : e[1])).filter((p) => p === owner),
+      properties: [...nodeType.editorFields.map((e) => (typeof e === 'string' ? e : e[1])).filter((p) => p === owner), 'partnerTxId'],
     };
   }
   return out;
