@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
-import type { DemoDataset } from '../simulator';
+import type { DedupeMode, DemoDataset } from '../simulator';
 import type { TransferRequest } from '../lib';
 
 /** What the simulator child process reports once listening. */
@@ -21,11 +21,14 @@ export interface SimInfo {
 /**
  * Start the simulator in a child process with its data in `dataDir`.
  * @param persist keep its state file (group commit) instead of memory only.
+ * @param dedupe `SimulatorOptions.dedupe`: which calls answer `existing` for a partner_txID
+ *   already used; omitted: the simulator's default (`all`).
  * @returns the child and what it reported.
  * @throws {Error} when the child exits before reporting (rejects).
  */
-export async function startSimulatorProcess(dataDir: string, persist: boolean): Promise<{ child: ChildProcess; sim: SimInfo }> {
-  const child = fork(path.join(__dirname, 'simulator-process.js'), persist ? [dataDir, 'persist'] : [dataDir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function startSimulatorProcess(dataDir: string, persist: boolean, dedupe?: DedupeMode): Promise<{ child: ChildProcess; sim: SimInfo }> {
+  const args = [dataDir, ...(persist ? ['persist'] : []), ...(dedupe ? [`--dedupe=${dedupe}`] : [])];
+  const child = fork(path.join(__dirname, 'simulator-process.js'), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const sim = await new Promise<SimInfo>((resolve, reject) => {
     child.once('message', (m) => resolve(m as SimInfo));
     child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));

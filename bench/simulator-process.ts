@@ -1,16 +1,31 @@
 /**
  * The simulator in a process of its own for the benchmark, so the client side and the server
  * side do not share one event loop. Sends `{baseUrl, apiKey, privateKeyPem, demo}` to the
- * parent over IPC once listening; stops on `stop` or when the parent goes away. A second
- * argument `persist` keeps the simulator's persistence on (state.json, group commit).
+ * parent over IPC once listening; stops on `stop` or when the parent goes away.
+ *
+ *   simulator-process <dataDir> [persist] [--dedupe=all|transfers]
+ *
+ * `persist` keeps the simulator's persistence on (state.json, group commit); without it the
+ * state stays in memory. `--dedupe` is `SimulatorOptions.dedupe` (default `all`).
  */
-import { Simulator } from '../simulator';
+import { parseArgs } from 'node:util';
+import { Simulator, type DedupeMode } from '../simulator';
+
+const USAGE = 'usage: simulator-process <dataDir> [persist] [--dedupe=all|transfers]';
+
+/** The arguments, checked. @throws {Error} with the usage for a missing data folder, an unknown word or option, or a bad --dedupe. */
+function readArgs(argv: string[]): { dataDir: string; persist: boolean; dedupe: DedupeMode } {
+  const { values, positionals } = parseArgs({ args: argv, strict: true, allowPositionals: true, options: { dedupe: { type: 'string', default: 'all' } } });
+  const [dataDir, ...words] = positionals;
+  if (!dataDir || words.some((w) => w !== 'persist')) throw new Error(USAGE);
+  if (values.dedupe !== 'all' && values.dedupe !== 'transfers') throw new Error(`--dedupe must be all or transfers\n${USAGE}`);
+  return { dataDir, persist: words.includes('persist'), dedupe: values.dedupe };
+}
 
 async function main(): Promise<void> {
-  const dataDir = process.argv[2];
-  if (!dataDir) throw new Error('usage: simulator-process <dataDir>');
+  const { dataDir, persist, dedupe } = readArgs(process.argv.slice(2));
   // In memory unless asked: the throughput benchmark measures the clients, not the simulator's disk writes.
-  const sim = await Simulator.start({ dataDir, port: 0, persist: process.argv[3] === 'persist' });
+  const sim = await Simulator.start({ dataDir, port: 0, persist, dedupe });
   process.send!({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKeyPem: sim.account.privateKeyPem, demo: sim.demo });
   const stop = () => sim.stop().finally(() => process.exit(0));
   process.on('message', (m) => m === 'stop' && stop());

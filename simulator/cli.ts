@@ -2,7 +2,10 @@
 /**
  * Standalone simulator:
  *   custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1]
- *                         [--cert cert.pem --key key.pem] [--in-memory]
+ *                         [--cert cert.pem --key key.pem] [--in-memory] [--dedupe all|transfers]
+ * `--dedupe transfers`: only POST transfer answers `existing` for a partner_txID already used
+ * (spec section 3); the default `all` dedupes withdrawals, swap makes, swap takes and sweeps too
+ * (`SimulatorOptions.dedupe`).
  * Prints the v1 base URL, the control URL, the v2 base URL and the paths of the API key,
  * read-only API key, v2 token and private key files (never a key or a token). Stops cleanly
  * (state flushed) on SIGINT or SIGTERM.
@@ -10,11 +13,11 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DATA_FILES, Simulator } from './index';
+import { DATA_FILES, Simulator, type DedupeMode } from './index';
 
-const USAGE = 'usage: custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1] [--cert cert.pem --key key.pem] [--in-memory]';
+const USAGE = 'usage: custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1] [--cert cert.pem --key key.pem] [--in-memory] [--dedupe all|transfers]';
 
-/** The command line, checked. @throws {Error} for an unknown option, a bad port, or --cert without --key. */
+/** The command line, checked. @throws {Error} for an unknown option, a bad port, --cert without --key, or a --dedupe other than all or transfers. */
 function readArgs(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
@@ -26,12 +29,14 @@ function readArgs(argv: string[]) {
       cert: { type: 'string' },
       key: { type: 'string' },
       'in-memory': { type: 'boolean', default: false },
+      dedupe: { type: 'string', default: 'all' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (!/^\d+$/.test(values.port!) || Number(values.port) > 65535) throw new Error('--port must be 0..65535');
   if (!!values.cert !== !!values.key) throw new Error('--cert and --key go together');
-  return values;
+  if (values.dedupe !== 'all' && values.dedupe !== 'transfers') throw new Error('--dedupe must be all or transfers');
+  return { ...values, dedupe: values.dedupe as DedupeMode };
 }
 
 async function main(): Promise<void> {
@@ -47,7 +52,7 @@ async function main(): Promise<void> {
     return;
   }
   const tls = args.cert && args.key ? { cert: readFileSync(args.cert), key: readFileSync(args.key) } : undefined;
-  const sim = await Simulator.start({ dataDir: args.data!, port: Number(args.port), host: args.host, tls, persist: !args['in-memory'] });
+  const sim = await Simulator.start({ dataDir: args.data!, port: Number(args.port), host: args.host, tls, persist: !args['in-memory'], dedupe: args.dedupe });
   // Handlers first: a signal sent as soon as the banner is read must still stop cleanly.
   let stopping = false;
   const stop = (signal: string): void => {
@@ -64,7 +69,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  console.log(`Custody Partner API simulator${args['in-memory'] ? ' (state in memory only)' : ''}`);
+  const notes = [args['in-memory'] ? 'state in memory only' : '', args.dedupe === 'transfers' ? 'partner_txID dedupes transfers only' : ''].filter(Boolean);
+  console.log(`Custody Partner API simulator${notes.length ? ` (${notes.join('; ')})` : ''}`);
   console.log(`  base URL:           ${sim.baseUrl}`);
   console.log(`  control URL:        ${sim.controlUrl}`);
   console.log(`  v2 base URL:        ${sim.v2.baseUrl} (workspace ${sim.v2.workspaceId})`);

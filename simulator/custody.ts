@@ -5,6 +5,25 @@
  * feed event, ledger entries and the Transaction object. Sources: spec sections 2 (Transaction
  * object, Action, Ledger entry), 3 (states and moves), 6 (feeds), 8 (fees); NOTES.md.
  *
+ * Ledger entries of a custody transaction (spec section 2 "Ledger entry": its `status` and
+ * `expireTime` show that the service lists transactions still pending). Amounts in base units of
+ * the wallet's asset, times epoch seconds of the business clock.
+ * - The debit entry (the wallet the transaction debits, `tx.wallet_id`: `transferOut`,
+ *   `withdraw`, `swapOut`) is written at creation ({@link openCustody}) with `status` `pending`,
+ *   `TxID` the tx id, `chainTxID` '', `timestamp` the creation time, `expireTime` the
+ *   transaction's `expires`, `amount` gross (= netAmount + fees), `fees`, `netAmount`, the
+ *   reference fields and the counterparty fields known then (a swap quote's taker is not).
+ * - It is updated in place, found through `Engine.debitEntries` (no scan): at settlement
+ *   ({@link ledgerFor}) `approved` with the chainTxID, amounts and counterparty fields of the
+ *   settlement (`timestamp` stays the creation time); when the transaction ends without settling
+ *   ({@link closeTx}) `rejected` (custody or initiator rejection), `expired` or `cancelled`; a
+ *   chain rejection of a withdrawal makes it `chain_rejected` (withdrawals.ts). A swap quote
+ *   approved by its custodians and open for a taker (`taker_pending`) is still `pending`: it has
+ *   moved nothing yet.
+ * - The credit entries (`transferIn`, `swapIn`) are written at settlement.
+ * - A transaction of an older state file created before pending entries existed has no debit
+ *   entry until it settles, when {@link ledgerFor} writes it as a new entry.
+ *
  * The kind-specific rules live in transactions.ts (transfers, and the dispatch of approvals and
  * expiry), withdrawals.ts, swaps.ts and exchanges.ts; they all build on these functions.
  */
@@ -46,11 +65,20 @@ export function idemKey(kind: TxKind, companyId: string, partnerTxID: string): s
 }
 
 /**
+ * Whether a repeated `partner_txID` of this kind of call answers `existing` (`Engine.dedupe`):
+ * always for transfers (spec section 3), for the other kinds only in mode `all` (the default).
+ */
+export function dedupes(eng: Engine, kind: TxKind | 'sweep'): boolean {
+  return kind === 'transfer' || eng.dedupe === 'all';
+}
+
+/**
  * The tx id of the `kind` already created by this company with this `partner_txID`, or undefined.
- * An empty or missing partner_txID never matches (only swaps accept one, OpenAPI example `''`).
+ * An empty or missing partner_txID never matches (only swaps accept one, OpenAPI example `''`);
+ * nor does any partner_txID of a kind the engine does not dedupe ({@link dedupes}).
  */
 export function existingTx(eng: Engine, kind: TxKind, companyId: string, partnerTxID: string | undefined): string | undefined {
-  if (!partnerTxID) return undefined;
+  if (!partnerTxID || !dedupes(eng, kind)) return undefined;
   return eng.state.partnerTxIndex[idemKey(kind, companyId, partnerTxID)];
 }
 
@@ -85,18 +113,55 @@ function custodianTypeOf(eng: Engine, company: CompanyRecord, custodian: string)
 }
 
 /**
+ * What the debit ledger entry of a new custody transaction says beyond the transaction's own
+ * fields: its type and the counterparty as known at creation ('' when not known yet).
+ */
+export interface DebitEntryInput {
+  /** `transferOut`, `withdraw` or `swapOut` */
+  type: LedgerEntry['type'];
+  counterpartyID: string;
+  counterpartyName: string;
+  /** the L1 address of a withdrawal; default '' */
+  address?: string;
+}
+
+/**
  * Open custody for a new transaction already stored in its collection: reserve `tx.amount` on the
- * origin wallet, index the partner_txID (per `tx.kind`), watch the expiry, create one `actionType` action per
- * custodian of `group` and announce the core clients' actions (engine event `action`).
+ * origin wallet, index the partner_txID (per `tx.kind`; the first transaction keeps it), write
+ * its pending debit ledger entry (see the module comment), watch the expiry, create one
+ * `actionType` action per custodian of `group` and announce the core clients' actions (engine
+ * event `action`).
+ * @param debit the debit entry's type and counterparty fields.
  * @returns the new actions.
  */
-export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRecord, group: CustodyGroupRecord, actionType: ActionType): ActionRecord[] {
+export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRecord, group: CustodyGroupRecord, actionType: ActionType, debit: DebitEntryInput): ActionRecord[] {
   const origin = eng.state.wallets[tx.wallet_id];
   tx.thresholdRequired = group.threshold;
   tx.custodians = [...group.members];
   origin.held += tx.amount;
   tx.held = true;
-  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] = tx.txID;
+  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] ??= tx.txID;
+  const entry: LedgerEntry = {
+    TxID: tx.txID,
+    chainTxID: '',
+    fundID: origin.fund_id,
+    timestamp: tx.initiatedTimestamp,
+    expireTime: tx.expires,
+    status: 'pending',
+    type: debit.type,
+    asset: origin.asset,
+    amount: tx.amount,
+    fees: tx.fees,
+    netAmount: tx.netAmount,
+    counterpartyID: debit.counterpartyID,
+    counterpartyName: debit.counterpartyName,
+    address: debit.address ?? '',
+    reference: tx.reference,
+    benefitOf: tx.benefitOf,
+    accountNo: tx.accountNo,
+  };
+  writeLedger(eng, origin, entry);
+  eng.debitEntries.set(tx.txID, entry);
   eng.trackExpiry(tx);
   const created: ActionRecord[] = [];
   for (const custodian of tx.custodians) {
@@ -160,8 +225,21 @@ export function releaseHold(eng: Engine, tx: CustodyTxRecord): void {
 }
 
 /**
- * Close a transaction: release its hold, set its final status, stop watching its expiry and
- * expire its still-pending actions (no longer actionable).
+ * The ledger status of a transaction that ended without settling, from its final status:
+ * `rejected` (`custody_rejected_*`, `initiate_rejected_*`), `expired` (`expired_*`), `cancelled`
+ * (`cancelled_*`); undefined for any other status (a settlement writes its entry itself).
+ */
+export function endedLedgerStatus(txStatus: string): 'rejected' | 'expired' | 'cancelled' | undefined {
+  if (txStatus.startsWith('custody_rejected_') || txStatus.startsWith('initiate_rejected_')) return 'rejected';
+  if (txStatus.startsWith('expired_')) return 'expired';
+  if (txStatus.startsWith('cancelled_')) return 'cancelled';
+  return undefined;
+}
+
+/**
+ * Close a transaction: release its hold, set its final status, stop watching its expiry,
+ * expire its still-pending actions (no longer actionable) and, when it ended without settling,
+ * give its pending debit ledger entry the matching status ({@link endedLedgerStatus}).
  */
 export function closeTx(eng: Engine, tx: CustodyTxRecord, status: string, now: number): void {
   releaseHold(eng, tx);
@@ -169,6 +247,9 @@ export function closeTx(eng: Engine, tx: CustodyTxRecord, status: string, now: n
   tx.finished = now;
   expireActions(eng, tx.actionIDs);
   eng.pendingTxs.delete(tx.txID);
+  const ended = endedLedgerStatus(status);
+  const entry = eng.debitEntries.get(tx.txID);
+  if (ended && entry?.status === 'pending') entry.status = ended;
   eng.changed();
 }
 
@@ -191,13 +272,37 @@ export function recordApproval(eng: Engine, tx: CustodyTxRecord, action: ActionR
   return tx.approvals.length >= tx.thresholdRequired;
 }
 
-/** Write a ledger entry (spec section 2) for a wallet of a custody transaction. */
+/**
+ * The ledger entry (spec section 2) of a settled custody transaction for one of its wallets. For
+ * the debited wallet (`tx.wallet_id`) the pending entry written at creation is updated in place:
+ * status (default `approved`), type, chainTxID, amounts, counterparty fields and address; its
+ * `timestamp` stays the creation time. Otherwise (a credited wallet, or a transaction of an older
+ * state file that has no debit entry) a new entry is written with `timestamp` `e.now`.
+ * @returns the entry, as listed by the fund ledger.
+ */
 export function ledgerFor(
   eng: Engine,
   wallet: WalletRecord,
   tx: CustodyTxRecord,
   e: { type: LedgerEntry['type']; chainTxID: string; amount: number; fees: number; netAmount: number; counterpartyID: string; counterpartyName: string; address?: string; status?: string; now: number },
 ): LedgerEntry {
+  const debit = wallet.wallet_id === tx.wallet_id;
+  const open = debit ? eng.debitEntries.get(tx.txID) : undefined;
+  if (open) {
+    Object.assign(open, {
+      chainTxID: e.chainTxID,
+      status: e.status ?? 'approved',
+      type: e.type,
+      amount: e.amount,
+      fees: e.fees,
+      netAmount: e.netAmount,
+      counterpartyID: e.counterpartyID,
+      counterpartyName: e.counterpartyName,
+      address: e.address ?? '',
+    });
+    eng.changed();
+    return open;
+  }
   const entry: LedgerEntry = {
     TxID: tx.txID,
     chainTxID: e.chainTxID,
@@ -218,6 +323,7 @@ export function ledgerFor(
     accountNo: tx.accountNo,
   };
   writeLedger(eng, wallet, entry);
+  if (debit) eng.debitEntries.set(tx.txID, entry);
   return entry;
 }
 

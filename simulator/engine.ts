@@ -5,7 +5,7 @@
  * transactions.ts (transfers, actions, expiry); both work on an {@link Engine}.
  */
 import { EventEmitter } from 'node:events';
-import type { ActionRecord, CustodyTxRecord, SimState, Store, WalletRecord } from './state';
+import type { ActionRecord, CustodyTxRecord, LedgerEntry, SimState, Store, WalletRecord } from './state';
 import { normaliseShortCode } from './ids';
 
 /**
@@ -51,6 +51,20 @@ export function isLive(tx: CustodyTxRecord): boolean {
   return tx.txStatus.startsWith('pending_') || tx.txStatus === 'taker_pending';
 }
 
+/**
+ * Which POST calls answer `existing` for a `partner_txID` already used (`SimulatorOptions.dedupe`):
+ * `all` (the default) dedupes transfers, withdrawals, swap makes, swap takes and sweeps; `transfers`
+ * only transfers, the one call spec section 3 ("Moves shown") promises it for: a repeated
+ * partner_txID on the other kinds makes a new transaction (status `new`).
+ */
+export type DedupeMode = 'all' | 'transfers';
+
+/** Options of an {@link Engine} (from `SimulatorOptions`). */
+export interface EngineOptions {
+  /** default `all`; see {@link DedupeMode} */
+  dedupe?: DedupeMode;
+}
+
 /** Events emitted by the engine. Feeds send them only after the state holding them is written. */
 export interface EngineEvents {
   /** A new pending action for a core client (sent on its feed). */
@@ -84,13 +98,35 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   readonly eventLog: EngineEventRecord[] = [];
   private eventSeq = 0;
+  /** which calls dedupe on `partner_txID` ({@link DedupeMode}) */
+  readonly dedupe: DedupeMode;
+  /**
+   * tx id of a custody transaction (any kind) -> its debit ledger entry: the entry, in
+   * `state.ledger`, of the wallet the transaction debits (`tx.wallet_id`; transferOut, withdraw,
+   * swapOut). Written pending at creation and updated in place when the transaction ends
+   * (custody.ts), so no update scans the ledger. Not persisted: rebuilt from the ledger on
+   * start. Transactions of older state files that settled before pending entries existed are
+   * found too; those still pending then have none.
+   */
+  readonly debitEntries = new Map<string, LedgerEntry>();
 
-  constructor(readonly store: Store) {
+  /** @param opts see {@link EngineOptions} (checked by `Simulator.start`). */
+  constructor(
+    readonly store: Store,
+    opts: EngineOptions = {},
+  ) {
     super();
     this.state = store.state;
+    this.dedupe = opts.dedupe ?? 'all';
     for (const w of Object.values(this.state.wallets)) this.shortCodes.set(normaliseShortCode(w.short_code), w.wallet_id);
     for (const tx of this.allTxs()) {
       if (isLive(tx)) this.trackExpiry(tx);
+    }
+    for (const records of Object.values(this.state.ledger)) {
+      for (const r of records) {
+        const tx = r.entry.TxID ? this.findTx(r.entry.TxID) : undefined;
+        if (tx && r.wallet_id === tx.wallet_id) this.debitEntries.set(tx.txID, r.entry);
+      }
     }
     this.on('hub', (m) => this.log('hub', m));
     this.on('walletTx', (m) => this.log('walletTx', m));

@@ -21,14 +21,16 @@
  *   tx_status `approved_sweep`, one status record `{action_id, status:'approved', timestamp,
  *   entity: client_id}`, threshold_required 1, approver_count 1. Ledger entries `transferOut` /
  *   `transferIn` (OpenAPI has no sweep type) and wallets feed events with `sweep_tx: true`.
- *   `partner_txID` is optional; when given it is idempotent per core client (`existing`).
+ *   `partner_txID` is optional; when given it is idempotent per core client (`existing`), unless
+ *   `SimulatorOptions.dedupe` is `transfers` (then a repeat is a new sweep). Sweeps settle at
+ *   once: their entries are written `approved`, never pending.
  */
 import type { Engine } from './engine';
 import { badRequest, conflict, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
-import { futureExpires } from './custody';
+import { dedupes, futureExpires } from './custody';
 import type { ActionRecord, ExchangeRecord, LedgerEntry, SweepRecord, WalletConnectionRecord } from './state';
 
 /** Exchange as listed by GET /exchanges (spec section 2). */
@@ -175,7 +177,7 @@ export interface SweepInput {
 export function createSweep(eng: Engine, clientId: string, input: SweepInput): { tx_id: string; status: 'new' | 'existing' } {
   exchangeOf(eng, clientId);
   const idem = input.partner_txID ? `coreclient:${clientId}\n${input.partner_txID}` : '';
-  if (idem && eng.state.partnerTxIndex[idem]) return { tx_id: eng.state.partnerTxIndex[idem], status: 'existing' };
+  if (idem && dedupes(eng, 'sweep') && eng.state.partnerTxIndex[idem]) return { tx_id: eng.state.partnerTxIndex[idem], status: 'existing' };
   const from = net.getWallet(eng, input.wallet_id, 'wallet_id');
   const to = net.getWallet(eng, input.recipient_wallet_id, 'recipient_wallet_id');
   if (from.wallet_id === to.wallet_id) throw badRequest('recipient_wallet_id: must differ from wallet_id');
@@ -215,7 +217,7 @@ export function createSweep(eng: Engine, clientId: string, input: SweepInput): {
     tx_status: 'approved_sweep',
   };
   eng.state.sweeps[sweep.tx_id] = sweep;
-  if (idem) eng.state.partnerTxIndex[idem] = sweep.tx_id;
+  if (idem) eng.state.partnerTxIndex[idem] ??= sweep.tx_id;
   const m = { tx_id: sweep.tx_id, chain_tx_id: sweep.chain_tx_id, status: sweep.tx_status, sweep_tx: true };
   net.moveBalance(eng, from, 'out', { ...m, amount: sweep.amount, fee: sweep.fees }, now);
   net.moveBalance(eng, to, 'in', { ...m, amount: sweep.net_amount, fee: 0 }, now);

@@ -39,7 +39,7 @@ import { loadPrivateKey, loadPublicKey } from '../lib/signing';
 import { Authenticator } from './auth';
 import { CONTROL_PREFIX, controlRouter } from './control';
 import { createDemo, upgradeDemo } from './demo';
-import { Engine } from './engine';
+import { Engine, type DedupeMode } from './engine';
 import { FeedHub } from './feeds';
 import { HttpFaults } from './faults';
 import { errorHandler } from './http';
@@ -51,6 +51,7 @@ import { ensureV2 } from './v2/state';
 import { v2Service, V2_CONTROL_PREFIX, V2_PREFIX } from './v2/routes';
 
 export type { DemoDataset, DemoWallet } from './state';
+export type { DedupeMode } from './engine';
 
 /** Options of {@link Simulator.start}. */
 export interface SimulatorOptions {
@@ -71,6 +72,15 @@ export interface SimulatorOptions {
    * and for throwaway runs.
    */
   persist?: boolean;
+  /**
+   * Which POST calls answer `existing` (the original tx_id) for a `partner_txID` already used.
+   * `all` (the default): transfers, withdrawals, swap makes, swap takes and sweeps (semantics
+   * chosen by the simulator). `transfers`: only transfers, the one call spec section 3 ("Moves
+   * shown") promises it for; a repeated partner_txID on a withdrawal, swap make, swap take or
+   * sweep then makes a new transaction (status `new`), as a service that does not dedupe them
+   * would. For testing clients that must not rely on more than the spec.
+   */
+  dedupe?: DedupeMode;
 }
 
 /** The provisioned partner account. Treat `privateKeyPem` as a secret: never log it. */
@@ -234,10 +244,12 @@ export class Simulator {
   /**
    * Start a simulator: load or provision the data folder, build the demo dataset on first start,
    * listen.
-   * @throws when the data folder cannot be used, the state file is corrupt, the private key file
-   *   of an existing state is missing, or the port cannot be bound.
+   * @throws when `dedupe` is neither `all` nor `transfers`, the data folder cannot be used, the
+   *   state file is corrupt, the private key file of an existing state is missing, or the port
+   *   cannot be bound.
    */
   static async start(opts: SimulatorOptions): Promise<Simulator> {
+    if (opts.dedupe !== undefined && opts.dedupe !== 'all' && opts.dedupe !== 'transfers') throw new Error(`simulator: dedupe must be 'all' or 'transfers', not ${String(opts.dedupe)}`);
     const dataDir = path.resolve(opts.dataDir);
     const host = opts.host ?? '127.0.0.1';
     const tls = !!opts.tls;
@@ -264,7 +276,7 @@ export class Simulator {
     const readOnly = await provisionReadOnlyKey(state, dataDir);
     const store = new Store(state, dataDir, opts.persist ?? true);
     if (readOnly.created) store.markDirty();
-    const eng = new Engine(store);
+    const eng = new Engine(store, { dedupe: opts.dedupe });
     ensureUsers(eng);
     const v2State = ensureV2(eng);
     const v2TokenFile = path.join(dataDir, DATA_FILES.v2Token);

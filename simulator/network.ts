@@ -646,7 +646,19 @@ export function ledgerDirection(type: string): 'in' | 'out' {
 }
 
 /**
- * GET /company/{company_id}/fund/{fund_id}/ledger -> `{Total, List}`, newest first.
+ * True when a ledger entry moved its wallet's balance: a deposit (status '') or an entry with
+ * status `approved`. Entries `pending`, `rejected`, `expired`, `cancelled` (custody transactions
+ * that have not settled or never will) and `chain_rejected` (a withdrawal refunded by the chain)
+ * moved nothing; the fund ledger lists them, the wallet history leaves them out.
+ */
+export function ledgerMovedBalance(e: LedgerEntry): boolean {
+  return e.type === 'deposit' || e.status === 'approved';
+}
+
+/**
+ * GET /company/{company_id}/fund/{fund_id}/ledger -> `{Total, List}`, newest first (in the order
+ * written: a custody transaction's debit entry sits where it was written pending, at creation).
+ * Every entry, whatever its status (see {@link ledgerMovedBalance}).
  * Filters (all optional): `asset` (a known asset code), `wallet_id` (id or short code, must be in
  * the fund), `direction` `all` | `in` (deposit, transferIn, swapIn) | `out` (transferOut,
  * withdraw, swapOut), see {@link ledgerDirection}; paging `offset`, `limit`. `Total` counts the

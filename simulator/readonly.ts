@@ -25,8 +25,10 @@
  *   like the wallets feed (NOTES.md): `amount` and `net_amount` negative for outgoing entries,
  *   `fee` negative when the wallet paid one (0 otherwise). Direction is
  *   {@link ledgerDirection}. Newest first; `since` (epoch seconds) keeps entries strictly after it.
- *   Entries with status `chain_rejected` (a withdrawal the chain refused: its debit was refunded)
- *   are left out, so the history adds up to the wallet's balance; the fund ledger keeps them.
+ *   Only entries that moved the balance are listed (deposits and status `approved`): pending,
+ *   rejected, expired and cancelled transactions and `chain_rejected` withdrawals (refunded) are
+ *   left out, so the history adds up to the wallet's balance; the fund ledger keeps them all.
+ *   An item's `timestamp` is its ledger entry's: a custody transaction's creation time.
  *
  * - "The account" is the API account of the key: companies whose `account` is the engine's
  *   (the partner's, CompanyRecord.account absent), with their funds, wallets and trusted parties.
@@ -41,7 +43,7 @@ import { ASSETS } from './assets';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import type { RouteHandler } from './http';
-import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection } from './network';
+import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection, ledgerMovedBalance } from './network';
 import type { CompanyRecord, FundRecord, LedgerEntry, TrustedPartyRecord } from './state';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -213,8 +215,10 @@ export function historyItem(walletId: string, e: LedgerEntry): WalletHistoryItem
 
 /**
  * GET /wallet/{wallet_id}/history and GET /wallets/{wallet_id}/history: the wallet's ledger
- * entries, newest first, as history items; entries with status `chain_rejected` (refunded) are
- * left out, so the amounts add up to the wallet's balance.
+ * entries that moved its balance ({@link ledgerMovedBalance}: deposits and `approved` entries),
+ * newest first, as history items, so the amounts add up to the wallet's balance. Pending,
+ * rejected, expired and cancelled transactions and chain-rejected (refunded) withdrawals are
+ * left out. A transaction's `timestamp` is its creation time, also once settled.
  * @param walletIdOrCode wallet id or short code (spec section 2).
  * @param since optional query value: epoch seconds; only entries with a later timestamp are kept.
  * @throws 404 `wallet_id` unknown; 403 a wallet of another API account; 400 `since` not a
@@ -229,7 +233,7 @@ export function walletHistory(eng: Engine, walletIdOrCode: string, since: unknow
   const w = getWallet(eng, walletIdOrCode);
   getCompany(eng, w.company_id);
   const history = (eng.state.ledger[w.fund_id] ?? [])
-    .filter((r) => r.wallet_id === w.wallet_id && r.entry.timestamp > after && r.entry.status !== 'chain_rejected')
+    .filter((r) => r.wallet_id === w.wallet_id && r.entry.timestamp > after && ledgerMovedBalance(r.entry))
     .map((r) => historyItem(w.wallet_id, r.entry))
     .reverse();
   return { history };

@@ -378,24 +378,45 @@ export interface ActionRecord {
   custodianType: 'core-client' | 'user' | 'company';
 }
 
-/** A ledger entry (spec section 2, "Ledger entry") plus the wallet it belongs to (not sent). */
+/**
+ * A ledger entry (spec section 2, "Ledger entry") plus the wallet it belongs to (not sent). A
+ * custody transaction's debit entry is written pending at creation and updated in place later
+ * (custody.ts); every other entry is written once, when its money moves.
+ */
 export interface LedgerRecord {
   wallet_id: string;
   entry: LedgerEntry;
 }
 
-/** A ledger entry exactly as sent under `List` (spec section 2; capitalised `TxID`). */
+/**
+ * A ledger entry exactly as sent under `List` (spec section 2; capitalised `TxID`). Amounts are
+ * base units of `asset`; times epoch seconds of the business clock. For deposits `TxID`,
+ * `status` and the counterparty fields are '' and `fees` 0 (spec).
+ */
 export interface LedgerEntry {
+  /** the custody transaction's or sweep's tx id; '' for a deposit */
   TxID: string;
+  /** '' until the transaction settles */
   chainTxID: string;
   fundID: string;
+  /** when written: a custody transaction's creation time (kept when it settles), a deposit's, credit entry's or sweep's settlement time */
   timestamp: number;
+  /** the transaction's `expires`; 0 for a deposit */
   expireTime: number;
+  /**
+   * `pending` (a custody transaction not settled yet: pending custody, or a swap quote open for
+   * a taker), `approved` (settled: the money moved), `rejected` (custody or initiator
+   * rejection), `expired`, `cancelled` (a swap quote or take cancelled), `chain_rejected` (a
+   * withdrawal refunded after the chain refused it); '' for a deposit. Only deposits and
+   * `approved` entries moved a balance (network.ts `ledgerMovedBalance`).
+   */
   status: string;
   /** OpenAPI TxHistoryItem type values; `withdraw` for withdrawals, `swapOut`/`swapIn` for swap legs */
   type: 'deposit' | 'transferIn' | 'transferOut' | 'withdraw' | 'swapIn' | 'swapOut';
   asset: string;
+  /** gross: netAmount + fees for a debit entry, netAmount for a credit entry or deposit */
   amount: number;
+  /** paid by this wallet (0 for credit entries and deposits) */
   fees: number;
   netAmount: number;
   counterpartyID: string;
@@ -431,9 +452,13 @@ export interface SimState {
   wallets: Record<string, WalletRecord>;
   transfers: Record<string, TransferRecord>;
   actions: Record<string, ActionRecord>;
-  /** ledger entries per fund id, oldest first */
+  /** ledger entries per fund id, in the order written (oldest first); see {@link LedgerRecord} */
   ledger: Record<string, LedgerRecord[]>;
-  /** `kind + "\n" + company_id + "\n" + partner_txID` -> tx id (idempotency is per company and kind of transaction); sweeps `"coreclient:" + client_id + "\n" + partner_txID` */
+  /**
+   * `kind + "\n" + company_id + "\n" + partner_txID` -> tx id of the first transaction with it
+   * (idempotency is per company and kind of transaction); sweeps `"coreclient:" + client_id +
+   * "\n" + partner_txID`. Written whatever `SimulatorOptions.dedupe` says; consulted per it.
+   */
   partnerTxIndex: Record<string, string>;
   demo: DemoDataset | null;
   /** withdrawals by tx id (this and the collections below are absent in older state files: see {@link upgradeState}) */
@@ -486,7 +511,10 @@ export function emptyState(apiKey: string, publicKeyPem: string): SimState {
 /**
  * Bring a version 1 state document written by an older simulator up to date: collections added
  * since (withdrawals, swaps, swap takes, whitelists) default to empty; the partner_txID index is
- * re-keyed per kind of transaction. The version stays 1.
+ * re-keyed per kind of transaction. The version stays 1. The ledger needs nothing: older files
+ * have no pending entries (a transaction then pending gets its entry when it settles, as
+ * before; custody.ts `ledgerFor`), and the index of debit entries is rebuilt from the ledger on
+ * every start (engine.ts `debitEntries`).
  */
 export function upgradeState(s: SimState): SimState {
   s.withdrawals ??= {};

@@ -13,7 +13,8 @@
  *   Status `pending_swap` -> (custody threshold) `taker_pending` -> (settled with a taker)
  *   `approved_swap`; or `custody_rejected_swap`, `expired_swap`, `cancelled_swap`.
  *   `partner_txID` is optional for swaps (OpenAPI example `''`); when given it is idempotent per
- *   company, answering `existing`.
+ *   company, answering `existing`, for makes and takes alike, unless `SimulatorOptions.dedupe` is
+ *   `transfers` (then a repeat is a new make or take).
  * - The quote is listed in the liquidity hub once `taker_pending` and published: at approval
  *   when `add_to_liquidity_hub` is true, or by POST liquidityhub `{tx_id}`. Publishing emits the
  *   engine event `hub` `{txID, status:'taker_pending'}` once. The listing hides quotes that are
@@ -31,11 +32,16 @@
  *   Take statuses: `pending_swap_take` -> `approved_swap_take`; `custody_rejected_swap_take`
  *   (a custodian or the company rejected: the quote returns to the hub), `expired_swap_take`,
  *   `cancelled_swap_take` (the maker cancelled).
+ * - Ledger: a make writes the maker send wallet's `swapOut` entry (OpenAPI TxHistoryItem type)
+ *   with status `pending` and no counterparty yet; a take writes the taker send wallet's
+ *   `swapOut`, `pending`, counterparty = the maker's company. Both stay `pending` until the swap
+ *   settles (a quote open for a taker has moved nothing), or become `rejected`, `expired` or
+ *   `cancelled` in place with their transaction (custody.ts module comment).
  * - Settlement (both sides approved): holds and balances are re-checked, then the four legs move
  *   together: maker send wallet -(send.amount + fees), taker receive wallet +send.amount, taker
- *   send wallet -(receive.amount + fees), maker receive wallet +receive.amount. Ledger entries
- *   `swapOut` / `swapIn` (OpenAPI TxHistoryItem types) in both funds, a wallets feed event per
- *   movement. If a check fails nothing moves (409).
+ *   send wallet -(receive.amount + fees), maker receive wallet +receive.amount. Both `swapOut`
+ *   entries become `approved` (counterparty = the other company), `swapIn` entries are written
+ *   in both funds, a wallets feed event per movement. If a check fails nothing moves (409).
  * - Expiry: the take shares the quote's `expires`; at expiry both close and every hold is released.
  */
 import type { Engine } from './engine';
@@ -111,7 +117,7 @@ export function createSwap(eng: Engine, companyId: string, input: SwapMakeInput,
     txStatus: 'pending_swap',
   };
   eng.state.swaps[tx.txID] = tx;
-  openCustody(eng, company, tx, group, 'ApproveSwap');
+  openCustody(eng, company, tx, group, 'ApproveSwap', { type: 'swapOut', counterpartyID: '', counterpartyName: '' }); // the taker is not known yet
   return { tx_id: tx.txID, tx_url: url(tx.txID), status: 'new' };
 }
 
@@ -308,7 +314,7 @@ export function takeSwap(eng: Engine, companyId: string, input: SwapTakeInput): 
   eng.state.actions[companyAction.id] = companyAction;
   eng.state.swapTakes[take.txID] = take;
   swap.takeID = take.txID;
-  openCustody(eng, company, take, group, 'ApproveSwapTake');
+  openCustody(eng, company, take, group, 'ApproveSwapTake', { type: 'swapOut', counterpartyID: swap.company_id, counterpartyName: eng.state.companies[swap.company_id]?.name ?? '' });
   return { tx_id: take.txID, status: 'new', action_id: companyAction.id };
 }
 
@@ -329,7 +335,7 @@ function settleProblem(eng: Engine, take: SwapTakeRecord): string | undefined {
   return undefined;
 }
 
-/** Both sides approved: move the four legs at once (checked first: all or nothing). */
+/** Both sides approved: move the four legs at once (checked first: all or nothing); both `swapOut` entries approved, both `swapIn` written. */
 function settleSwap(eng: Engine, take: SwapTakeRecord, now: number): void {
   const problem = settleProblem(eng, take);
   if (problem) throw conflict(`action_id: the swap cannot settle: ${problem}`);

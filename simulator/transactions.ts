@@ -10,7 +10,8 @@
  *
  * Transfer semantics chosen by the simulator:
  * - POST transfer: idempotent per company on `partner_txID` (a repeat answers `existing` with the
- *   original tx_id, before any other check). Otherwise the origin wallet (id or short code) must
+ *   original tx_id, before any other check; spec section 3, whatever `SimulatorOptions.dedupe`
+ *   says). Otherwise the origin wallet (id or short code) must
  *   belong to the company, the destination (id or short code) must exist, differ from the origin
  *   and hold the same asset, `send.symbol` must be the wallets' asset, `expires` must be later
  *   than the business clock, and the origin's available balance (balance - held) must cover
@@ -26,6 +27,10 @@
  *   `expires` makes it `expired_transfer`. When a transfer leaves pending, the actions still
  *   pending become `expired` (no longer actionable). The same rules hold for withdrawals, swap
  *   quotes and swap takes with their own status names.
+ * - Ledger: the origin's `transferOut` entry is written at creation with status `pending`
+ *   (counterparty = the destination wallet's company) and becomes `approved` (with its
+ *   chainTxID), `rejected` or `expired` in place; the destination's `transferIn` entry is
+ *   written at approval (custody.ts module comment).
  */
 import { isLive, type Engine } from './engine';
 import { badRequest, conflict, forbidden, notFound } from './errors';
@@ -150,11 +155,14 @@ export function createTransfer(eng: Engine, companyId: string, input: TransferIn
     txStatus: 'pending_transfer',
   };
   eng.state.transfers[tx.txID] = tx;
-  openCustody(eng, company, tx, group, 'ApproveTransfer');
+  openCustody(eng, company, tx, group, 'ApproveTransfer', { type: 'transferOut', counterpartyID: dest.company_id, counterpartyName: eng.state.companies[dest.company_id]?.name ?? '' });
   return { tx_id: tx.txID, status: 'new' };
 }
 
-/** Threshold reached: move the money, write both ledger entries and wallets feed events, mark approved. */
+/**
+ * Threshold reached: move the money, mark approved, update the origin's pending `transferOut`
+ * ledger entry (approved) and write the destination's `transferIn`, with a wallets feed event each.
+ */
 function settleTransfer(eng: Engine, tx: TransferRecord, now: number): void {
   const origin = eng.state.wallets[tx.wallet_id];
   const dest = eng.state.wallets[tx.recipient_wallet_id];

@@ -8,15 +8,20 @@
  * - Whitelist entries belong to a fund and an asset; the same address may be whitelisted for
  *   several funds of a company (spec). Adding an entry that exists (same asset and address)
  *   renames it. Only assets of GET /assets are accepted.
- * - POST withdraw: idempotent per company on `partner_txID` (like transfers). The origin wallet
+ * - POST withdraw: idempotent per company on `partner_txID` (like transfers) unless
+ *   `SimulatorOptions.dedupe` is `transfers` (the spec promises it for transfers only): then a
+ *   repeat is a new withdrawal. The origin wallet
  *   (id or short code, never an address) must belong to the company, `send.symbol` must be its
  *   asset, `address` must be whitelisted for the wallet's fund and asset (else 400 naming
  *   `address`), `expires` in the future, available balance >= amount + fees.
  * - Custody: the wallet's `custodygroup_withdraw`; actions `ApproveWithdraw`; states
  *   pending_withdrawal -> approved_withdrawal | custody_rejected_withdrawal | expired_withdrawal.
- * - On approval the origin is debited amount + fees, a ledger entry of type `withdraw` (the
- *   OpenAPI TxHistoryItem name) with `address` = the L1 address is written, and a wallets feed
- *   event is emitted.
+ * - Ledger: at creation a `withdraw` entry (the OpenAPI TxHistoryItem name) with status
+ *   `pending`, `address` = the L1 address and `counterpartyName` = the whitelist entry's name is
+ *   written on the origin wallet; it becomes `rejected` or `expired` in place when the withdrawal
+ *   ends so (custody.ts module comment).
+ * - On approval the origin is debited amount + fees, the `withdraw` entry becomes `approved` with
+ *   its chainTxID, and a wallets feed event is emitted.
  * - Chain rejection (control endpoint `POST /_simulator/withdraw/{tx_id}/chain-reject`) applies
  *   to an approved withdrawal: status chain_rejected_withdrawal, amount + fees credited back to the
  *   origin wallet (wallets feed event, positive amounts), and the `withdraw` ledger entry's status
@@ -107,11 +112,11 @@ export function createWithdrawal(eng: Engine, companyId: string, input: Withdraw
     txStatus: 'pending_withdrawal',
   };
   eng.state.withdrawals[tx.txID] = tx;
-  openCustody(eng, company, tx, group, 'ApproveWithdraw');
+  openCustody(eng, company, tx, group, 'ApproveWithdraw', { type: 'withdraw', counterpartyID: '', counterpartyName: entry.name, address: entry.address });
   return { tx_id: tx.txID, status: 'new' };
 }
 
-/** Threshold reached: debit the origin, write the `withdraw` ledger entry, mark approved. */
+/** Threshold reached: debit the origin, mark approved, the pending `withdraw` ledger entry becomes approved (with its chainTxID). */
 export function settleWithdrawal(eng: Engine, tx: WithdrawalRecord, now: number): void {
   const origin = eng.state.wallets[tx.wallet_id];
   closeTx(eng, tx, 'approved_withdrawal', now); // releases the hold first
@@ -134,7 +139,8 @@ export function chainRejectWithdrawal(eng: Engine, txId: string): TransactionVie
   const origin = eng.state.wallets[tx.wallet_id];
   tx.txStatus = 'chain_rejected_withdrawal';
   moveBalance(eng, origin, 'in', { tx_id: tx.txID, chain_tx_id: tx.chainTxID, status: tx.txStatus, amount: tx.amount, fee: 0 }, now);
-  for (const r of eng.state.ledger[tx.fund_id] ?? []) if (r.entry.TxID === tx.txID && r.entry.type === 'withdraw') r.entry.status = 'chain_rejected';
+  const entry = eng.debitEntries.get(tx.txID);
+  if (entry) entry.status = 'chain_rejected';
   eng.changed();
   return withdrawalView(eng, tx);
 }

@@ -41,7 +41,10 @@ import {
   getAction,
   approveAction,
   rejectAction,
+  getLedger,
+  getWalletHistory,
   Action,
+  LedgerEntry,
   TransferRequest,
 } from '../lib';
 
@@ -55,6 +58,16 @@ describe('lib against the simulator', function () {
   let client: CustodyClient;
 
   const transfer = (overrides: Partial<TransferRequest> = {}) => demoTransfer(sim, { reference: 'lib test', ...overrides });
+  /** The entries of transaction `txId` in the ledger of the demo fund (or `fundId`), any status. */
+  const ledgerOf = async (txId: string, fundId = sim.demo.fund_id): Promise<LedgerEntry[]> =>
+    (await getLedger(client, { company_id: sim.demo.company_id, fund_id: fundId })).data.List.filter((e) => e.TxID === txId);
+  /** The demo core client's pending action for transaction `txId`. */
+  async function actionOf(txId: string): Promise<string> {
+    for (const a of (await listActions(client, { client_id: sim.demo.core_client_id })).data.actions) {
+      if ((await getAction(client, { client_id: sim.demo.core_client_id, action_id: a.id })).data.details?.txID === txId) return a.id;
+    }
+    throw new Error(`no pending action for ${txId}`);
+  }
 
   before(async () => {
     ({ dataDir, sim, client } = await startSimulated('cf-sim-'));
@@ -384,6 +397,52 @@ describe('lib against the simulator', function () {
       await assert.rejects(approveAction(client, { client_id: sim.demo.core_client_id, action_id: actionId }), ApiError, 'an action is approved once');
     });
 
+    it('a pending transfer is in the fund ledger (status pending, its reference and amount), not in the wallet history; approved, that one entry is approved', async () => {
+      const from = sim.demo.wallets['BTC-TESTNET'];
+      const req = transfer({ reference: `pending ledger ${Date.now()}`, send: { symbol: 'BTC-TESTNET', amount: 4200000 } });
+      const { tx_id } = (await createTransfer(client, req)).data;
+      const tx = (await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data;
+      const [pending, ...more] = await ledgerOf(tx_id);
+      assert.equal(more.length, 0);
+      assert.deepEqual(pending, {
+        TxID: tx_id,
+        chainTxID: '',
+        fundID: sim.demo.fund_id,
+        timestamp: tx.initiatedTimestamp,
+        expireTime: Number(req.expires),
+        status: 'pending',
+        type: 'transferOut',
+        asset: 'BTC-TESTNET',
+        amount: 4200042,
+        fees: 42,
+        netAmount: 4200000,
+        counterpartyID: sim.demo.company_id,
+        counterpartyName: 'Demo Treasury Ltd',
+        address: '',
+        reference: req.reference,
+        benefitOf: req.benefit_of,
+        accountNo: req.account_no,
+      });
+      // found as a client resolving an unknown outcome would: by reference and amount, pending only
+      const byReference = (await getLedger(client, { company_id: sim.demo.company_id, fund_id: sim.demo.fund_id, wallet_id: from.short_code, direction: 'out' })).data.List.filter((e) => e.reference === req.reference);
+      assert.deepEqual(byReference.map((e) => [e.TxID, e.status, e.netAmount]), [[tx_id, 'pending', 4200000]]);
+      assert.deepEqual(await ledgerOf(tx_id, sim.demo.counterparty.fund_id), [], 'the credit side is written at settlement');
+      const history = async (walletId: string) => (await getWalletHistory(client, { wallet_id: walletId })).data.history;
+      assert.ok(!(await history(from.wallet_id)).some((x) => x.tx_id === tx_id), 'nothing moved yet: not in the wallet history');
+
+      await approveAction(client, { client_id: sim.demo.core_client_id, action_id: await actionOf(tx_id) });
+      const settled = await ledgerOf(tx_id);
+      assert.equal(settled.length, 1, 'one entry, updated in place');
+      assert.match(settled[0].chainTxID, /^[0-9a-f]{64}$/);
+      assert.deepEqual({ ...settled[0], chainTxID: '' }, { ...pending, status: 'approved' });
+      const credit = await ledgerOf(tx_id, sim.demo.counterparty.fund_id);
+      assert.deepEqual(credit.map((e) => [e.type, e.status, e.amount, e.chainTxID]), [['transferIn', 'approved', 4200000, settled[0].chainTxID]]);
+      assert.equal((await history(from.wallet_id)).find((x) => x.tx_id === tx_id)?.amount, -4200042);
+      for (const w of [from.wallet_id, sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id]) {
+        assert.equal((await history(w)).reduce((s, x) => s + x.amount, 0), (await getWallet(client, { wallet_id: w })).data.balance, `the history of ${w} adds up to its balance`);
+      }
+    });
+
     it('needs every approval of a threshold-2 group, and accepts a short code for a wallet', async () => {
       const company = (await createCompany(client, { name: 'Threshold Two Ltd' })).data;
       const cc = (await createCoreClient(client, { name: 'Second approver' })).data;
@@ -441,6 +500,7 @@ describe('lib against the simulator', function () {
       const tx = (await getTransfer(client, { company_id: sim.demo.company_id, tx_id: feedless })).data;
       assert.equal(tx.txStatus, 'custody_rejected_transfer');
       assert.equal((await getWallet(client, { wallet_id: from })).data.balance, before);
+      assert.deepEqual((await ledgerOf(feedless)).map((e) => [e.type, e.status, e.chainTxID]), [['transferOut', 'rejected', '']], 'its pending ledger entry, rejected');
     });
 
     it('expires: past `expires` the transfer is expired_transfer and its actions expired', async () => {
@@ -452,6 +512,7 @@ describe('lib against the simulator', function () {
       await control(sim, '/clock/advance', { seconds: 120 });
       const tx = (await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data;
       assert.equal(tx.txStatus, 'expired_transfer');
+      assert.deepEqual((await ledgerOf(tx_id)).map((e) => [e.type, e.status, e.chainTxID]), [['transferOut', 'expired', '']], 'its pending ledger entry, expired');
       assert.equal((await getAction(client, { client_id: sim.demo.core_client_id, action_id: actionId })).data.status, 'expired');
       assert.ok(!(await listActions(client, { client_id: sim.demo.core_client_id })).data.actions.some((a) => a.id === actionId));
       await assert.rejects(approveAction(client, { client_id: sim.demo.core_client_id, action_id: actionId }), ApiError);

@@ -381,13 +381,43 @@ describe('simulator read side: read-only key, read-only subset, wallet history, 
       const byCode = await get(ro, ledger, { wallet_id: btc().short_code });
       assert.deepEqual(await get(ro, ledger, { wallet_id: btc().wallet_id }), byCode);
       assert.ok(byCode.List.every((e: any) => e.asset === 'BTC-TESTNET'));
-      const kept = byCode.List.filter((e: any) => e.status !== 'chain_rejected');
-      assert.equal(kept.length, byCode.Total - 1, 'one chain-rejected withdrawal in the ledger');
+      // the history lists the entries that moved the balance: deposits and approved entries
+      const kept = byCode.List.filter((e: any) => e.type === 'deposit' || e.status === 'approved');
+      assert.deepEqual(byCode.List.filter((e: any) => !kept.includes(e)).map((e: any) => [e.TxID, e.status]), [[refusedId, 'chain_rejected']], 'one chain-rejected withdrawal in the ledger');
       assert.deepEqual((await get(ro, `/wallet/${btc().wallet_id}/history`)).history.map((x: any) => x.tx_id), kept.map((e: any) => e.TxID));
       await assert400(ro.request('GET', ledger, { query: { direction: 'both' } }), 'direction');
       await assert400(ro.request('GET', ledger, { query: { asset: 'DOGE' } }), 'asset');
       await assert400(ro.request('GET', ledger, { query: { wallet_id: cpBtc().wallet_id } }), 'wallet_id');
       await assert400(ro.request('GET', `${ledger}?asset=BTC-TESTNET&asset=ETH-TESTNET`), 'asset');
+    });
+
+    it('a pending transfer is in both fund ledgers (every filter, paging) but not in the wallet history; rejected, the same entry says so', async () => {
+      const ledger = `/funds/${sim.demo.fund_id}/ledger`;
+      const companyLedger = `/company/${sim.demo.company_id}/fund/${sim.demo.fund_id}/ledger`;
+      const reference = `read side pending ${Date.now()}`;
+      const { company_id, ...body } = demoTransfer(sim, { reference, send: { symbol: 'BTC-TESTNET', amount: 250000 } });
+      const id = (await full.request<any>('POST', `/company/${company_id}/transfer`, { body })).data.tx_id;
+      const mine = (l: any) => l.List.filter((e: any) => e.TxID === id).map((e: any) => [e.type, e.status, e.reference, e.amount, e.netAmount, e.fees]);
+      const expected = [['transferOut', 'pending', reference, 250003, 250000, 3]];
+      for (const query of [undefined, { direction: 'out' }, { direction: 'all' }, { wallet_id: btc().short_code }, { asset: 'BTC-TESTNET' }, { limit: '1' }]) {
+        const l = await get(ro, ledger, query);
+        assert.deepEqual(mine(l), expected, JSON.stringify(query));
+        assert.deepEqual(l, await get(full, companyLedger, query), `the read-only route answers as the company route: ${JSON.stringify(query)}`);
+      }
+      for (const query of [{ direction: 'in' }, { asset: 'ETH-TESTNET' }, { offset: '1' }]) assert.deepEqual(mine(await get(ro, ledger, query)), [], JSON.stringify(query));
+      const historyAddsUp = async () => {
+        const h = (await get(ro, `/wallet/${btc().wallet_id}/history`)).history;
+        assert.ok(!h.some((x: any) => x.tx_id === id), 'not in the wallet history');
+        assert.equal(h.reduce((s: number, x: any) => s + x.amount, 0), (await get(ro, `/wallet/${btc().wallet_id}`)).balance);
+      };
+      await historyAddsUp();
+      const client = sim.demo.core_client_id;
+      for (const a of (await get(full, `/coreclient/${client}/actions`)).actions) {
+        if ((await get(full, `/coreclient/${client}/action/${a.id}`)).details.txID === id) await full.request('DELETE', `/coreclient/${client}/action/${a.id}`);
+      }
+      assert.equal((await get(ro, `/company/${company_id}/transfer/${id}`)).txStatus, 'custody_rejected_transfer');
+      assert.deepEqual(mine(await get(ro, ledger)), [['transferOut', 'rejected', reference, 250003, 250000, 3]]);
+      await historyAddsUp();
     });
 
     it('holdings and GET /balance reflect the movements: the transfer fee left the company', async () => {

@@ -12,7 +12,7 @@ import { Simulator } from '../simulator';
 import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
 import { controlCall, control, until } from './support';
-import { accountClient, signedCall, startSimulated, stopSimulated, type Reply } from './simulated';
+import { accountClient, signedCall, startSimulated, stopSimulated, type Reply, type SimulatedAccount } from './simulated';
 
 const wallClock = () => Math.floor(Date.now() / 1000);
 /** The simulator's business clock (epoch seconds), read before each test: the tests advance it. */
@@ -37,6 +37,17 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   };
   const eventsAfter = async (after: number): Promise<{ seq: number; event: string; message: any }[]> => (await controlCall(sim, 'GET', `/events?after=${after}`)).body.events;
   const pendingActions = async (clientId: string): Promise<any[]> => (await api('GET', `/coreclient/${clientId}/actions`)).data.actions;
+  /** The entries of a fund's ledger (company route, every status) of transaction `txId`. */
+  const ledgerOf = async (companyId: string, fundId: string, txId: string): Promise<any[]> =>
+    (await api('GET', `/company/${companyId}/fund/${fundId}/ledger`)).data.List.filter((e: any) => e.TxID === txId);
+  /** A wallet's history (GET /wallet/{wallet_id}/history), newest first. */
+  const historyOf = async (walletId: string): Promise<any[]> => (await api('GET', `/wallet/${encodeURIComponent(walletId)}/history`)).data.history;
+  /** Assert that a wallet's history lists no item of `txId` and adds up to the wallet's balance. */
+  async function assertHistoryBalanced(walletId: string, absentTxId?: string): Promise<void> {
+    const h = await historyOf(walletId);
+    if (absentTxId) assert.ok(!h.some((x) => x.tx_id === absentTxId), `${absentTxId} is not in the history of ${walletId}`);
+    assert.equal(h.reduce((s, x) => s + x.amount, 0), await balance(walletId), `the history of ${walletId} adds up to its balance`);
+  }
   /** The pending action of `clientId` for transaction `txId` (looked up through the action details). */
   async function actionFor(clientId: string, txId: string): Promise<any> {
     for (const a of await pendingActions(clientId)) {
@@ -165,6 +176,56 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.equal((await controlCall(sim, 'POST', `/withdraw/${txId}/chain-reject`, {})).status, 409);
     });
 
+    it('a pending withdrawal is in the fund ledger (status pending, its reference and amount), not in the wallet history; approved, that one entry is approved', async () => {
+      const d = sim.demo;
+      const wallet = d.wallets['BTC-TESTNET'];
+      const body = withdrawal({ reference: pid('pending-withdrawal'), send: { symbol: 'BTC-TESTNET', amount: 3000000 } });
+      const created = await api('POST', `/company/${d.company_id}/withdraw`, body);
+      assert.equal(created.data.status, 'new');
+      const txId = created.data.tx_id;
+      const tx = (await api('GET', `/company/${d.company_id}/withdraw/${txId}`)).data;
+      const pending = await ledgerOf(d.company_id, d.fund_id, txId);
+      assert.deepEqual(pending, [
+        {
+          TxID: txId,
+          chainTxID: '',
+          fundID: d.fund_id,
+          timestamp: tx.initiatedTimestamp,
+          expireTime: body.expires,
+          status: 'pending',
+          type: 'withdraw',
+          asset: 'BTC-TESTNET',
+          amount: 3000030,
+          fees: 30,
+          netAmount: 3000000,
+          counterpartyID: '',
+          counterpartyName: 'Demo BTC-TESTNET withdrawal address',
+          address: d.whitelist['BTC-TESTNET'],
+          reference: body.reference,
+          benefitOf: 'Beneficiary',
+          accountNo: 'ACC-9',
+        },
+      ]);
+      // the ledger filters see it: out, its wallet (short code), its asset; not in, not the other asset
+      const filtered = async (q: string) => (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger?${q}`)).data.List.some((e: any) => e.TxID === txId);
+      assert.deepEqual(
+        [await filtered('direction=out'), await filtered(`wallet_id=${encodeURIComponent(wallet.short_code)}`), await filtered('asset=BTC-TESTNET'), await filtered('direction=in'), await filtered('asset=ETH-TESTNET')],
+        [true, true, true, false, false],
+      );
+      await assertHistoryBalanced(wallet.wallet_id, txId);
+
+      const action = await actionFor(d.core_client_id, txId);
+      await control(sim, '/clock/advance', { seconds: 5 });
+      assert.equal((await api('PUT', `/coreclient/${d.core_client_id}/action/${action.id}`)).status, 200);
+      const settled = await ledgerOf(d.company_id, d.fund_id, txId);
+      assert.equal(settled.length, 1, 'the pending entry was updated, not joined by a second one');
+      assert.match(settled[0].chainTxID, /^[0-9a-f]{64}$/);
+      assert.deepEqual({ ...settled[0], chainTxID: '' }, { ...pending[0], status: 'approved' }, 'status and chainTxID change; timestamp stays the creation time');
+      const item = (await historyOf(wallet.wallet_id)).find((x) => x.tx_id === txId);
+      assert.deepEqual([item.amount, item.fee, item.net_amount, item.chain_tx_id], [-3000030, -30, -3000000, settled[0].chainTxID]);
+      await assertHistoryBalanced(wallet.wallet_id);
+    });
+
     it('expires with the business clock and releases its hold', async () => {
       const d = sim.demo;
       const wallet = d.manual.wallets['BTC-TESTNET'].wallet_id;
@@ -176,15 +237,20 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       const second = await api('POST', `/company/${d.company_id}/withdraw`, withdrawal({ wallet_id: wallet, send: { symbol: 'BTC-TESTNET', amount } }));
       assert.equal(second.status, 400, 'the first one holds the funds');
       assert.match(second.data.detail.reason, /^send\.amount: insufficient balance/);
+      assert.deepEqual((await ledgerOf(d.company_id, d.manual.fund_id, w.data.tx_id)).map((e) => [e.type, e.status, e.amount]), [['withdraw', 'pending', amount + Math.ceil(amount / 100000)]]);
       await control(sim, '/clock/advance', { seconds: 121 });
       assert.equal((await api('GET', `/company/${d.company_id}/withdraw/${w.data.tx_id}`)).data.txStatus, 'expired_withdrawal');
+      assert.deepEqual((await ledgerOf(d.company_id, d.manual.fund_id, w.data.tx_id)).map((e) => [e.status, e.chainTxID]), [['expired', '']], 'the same entry, expired');
       assert.equal(await actionFor(d.manual.core_client_id, w.data.tx_id), undefined);
       const third = await api('POST', `/company/${d.company_id}/withdraw`, withdrawal({ wallet_id: wallet, send: { symbol: 'BTC-TESTNET', amount } }));
       assert.equal(third.data.status, 'new', 'the hold was released');
       const a = await actionFor(d.manual.core_client_id, third.data.tx_id);
       assert.equal((await api('DELETE', `/coreclient/${d.manual.core_client_id}/action/${a.id}`)).status, 200);
       assert.equal((await api('GET', `/company/${d.company_id}/withdraw/${third.data.tx_id}`)).data.txStatus, 'custody_rejected_withdrawal');
+      assert.deepEqual((await ledgerOf(d.company_id, d.manual.fund_id, third.data.tx_id)).map((e) => e.status), ['rejected']);
       assert.equal(await balance(wallet), all);
+      await assertHistoryBalanced(wallet, w.data.tx_id);
+      await assertHistoryBalanced(wallet, third.data.tx_id);
     });
 
     it('lets a human custodian approve a withdrawal through /_simulator/tx/{tx_id}/approve', async () => {
@@ -248,6 +314,12 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.equal((await api('POST', `/company/${d.company_id}/atomicswap/make`, body)).data.status, 'existing');
       const swapId = made.data.tx_id;
       assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data.txStatus, 'pending_swap');
+      const makerPending = await ledgerOf(d.company_id, d.fund_id, swapId);
+      assert.deepEqual(
+        makerPending.map((e) => [e.type, e.status, e.asset, e.amount, e.fees, e.netAmount, e.counterpartyID, e.reference, e.expireTime, e.chainTxID]),
+        [['swapOut', 'pending', 'BTC-TESTNET', 10000100, 100, 10000000, '', 'swap test', body.expires, '']],
+        'the maker send wallet: pending swapOut, taker not known yet',
+      );
       assert.ok(!(await hub(d.company_id)).some((i) => i.tx_id === swapId), 'not listed before approval');
       assert.equal((await api('POST', `/company/${d.company_id}/liquidityhub`, { tx_id: swapId })).status, 409, 'cannot publish before approval');
 
@@ -256,6 +328,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.equal((await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`)).status, 200);
       const quote = (await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data;
       assert.equal(quote.txStatus, 'taker_pending');
+      assert.deepEqual((await ledgerOf(d.company_id, d.fund_id, swapId)).map((e) => e.status), ['pending'], 'approved by its custodians, the quote has moved nothing yet');
       assert.deepEqual(quote.swap.send, { symbol: 'BTC-TESTNET', amount: 10000000 });
       assert.deepEqual(quote.swap.receive, { symbol: 'ETH-TESTNET', amount: 2000000000 });
       assert.ok(quote.swap.added > 0);
@@ -284,6 +357,12 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.ok(taken.data.action_id);
       assert.deepEqual((await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, takeBody)).data, { ...taken.data, status: 'existing' }, 'idempotent on partner_txID');
       const takeId = taken.data.tx_id;
+      assert.deepEqual(
+        (await ledgerOf(d.taker.company_id, d.taker.fund_id, takeId)).map((e) => [e.type, e.status, e.asset, e.amount, e.fees, e.counterpartyID, e.counterpartyName, e.reference]),
+        [['swapOut', 'pending', 'ETH-TESTNET', 2000020000, 20000, d.company_id, 'Demo Treasury Ltd', 'take test']],
+        'the taker send wallet: pending swapOut, counterparty the maker',
+      );
+      await assertHistoryBalanced(w.tEth, takeId);
       assert.ok(!(await hub(d.company_id)).some((i) => i.tx_id === swapId), 'hidden while being taken');
       assert.equal((await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(swapId))).status, 409, 'one take at a time');
 
@@ -318,12 +397,14 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
         ['swapIn', 'ETH-TESTNET', 2000000000, 0],
         ['swapOut', 'BTC-TESTNET', 10000100, 100],
       ]);
-      assert.ok(makerLedger.every((e: any) => e.counterpartyID === d.taker.company_id));
+      assert.ok(makerLedger.every((e: any) => e.counterpartyID === d.taker.company_id && e.status === 'approved'));
       const takerLedger = (await api('GET', `/company/${d.taker.company_id}/fund/${d.taker.fund_id}/ledger`)).data.List.filter((e: any) => e.TxID === takeId);
       assert.deepEqual(takerLedger.map((e: any) => [e.type, e.asset, e.amount, e.fees]).sort(), [
         ['swapIn', 'BTC-TESTNET', 10000000, 0],
         ['swapOut', 'ETH-TESTNET', 2000020000, 20000],
       ]);
+      assert.ok(takerLedger.every((e: any) => e.counterpartyID === d.company_id && e.status === 'approved'));
+      for (const wallet of Object.values(w)) await assertHistoryBalanced(wallet);
       const moves = (await eventsAfter(mark)).filter((e) => e.event === 'walletTx').map((e) => [e.message.wallet_id, e.message.amount]);
       assert.deepEqual(moves.sort(), [
         [w.mBtc, -10000100],
@@ -369,6 +450,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.equal(taken.data.status, 'new');
       assert.equal((await api('DELETE', `/company/${d.taker.company_id}/action/${taken.data.action_id}`)).status, 200);
       assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${taken.data.tx_id}`)).data.txStatus, 'custody_rejected_swap_take');
+      assert.deepEqual((await ledgerOf(d.taker.company_id, d.taker.fund_id, taken.data.tx_id)).map((e) => e.status), ['rejected']);
       assert.equal(await actionFor(d.taker.core_client_id, taken.data.tx_id), undefined, "the taker custodian's action is no longer pending");
       assert.ok((await hub(d.company_id)).some((i) => i.tx_id === m.data.tx_id), 'back in the hub');
 
@@ -377,6 +459,8 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       assert.equal((await api('DELETE', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).status, 200);
       assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).data.txStatus, 'cancelled_swap');
       assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${retake.data.tx_id}`)).data.txStatus, 'cancelled_swap_take');
+      assert.deepEqual((await ledgerOf(d.company_id, d.fund_id, m.data.tx_id)).map((e) => e.status), ['cancelled']);
+      assert.deepEqual((await ledgerOf(d.taker.company_id, d.taker.fund_id, retake.data.tx_id)).map((e) => e.status), ['cancelled']);
       assert.equal((await api('PUT', `/company/${d.taker.company_id}/action/${retake.data.action_id}`)).status, 409);
       assert.ok(!(await hub()).some((i) => i.tx_id === m.data.tx_id));
       assert.equal((await api('DELETE', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).status, 409);
@@ -397,6 +481,8 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       await control(sim, '/clock/advance', { seconds: 301 });
       assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${swapId}`)).data.txStatus, 'expired_swap');
       assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${taken.data.tx_id}`)).data.txStatus, 'expired_swap_take');
+      assert.deepEqual((await ledgerOf(d.company_id, d.fund_id, swapId)).map((e) => e.status), ['expired']);
+      assert.deepEqual((await ledgerOf(d.taker.company_id, d.taker.fund_id, taken.data.tx_id)).map((e) => e.status), ['expired']);
       assert.equal((await api('PUT', `/company/${d.taker.company_id}/action/${taken.data.action_id}`)).status, 409);
       assert.equal(await actionFor(d.taker.core_client_id, taken.data.tx_id), undefined);
       assert.ok(!(await hub()).some((i) => i.tx_id === swapId));
@@ -480,9 +566,11 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       const fromBefore = await balance(wallet);
       const toBefore = await balance(target);
       const mark = await lastSeq();
-      const sweep = await api('POST', `/coreclient/${clientId}/sweep`, sweepBody);
+      const sweepOnce = { ...sweepBody, partner_txID: pid('sweep') };
+      const sweep = await api('POST', `/coreclient/${clientId}/sweep`, sweepOnce);
       assert.equal(sweep.status, 200);
       assert.ok(sweep.data.tx_id);
+      assert.deepEqual((await api('POST', `/coreclient/${clientId}/sweep`, sweepOnce)).data, { tx_id: sweep.data.tx_id, status: 'existing' }, 'dedupe all (the default): a repeated partner_txID answers existing');
       assert.equal(await balance(wallet), fromBefore - 1000010);
       assert.equal(await balance(target), toBefore + 1000000);
       const viaPost = await api('POST', `/coreclient/${clientId}/sweep/tx_id`, { tx_id: sweep.data.tx_id });
@@ -685,5 +773,181 @@ describe('simulator state files written before withdrawals, swaps and exchanges'
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('simulator state files written before pending ledger entries', function () {
+  this.timeout(60000);
+
+  it('still load and behave: a transaction without a pending entry writes its entry when it settles, as before; entries kept are updated in place', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-oldledger-'));
+    let sim: Simulator | undefined;
+    let client: CustodyClient | undefined;
+    try {
+      sim = await Simulator.start({ dataDir, port: 0 });
+      client = accountClient(sim);
+      const d = sim.demo;
+      const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown) => signedCall(client!, method, p, body);
+      const ledgerOf = async (txId: string) => (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.filter((e: any) => e.TxID === txId);
+      const approve = async (txId: string, approve = true) => {
+        for (const a of (await api('GET', `/coreclient/${d.core_client_id}/actions`)).data.actions) {
+          if ((await api('GET', `/coreclient/${d.core_client_id}/action/${a.id}`)).data.details.txID === txId) {
+            assert.equal((await api(approve ? 'PUT' : 'DELETE', `/coreclient/${d.core_client_id}/action/${a.id}`)).status, 200);
+            return;
+          }
+        }
+        throw new Error(`no pending action for ${txId}`);
+      };
+      const transfer = (label: string) => ({
+        wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
+        counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
+        expires: wallClock() + 3600,
+        benefit_of: 'b',
+        account_no: 'a',
+        reference: label,
+        partner_txID: pid(label),
+        send: { symbol: 'BTC-TESTNET', amount: 1000 },
+      });
+      const withdrawal = (label: string) => ({ ...transfer(label), counterparty_wallet_address: undefined, address: d.whitelist['BTC-TESTNET'] });
+      const post = async (kind: 'transfer' | 'withdraw', body: unknown): Promise<string> => (await api('POST', `/company/${d.company_id}/${kind}`, body)).data.tx_id;
+
+      const oldTransfer = await post('transfer', transfer('old pending transfer'));
+      const oldWithdrawal = await post('withdraw', withdrawal('old pending withdrawal'));
+      const oldRejected = await post('transfer', transfer('old rejected transfer'));
+      const keptTransfer = await post('transfer', transfer('kept pending transfer'));
+      const settledWithdrawal = await post('withdraw', withdrawal('settled withdrawal'));
+      await approve(settledWithdrawal);
+      client.close();
+      await sim.stop();
+
+      // What a simulator before this change wrote: no ledger entry for a pending transaction.
+      const file = path.join(dataDir, 'state.json');
+      const state = JSON.parse(fs.readFileSync(file, 'utf8'));
+      const old = new Set([oldTransfer, oldWithdrawal, oldRejected]);
+      state.ledger[d.fund_id] = state.ledger[d.fund_id].filter((r: any) => !old.has(r.entry.TxID));
+      fs.writeFileSync(file, JSON.stringify(state));
+
+      sim = await Simulator.start({ dataDir, port: 0 });
+      client = accountClient(sim);
+      for (const id of old) assert.deepEqual(await ledgerOf(id), [], 'nothing listed for an old pending transaction');
+      await control(sim, '/clock/advance', { seconds: 7 });
+      const settledAt = (await controlCall(sim, 'GET', '/clock')).body.now;
+      await approve(oldTransfer);
+      await approve(oldWithdrawal);
+      await approve(oldRejected, false);
+      await approve(keptTransfer);
+      const t = await ledgerOf(oldTransfer);
+      assert.deepEqual(t.map((e: any) => [e.type, e.status, e.amount, e.reference]), [['transferOut', 'approved', 1001, 'old pending transfer']]);
+      assert.ok(t[0].timestamp >= settledAt, 'written at settlement, as before');
+      assert.deepEqual((await ledgerOf(oldWithdrawal)).map((e: any) => [e.type, e.status, e.address]), [['withdraw', 'approved', d.whitelist['BTC-TESTNET']]]);
+      assert.deepEqual(await ledgerOf(oldRejected), [], 'a rejection writes nothing, as before');
+      const kept = await ledgerOf(keptTransfer);
+      assert.deepEqual(kept.map((e: any) => [e.type, e.status]), [['transferOut', 'approved']], 'the pending entry of the state file was updated in place');
+      assert.ok(kept[0].timestamp < settledAt, 'its creation time');
+      // the index is rebuilt from the ledger on start: the chain rejects a withdrawal settled before the restart
+      assert.equal((await control(sim, `/withdraw/${settledWithdrawal}/chain-reject`)).txStatus, 'chain_rejected_withdrawal');
+      assert.deepEqual((await ledgerOf(settledWithdrawal)).map((e: any) => e.status), ['chain_rejected']);
+      for (const w of [d.wallets['BTC-TESTNET'].wallet_id, d.counterparty.wallets['BTC-TESTNET'].wallet_id]) {
+        const h = (await api('GET', `/wallet/${w}/history`)).data.history;
+        assert.equal(h.reduce((s: number, x: any) => s + x.amount, 0), (await api('GET', `/wallet/${w}`)).data.balance, w);
+      }
+    } finally {
+      client?.close();
+      await sim?.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("simulator option dedupe: 'transfers' (spec section 3 promises `existing` for POST transfer only)", function () {
+  this.timeout(60000);
+  let s: SimulatedAccount;
+  const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> => signedCall(s.client, method, p, body);
+  /** Approve, as core client `clientId`, its pending action of transaction `txId`. */
+  async function approveAs(clientId: string, txId: string): Promise<void> {
+    for (const a of (await api('GET', `/coreclient/${clientId}/actions`)).data.actions) {
+      if ((await api('GET', `/coreclient/${clientId}/action/${a.id}`)).data.details.txID === txId) {
+        assert.equal((await api('PUT', `/coreclient/${clientId}/action/${a.id}`)).status, 200);
+        return;
+      }
+    }
+    throw new Error(`no pending action of ${clientId} for ${txId}`);
+  }
+
+  before(async () => {
+    s = await startSimulated('cf-sim-dedupe-', { dedupe: 'transfers' });
+  });
+
+  after(async () => {
+    await stopSimulated(s ?? {});
+  });
+
+  it('refuses an unknown mode at start', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-dedupe-bad-'));
+    try {
+      await assert.rejects(Simulator.start({ dataDir, port: 0, dedupe: 'some' as never }), /dedupe must be 'all' or 'transfers'/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a repeated withdraw partner_txID makes a second withdrawal; a repeated transfer partner_txID answers existing', async () => {
+    const d = s.sim.demo;
+    const wallet = d.wallets['BTC-TESTNET'].wallet_id;
+    const common = { wallet_id: wallet, expires: wallClock() + 3600, benefit_of: 'b', account_no: 'a', send: { symbol: 'BTC-TESTNET', amount: 5000 } };
+    const w = { ...common, address: d.whitelist['BTC-TESTNET'], reference: 'dedupe withdrawal', partner_txID: pid('dedupe-wd') };
+    const first = await api('POST', `/company/${d.company_id}/withdraw`, w);
+    const second = await api('POST', `/company/${d.company_id}/withdraw`, w);
+    assert.equal(first.data.status, 'new');
+    assert.equal(second.data.status, 'new', 'not deduped: a new withdrawal');
+    assert.notEqual(second.data.tx_id, first.data.tx_id);
+    for (const id of [first.data.tx_id, second.data.tx_id]) assert.equal((await api('GET', `/company/${d.company_id}/withdraw/${id}`)).data.txStatus, 'pending_withdrawal');
+    const ledger = (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.filter((e: any) => e.reference === 'dedupe withdrawal');
+    assert.deepEqual(ledger.map((e: any) => [e.TxID, e.status, e.amount]).sort(), [[first.data.tx_id, 'pending', 5001], [second.data.tx_id, 'pending', 5001]].sort(), 'two pending withdrawals with that reference and amount');
+
+    const t = { ...common, counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe transfer', partner_txID: pid('dedupe-t') };
+    const t1 = await api('POST', `/company/${d.company_id}/transfer`, t);
+    assert.equal(t1.data.status, 'new');
+    assert.deepEqual((await api('POST', `/company/${d.company_id}/transfer`, t)).data, { tx_id: t1.data.tx_id, status: 'existing' });
+    assert.equal((await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.filter((e: any) => e.reference === 'dedupe transfer').length, 1);
+  });
+
+  it('swap makes, swap takes and sweeps are not deduped either', async () => {
+    const d = s.sim.demo;
+    const make = {
+      send_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
+      receive_wallet_id: d.wallets['ETH-TESTNET'].wallet_id,
+      expires: wallClock() + 3600,
+      reference: 'dedupe make',
+      partner_txID: pid('dedupe-make'),
+      send: { symbol: 'BTC-TESTNET', amount: 1000 },
+      receive: { symbol: 'ETH-TESTNET', amount: 2000 },
+      add_to_liquidity_hub: true,
+    };
+    const m1 = await api('POST', `/company/${d.company_id}/atomicswap/make`, make);
+    const m2 = await api('POST', `/company/${d.company_id}/atomicswap/make`, make);
+    assert.deepEqual([m1.data.status, m2.data.status], ['new', 'new']);
+    assert.notEqual(m1.data.tx_id, m2.data.tx_id);
+
+    await approveAs(d.core_client_id, m1.data.tx_id);
+    const take = { swap_id: m1.data.tx_id, send_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe take', partner_txID: pid('dedupe-take') };
+    const k1 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take);
+    assert.equal(k1.data.status, 'new');
+    const k2 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take);
+    assert.equal(k2.status, 409, 'a new take of a quote being taken, not the existing one');
+    await approveAs(d.core_client_id, m2.data.tx_id);
+    const k3 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, { ...take, swap_id: m2.data.tx_id });
+    assert.equal(k3.data.status, 'new', 'the same partner_txID takes another quote');
+    assert.notEqual(k3.data.tx_id, k1.data.tx_id);
+
+    const clientId = d.exchange.client_id;
+    const wallet = d.exchange.wallets['BTC-TESTNET'].wallet_id;
+    const req = (await control(s.sim, '/exchange/connect-request', { client_id: clientId, wallet_id: wallet, customer_email: 'd@example.com', customer_id: 'D-1' })) as { action_id: string };
+    assert.equal((await api('PUT', `/coreclient/${clientId}/action/${req.action_id}`)).status, 200);
+    const sweep = { wallet_id: wallet, recipient_wallet_id: d.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe sweep', expires: wallClock() + 3600, partner_txID: pid('dedupe-sweep'), send: { symbol: 'BTC-TESTNET', amount: 1000 } };
+    const s1 = await api('POST', `/coreclient/${clientId}/sweep`, sweep);
+    const s2 = await api('POST', `/coreclient/${clientId}/sweep`, sweep);
+    assert.deepEqual([s1.data.status, s2.data.status], ['new', 'new']);
+    assert.notEqual(s1.data.tx_id, s2.data.tx_id);
   });
 });

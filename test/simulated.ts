@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Simulator } from '../simulator';
+import { Simulator, type SimulatorOptions } from '../simulator';
 import { ApiError, CustodyClient, type ClientOptions } from '../lib';
 
 /** A running simulator, its data directory and a client signed with the account's API key. */
@@ -28,13 +28,14 @@ export function accountClient(sim: Simulator, options: Partial<ClientOptions> = 
 /**
  * Create a data directory under the OS temp directory named with `prefix` (e.g. `cf-sim-`),
  * start a simulator there on a free port (persisting its state), and make an {@link accountClient}.
+ * @param options further simulator options (e.g. `dedupe`).
  * @throws what Simulator.start throws, after removing the directory.
  */
-export async function startSimulated(prefix: string): Promise<SimulatedAccount> {
+export async function startSimulated(prefix: string, options: Partial<Omit<SimulatorOptions, 'dataDir'>> = {}): Promise<SimulatedAccount> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   let sim: Simulator;
   try {
-    sim = await Simulator.start({ dataDir, port: 0 });
+    sim = await Simulator.start({ port: 0, ...options, dataDir });
   } catch (e) {
     fs.rmSync(dataDir, { recursive: true, force: true });
     throw e;

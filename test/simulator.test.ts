@@ -249,4 +249,41 @@ describe('the simulator command line (dist/simulator/cli.js)', function () {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('--dedupe transfers is passed to the simulator and said in the banner; another value is refused before starting', async () => {
+    const { spawn, spawnSync } = await import('node:child_process');
+    const { CustodyClient } = await import('../lib');
+    const cliJs = path.join(__dirname, '..', 'simulator', 'cli.js');
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cf-cli-dedupe-'));
+    const bad = spawnSync(process.execPath, [cliJs, '--port', '0', '--data', dataDir, '--dedupe', 'sometimes'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--dedupe must be all or transfers/);
+    const cli = spawn(process.execPath, [cliJs, '--port', '0', '--data', dataDir, '--in-memory', '--dedupe', 'transfers'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    cli.stdout.on('data', (d) => (out += d));
+    cli.stderr.on('data', (d) => (out += d));
+    try {
+      await until(() => (/demo company:/.test(out) ? true : undefined), 'the banner');
+      assert.match(out, /^Custody Partner API simulator \(state in memory only; partner_txID dedupes transfers only\)$/m);
+      const baseUrl = /base URL:\s+(\S+)/.exec(out)![1];
+      const { readFileSync } = await import('node:fs');
+      const client = new CustodyClient({ baseUrl, apiKey: readFileSync(/API key file:\s+(\S+)/.exec(out)![1], 'utf8').trim(), privateKey: readFileSync(/private key file:\s+(\S+)/.exec(out)![1], 'utf8') });
+      try {
+        const demo = await (await fetch(`${/control URL:\s+(\S+)/.exec(out)![1]}/demo`)).json();
+        const body = { wallet_id: demo.wallets['BTC-TESTNET'].wallet_id, address: demo.whitelist['BTC-TESTNET'], expires: Math.floor(Date.now() / 1000) + 600, benefit_of: '', account_no: '', reference: 'cli dedupe', partner_txID: 'cli-dedupe-1', send: { symbol: 'BTC-TESTNET', amount: 1000 } };
+        const first = (await client.request<any>('POST', `/company/${demo.company_id}/withdraw`, { body })).data;
+        const second = (await client.request<any>('POST', `/company/${demo.company_id}/withdraw`, { body })).data;
+        assert.deepEqual([first.status, second.status], ['new', 'new']);
+        assert.notEqual(first.tx_id, second.tx_id);
+      } finally {
+        client.close();
+      }
+      const exited = new Promise<number | null>((r) => cli.once('exit', (code) => r(code)));
+      cli.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    } finally {
+      if (cli.exitCode === null) cli.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });
