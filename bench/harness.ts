@@ -13,6 +13,8 @@ import type { TransferRequest } from '../lib';
 /** What the simulator child process reports once listening. */
 export interface SimInfo {
   baseUrl: string;
+  /** The control endpoints, e.g. `http://127.0.0.1:PORT/_simulator`. */
+  controlUrl: string;
   apiKey: string;
   privateKeyPem: string;
   demo: DemoDataset;
@@ -34,6 +36,38 @@ export async function startSimulatorProcess(dataDir: string, persist: boolean, d
     child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
   });
   return { child, sim };
+}
+
+/** One transaction as {@link simulatorCensus} lists it. */
+export interface CensusRecord {
+  txID: string;
+  partner_txID: string;
+}
+
+let censusSeq = 0;
+
+/**
+ * The transfers and withdrawals the simulator child holds whose partner_txID starts with `prefix`.
+ * @returns `{transfers, withdrawals}`, each a list of {@link CensusRecord} (one per transaction).
+ * @throws {Error} when the child exits first (rejects).
+ */
+export function simulatorCensus(child: ChildProcess, prefix: string): Promise<{ transfers: CensusRecord[]; withdrawals: CensusRecord[] }> {
+  const id = ++censusSeq;
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: unknown) => {
+      if (!m || typeof m !== 'object' || (m as { census?: unknown }).census !== id) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(m as { transfers: CensusRecord[]; withdrawals: CensusRecord[] });
+    };
+    const onExit = () => {
+      child.off('message', onMessage);
+      reject(new Error('the simulator exited before answering the census'));
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.send({ census: id, prefix });
+  });
 }
 
 /** Stop a child started by {@link startSimulatorProcess} and wait for it to exit. */

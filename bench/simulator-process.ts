@@ -1,7 +1,10 @@
 /**
  * The simulator in a process of its own for the benchmark, so the client side and the server
- * side do not share one event loop. Sends `{baseUrl, apiKey, privateKeyPem, demo}` to the
- * parent over IPC once listening; stops on `stop` or when the parent goes away.
+ * side do not share one event loop. Sends `{baseUrl, controlUrl, apiKey, privateKeyPem, demo}`
+ * to the parent over IPC once listening; stops on `stop` or when the parent goes away. Answers
+ * `{census: id, prefix}` with `{census: id, transfers, withdrawals}`: the `{txID, partner_txID}`
+ * of every transfer and withdrawal whose partner_txID starts with `prefix` (the fault benchmark
+ * counts duplicates with it).
  *
  *   simulator-process <dataDir> [persist] [--dedupe=all|transfers]
  *
@@ -26,9 +29,20 @@ async function main(): Promise<void> {
   const { dataDir, persist, dedupe } = readArgs(process.argv.slice(2));
   // In memory unless asked: the throughput benchmark measures the clients, not the simulator's disk writes.
   const sim = await Simulator.start({ dataDir, port: 0, persist, dedupe });
-  process.send!({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKeyPem: sim.account.privateKeyPem, demo: sim.demo });
+  process.send!({ baseUrl: sim.baseUrl, controlUrl: sim.controlUrl, apiKey: sim.account.apiKey, privateKeyPem: sim.account.privateKeyPem, demo: sim.demo });
   const stop = () => sim.stop().finally(() => process.exit(0));
-  process.on('message', (m) => m === 'stop' && stop());
+  const census = (records: Record<string, { txID: string; partner_txID: string }>, prefix: string) =>
+    Object.values(records)
+      .filter((r) => r.partner_txID && r.partner_txID.startsWith(prefix))
+      .map((r) => ({ txID: r.txID, partner_txID: r.partner_txID }));
+  process.on('message', (m: unknown) => {
+    if (m === 'stop') return void stop();
+    if (m && typeof m === 'object' && 'census' in m) {
+      const { census: id, prefix } = m as { census: number; prefix: string };
+      const state = sim.engine.state;
+      process.send!({ census: id, transfers: census(state.transfers, prefix), withdrawals: census(state.withdrawals, prefix) });
+    }
+  });
   process.on('disconnect', stop);
 }
 

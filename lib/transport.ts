@@ -17,6 +17,7 @@
  *   rejects with an ApiError of code `ECLOSED` (so a redeployed Node-RED flow is not answered
  *   by requests of the flow it replaced).
  */
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import axios, { AxiosInstance } from 'axios';
@@ -103,6 +104,10 @@ export class Transport {
 
   /** @param options timeout, retry attempts and first delay, extra CAs; the defaults as documented in {@link TransportOptions}. */
   constructor(options: TransportOptions) {
+    // Every request in flight and every wait before a retry listens to this one signal (axios
+    // adds a listener per request and removes it when the request ends): more than 10 at once is
+    // normal use, not a leak, and must not print a MaxListenersExceededWarning.
+    setMaxListeners(Infinity, this.#abort.signal);
     this.#attempts = Math.max(1, options.attempts ?? 3);
     this.#retryDelayMs = options.retryDelayMs ?? 250;
     this.#httpAgent = new http.Agent({ keepAlive: true });

@@ -13,7 +13,7 @@
  * `expires` has passed (plus {@link ResolveInput.skewSeconds}, default {@link RESOLVE_SKEW_SECONDS}), nothing can still appear, so the key
  * is freed. Several: ambiguous (the key stays held; the candidates are listed).
  */
-import { ValidationError, type SubmissionKind, type SubmissionRef } from '../errors';
+import { ApiError, ValidationError, type SubmissionKind, type SubmissionRef } from '../errors';
 import type { CustodyClient } from '../client';
 import { callOperation } from '../operation';
 import { readOperations } from '../v1/read';
@@ -115,7 +115,9 @@ interface ListedFund {
  * @returns found (with `tx_id`), not found (`keyFreed` once past `expires`) or ambiguous.
  * @throws {ValidationError} `partner_txID` when neither the journal nor `input.body` says which
  *   wallet paid; `wallet_id` when no fund of the account holds that wallet.
- * @throws {ApiError} when a read fails (the journal is then left as it was).
+ * @throws {ApiError} when a read fails, a history item's transaction read included (only a
+ *   refusal, e.g. 404 for a transaction of another kind, rules an item out); the journal is then
+ *   left as it was.
  */
 export async function resolveSubmission(client: CustodyClient, input: ResolveInput, journal?: SubmissionJournal): Promise<ResolveResult> {
   const ref: SubmissionRef = { kind: input.kind, partner_txID: input.partner_txID, ...(input.company_id !== undefined ? { company_id: input.company_id } : {}), ...(input.client_id !== undefined ? { client_id: input.client_id } : {}) };
@@ -164,12 +166,17 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
   for (const h of history.data.history ?? []) {
     if (!h.tx_id || found.has(h.tx_id) || h.timestamp < from || h.amount > 0 || !amountMatches(h.amount, h.net_amount) || !free(h.tx_id)) continue;
     const read = readSpec(ref, h.tx_id);
+    let tx;
     try {
-      const tx = await callOperation(client, read.spec, read.input as Record<string, unknown>);
-      if (referenceOf(tx.data) === reference) found.add(h.tx_id);
-    } catch {
-      // Not a transaction of this kind (a 404): not a candidate.
+      tx = await callOperation(client, read.spec, read.input as Record<string, unknown>);
+    } catch (e) {
+      // Refused (a 404: not a transaction of this kind): not a candidate. Any other failure
+      // (a timeout, a 5xx) says nothing about it: the lookup fails and the journal stays as it
+      // was, rather than "not found" freeing the key of a payment that may exist.
+      if (e instanceof ApiError && e.failure === 'refused') continue;
+      throw e;
     }
+    if (referenceOf(tx.data) === reference) found.add(h.tx_id);
   }
 
   const candidates = [...found];

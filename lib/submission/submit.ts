@@ -5,7 +5,8 @@
  * {@link submitRequest} sends one payment request of a {@link SubmissionKind}:
  * - With a {@link SubmissionJournal}, the key and body are on disk before the request leaves;
  *   a second request with a journaled key is answered from the journal (a transfer: re-sent
- *   safely, the API answers `existing`), refused when its body differs
+ *   safely, the API answers `existing`; when that re-send fails, the journal answers and its
+ *   entry stays as it was), refused when its body differs
  *   ({@link SubmissionConflictError}, naming the fields), and refused while an earlier
  *   request's outcome is unknown (withdraw, swaps, sweep: {@link OutcomeUnknownError} until a
  *   `resolve` settles it).
@@ -101,7 +102,7 @@ export async function submitRequest<T = unknown>(client: CustodyClient, ref: Sub
     const open = entry.expires === 0 || entry.expires > nowSeconds() + (options.expiryMarginSeconds ?? 5);
     if (entry.state === 'answered' || entry.state === 'found') {
       // A transfer is re-sent while it can be (the API answers `existing`); anything else is answered here.
-      if (ref.kind === 'transfer' && open && entry.state === 'answered') return await send<T>(client, ref, again, options, entry);
+      if (ref.kind === 'transfer' && open && entry.state === 'answered') return await confirm<T>(client, ref, again, options, entry);
       return fromJournal<T>(entry);
     }
     // 'unknown' (or 'sending': a crash between recorded and answered).
@@ -114,6 +115,21 @@ export async function submitRequest<T = unknown>(client: CustodyClient, ref: Sub
     );
   } finally {
     release();
+  }
+}
+
+/**
+ * A transfer the journal holds as answered, requested again: sent once more (the API answers
+ * `existing` with its tx_id), without touching the journal. The journal's answer is known, so no
+ * failure of this request can make it unknown or free its key: when the request fails in any way
+ * (refused, not sent, outcome unknown, closed), the journal answers.
+ */
+async function confirm<T>(client: CustodyClient, ref: SubmissionRef, req: PreparedSubmission, options: SubmitOptions, entry: JournalEntry): Promise<SubmitResult<T>> {
+  try {
+    return await send<T>(client, ref, req, { ...options, journal: undefined, resolveUnknown: false }, undefined);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return fromJournal<T>(entry);
   }
 }
 
