@@ -99,8 +99,8 @@ export function sentIdsFile(folder: string, feedId: string, clientId: string): s
 /**
  * Delete every memory file of feed node `feedId` in `folder` (one per core client it has used,
  * see {@link sentIdsFile}), with their temporary files; for a feed node deleted from the flows.
- * A folder that does not exist holds none.
- * @throws what the file system throws (rejects), other than ENOENT.
+ * A folder that does not exist (or is not a folder) holds none.
+ * @throws what the file system throws (rejects), other than ENOENT and ENOTDIR.
  */
 export async function removeSentIdsFiles(folder: string, feedId: string): Promise<void> {
   const prefix = `${feedId.replace(/[^A-Za-z0-9._-]/g, '_')}-`;
@@ -108,7 +108,7 @@ export async function removeSentIdsFiles(folder: string, feedId: string): Promis
   try {
     names = await fs.promises.readdir(folder);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if (['ENOENT', 'ENOTDIR'].includes(String((e as NodeJS.ErrnoException).code))) return;
     throw e;
   }
   const mine = names.filter((n) => n.startsWith(prefix) && /^[0-9a-f]{16}\.jsonl(\.tmp)?$/.test(n.slice(prefix.length)));
