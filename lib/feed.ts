@@ -16,6 +16,7 @@
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
 import { CustodyClient } from './client';
 import { Action, listActions } from './v1/core-client';
 
@@ -288,12 +289,25 @@ function coreClientFeedPath(clientId: string): string {
 }
 
 /**
+ * What a catch-up read of GET /coreclient/{client_id}/actions listed (the `listing` event of
+ * {@link CoreClientFeed}): the ids of the actions it holds, and when it was asked for. An action
+ * that was pending when the request was sent and is not listed is no longer pending.
+ */
+export interface ActionListing {
+  /** The ids of the listed actions (the service lists the pending ones). */
+  ids: string[];
+  /** `performance.now()` (milliseconds, this process's monotonic clock) just before the request was sent. */
+  requestedAt: number;
+}
+
+/**
  * The core client feed, `{ws_base_url}/coreclient/{client_id}/feed` (spec section 6): one
  * message per pending action of the wallets the core client guards. After every (re)connect it
  * reads GET /coreclient/{client_id}/actions (catch-up); each action id is emitted once.
  *
  * Events (besides `state` and `error`, see {@link SignedFeed}):
  * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
+ * - `listing` ({@link ActionListing}): after each catch-up read, once its actions were emitted.
  */
 export class CoreClientFeed extends SignedFeed {
   /** The core client whose actions this feed carries. */
@@ -317,9 +331,13 @@ export class CoreClientFeed extends SignedFeed {
   }
 
   async #catchUp(signal: AbortSignal): Promise<void> {
+    const requestedAt = performance.now();
     const res = await listActions(this.client, { client_id: this.clientId });
     if (signal.aborted) return; // stopped while reading: emit nothing after stop()
-    for (const action of res.data.actions ?? []) if (action.status === 'pending') this.#emitOnce(action, 'catch-up');
+    const actions = res.data.actions ?? [];
+    for (const action of actions) if (action.status === 'pending') this.#emitOnce(action, 'catch-up');
+    const listing: ActionListing = { ids: actions.filter((a) => a && typeof a.id === 'string').map((a) => a.id), requestedAt };
+    this.emit('listing', listing);
   }
 
   /** A message with a string `id` is an action; anything else is ignored. */

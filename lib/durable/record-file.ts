@@ -36,11 +36,14 @@ export class RecordFile<T> {
   /** The file's path. */
   readonly path: string;
   #fh: fs.promises.FileHandle;
-  #queue: Pending[] = [];
+  /**
+   * The group of the next commit, while that commit is scheduled and has not taken it yet:
+   * appends join it. A rewrite closes it, so an append made after the rewrite was called lands
+   * after the new content, never in the file the rewrite replaces.
+   */
+  #group: Pending[] | undefined;
   /** Writes and rewrites, one after the other. */
   #chain: Promise<void> = Promise.resolve();
-  /** True while a group commit is scheduled and has not taken its group yet. */
-  #scheduled = false;
   #closed = false;
   /** Set by a failed write: every later append and rewrite rejects with it. */
   #failed: Error | undefined;
@@ -88,7 +91,7 @@ export class RecordFile<T> {
     }
   }
 
-  /** Lines in the file (records appended since the last rewrite included). */
+  /** Lines in the file: the records it held when opened or last rewritten, plus those appended and written since. */
   get lines(): number {
     return this.#lines;
   }
@@ -103,28 +106,28 @@ export class RecordFile<T> {
   append(record: T): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`${this.path}: closed`));
     const line = JSON.stringify(record) + '\n';
-    this.#lines++;
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ line, resolve, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        this.#chain = this.#chain.then(() => this.#commit());
+      let group = this.#group;
+      if (!group) {
+        const fresh: Pending[] = [];
+        group = this.#group = fresh;
+        this.#chain = this.#chain.then(() => this.#commit(fresh));
       }
+      group.push({ line, resolve, reject });
     });
   }
 
-  /** One group commit: everything queued until now, written and synced together. */
-  async #commit(): Promise<void> {
+  /** One group commit: `group` (the appends made until it is taken), written and synced together. */
+  async #commit(group: Pending[]): Promise<void> {
     // Let the appends of this turn of the event loop join the group.
     await new Promise<void>((r) => setImmediate(r));
-    this.#scheduled = false;
-    const group = this.#queue;
-    this.#queue = [];
+    if (this.#group === group) this.#group = undefined;
     if (!group.length) return;
     if (this.#failed) return group.forEach((p) => p.reject(this.#failed!));
     try {
       await this.#fh.write(group.map((p) => p.line).join(''));
       await this.#fh.datasync();
+      this.#lines += group.length;
       group.forEach((p) => p.resolve());
     } catch (e) {
       this.#failed = new Error(`${this.path}: write failed: ${(e as Error).message}`);
@@ -134,13 +137,15 @@ export class RecordFile<T> {
 
   /**
    * Replace the file's content with `records` atomically: written to `<file>.tmp`, synced,
-   * renamed over the file, the folder synced. Appends made while it runs wait for it and land
+   * renamed over the file, the folder synced. Appends made before this call are written to the
+   * old file first (so `records` should hold them); appends made after it wait for it and land
    * after the new content.
    * @throws {Error} when the file is closed, or what the file system throws (rejects); the old
    *   file is then left as it was.
    */
   rewrite(records: readonly T[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`${this.path}: closed`));
+    this.#group = undefined; // later appends form a group of their own, after the replace
     const run = this.#chain.then(() => this.#replace(records));
     this.#chain = run.catch(() => undefined);
     return run;
@@ -166,9 +171,16 @@ export class RecordFile<T> {
       await dir.close();
     }
     const old = this.#fh;
-    this.#fh = await fs.promises.open(this.path, 'a+', 0o600);
-    await old.close();
     this.#lines = records.length;
+    try {
+      this.#fh = await fs.promises.open(this.path, 'a+', 0o600);
+    } catch (e) {
+      // The old handle now writes to the replaced (unlinked) file: never acknowledge an append there.
+      this.#failed = new Error(`${this.path}: reopening after a rewrite failed: ${(e as Error).message}`);
+      throw this.#failed;
+    } finally {
+      if (this.#fh !== old) await old.close().catch(() => undefined);
+    }
   }
 
   /** Wait for the records in flight, then close the file. Appends after this reject. */

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState, WorkspaceClient, resolveV2BaseUrl } from '../../lib';
-import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
+import { HubFeed, WalletsFeed, type SignedFeed, type Action, type ActionListing, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { journalFile, openSharedJournal, type JournalLease, type SubmissionJournal } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
@@ -51,7 +51,8 @@ interface SharedFeed<U extends FeedStatusCallbacks> {
 
 /**
  * What differs between the shared feeds (core client feeds, liquidity hub, wallets): the key it
- * is shared under, a log label, how to build one, its message event and how a user takes a message.
+ * is shared under, a log label, how to build one, its message event and how a user takes a
+ * message; and other events passed on to the users, by event name (the core client feed's `listing`).
  */
 interface FeedKind<U extends FeedStatusCallbacks> {
   key: string;
@@ -59,6 +60,7 @@ interface FeedKind<U extends FeedStatusCallbacks> {
   make(client: CustodyClient): SignedFeed;
   event: string;
   deliver(user: U, message: unknown): void;
+  passOn?: Record<string, (user: U, value: unknown) => void>;
 }
 
 /**
@@ -205,6 +207,7 @@ export = function register(RED: NodeAPI): void {
           entry.feed = feed;
           let lastWarned = '';
           feed.on(kind.event, (message: unknown) => entry.users.forEach((u) => kind.deliver(u, message)));
+          for (const [event, pass] of Object.entries(kind.passOn ?? {})) feed.on(event, (value: unknown) => entry.users.forEach((u) => pass(u, value)));
           feed.on('state', (state: FeedState, reason?: string) => {
             if (state === 'connected') lastWarned = '';
             entry.users.forEach((u) => u.onState(state, reason));
@@ -256,7 +259,14 @@ export = function register(RED: NodeAPI): void {
 
     node.subscribeFeed = (clientId: string, user: FeedUser): FeedMembership =>
       subscribe<FeedUser>(
-        { key: `coreclient/${clientId}`, label: `core client feed ${clientId}`, make: (client) => new CoreClientFeed(client, clientId), event: 'action', deliver: (u, action: Action) => u.onAction(action) },
+        {
+          key: `coreclient/${clientId}`,
+          label: `core client feed ${clientId}`,
+          make: (client) => new CoreClientFeed(client, clientId),
+          event: 'action',
+          deliver: (u, action: Action) => u.onAction(action),
+          passOn: { listing: (u, listing) => u.onListing?.(listing as ActionListing) },
+        },
         user,
       );
     node.subscribeHubFeed = (user) =>

@@ -4,12 +4,23 @@
  * node and shared by every feed node with the same `clientId`; it reconnects by itself and
  * catches up through GET /coreclient/{client_id}/actions (see lib `CoreClientFeed`).
  *
+ * Redelivery: the node remembers, durably, which action ids it has sent (lib/durable/sent-ids,
+ * one file per node and core client below the user directory). Each action is recorded on disk
+ * before its msg is sent; an action already recorded (sent by an earlier instance of this node:
+ * before a redeploy, a restart or a crash) is sent again with `msg.redelivered = true`. So every
+ * action is delivered at least once and never twice unmarked. A crash between the record and the
+ * send marks the first delivery as a redelivery: the safe side.
+ *
  * Output: `msg.payload` = the action (`id`, `type`, `status`, `timestamp`, `expireTime`,
  * `coreClientID`, and `details` when the `details` option is on) plus `client_id` and
- * `action_id`, the path ids a `custody-action` node reads; `msg.topic` = the action type.
+ * `action_id`, the path ids a `custody-action` node reads; `msg.topic` = the action type;
+ * `msg.redelivered` = true when this node sent the action before (absent otherwise).
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
-import { getPendingAction, Action } from '../../lib';
+import { getPendingAction, Action, ActionListing } from '../../lib';
+import { SentIds, sentIdsFile, removeSentIdsFiles } from '../../lib/durable/sent-ids';
 import { showError } from '../shared/status';
 import { joinSharedFeed } from '../shared/feed-node';
 import type { CustodyConfigNode } from '../shared/types';
@@ -34,7 +45,7 @@ export = function register(RED: NodeAPI): void {
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const clientId = (def.clientId || '').trim();
     const withDetails = def.details !== false;
-    /** False once the node is closing: no more retries of details reads. */
+    /** False once the node is closing: no more retries of details reads, no more sends. */
     let running = true;
     const retries = new Set<NodeJS.Timeout>();
 
@@ -43,9 +54,59 @@ export = function register(RED: NodeAPI): void {
       return;
     }
 
-    function emit(action: Action): void {
+    // The memory of the ids sent: <userDir>/custodyflow/feed/<node id>-<sha256(client id) short>.jsonl.
+    const userDir = (RED.settings as { userDir?: string }).userDir || os.tmpdir();
+    const memoryFolder = path.join(userDir, 'custodyflow', 'feed');
+    const memoryFile = sentIdsFile(memoryFolder, node.id, clientId);
+    /** Set once the memory file failed (opening or writing): shown in the status, warned once. */
+    let memoryProblem: string | undefined;
+    let status: { refresh(): void } | undefined;
+    function memoryFailed(err: Error & { code?: string }): void {
+      if (memoryProblem) return;
+      memoryProblem = `memory file failed${err.code ? ': ' + err.code : ''}`;
+      node.warn(
+        `${memoryFile}: the memory of the actions sent failed (${err.message}); actions are still sent, ` +
+          'but one sent again after a redeploy or restart will not be marked msg.redelivered until the file works (redeploy to try again)',
+      );
+      status?.refresh();
+    }
+    const onCompactionError = (err: Error): void => node.warn(`${memoryFile}: compaction failed (nothing is lost): ${err.message}`);
+    const memory: Promise<SentIds> = SentIds.open(memoryFile, { onCompactionError }).catch((err: Error) => {
+      memoryFailed(err);
+      return SentIds.detached({ onCompactionError });
+    });
+    /** Sends waiting for their record (awaited by close). */
+    const inFlight = new Set<Promise<void>>();
+
+    /**
+     * Send `action`, once per node instance: record it on disk first (an id recorded before, by an
+     * earlier instance, goes out with `msg.redelivered = true`). A closing node sends nothing more.
+     */
+    async function deliver(action: Action): Promise<void> {
+      const sent = await memory;
+      if (!running || sent.sentHere(action.id)) return;
+      const redelivered = sent.has(action.id);
+      try {
+        await sent.markSent(action);
+      } catch (err) {
+        memoryFailed(err as Error); // sent all the same: at least once
+      }
+      if (!running) return; // recorded but not sent: its next delivery is marked, the safe side
       const payload = { ...action, client_id: clientId, action_id: action.id };
-      node.send({ topic: String(action.type), payload } as NodeMessage);
+      node.send({ topic: String(action.type), payload, ...(redelivered ? { redelivered: true } : {}) } as NodeMessage);
+    }
+
+    function emit(action: Action): void {
+      const p = deliver(action).catch((err: Error) => node.error(`action ${action.id}: ${err.message}`));
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    }
+
+    /** Forget the ids a catch-up listing shows are no longer pending. */
+    function prune(listing: ActionListing): void {
+      memory
+        .then((sent) => (running ? sent.prune(listing) : 0))
+        .catch(onCompactionError);
     }
 
     /**
@@ -78,20 +139,30 @@ export = function register(RED: NodeAPI): void {
         );
     }
 
-    joinSharedFeed(
+    status = joinSharedFeed(
       node,
-      (status) =>
+      (callbacks) =>
         connection.subscribeFeed(clientId, {
-          ...status,
+          ...callbacks,
           onAction(action: Action) {
             if (withDetails) sendWithDetails(action, 0);
             else emit(action);
           },
+          onListing: prune,
         }),
-      () => {
-        running = false;
-        retries.forEach((t) => clearTimeout(t));
-        retries.clear();
+      {
+        onClose() {
+          running = false;
+          retries.forEach((t) => clearTimeout(t));
+          retries.clear();
+        },
+        async release(removed: boolean) {
+          await Promise.allSettled(inFlight);
+          await (await memory).close();
+          // Deleted from the flows: its memory goes too (the files of earlier core client ids as well).
+          if (removed) await removeSentIdsFiles(memoryFolder, node.id);
+        },
+        note: () => memoryProblem,
       },
     );
   }

@@ -8,31 +8,64 @@ import type { FeedState } from '../../lib';
 import { showFeedState, showError } from './status';
 import type { FeedMembership, FeedStatusCallbacks } from './types';
 
+/** What a feed node adds to {@link joinSharedFeed}; every part is optional. */
+export interface FeedNodeHooks {
+  /** Called first when the node closes, before the feed is left, e.g. to clear the node's own timers. */
+  onClose?: () => void;
+  /**
+   * Called once the feed has been left (nothing more arrives), before `done`: release what the
+   * node holds, e.g. a file. Awaited; a rejection is logged with `node.warn`.
+   * @param removed true when the node was deleted from the flows (Node-RED's `close` argument).
+   */
+  release?: (removed: boolean) => Promise<void>;
+  /** A note of the node's own added to the status text (see `showFeedState`), or undefined. */
+  note?: () => string | undefined;
+}
+
+/** What {@link joinSharedFeed} returns. */
+export interface FeedNodeStatus {
+  /** Show the status again (the last feed state with the current note), e.g. after the note changed. */
+  refresh(): void;
+}
 
 /**
- * Join a shared feed for `node` and leave it when the node closes (then clear the status and
- * call `done`, once the feed has been left: the last member closes the websocket).
+ * Join a shared feed for `node` and leave it when the node closes (then release, clear the
+ * status and call `done`, once the feed has been left: the last member closes the websocket).
  * @param node the feed node.
  * @param join subscribes with the given status callbacks (plus the node's own message callback)
  *   and returns the membership, e.g. `(status) => connection.subscribeHubFeed({...status, onMessage})`.
- * @param onClose called first when the node closes, e.g. to clear the node's own timers.
+ * @param hooks what the node adds: see {@link FeedNodeHooks}.
  */
-export function joinSharedFeed(node: Node, join: (status: FeedStatusCallbacks) => FeedMembership, onClose?: () => void): void {
+export function joinSharedFeed(node: Node, join: (status: FeedStatusCallbacks) => FeedMembership, hooks: FeedNodeHooks = {}): FeedNodeStatus {
+  /** The last state shown; undefined while an unusable connection's error is shown. */
+  let shown: FeedState | undefined;
+  let closing = false;
   let membership: FeedMembership | undefined = join({
     onState(state: FeedState) {
-      showFeedState(node, state);
+      shown = state;
+      if (!closing) showFeedState(node, state, hooks.note?.());
     },
     onUnusable(err: Error) {
-      showError(node, err);
+      shown = undefined;
+      if (!closing) showError(node, err);
     },
   });
-  node.on('close', (_removed: boolean, done: () => void) => {
+  node.on('close', (removed: boolean, done: () => void) => {
+    closing = true;
     const m = membership;
     membership = undefined;
-    onClose?.();
-    (m ? m.leave() : Promise.resolve()).finally(() => {
-      node.status({});
-      done();
-    });
+    hooks.onClose?.();
+    (m ? m.leave() : Promise.resolve())
+      .then(() => hooks.release?.(removed === true))
+      .catch((err: Error) => node.warn(`closing: ${err.message}`))
+      .finally(() => {
+        node.status({});
+        done();
+      });
   });
+  return {
+    refresh() {
+      if (shown && !closing) showFeedState(node, shown, hooks.note?.());
+    },
+  };
 }

@@ -28,17 +28,22 @@ export function showOutcomeUnknown(node: Node, err: { kind: string; partner_txID
   node.status({ fill: 'red', shape: 'ring', text: text.length > 60 ? text.slice(0, 57) + '...' : text });
 }
 
-/** Feed connection state as a status. */
-export function showFeedState(node: Node, state: FeedState): void {
+/**
+ * Feed connection state as a status. With a `note` (a problem of the node's own, e.g. a memory
+ * file it cannot write), the text is `<state> · <note>` and `connected` is a yellow dot instead
+ * of a green one.
+ */
+export function showFeedState(node: Node, state: FeedState, note?: string): void {
+  const text = (t: string): string => (note ? `${t} · ${note}` : t);
   switch (state) {
     case 'connecting':
-      node.status({ fill: 'yellow', shape: 'ring', text: 'connecting' });
+      node.status({ fill: 'yellow', shape: 'ring', text: text('connecting') });
       break;
     case 'connected':
-      node.status({ fill: 'green', shape: 'dot', text: 'connected' });
+      node.status({ fill: note ? 'yellow' : 'green', shape: 'dot', text: text('connected') });
       break;
     case 'disconnected':
-      node.status({ fill: 'red', shape: 'ring', text: 'disconnected (retrying)' });
+      node.status({ fill: 'red', shape: 'ring', text: text('disconnected (retrying)') });
       break;
     default:
       node.status({});

@@ -3,7 +3,7 @@
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, SubmissionJournal } from '../../lib';
+import type { CustodyClient, Action, ActionListing, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, SubmissionJournal } from '../../lib';
 
 /** The status callbacks of a feed subscription: the part every feed user has alike. */
 export interface FeedStatusCallbacks {
@@ -17,6 +17,8 @@ export interface FeedStatusCallbacks {
 export interface FeedUser extends FeedStatusCallbacks {
   /** Called once per pending action id (see lib CoreClientFeed). */
   onAction(action: Action): void;
+  /** Called after each catch-up read of the pending actions, once its actions were passed to `onAction` (see lib CoreClientFeed `listing`). */
+  onListing?(listing: ActionListing): void;
 }
 
 /**
