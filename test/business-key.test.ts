@@ -304,7 +304,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
       assert.deepEqual(bodies().map((b) => b.partner_txID), cases.map(([, key]) => key));
     });
 
-    it('left empty (the default), the key is msg.payload.partner_txID, as before; the sweep may go without one', async () => {
+    it('left empty (the default), the key is msg.payload.partner_txID, as before; a sweep without one is refused', async () => {
       const [type, props, payload] = moneyNodes[0];
       for (const keyProps of [{}, { partnerTxId: '', partnerTxIdType: 'template' }, { partnerTxId: '  ', partnerTxIdType: 'msg' }]) {
         await load(custom(type, { ...props, ...keyProps }), creds);
@@ -316,8 +316,10 @@ describe('partner_txID from a business key (partnerTxId)', function () {
       assert.deepEqual(bodies().map((b) => b.partner_txID), ['from-payload', 'from-payload', 'from-payload']);
       const [sweepType, sweepProps, sweepPayload] = moneyNodes[4];
       await load(custom(sweepType, sweepProps), creds);
-      await ok({ payload: sweepPayload });
-      assert.ok(!('partner_txID' in bodies()[3]), 'a sweep without a key is sent without partner_txID');
+      // The API takes a sweep without partner_txID, but the submission journal keys it on one.
+      const keyless = await refused({ payload: { ...sweepPayload, partner_txID: undefined } });
+      assert.equal(keyless.error.message, 'ValidationError: partner_txID: required');
+      assert.equal(bodies().length, 3, 'nothing sent');
     });
 
     it('an operation without partner_txID ignores a key left in the dialog (transfer get)', async () => {
