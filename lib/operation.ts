@@ -11,10 +11,84 @@
  */
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import { CustodyClient, ApiResponse, HttpMethod } from './client';
-import { ValidationError } from './errors';
+import { ValidationError, characterCount, shortValue } from './errors';
 
 /** A JSON schema (draft-07 subset understood by ajv). */
 export type JsonSchema = Record<string, unknown>;
+
+/*
+ * Length bounds of text and id fields, in characters (Unicode code points, as ajv's `maxLength`
+ * counts them). Neither the spec (section 8: "Maximum body sizes ... not shown") nor the OpenAPI
+ * gives any, so these are the pack's own: each is well above every real value of its kind, and
+ * low enough that a value past it can only be a mistake (a file or a whole message pasted into a
+ * field, a runaway expression) that must be refused before it is signed and sent. One bound per
+ * kind of value, the same wherever that kind appears (v1 and v2, body, query and path).
+ */
+
+/**
+ * Ids: every path id (`company_id`, `fund_id`, `tx_id`, `client_id`, `action_id`,
+ * `trustedparty_id`, v2 `workspaceID`, `policyID`, `accountID`, ...) and the ids of bodies and
+ * queries (`swap_id`, `tx_id`, custody group members, policy member ids). The service's ids are
+ * short (UUIDs are 36 characters, the simulator's 27); 128 leaves room for any id format.
+ */
+export const ID_MAX_LENGTH = 128;
+
+/**
+ * Wallet ids and short codes (`wallet_id`, `counterparty_wallet_address`, `send_wallet_id`,
+ * `receive_wallet_id`, `recipient_wallet_id`): an id, or three English words separated by
+ * spaces (spec section 2 "Wallet identifiers"), far below 128 either way. Bounded as ids.
+ */
+export const WALLET_ID_MAX_LENGTH = ID_MAX_LENGTH;
+
+/**
+ * `partner_txID`: the caller's own unique id of a payment, its idempotency key (spec section
+ * 3: a repeated one answers `existing`). An id of the caller's system (an order number, a UUID),
+ * so bounded as ids: 128.
+ */
+export const PARTNER_TXID_MAX_LENGTH = ID_MAX_LENGTH;
+
+/**
+ * The custom text fields of a payment (`reference`, `benefit_of`, `account_no`; spec section 4
+ * "custom fields") and a company's `ref`: a line of free text copied into the ledger and the
+ * approvers' action details. 256, as for names.
+ */
+export const REFERENCE_MAX_LENGTH = 256;
+
+/**
+ * Names (company, fund, wallet, whitelist entry, core client, trusted party, v2 policy,
+ * portfolio and wallet) and other one-line free text (a company's `city`): 256.
+ */
+export const NAME_MAX_LENGTH = 256;
+
+/** A fund's `description`: a few sentences of free text, 1024. */
+export const DESCRIPTION_MAX_LENGTH = 1024;
+
+/**
+ * L1 (external) addresses (a withdrawal's and a whitelist entry's `address`): bech32 Bitcoin
+ * addresses are at most 90 characters, Ethereum's 42; 256 leaves room for longer formats (with
+ * a memo or tag) without letting a paste of a whole text through.
+ */
+export const ADDRESS_MAX_LENGTH = 256;
+
+/**
+ * An e-mail address (a trusted party's `address`, spec section 4): 254, the longest address
+ * SMTP can carry (RFC 5321's 256-octet path less its angle brackets). A core client id given
+ * there instead (type `core-client`) is shorter.
+ */
+export const EMAIL_MAX_LENGTH = 254;
+
+/** A website domain (a company's `domain`): 253, the longest DNS name (RFC 1035). */
+export const DOMAIN_MAX_LENGTH = 253;
+
+/** Asset codes (`send.symbol`, `receive.symbol`, `asset`): `BTC-TESTNET` is 11; 32. */
+export const ASSET_CODE_MAX_LENGTH = 32;
+
+/**
+ * A decimal amount's text (the nodes' decimal amount option, `"0.015"`): a safe integer of base
+ * units has at most 16 digits and a scale at most 18 decimals, so 35 characters with the point;
+ * 64 leaves room for trailing zeros.
+ */
+export const DECIMAL_AMOUNT_MAX_LENGTH = 64;
 
 /** Declaration of one API operation. */
 export interface OperationSpec {
@@ -102,18 +176,50 @@ export function describeOperation(spec: OperationSpec): OperationDescription {
   };
 }
 
-/** Turn the first ajv error into a message that names the field (dotted, e.g. `send.amount`). */
-function toValidationError(error: ErrorObject): ValidationError {
+/** The value at an ajv `instancePath` (`/send/amount`) of `data`, or undefined. */
+function valueAtPointer(data: unknown, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), data);
+}
+
+/**
+ * The refusal of a text longer than its bound: `reference: must be at most 256 characters, got
+ * 1048576` (the length, never the value).
+ */
+export function tooLongError(field: string, max: number, length: number): ValidationError {
+  return new ValidationError(field, `must be at most ${max} characters, got ${length}`);
+}
+
+/**
+ * Turn the first ajv error into a message that names the field (dotted, e.g. `send.amount`)
+ * and what was expected. A bad value is quoted only as a short prefix ({@link shortValue}); a
+ * text past its bound is described by its length alone.
+ * @param data the object that was validated (to read the bad value's length or number).
+ */
+function toValidationError(error: ErrorObject, data: unknown): ValidationError {
   const path = error.instancePath.split('/').filter(Boolean);
   if (error.keyword === 'required') path.push(String((error.params as { missingProperty: string }).missingProperty));
   const field = path.join('.');
+  const value = valueAtPointer(data, error.instancePath);
+  const limit = (error.params as { limit?: number }).limit;
   switch (error.keyword) {
     case 'required':
       return new ValidationError(field, 'required');
     case 'type':
       return new ValidationError(field || 'payload', `must be ${(error.params as { type: string }).type}`);
+    case 'maxLength':
+      return tooLongError(field, limit!, typeof value === 'string' ? characterCount(value) : NaN);
+    case 'minLength':
+      return new ValidationError(field, `must be at least ${limit} characters, got ${typeof value === 'string' ? characterCount(value) : NaN}`);
+    case 'minimum':
+      return new ValidationError(field, `must be >= ${limit}, got ${shortValue(value)}`);
+    case 'maximum':
+      return new ValidationError(field, `must be <= ${limit}, got ${shortValue(value)}`);
     case 'pattern':
-      return new ValidationError(field, (error.params as { pattern: string }).pattern === '\\S' ? 'must not be empty or blank' : `must match ${(error.params as { pattern: string }).pattern}`);
+      return new ValidationError(field, (error.params as { pattern: string }).pattern === '\\S' ? 'must not be empty or blank' : `must match ${(error.params as { pattern: string }).pattern}, got ${shortValue(value)}`);
     case 'enum':
       return new ValidationError(field, `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`);
     default:
@@ -145,46 +251,60 @@ function pickDeclared(value: unknown, schema: JsonSchema | undefined): unknown {
   return value;
 }
 
+/**
+ * One path id, checked and URL-encoded.
+ * @param name the path id's name, e.g. `tx_id`, named in an error.
+ * @param v text of at most {@link ID_MAX_LENGTH} characters (see {@link PATH_ID}), or a safe
+ *   integer.
+ * @throws {ValidationError} `required` when missing or empty, else `must be an id ...` or the
+ *   length bound.
+ */
+function encodePathId(name: string, v: unknown): string {
+  if (v === undefined || v === '') throw new ValidationError(name, 'required');
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new ValidationError(name, `must be an id: a number id must be a whole number, got ${shortValue(v)}`);
+    return String(v);
+  }
+  if (typeof v !== 'string') throw new ValidationError(name, `must be an id (text or a whole number), got ${shortValue(v)}`);
+  const length = characterCount(v);
+  if (length > ID_MAX_LENGTH) throw tooLongError(name, ID_MAX_LENGTH, length);
+  if (!PATH_ID.test(v)) throw new ValidationError(name, 'must be an id: no "/", "?", "#", "%", "\\", control characters or surrounding spaces, and not "." or ".."');
+  try {
+    return encodeURIComponent(v);
+  } catch {
+    throw new ValidationError(name, 'must be well-formed text (a lone UTF-16 surrogate cannot be sent)');
+  }
+}
+
 /** Unix epoch seconds now (the client's clock). */
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
  * The request an input maps to, after validation; nothing is sent.
  * @returns `{path, query, body}` with the path ids URL-encoded into `path`.
- * @throws {ValidationError} naming the first bad field: a missing or malformed path id, a query
- *   or body field that is missing, of the wrong type, out of range or not an allowed value, an
- *   `expires` that is not in the future.
+ * @throws {ValidationError} naming the first bad field: a missing or malformed path id (see
+ *   {@link encodePathId}: too long, characters that would change the path), a query or body field that is missing, of the wrong type,
+ *   longer than its bound (`reference: must be at most 256 characters, got 1048576`), out of
+ *   range or not an allowed value, an `expires` that is not in the future.
  */
 export function prepareOperation(spec: OperationSpec, input: Record<string, unknown>): { path: string; query?: Record<string, string | number | boolean>; body?: Record<string, unknown> } {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new ValidationError('payload', 'must be an object');
   const names = pathParams(spec.path);
   let path = spec.path;
-  for (const name of names) {
-    const v = input[name];
-    if ((typeof v !== 'string' && !(typeof v === 'number' && Number.isSafeInteger(v))) || !PATH_ID.test(String(v))) {
-      throw new ValidationError(name, v === undefined || v === '' ? 'required' : 'must be an id: no "/", "?", "#", "%", "\\", control characters or surrounding spaces, and not "." or ".."');
-    }
-    let encoded: string;
-    try {
-      encoded = encodeURIComponent(String(v));
-    } catch {
-      throw new ValidationError(name, 'must be well-formed text (a lone UTF-16 surrogate cannot be sent)');
-    }
-    path = path.replace(`{${name}}`, encoded);
-  }
+  for (const name of names) path = path.replace(`{${name}}`, encodePathId(name, input[name]));
   // Belt and braces: the URL must keep the template's segments (no id may resolve into another path).
   if (new URL(path, 'http://h').pathname !== path) throw new ValidationError(names.join(', ') || 'path', 'an id changed the request path');
   let query: Record<string, string | number | boolean> | undefined;
   if (spec.query) {
     query = pickDeclared(input, spec.query) as Record<string, string | number | boolean>;
     const v = validator(spec.query);
-    if (!v(query)) throw toValidationError(v.errors![0]);
+    if (!v(query)) throw toValidationError(v.errors![0], query);
   }
   let body: Record<string, unknown> | undefined;
   if (spec.body) {
     body = pickDeclared(input, spec.body) as Record<string, unknown>;
     const v = validator(spec.body);
-    if (!v(body)) throw toValidationError(v.errors![0]);
+    if (!v(body)) throw toValidationError(v.errors![0], body);
     // An expiry in the past can only be refused by the service: refuse it here, before sending.
     if (spec.body.properties.expires && typeof body.expires === 'number' && body.expires <= nowSeconds()) {
       throw new ValidationError('expires', `must be in the future (epoch seconds), got ${body.expires}, now is ${nowSeconds()}`);
@@ -204,20 +324,48 @@ export async function callOperation<T = unknown>(client: CustodyClient, spec: Op
   return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent });
 }
 
-/** Schema pieces shared by the operation declarations. */
+/** A required text of at most `maxLength` characters with at least one non-space character. */
+function boundedText(maxLength: number): JsonSchema {
+  return { type: 'string', maxLength, pattern: '\\S' };
+}
+
+/** An optional text (may be empty) of at most `maxLength` characters. */
+function boundedOptionalText(maxLength: number): JsonSchema {
+  return { type: 'string', maxLength };
+}
+
+/**
+ * Schema pieces shared by the operation declarations. Every text has a length bound (one of the
+ * `*_MAX_LENGTH` constants above): `S.text(NAME_MAX_LENGTH)`, or a piece that carries its own.
+ */
 export const S = {
-  /** A string with at least one non-space character. */
-  text: { type: 'string', pattern: '\\S' } as JsonSchema,
-  /** An optional string (may be empty). */
-  optionalText: { type: 'string' } as JsonSchema,
+  /** A required text of at most `maxLength` characters, with at least one non-space character. */
+  text: boundedText,
+  /** An optional text (may be empty) of at most `maxLength` characters. */
+  optionalText: boundedOptionalText,
+  /** An id in a body or query (`swap_id`, `tx_id`, a member id): text, {@link ID_MAX_LENGTH}. */
+  id: boundedText(ID_MAX_LENGTH),
+  /** A wallet id or short code (spec section 2 "Wallet identifiers"): text, {@link WALLET_ID_MAX_LENGTH}. */
+  walletId: boundedText(WALLET_ID_MAX_LENGTH),
+  /** `partner_txID`, the caller's idempotency key of a payment: text, {@link PARTNER_TXID_MAX_LENGTH}. */
+  partnerTxId: boundedText(PARTNER_TXID_MAX_LENGTH),
+  /** A payment's custom field (`reference`, `benefit_of`, `account_no`): may be empty, {@link REFERENCE_MAX_LENGTH}. */
+  customField: boundedOptionalText(REFERENCE_MAX_LENGTH),
+  /** A name: text, {@link NAME_MAX_LENGTH}. */
+  name: boundedText(NAME_MAX_LENGTH),
+  /** An L1 (external) address: text, {@link ADDRESS_MAX_LENGTH}. */
+  address: boundedText(ADDRESS_MAX_LENGTH),
   /** Base units: a non-negative safe integer (spec section 2: amounts are in base units). */
   baseUnits: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as JsonSchema,
   /** Base units of a payment: a positive safe integer. */
   positiveBaseUnits: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as JsonSchema,
   /** Unix epoch seconds. */
   epochSeconds: { type: 'integer', minimum: 1, maximum: 253402300799 } as JsonSchema,
-  /** An asset code such as `BTC-TESTNET`. */
-  assetCode: { type: 'string', pattern: '^[A-Z0-9][A-Z0-9-]*$' } as JsonSchema,
+  /**
+   * An asset code such as `BTC-TESTNET`: upper-case letters, digits and `-`, at most
+   * {@link ASSET_CODE_MAX_LENGTH} characters.
+   */
+  assetCode: { type: 'string', maxLength: ASSET_CODE_MAX_LENGTH, pattern: '^[A-Z0-9][A-Z0-9-]*$' } as JsonSchema,
 };
 
 /**

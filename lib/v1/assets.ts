@@ -2,8 +2,8 @@
  * Reference data and fees (spec section 4 "Reference data and fees"; OpenAPI `/assets`, `/fees`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, prepareOperation, OperationSpec, S } from '../operation';
-import { ValidationError } from '../errors';
+import { callOperation, prepareOperation, tooLongError, OperationSpec, S, DECIMAL_AMOUNT_MAX_LENGTH } from '../operation';
+import { ValidationError, characterCount, shortValue } from '../errors';
 import { DECIMAL_TEXT, toBaseUnits, toSafeNumber } from '../amounts';
 
 /** An asset (spec section 2 "Asset"); `scale` is base units per whole asset (BTC 1e8, ETH 1e9). */
@@ -78,7 +78,7 @@ export async function assetScale(client: CustodyClient, code: string, field = 'a
     p.catch(() => scaleCache.delete(client));
   }
   const scale = (await p).get(code);
-  if (scale === undefined) throw new ValidationError(field, `an asset code returned by GET /assets, got ${JSON.stringify(code)}`);
+  if (scale === undefined) throw new ValidationError(field, `an asset code returned by GET /assets, got ${shortValue(code)}`);
   return scale;
 }
 
@@ -111,8 +111,9 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): Re
  * @returns a copy of `input` with the amount fields replaced by integers (base units); the
  *   objects on the way to each amount are copied, `input` itself is not changed.
  * @throws {ValidationError} naming the field when the input is refused by the operation's
- *   schema, the asset is missing or unknown, or the amount is not a decimal number or has more
- *   decimals than the asset's scale allows.
+ *   schema, the asset is missing or unknown, or the amount is longer than
+ *   `DECIMAL_AMOUNT_MAX_LENGTH` (64) characters, not a decimal number or has more decimals than
+ *   the asset's scale allows.
  * @throws {ApiError} when GET /assets fails.
  */
 export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -120,14 +121,15 @@ export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: Ope
   let placeholder = input;
   for (const { amount, asset } of amounts) {
     const value = getPath(input, amount);
+    if (typeof value === 'string' && characterCount(value) > DECIMAL_AMOUNT_MAX_LENGTH) throw tooLongError(amount, DECIMAL_AMOUNT_MAX_LENGTH, characterCount(value));
     if ((typeof value !== 'string' && typeof value !== 'number') || !DECIMAL_TEXT.test(String(value).trim())) {
-      throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${JSON.stringify(value)}`);
+      throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${shortValue(value)}`);
     }
     // A JavaScript number holds about 15 to 17 significant digits: past 15, the number may no longer
     // be the value that was typed (8999999.999999999 reads back as 8999999.999999998). Refuse it
     // rather than convert a changed amount; a string carries any precision exactly.
     if (typeof value === 'number' && String(value).replace(/^[0.]+|\./g, '').length > 15) {
-      throw new ValidationError(amount, `a number with more than 15 significant digits may not be exact: give it as a decimal string, got ${String(value)}`);
+      throw new ValidationError(amount, `a number with more than 15 significant digits may not be exact: give it as a decimal string, got ${shortValue(value)}`);
     }
     const code = getPath(input, asset);
     if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');

@@ -6,8 +6,8 @@
  * operation checks its input (see {@link checkDeclaredOperation}), then sent as given.
  */
 import { CustodyClient, ApiResponse, HttpMethod } from '../client';
-import { ValidationError } from '../errors';
-import { pathParams, prepareOperation, type OperationSpec } from '../operation';
+import { ValidationError, characterCount, shortValue } from '../errors';
+import { pathParams, prepareOperation, tooLongError, type OperationSpec } from '../operation';
 import { v1Operations } from './operations';
 
 /** The methods a signed call may use (spec section 4 uses these four). */
@@ -23,6 +23,12 @@ export interface SignedRequest {
   body?: unknown;
 }
 
+/**
+ * Most characters of a signed call's path with its query string: 2048, the URL length that
+ * servers and proxies commonly accept (a longer one is refused by them, or is a mistake).
+ */
+export const REQUEST_PATH_MAX_LENGTH = 2048;
+
 /** Characters of a path or query: RFC 3986 unreserved, sub-delims, `:`, `@`, `/`, and `%` escapes. */
 const URL_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 
@@ -30,7 +36,8 @@ const URL_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
  * Check a signed call without sending it.
  * @param baseUrl when given, the resolved URL must also stay below it (same origin, path under its path).
  * @returns the method in upper case, the path as given, and the body (undefined for GET and DELETE).
- * @throws {ValidationError} `method` not GET/POST/PUT/DELETE; `path` missing, an absolute URL,
+ * @throws {ValidationError} `method` not GET/POST/PUT/DELETE; `path` missing, longer than
+ *   {@link REQUEST_PATH_MAX_LENGTH}, an absolute URL,
  *   not starting with `/`, with `.` or `..` segments (also percent-encoded), empty segments,
  *   characters that are not URL-encoded (spaces, `#`, `\`, control characters), a bad `%`
  *   escape, or resolving outside the base URL; `payload` (the body) not an object or array, or
@@ -39,9 +46,11 @@ const URL_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 export function prepareSignedRequest(req: SignedRequest, baseUrl?: string): { method: HttpMethod; path: string; body?: unknown } {
   const method = typeof req.method === 'string' ? req.method.trim().toUpperCase() : '';
   if (!method) throw new ValidationError('method', 'required (GET, POST, PUT or DELETE)');
-  if (!(REQUEST_METHODS as readonly string[]).includes(method)) throw new ValidationError('method', `must be one of GET, POST, PUT, DELETE, got ${JSON.stringify(req.method)}`);
+  if (!(REQUEST_METHODS as readonly string[]).includes(method)) throw new ValidationError('method', `must be one of GET, POST, PUT, DELETE, got ${shortValue(req.method)}`);
   const path = req.path;
   if (typeof path !== 'string' || path.trim() === '') throw new ValidationError('path', 'required: a path below the base URL such as /company/<company_id>');
+  const pathLength = characterCount(path);
+  if (pathLength > REQUEST_PATH_MAX_LENGTH) throw tooLongError('path', REQUEST_PATH_MAX_LENGTH, pathLength);
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path) || path.startsWith('//')) throw new ValidationError('path', 'must be relative to the base URL (start with one "/"), not an absolute URL');
   if (!path.startsWith('/')) throw new ValidationError('path', 'must start with "/" (relative to the base URL)');
   const q = path.indexOf('?');
@@ -137,8 +146,9 @@ export function matchV1Operation(method: string, path: string): MatchedOperation
  * path ids and the body go through `prepareOperation(spec, {...ids, ...body})` (its query is not
  * checked: the call's query string is sent as written). This refuses, for example, a transfer
  * without `partner_txID`, an amount that is not a positive integer of base units, an `expires`
- * in the past. Nothing is changed: the caller's body is what is sent, undeclared fields included.
- * A call no declared operation covers passes unchecked.
+ * in the past, a `reference` past its length bound. Nothing is changed: the caller's body is
+ * what is sent, undeclared fields included. A call no declared operation covers passes
+ * unchecked.
  * @param method upper-case method; @param path as given; @param body the JSON body or undefined.
  * @throws {ValidationError} naming the first bad field (code EINPUT).
  */
