@@ -251,23 +251,31 @@ function pickDeclared(value: unknown, schema: JsonSchema | undefined): unknown {
   return value;
 }
 
+/** Text that reads as a number: `-1`, `0`, `1.5`, `1e3`, `+7`, `.5` (not hex such as `0x1f`). */
+const NUMBER_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
+/** A positive whole number in plain digits (`7`, `007`; not `0`, `00`, `+7`, `7.0`). */
+const POSITIVE_INTEGER_TEXT = /^\d*[1-9]\d*$/;
+
 /**
  * One path id, checked and URL-encoded.
  * @param name the path id's name, e.g. `tx_id`, named in an error.
- * @param v text of at most {@link ID_MAX_LENGTH} characters (see {@link PATH_ID}), or a safe
- *   integer.
+ * @param v text of at most {@link ID_MAX_LENGTH} characters (see {@link PATH_ID}), or a
+ *   positive safe integer. Text that reads as a number must be a positive whole number: `-1`,
+ *   `0`, `1.5` and `1e3` are refused, as the numbers -1 and 0 are: such a value is taken for
+ *   a mistake (an unset counter, a failed parse, a default of 0), not for an id.
  * @throws {ValidationError} `required` when missing or empty, else `must be an id ...` or the
  *   length bound.
  */
 function encodePathId(name: string, v: unknown): string {
   if (v === undefined || v === '') throw new ValidationError(name, 'required');
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v)) throw new ValidationError(name, `must be an id: a number id must be a whole number, got ${shortValue(v)}`);
+    if (!Number.isSafeInteger(v) || v <= 0) throw new ValidationError(name, `must be an id: a number id must be a positive whole number, got ${shortValue(v)}`);
     return String(v);
   }
-  if (typeof v !== 'string') throw new ValidationError(name, `must be an id (text or a whole number), got ${shortValue(v)}`);
+  if (typeof v !== 'string') throw new ValidationError(name, `must be an id (text or a positive whole number), got ${shortValue(v)}`);
   const length = characterCount(v);
   if (length > ID_MAX_LENGTH) throw tooLongError(name, ID_MAX_LENGTH, length);
+  if (NUMBER_TEXT.test(v) && !POSITIVE_INTEGER_TEXT.test(v)) throw new ValidationError(name, `must be an id: a number id must be a positive whole number, got ${shortValue(v)}`);
   if (!PATH_ID.test(v)) throw new ValidationError(name, 'must be an id: no "/", "?", "#", "%", "\\", control characters or surrounding spaces, and not "." or ".."');
   try {
     return encodeURIComponent(v);
@@ -283,7 +291,8 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * The request an input maps to, after validation; nothing is sent.
  * @returns `{path, query, body}` with the path ids URL-encoded into `path`.
  * @throws {ValidationError} naming the first bad field: a missing or malformed path id (see
- *   {@link encodePathId}: too long, characters that would change the path), a query or body field that is missing, of the wrong type,
+ *   {@link encodePathId}: too long, a number that is not a positive whole number, characters
+ *   that would change the path), a query or body field that is missing, of the wrong type,
  *   longer than its bound (`reference: must be at most 256 characters, got 1048576`), out of
  *   range or not an allowed value, an `expires` that is not in the future.
  */
