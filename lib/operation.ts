@@ -364,9 +364,11 @@ export const S = {
   name: boundedText(NAME_MAX_LENGTH),
   /** An L1 (external) address: text, {@link ADDRESS_MAX_LENGTH}. */
   address: boundedText(ADDRESS_MAX_LENGTH),
-  /** Base units: a non-negative safe integer (spec section 2: amounts are in base units). */
-  baseUnits: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as JsonSchema,
-  /** Base units of a payment: a positive safe integer. */
+  /**
+   * Base units of a payment or a quote: a positive safe integer (spec section 2: amounts are in
+   * base units; an amount of 0 moves nothing and is a mistake, as is one past 2^53 - 1, which a
+   * JSON number no longer holds exactly).
+   */
   positiveBaseUnits: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as JsonSchema,
   /** Unix epoch seconds. */
   epochSeconds: { type: 'integer', minimum: 1, maximum: 253402300799 } as JsonSchema,

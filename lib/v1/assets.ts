@@ -21,7 +21,7 @@ export interface AssetList {
   assets: Asset[];
 }
 
-/** POST /fees body: `type` (e.g. `transferOut`), `asset` code, `amount` in base units. */
+/** POST /fees body: `type` (e.g. `transferOut`), `asset` code, `amount` in base units (a positive integer). */
 export interface FeeRequest {
   type: string;
   asset: string;
@@ -47,7 +47,8 @@ export const assetOperations = {
     body: {
       type: 'object',
       required: ['type', 'asset', 'amount'],
-      properties: { type: { type: 'string', enum: ['transferOut', 'withdraw', 'swap'] }, asset: S.assetCode, amount: S.baseUnits },
+      // A quote for 0 base units quotes nothing: the amount is positive, as a payment's is.
+      properties: { type: { type: 'string', enum: ['transferOut', 'withdraw', 'swap'] }, asset: S.assetCode, amount: S.positiveBaseUnits },
     },
   },
 } satisfies Record<string, OperationSpec>;
@@ -57,7 +58,11 @@ export function listAssets(client: CustodyClient): Promise<ApiResponse<AssetList
   return callOperation<AssetList>(client, assetOperations.assets, {});
 }
 
-/** Quote the fee of a transaction. @throws {ValidationError} for bad input; {ApiError} on a non-2xx answer. */
+/**
+ * Quote the fee of a transaction.
+ * @throws {ValidationError} for bad input (`amount` not a positive integer of base units);
+ *   {ApiError} on a non-2xx answer.
+ */
 export function quoteFee(client: CustodyClient, input: FeeRequest): Promise<ApiResponse<FeeQuote>> {
   return callOperation<FeeQuote>(client, assetOperations.fee, { ...input });
 }
