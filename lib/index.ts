@@ -15,3 +15,4 @@ export * from './tracker';
 export * from './v1';
 export * from './v2';
 export * from './approver';
+export * from './asset-list';

@@ -12,6 +12,7 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import { CustodyClient, ApiResponse, HttpMethod } from './client';
 import { ValidationError, characterCount, shortValue } from './errors';
+import { findListedAsset, unknownAssetText } from './asset-list';
 
 /** A JSON schema (draft-07 subset understood by ajv). */
 export type JsonSchema = Record<string, unknown>;
@@ -105,6 +106,13 @@ export interface OperationSpec {
    * input exactly (see `decimalAmountsToBaseUnits`).
    */
   amounts?: ReadonlyArray<{ amount: string; asset: string }>;
+  /**
+   * Asset code fields other than the `asset` of {@link OperationSpec.amounts}, as dotted paths
+   * into the input (body and query fields side by side; `[]` for every item of an array):
+   * `['asset']`, `['wallets[].asset']`. Every asset code field (these and the amounts' assets,
+   * see {@link assetCodeFields}) must be a code GET /assets lists ({@link checkAssetCodes}).
+   */
+  assetFields?: readonly string[];
   /** True when a retry cannot repeat the effect (reads; POSTs keyed by `partner_txID`). */
   idempotent?: boolean;
   /** Where the operation is defined: spec section or OpenAPI path. */
@@ -288,7 +296,8 @@ function encodePathId(name: string, v: unknown): string {
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
- * The request an input maps to, after validation; nothing is sent.
+ * The request an input maps to, after validation; nothing is sent. Asset codes are checked
+ * against GET /assets separately ({@link checkAssetCodes}): this function sends nothing at all.
  * @returns `{path, query, body}` with the path ids URL-encoded into `path`.
  * @throws {ValidationError} naming the first bad field: a missing or malformed path id (see
  *   {@link encodePathId}: too long, a number that is not a positive whole number, characters
@@ -323,13 +332,82 @@ export function prepareOperation(spec: OperationSpec, input: Record<string, unkn
 }
 
 /**
- * Validate `input` against `spec` and send the request.
+ * The asset code fields of an operation, each once, as dotted paths into the input (body and
+ * query fields side by side; `[]` for every item of an array): the `asset` of each of its
+ * {@link OperationSpec.amounts} and its {@link OperationSpec.assetFields}.
+ */
+export function assetCodeFields(spec: OperationSpec): string[] {
+  return [...new Set([...(spec.amounts ?? []).map((a) => a.asset), ...(spec.assetFields ?? [])])];
+}
+
+/**
+ * The values at a dotted path with `[]` items (`wallets[].asset`), each with its field name as
+ * errors name it (`wallets.0.asset`, as ajv's paths read); a missing step gives undefined.
+ */
+function valuesAtPath(data: unknown, path: string): Array<[field: string, value: unknown]> {
+  let found: Array<[string, unknown]> = [['', data]];
+  for (const part of path.split('.')) {
+    const each = part.endsWith('[]');
+    const key = each ? part.slice(0, -2) : part;
+    const next: Array<[string, unknown]> = [];
+    for (const [at, o] of found) {
+      const v = o !== null && typeof o === 'object' && !Array.isArray(o) ? (o as Record<string, unknown>)[key] : undefined;
+      const field = at ? `${at}.${key}` : key;
+      if (!each) next.push([field, v]);
+      else if (Array.isArray(v)) v.forEach((item, i) => next.push([`${field}.${i}`, item]));
+    }
+    found = next;
+  }
+  return found;
+}
+
+/**
+ * Refuse an asset code that GET /assets does not list, before anything else is sent: every
+ * asset code field of `spec` ({@link assetCodeFields}) present in `request` must be a code of
+ * the client's asset list (spec section 2 "Asset"; cached per client, fetched again when a code
+ * is not in a list older than a minute: lib/asset-list.ts). Sends nothing when the operation has
+ * no asset code field or the request none of them; else at most the one GET /assets of the
+ * client (not one per request).
+ *
+ * `callOperation` calls it after {@link prepareOperation}; a caller that prepares requests itself
+ * (lib/v1/request.ts `signedRequest`) calls it too.
+ * @param request the prepared request (`query` and `body`), or any object with the input's
+ *   fields under `body`.
+ * @throws {ValidationError} naming the field: `send.symbol: unknown asset "XYZ"; GET /assets
+ *   lists BTC, BTC-TESTNET, ...`; also for a code that is not text or is longer than
+ *   {@link ASSET_CODE_MAX_LENGTH} (checked before any GET).
+ * @throws {ApiError} when GET /assets fails (no answer, non-2xx, or no asset list in the
+ *   answer): then the operation is not sent either.
+ */
+export async function checkAssetCodes(client: CustodyClient, spec: OperationSpec, request: { query?: Record<string, unknown>; body?: unknown }): Promise<void> {
+  const fields = assetCodeFields(spec);
+  if (fields.length === 0) return;
+  const body = request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body) ? (request.body as Record<string, unknown>) : {};
+  const input = { ...request.query, ...body };
+  const codes = fields.flatMap((f) => valuesAtPath(input, f)).filter(([, v]) => v !== undefined);
+  for (const [field, code] of codes) {
+    if (typeof code !== 'string') throw new ValidationError(field, `must be an asset code (string), got ${shortValue(code)}`);
+    const length = characterCount(code);
+    if (length > ASSET_CODE_MAX_LENGTH) throw tooLongError(field, ASSET_CODE_MAX_LENGTH, length);
+  }
+  for (const [field, code] of codes as Array<[string, string]>) {
+    const { asset, listing } = await findListedAsset(client, code);
+    if (!asset) throw new ValidationError(field, unknownAssetText(code, listing));
+  }
+}
+
+/**
+ * Validate `input` against `spec`, check its asset codes against GET /assets, and send the
+ * request.
  * @returns the 2xx status and parsed body.
- * @throws {ValidationError} before sending, for bad input (see {@link prepareOperation}).
- * @throws {ApiError} for a non-2xx answer or no answer.
+ * @throws {ValidationError} before sending, for bad input (see {@link prepareOperation}) or an
+ *   asset code GET /assets does not list (see {@link checkAssetCodes}).
+ * @throws {ApiError} for a non-2xx answer or no answer; also when the GET /assets of the asset
+ *   check fails, and then the operation itself is not sent.
  */
 export async function callOperation<T = unknown>(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<ApiResponse<T>> {
   const req = prepareOperation(spec, input);
+  await checkAssetCodes(client, spec, req);
   return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent });
 }
 
@@ -374,7 +452,8 @@ export const S = {
   epochSeconds: { type: 'integer', minimum: 1, maximum: 253402300799 } as JsonSchema,
   /**
    * An asset code such as `BTC-TESTNET`: upper-case letters, digits and `-`, at most
-   * {@link ASSET_CODE_MAX_LENGTH} characters.
+   * {@link ASSET_CODE_MAX_LENGTH} characters. Declare the field in {@link OperationSpec.amounts}
+   * or {@link OperationSpec.assetFields} so that it is also checked against GET /assets.
    */
   assetCode: { type: 'string', maxLength: ASSET_CODE_MAX_LENGTH, pattern: '^[A-Z0-9][A-Z0-9-]*$' } as JsonSchema,
 };
@@ -382,5 +461,6 @@ export const S = {
 /**
  * `{symbol, amount}`, both required: what a payment sends or receives (spec section 4: `send` of
  * transfers, withdrawals and swap quotes, `receive` of swap quotes); `amount` in base units, > 0.
+ * Declare `<field>.symbol` as the asset of `<field>.amount` in {@link OperationSpec.amounts}.
  */
 export const PAYMENT: JsonSchema = { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } };

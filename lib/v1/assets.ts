@@ -5,6 +5,7 @@ import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, prepareOperation, tooLongError, OperationSpec, S, DECIMAL_AMOUNT_MAX_LENGTH } from '../operation';
 import { ValidationError, characterCount, shortValue } from '../errors';
 import { DECIMAL_TEXT, toBaseUnits, toSafeNumber } from '../amounts';
+import { findListedAsset, unknownAssetText } from '../asset-list';
 
 /** An asset (spec section 2 "Asset"); `scale` is base units per whole asset (BTC 1e8, ETH 1e9). */
 export interface Asset {
@@ -60,31 +61,25 @@ export function listAssets(client: CustodyClient): Promise<ApiResponse<AssetList
 
 /**
  * Quote the fee of a transaction.
- * @throws {ValidationError} for bad input (`amount` not a positive integer of base units);
- *   {ApiError} on a non-2xx answer.
+ * @throws {ValidationError} for bad input (`amount` not a positive integer of base units, an
+ *   `asset` GET /assets does not list); {ApiError} on a non-2xx answer.
  */
 export function quoteFee(client: CustodyClient, input: FeeRequest): Promise<ApiResponse<FeeQuote>> {
   return callOperation<FeeQuote>(client, assetOperations.fee, { ...input });
 }
 
-const scaleCache = new WeakMap<CustodyClient, Promise<Map<string, number>>>();
-
 /**
- * The `scale` of an asset from GET /assets, cached per client for its lifetime (a failed
- * lookup is not cached).
+ * The `scale` of an asset from GET /assets, from the per-client asset list that the asset check
+ * of every operation uses too (lib/asset-list.ts: one GET per client, fetched again for a code
+ * it lacks once it is a minute old; a failed lookup is not cached).
  * @param field the request field to name in an error, e.g. `send.symbol`.
- * @throws {ValidationError} when the asset is not in the list; {ApiError} when /assets fails.
+ * @throws {ValidationError} when the asset is not in the list (`send.symbol: unknown asset
+ *   "XYZ"; GET /assets lists ...`); {ApiError} when /assets fails.
  */
 export async function assetScale(client: CustodyClient, code: string, field = 'asset'): Promise<number> {
-  let p = scaleCache.get(client);
-  if (!p) {
-    p = listAssets(client).then((r) => new Map(r.data.assets.map((a) => [a.code, a.scale])));
-    scaleCache.set(client, p);
-    p.catch(() => scaleCache.delete(client));
-  }
-  const scale = (await p).get(code);
-  if (scale === undefined) throw new ValidationError(field, `an asset code returned by GET /assets, got ${shortValue(code)}`);
-  return scale;
+  const { asset, listing } = await findListedAsset(client, code);
+  if (!asset) throw new ValidationError(field, unknownAssetText(code, listing));
+  return asset.scale;
 }
 
 function getPath(obj: Record<string, unknown>, path: string): unknown {

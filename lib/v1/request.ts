@@ -7,7 +7,7 @@
  */
 import { CustodyClient, ApiResponse, HttpMethod } from '../client';
 import { ValidationError, characterCount, shortValue } from '../errors';
-import { pathParams, prepareOperation, tooLongError, type OperationSpec } from '../operation';
+import { assetCodeFields, checkAssetCodes, pathParams, prepareOperation, tooLongError, type OperationSpec } from '../operation';
 import { v1Operations } from './operations';
 
 /** The methods a signed call may use (spec section 4 uses these four). */
@@ -148,29 +148,52 @@ export function matchV1Operation(method: string, path: string): MatchedOperation
  * without `partner_txID`, an amount that is not a positive integer of base units, an `expires`
  * in the past, a `reference` past its length bound. Nothing is changed: the caller's body is
  * what is sent, undeclared fields included. A call no declared operation covers passes
- * unchecked.
+ * unchecked. Asset codes are checked apart, against GET /assets ({@link signedRequest} does).
  * @param method upper-case method; @param path as given; @param body the JSON body or undefined.
+ * @returns the operation the call matched (see {@link matchV1Operation}), or undefined.
  * @throws {ValidationError} naming the first bad field (code EINPUT).
  */
-export function checkDeclaredOperation(method: string, path: string, body: unknown): void {
+export function checkDeclaredOperation(method: string, path: string, body: unknown): MatchedOperation | undefined {
   const matched = matchV1Operation(method, path);
-  if (!matched) return;
+  if (!matched) return undefined;
   if (matched.spec.body && Array.isArray(body)) throw new ValidationError('payload', `${matched.spec.method} ${matched.spec.path} takes a JSON object body, not an array`);
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   prepareOperation({ ...matched.spec, query: undefined }, { ...fields, ...matched.ids });
+  return matched;
+}
+
+/**
+ * The declared query fields of `spec` as a call's query string gives them: one value as text,
+ * a repeated one as an array of texts (which an asset check refuses: the service would read one).
+ */
+function declaredQueryFields(spec: OperationSpec, path: string): Record<string, unknown> {
+  const q = path.indexOf('?');
+  const out: Record<string, unknown> = {};
+  if (q === -1 || !spec.query) return out;
+  const params = new URLSearchParams(path.slice(q + 1));
+  for (const name of Object.keys(spec.query.properties)) {
+    const values = params.getAll(name);
+    if (values.length) out[name] = values.length === 1 ? values[0] : values;
+  }
+  return out;
 }
 
 /**
  * Send one signed call (spec section 5 headers and signature, as every operation). Only GET is
  * retried (timeouts, 429, 502, 503, 504): a repeated POST, PUT or DELETE could repeat its effect.
  * A call that a declared v1 operation covers is checked first as that operation's typed node
- * checks it ({@link checkDeclaredOperation}); the body is then sent exactly as given.
+ * checks it ({@link checkDeclaredOperation}), its asset codes too (body fields, and query fields
+ * of its query string: `checkAssetCodes`, one cached GET /assets per client); the body is then
+ * sent exactly as given.
  * @returns the 2xx status and parsed body.
- * @throws {ValidationError} before sending (see {@link prepareSignedRequest} and {@link checkDeclaredOperation}).
- * @throws {ApiError} for a non-2xx answer or no answer.
+ * @throws {ValidationError} before sending (see {@link prepareSignedRequest},
+ *   {@link checkDeclaredOperation}; `send.symbol: unknown asset "XYZ"; GET /assets lists ...`).
+ * @throws {ApiError} for a non-2xx answer or no answer; also when the GET /assets of the asset
+ *   check fails, and then the call itself is not sent.
  */
 export async function signedRequest<T = unknown>(client: CustodyClient, req: SignedRequest): Promise<ApiResponse<T>> {
   const r = prepareSignedRequest(req, client.baseUrl);
-  checkDeclaredOperation(r.method, r.path, r.body);
+  const matched = checkDeclaredOperation(r.method, r.path, r.body);
+  if (matched && assetCodeFields(matched.spec).length) await checkAssetCodes(client, matched.spec, { query: declaredQueryFields(matched.spec, r.path), body: r.body });
   return client.request<T>(r.method, r.path, { body: r.body, idempotent: r.method === 'GET' });
 }
