@@ -5,7 +5,7 @@
  * All arithmetic is bigint; nothing is ever rounded. A value that does not convert exactly
  * is a {@link ValidationError}.
  */
-import { ValidationError } from './errors';
+import { ValidationError, shortValue } from './errors';
 
 /**
  * Number of decimal places of a scale: 100000000 -> 8, 1000000000 -> 9, 1 -> 0.
@@ -41,11 +41,11 @@ export function toBaseUnits(decimal: string, scale: number | bigint, field = 'am
   const decimals = decimalsOfScale(scale);
   const text = String(decimal).trim();
   const m = /^(-)?(\d+)(?:\.(\d+))?$/.exec(text) ?? /^(-)?()\.(\d+)$/.exec(text);
-  if (!m) throw new ValidationError(field, `a decimal number such as "0.015", got ${JSON.stringify(decimal)}`);
+  if (!m) throw new ValidationError(field, `a decimal number such as "0.015", got ${shortValue(decimal)}`);
   const [, sign, whole, fraction = ''] = m;
   const trimmed = fraction.replace(/0+$/, '');
   if (trimmed.length > decimals) {
-    throw new ValidationError(field, `at most ${decimals} decimal places for this asset (scale ${String(scale)}), got ${text}: it does not convert exactly to base units`);
+    throw new ValidationError(field, `at most ${decimals} decimal places for this asset (scale ${String(scale)}), got ${shortValue(text)}: it does not convert exactly to base units`);
   }
   const units = BigInt(whole || '0') * 10n ** BigInt(decimals) + BigInt((trimmed.padEnd(decimals, '0')) || '0');
   return sign ? -units : units;
@@ -62,7 +62,7 @@ export function fromBaseUnits(baseUnits: bigint | number | string, scale: number
   if (typeof baseUnits === 'bigint') v = baseUnits;
   else if (typeof baseUnits === 'number' && Number.isSafeInteger(baseUnits)) v = BigInt(baseUnits);
   else if (typeof baseUnits === 'string' && /^-?\d+$/.test(baseUnits)) v = BigInt(baseUnits);
-  else throw new ValidationError(field, `an integer number of base units, got ${JSON.stringify(String(baseUnits))}`);
+  else throw new ValidationError(field, `an integer number of base units, got ${shortValue(String(baseUnits))}`);
   const negative = v < 0n;
   const abs = negative ? -v : v;
   const unit = 10n ** BigInt(decimals);
@@ -76,7 +76,7 @@ export function fromBaseUnits(baseUnits: bigint | number | string, scale: number
  * @throws {ValidationError} when the value is negative or above Number.MAX_SAFE_INTEGER.
  */
 export function toSafeNumber(baseUnits: bigint, field = 'amount'): number {
-  if (baseUnits < 0n) throw new ValidationError(field, `a non-negative number of base units, got ${baseUnits}`);
-  if (baseUnits > BigInt(Number.MAX_SAFE_INTEGER)) throw new ValidationError(field, `at most ${Number.MAX_SAFE_INTEGER} base units, got ${baseUnits}`);
+  if (baseUnits < 0n) throw new ValidationError(field, `a non-negative number of base units, got ${shortValue(baseUnits)}`);
+  if (baseUnits > BigInt(Number.MAX_SAFE_INTEGER)) throw new ValidationError(field, `at most ${Number.MAX_SAFE_INTEGER} base units, got ${shortValue(baseUnits)}`);
   return Number(baseUnits);
 }

@@ -154,6 +154,46 @@ export class ValidationError extends Error {
   }
 }
 
+/** Characters of a bad value an error message may quote, at most (see {@link shortValue}). */
+export const QUOTED_VALUE_MAX_LENGTH = 32;
+
+/**
+ * The length of a string in characters as the input bounds count them: Unicode code points
+ * (as ajv's `maxLength` does), so an emoji is one character, not two UTF-16 units.
+ */
+export function characterCount(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/**
+ * A bad value as an error message may quote it: never more than a short prefix, so that a
+ * refused 1 MB field does not come back as a 1 MB message (in logs, on the msg, in the editor).
+ * Strings are JSON-quoted, cut after {@link QUOTED_VALUE_MAX_LENGTH} characters with the full
+ * length said (`"AAAA…" (5000 characters)`); numbers, booleans, null and undefined as written
+ * (a number's text is short); a bigint as written when short, else by its count of digits;
+ * arrays and objects by their kind only (`an array`, `an object`).
+ */
+export function shortValue(value: unknown): string {
+  if (typeof value === 'string') {
+    const head = Array.from(value.slice(0, QUOTED_VALUE_MAX_LENGTH * 2)).slice(0, QUOTED_VALUE_MAX_LENGTH).join('');
+    return head.length === value.length ? JSON.stringify(value) : `${JSON.stringify(head + '…')} (${characterCount(value)} characters)`;
+  }
+  if (typeof value === 'bigint') return String(value).length <= QUOTED_VALUE_MAX_LENGTH ? String(value) : `a number of ${String(value).replace('-', '').length} digits`;
+  if (Array.isArray(value)) return 'an array';
+  if (value !== null && typeof value === 'object') return 'an object';
+  return String(value);
+}
+
 /**
  * A configuration that must not be used: plain HTTP to a non-loopback host, a missing
  * credential, an unknown environment. Raised before any connection is opened. `code` is `'ECONFIG'`.

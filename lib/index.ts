@@ -17,3 +17,4 @@ export * from './v2';
 export * from './approver';
 export * from './submission';
 export * from './durable/record-file';
+export * from './asset-list';

@@ -1,6 +1,9 @@
 /**
  * A loopback HTTP server that stands in for a hosted partner API where the tests must count
  * what is sent (nothing for refused input; no second attempt after close) without the simulator.
+ * It answers GET /assets with an asset list (the simulator's four assets by default), since every
+ * operation with an asset code checks it against GET /assets before sending (lib/operation.ts
+ * `checkAssetCodes`): {@link CountingServer.sent} is what was sent other than that.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +13,29 @@ export interface SeenRequest {
   method: string;
   url: string;
   body: string;
+}
+
+/** An asset as GET /assets lists it (spec section 2 "Asset"). */
+export interface CountingAsset {
+  code: string;
+  name: string;
+  unitCode: string;
+  scale: number;
+  enabled: boolean;
+  testAsset: boolean;
+}
+
+/** The simulator's assets (simulator/assets.ts): BTC and ETH, main and test networks. */
+export const SIMULATOR_ASSETS: readonly CountingAsset[] = [
+  { code: 'BTC', name: 'Bitcoin', unitCode: 'BTC', scale: 100000000, enabled: true, testAsset: false },
+  { code: 'BTC-TESTNET', name: 'Bitcoin Testnet', unitCode: 'BTC-TEST', scale: 100000000, enabled: true, testAsset: true },
+  { code: 'ETH', name: 'Ethereum', unitCode: 'ETH', scale: 1000000000, enabled: true, testAsset: false },
+  { code: 'ETH-TESTNET', name: 'Ethereum Testnet', unitCode: 'ETH-TEST', scale: 1000000000, enabled: true, testAsset: true },
+];
+
+/** True for a GET of the asset list (`.../assets`, with or without a query string). */
+export function isAssetListRequest(request: { method: string; url: string }): boolean {
+  return request.method === 'GET' && /\/assets\/?(\?|$)/.test(request.url);
 }
 
 /** What to answer one request with. */
@@ -27,8 +53,10 @@ export interface CountingServerOptions {
   /** Path appended to `http://127.0.0.1:<port>` to make {@link CountingServer.baseUrl} (default `/api/v1/p`). */
   path?: string;
   /**
-   * Answer a request once its body is read. Default: {@link CountingServer.status} with
-   * {@link CountingServer.body} when that is 200, else {@link CountingServer.errorBody}.
+   * Answer a request once its body is read. Default: GET /assets with
+   * {@link CountingServer.assets} (status 200 whatever {@link CountingServer.status} is), any
+   * other with {@link CountingServer.status} and {@link CountingServer.body} when that is 200,
+   * else {@link CountingServer.errorBody}.
    */
   answer?: (request: SeenRequest, server: CountingServer) => CountingAnswer;
 }
@@ -39,8 +67,12 @@ export interface CountingServerOptions {
  * `await start()` before use, `await stop()` after (it closes every connection).
  */
 export class CountingServer {
-  /** Requests received so far (counted on arrival, before the body is read). */
+  /** Requests received so far (counted on arrival, before the body is read), GET /assets included. */
   requests = 0;
+  /** GET /assets requests received so far (counted on arrival). */
+  assetRequests = 0;
+  /** The assets the default answer lists to GET /assets: `{"assets": [...]}`. */
+  assets: CountingAsset[] = SIMULATOR_ASSETS.map((a) => ({ ...a }));
   /** Requests whose body has been read, in order. */
   readonly seen: SeenRequest[] = [];
   /** The status the default answer uses (set 503 to see retries). */
@@ -57,9 +89,11 @@ export class CountingServer {
   constructor(options: CountingServerOptions = {}) {
     const path = options.path ?? '/api/v1/p';
     const answer: (request: SeenRequest, server: CountingServer) => CountingAnswer =
-      options.answer ?? ((_request, s) => ({ status: s.status, body: s.status === 200 ? s.body : s.errorBody }));
+      options.answer ??
+      ((request, s) => (isAssetListRequest(request) ? { status: 200, body: JSON.stringify({ assets: s.assets }) } : { status: s.status, body: s.status === 200 ? s.body : s.errorBody }));
     this.#server = http.createServer((req, res) => {
       this.requests += 1;
+      if (isAssetListRequest({ method: req.method ?? '', url: req.url ?? '' })) this.assetRequests += 1;
       let text = '';
       req.on('data', (c) => (text += c));
       req.on('end', () => {
@@ -73,6 +107,11 @@ export class CountingServer {
       });
     });
     this.#path = path;
+  }
+
+  /** The requests seen other than GET /assets (the asset list the asset check reads), in order. */
+  sent(): SeenRequest[] {
+    return this.seen.filter((r) => !isAssetListRequest(r));
   }
 
   /** Listen on a free loopback port and set {@link CountingServer.baseUrl}. */

@@ -224,7 +224,8 @@ describe('lib against the simulator', function () {
         req.on('end', () => {
           captured.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) });
           res.setHeader('Content-Type', 'application/json');
-          res.end('{"tx_id":"t","status":"new"}');
+          // The transfer's asset is checked against GET /assets first (lib/operation.ts checkAssetCodes).
+          res.end(req.url!.endsWith('/assets') ? '{"assets":[{"code":"BTC-TESTNET","scale":100000000}]}' : '{"tx_id":"t","status":"new"}');
         });
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -247,8 +248,10 @@ describe('lib against the simulator', function () {
         assert.equal(c.headers['content-type'], 'application/json');
         assert.equal(c.headers['accept'], 'application/json');
       }
-      assert.equal(captured[0].url, '/api/v1/p/company/c%2B1/transfer');
-      assert.ok(!captured[0].body.toString().includes('undefined'));
+      // GET /assets (the asset check), the transfer, the search: each verified above.
+      assert.deepEqual(captured.map((c) => c.method), ['GET', 'POST', 'GET']);
+      assert.equal(captured[1].url, '/api/v1/p/company/c%2B1/transfer');
+      assert.ok(!captured[1].body.toString().includes('undefined'));
       fs.rmSync(dir, { recursive: true, force: true });
     });
 

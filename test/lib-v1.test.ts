@@ -155,6 +155,8 @@ describe('lib v1 operations (section 4, the rest)', function () {
       assert.deepEqual(
         seen.map((s) => `${s.method} ${s.url}`),
         [
+          // The client's one GET /assets: the asset codes are checked before the first call that has one.
+          'GET /api/v1/p/assets',
           'POST /api/v1/p/company/c1/withdraw',
           'POST /api/v1/p/company/c1/atomicswap/make',
           'POST /api/v1/p/company/c1/atomicswap/take',
@@ -170,13 +172,13 @@ describe('lib v1 operations (section 4, the rest)', function () {
           'POST /api/v1/p/company/c1/fund/f1/whitelist',
         ],
       );
-      const body = (i: number) => JSON.parse(seen[i].body);
+      const body = (i: number) => JSON.parse(server.sent()[i].body);
       assert.deepEqual(Object.keys(body(0)).sort(), ['account_no', 'address', 'benefit_of', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
       assert.equal(body(1).add_to_liquidity_hub, true);
       assert.deepEqual(body(1).receive, { symbol: 'ETH-TESTNET', amount: 2000 });
       assert.deepEqual(body(2), { swap_id: 's1', send_wallet_id: 'w3', receive_wallet_id: 'w4', reference: 'r', partner_txID: 't-1' });
       assert.deepEqual(body(3), { tx_id: 'q1' });
-      assert.equal(seen[4].body, '', 'approve take sends no body');
+      assert.equal(server.sent()[4].body, '', 'approve take sends no body');
       assert.deepEqual(body(7), { tx_id: 'sw1' }, 'sweep status: the tx_id in the body');
       assert.deepEqual(body(12), { name: 'cold', asset: 'BTC-TESTNET', address: 'addr1' });
     });

@@ -182,7 +182,8 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       await ok({ payload: { asset: 'BTC-TESTNET' } });
       assert.deepEqual(
         seen.map((s) => `${s.method} ${s.url} ${s.body}`),
-        ['POST /api/v1/p/coreclient/cc1/sweep/tx_id {"tx_id":"sw-1"}', 'GET /api/v1/p/company/c1/fund/f1/ledger?asset=BTC-TESTNET&direction=out '],
+        // The ledger's asset filter is checked against GET /assets first (a new connection: one GET).
+        ['POST /api/v1/p/coreclient/cc1/sweep/tx_id {"tx_id":"sw-1"}', 'GET /api/v1/p/assets ', 'GET /api/v1/p/company/c1/fund/f1/ledger?asset=BTC-TESTNET&direction=out '],
       );
     });
 

@@ -344,10 +344,12 @@ describe('nodes in the Node-RED runtime', function () {
       assert.equal(server.requests, 0, 'nothing was sent');
       const sent = await call({ ...good(), note: 'not an API field', send: { symbol: 'BTC-TESTNET', amount: 1000, memo: 'nor this' } });
       assert.equal(sent.payload.tx_id, 'counted');
-      assert.equal(server.requests, 1);
-      await until(() => server.seen[0]?.body, 'the body');
-      assert.deepEqual(Object.keys(JSON.parse(server.seen[0].body)).sort(), ['account_no', 'benefit_of', 'counterparty_wallet_address', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
-      assert.deepEqual(JSON.parse(server.seen[0].body).send, { symbol: 'BTC-TESTNET', amount: 1000 }, 'only declared fields are sent, nested ones too');
+      // The transfer, after the connection's one GET /assets (its asset code is checked first).
+      assert.equal(server.requests, 2);
+      assert.equal(server.assetRequests, 1);
+      await until(() => server.sent()[0]?.body, 'the body');
+      assert.deepEqual(Object.keys(JSON.parse(server.sent()[0].body)).sort(), ['account_no', 'benefit_of', 'counterparty_wallet_address', 'expires', 'partner_txID', 'reference', 'send', 'wallet_id']);
+      assert.deepEqual(JSON.parse(server.sent()[0].body).send, { symbol: 'BTC-TESTNET', amount: 1000 }, 'only declared fields are sent, nested ones too');
       assert.ok(!JSON.stringify(sent).includes(apiKey), 'no API key on the msg');
       assert.ok(!JSON.stringify(sent).includes('PRIVATE KEY'), 'no private key on the msg');
     });
@@ -396,7 +398,7 @@ describe('nodes in the Node-RED runtime', function () {
       assert.equal(caught.error.code, 'ECONFIG');
       assert.match(caught.error.message, /plain HTTP/);
       assert.ok(!JSON.stringify(caught).includes(apiKey));
-      assert.equal(server.requests, 1, 'still only the one request of the first test');
+      assert.equal(server.requests, 2, 'still only the GET /assets and the transfer of the first test');
     });
   });
 });

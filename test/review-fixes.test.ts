@@ -203,9 +203,10 @@ describe('review fixes: close() stops in-flight retries', function () {
   it('a GET retrying against 503 is ended by close(): it rejects with ECLOSED and no attempt follows', async () => {
     server.seen.length = 0;
     server.status = 503;
-    // Long waits between attempts: without close() it would try 6 times in ~3 s.
+    // Long waits between attempts: without close() it would try 6 times in ~3 s. (GET /exchanges:
+    // the counting server answers GET /assets 200 whatever its status, for the asset check.)
     const client = new CustodyClient({ baseUrl: server.baseUrl, apiKey, privateKey: pem, attempts: 6, retryDelayMs: 400 });
-    const pending = client.request('GET', '/assets', { idempotent: true });
+    const pending = client.request('GET', '/exchanges', { idempotent: true });
     const outcome = pending.then(
       () => undefined,
       (e: unknown) => e,
@@ -217,7 +218,7 @@ describe('review fixes: close() stops in-flight retries', function () {
     assert.ok(err instanceof ApiError, `rejected with an ApiError, got ${String(err)}`);
     assert.equal(err.code, 'ECLOSED');
     assert.equal(err.statusCode, 0);
-    assert.match(err.message, /^GET \/assets: no response the client was closed/);
+    assert.match(err.message, /^GET \/exchanges: no response the client was closed/);
     assert.ok(!err.message.includes(apiKey));
     // Longer than every wait the retries had left (at most 400+800+1600+3200+6400 ms is not needed:
     // the loop has ended, so none can come); a short pause shows none arrives late.
@@ -225,7 +226,7 @@ describe('review fixes: close() stops in-flight retries', function () {
     assert.equal(server.seen.length, atClose, 'no attempt after close()');
     assert.ok(atClose < 6, 'close() ended the retries before they ran out');
     // Afterwards nothing is sent at all.
-    await assert.rejects(client.request('GET', '/assets', { idempotent: true }), (e: ApiError) => e.code === 'ECLOSED');
+    await assert.rejects(client.request('GET', '/exchanges', { idempotent: true }), (e: ApiError) => e.code === 'ECLOSED');
     assert.equal(server.seen.length, atClose);
   });
 });
@@ -289,7 +290,8 @@ describe('review fixes: a signed call that a typed operation covers is checked l
     await signedRequest(client, { method: 'PUT', path: '/coreclient/cc1/action/a1' });
     assert.deepEqual(
       server.seen.map((r) => `${r.method} ${r.url} ${r.body}`),
-      [`POST /api/v1/p/company/c1/transfer ${JSON.stringify(body)}`, 'POST /api/v1/p/company/c1/custom {"anything":1}', 'PUT /api/v1/p/coreclient/cc1/action/a1 '],
+      // The covered transfer's asset code is checked against GET /assets first (the client's one GET).
+      ['GET /api/v1/p/assets ', `POST /api/v1/p/company/c1/transfer ${JSON.stringify(body)}`, 'POST /api/v1/p/company/c1/custom {"anything":1}', 'PUT /api/v1/p/coreclient/cc1/action/a1 '],
     );
   });
 
@@ -339,12 +341,13 @@ describe('review fixes: a signed call that a typed operation covers is checked l
       assert.ok(sent.out, 'sent');
       assert.equal(sent.out.statusCode, 200);
       assert.deepEqual(sent.out.payload, { tx_id: 'counted', status: 'new' });
-      assert.deepEqual(server.seen.map((r) => r.body), [JSON.stringify(body)]);
+      assert.deepEqual(server.sent().map((r) => r.body), [JSON.stringify(body)]);
+      assert.equal(server.seen.length - server.sent().length, 1, 'and the one GET /assets of the asset check');
     });
 
     it('a redeploy (the flow stopped) ends a GET that is being retried against 503: no attempt after the stop', async () => {
       server.status = 503;
-      await helper.load(nodeModules, flow({ method: 'GET', path: '/assets' }), { cfg: { apiKey, privateKey: pem } });
+      await helper.load(nodeModules, flow({ method: 'GET', path: '/exchanges' }), { cfg: { apiKey, privateKey: pem } });
       helper.getNode('op').receive({});
       await until(() => (server.seen.length >= 1 ? true : undefined), 'the first attempt');
       await helper.unload(); // closes every node; the config node waits for its clients' close()

@@ -2,9 +2,10 @@
  * Reference data and fees (spec section 4 "Reference data and fees"; OpenAPI `/assets`, `/fees`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, prepareOperation, OperationSpec, S } from '../operation';
-import { ValidationError } from '../errors';
+import { callOperation, prepareOperation, tooLongError, OperationSpec, S, DECIMAL_AMOUNT_MAX_LENGTH } from '../operation';
+import { ValidationError, characterCount, shortValue } from '../errors';
 import { DECIMAL_TEXT, toBaseUnits, toSafeNumber } from '../amounts';
+import { findListedAsset, unknownAssetText } from '../asset-list';
 
 /** An asset (spec section 2 "Asset"); `scale` is base units per whole asset (BTC 1e8, ETH 1e9). */
 export interface Asset {
@@ -21,7 +22,7 @@ export interface AssetList {
   assets: Asset[];
 }
 
-/** POST /fees body: `type` (e.g. `transferOut`), `asset` code, `amount` in base units. */
+/** POST /fees body: `type` (e.g. `transferOut`), `asset` code, `amount` in base units (a positive integer). */
 export interface FeeRequest {
   type: string;
   asset: string;
@@ -47,7 +48,8 @@ export const assetOperations = {
     body: {
       type: 'object',
       required: ['type', 'asset', 'amount'],
-      properties: { type: { type: 'string', enum: ['transferOut', 'withdraw', 'swap'] }, asset: S.assetCode, amount: S.baseUnits },
+      // A quote for 0 base units quotes nothing: the amount is positive, as a payment's is.
+      properties: { type: { type: 'string', enum: ['transferOut', 'withdraw', 'swap'] }, asset: S.assetCode, amount: S.positiveBaseUnits },
     },
   },
 } satisfies Record<string, OperationSpec>;
@@ -57,29 +59,27 @@ export function listAssets(client: CustodyClient): Promise<ApiResponse<AssetList
   return callOperation<AssetList>(client, assetOperations.assets, {});
 }
 
-/** Quote the fee of a transaction. @throws {ValidationError} for bad input; {ApiError} on a non-2xx answer. */
+/**
+ * Quote the fee of a transaction.
+ * @throws {ValidationError} for bad input (`amount` not a positive integer of base units, an
+ *   `asset` GET /assets does not list); {ApiError} on a non-2xx answer.
+ */
 export function quoteFee(client: CustodyClient, input: FeeRequest): Promise<ApiResponse<FeeQuote>> {
   return callOperation<FeeQuote>(client, assetOperations.fee, { ...input });
 }
 
-const scaleCache = new WeakMap<CustodyClient, Promise<Map<string, number>>>();
-
 /**
- * The `scale` of an asset from GET /assets, cached per client for its lifetime (a failed
- * lookup is not cached).
+ * The `scale` of an asset from GET /assets, from the per-client asset list that the asset check
+ * of every operation uses too (lib/asset-list.ts: one GET per client, fetched again for a code
+ * it lacks once it is a minute old; a failed lookup is not cached).
  * @param field the request field to name in an error, e.g. `send.symbol`.
- * @throws {ValidationError} when the asset is not in the list; {ApiError} when /assets fails.
+ * @throws {ValidationError} when the asset is not in the list (`send.symbol: unknown asset
+ *   "XYZ"; GET /assets lists ...`); {ApiError} when /assets fails.
  */
 export async function assetScale(client: CustodyClient, code: string, field = 'asset'): Promise<number> {
-  let p = scaleCache.get(client);
-  if (!p) {
-    p = listAssets(client).then((r) => new Map(r.data.assets.map((a) => [a.code, a.scale])));
-    scaleCache.set(client, p);
-    p.catch(() => scaleCache.delete(client));
-  }
-  const scale = (await p).get(code);
-  if (scale === undefined) throw new ValidationError(field, `an asset code returned by GET /assets, got ${JSON.stringify(code)}`);
-  return scale;
+  const { asset, listing } = await findListedAsset(client, code);
+  if (!asset) throw new ValidationError(field, unknownAssetText(code, listing));
+  return asset.scale;
 }
 
 function getPath(obj: Record<string, unknown>, path: string): unknown {
@@ -111,8 +111,9 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): Re
  * @returns a copy of `input` with the amount fields replaced by integers (base units); the
  *   objects on the way to each amount are copied, `input` itself is not changed.
  * @throws {ValidationError} naming the field when the input is refused by the operation's
- *   schema, the asset is missing or unknown, or the amount is not a decimal number or has more
- *   decimals than the asset's scale allows.
+ *   schema, the asset is missing or unknown, or the amount is longer than
+ *   `DECIMAL_AMOUNT_MAX_LENGTH` (64) characters, not a decimal number or has more decimals than
+ *   the asset's scale allows.
  * @throws {ApiError} when GET /assets fails.
  */
 export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -120,14 +121,15 @@ export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: Ope
   let placeholder = input;
   for (const { amount, asset } of amounts) {
     const value = getPath(input, amount);
+    if (typeof value === 'string' && characterCount(value) > DECIMAL_AMOUNT_MAX_LENGTH) throw tooLongError(amount, DECIMAL_AMOUNT_MAX_LENGTH, characterCount(value));
     if ((typeof value !== 'string' && typeof value !== 'number') || !DECIMAL_TEXT.test(String(value).trim())) {
-      throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${JSON.stringify(value)}`);
+      throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${shortValue(value)}`);
     }
     // A JavaScript number holds about 15 to 17 significant digits: past 15, the number may no longer
     // be the value that was typed (8999999.999999999 reads back as 8999999.999999998). Refuse it
     // rather than convert a changed amount; a string carries any precision exactly.
     if (typeof value === 'number' && String(value).replace(/^[0.]+|\./g, '').length > 15) {
-      throw new ValidationError(amount, `a number with more than 15 significant digits may not be exact: give it as a decimal string, got ${String(value)}`);
+      throw new ValidationError(amount, `a number with more than 15 significant digits may not be exact: give it as a decimal string, got ${shortValue(value)}`);
     }
     const code = getPath(input, asset);
     if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');

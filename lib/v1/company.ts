@@ -2,7 +2,7 @@
  * Companies (spec section 2 "Company", section 4 "Company"; OpenAPI `/company`, `/company/{company_id}`, `/company/search`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S } from '../operation';
+import { callOperation, OperationSpec, S, NAME_MAX_LENGTH, DOMAIN_MAX_LENGTH, REFERENCE_MAX_LENGTH } from '../operation';
 
 /** Company fields as sent (spec section 2); `name` is required on create. */
 export interface CompanyFields {
@@ -26,11 +26,11 @@ export interface CompanySearchResult {
 }
 
 const fields = {
-  name: S.text,
-  city: S.optionalText,
-  country: { type: 'string', pattern: '^[A-Z]{2}$' },
-  domain: S.optionalText,
-  ref: S.optionalText,
+  name: S.name,
+  city: S.optionalText(NAME_MAX_LENGTH),
+  country: { type: 'string', maxLength: 2, pattern: '^[A-Z]{2}$' },
+  domain: S.optionalText(DOMAIN_MAX_LENGTH),
+  ref: S.optionalText(REFERENCE_MAX_LENGTH),
 };
 
 /** Operation declarations of this group, by id. */
@@ -49,6 +49,7 @@ export const companyOperations = {
     path: '/company/search',
     idempotent: true,
     source: 'spec section 4, GET /company/search; section 8: a 3-letter query',
+    // The bound is the spec's (section 8: a 3-letter query), not one of the pack's *_MAX_LENGTH.
     query: { type: 'object', required: ['query'], properties: { query: { type: 'string', minLength: 3, maxLength: 3 } } },
   },
 } satisfies Record<string, OperationSpec>;

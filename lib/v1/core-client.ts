@@ -46,13 +46,13 @@ export interface Action {
 
 /** Operation declarations of this group, by id. */
 export const coreClientOperations = {
-  create: { method: 'POST', path: '/coreclient', source: 'spec section 4, POST /coreclient', body: { type: 'object', required: ['name'], properties: { name: S.text } } },
+  create: { method: 'POST', path: '/coreclient', source: 'spec section 4, POST /coreclient', body: { type: 'object', required: ['name'], properties: { name: S.name } } },
   list: {
     method: 'GET',
     path: '/coreclient',
     idempotent: true,
     source: 'spec section 4, GET /coreclient (company_id required)',
-    query: { type: 'object', required: ['company_id'], properties: { company_id: S.text } },
+    query: { type: 'object', required: ['company_id'], properties: { company_id: S.id } },
   },
   actions: { method: 'GET', path: '/coreclient/{client_id}/actions', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/actions' },
   action: { method: 'GET', path: '/coreclient/{client_id}/action/{action_id}', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/action/{action_id}' },

@@ -7,7 +7,7 @@
  * ledger, whitelist" (list shapes NOTES.md "Shapes seen in documentation examples").
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S, JsonSchema } from '../operation';
+import { callOperation, OperationSpec, S, JsonSchema, DESCRIPTION_MAX_LENGTH } from '../operation';
 
 /** A custody group: `threshold` approvals needed among `members` (trusted entity ids). */
 export interface CustodyGroup {
@@ -76,18 +76,18 @@ export interface CreateFundResponse {
 const custodyGroup: JsonSchema = {
   type: 'object',
   required: ['threshold', 'members'],
-  properties: { threshold: { type: 'integer', minimum: 1 }, members: { type: 'array', minItems: 1, items: S.text } },
+  properties: { threshold: { type: 'integer', minimum: 1 }, members: { type: 'array', minItems: 1, items: S.id } },
 };
 const newWallet: JsonSchema = {
   type: 'object',
   required: ['name', 'asset'],
   properties: {
-    name: S.text,
+    name: S.name,
     asset: S.assetCode,
     type: { type: 'integer', enum: [0, 1, 2] },
     custodygroup_withdraw: { anyOf: [custodyGroup, { type: 'null' }] },
     custodygroup_tx: { anyOf: [custodyGroup, { type: 'null' }] },
-    connect: { anyOf: [{ type: 'array', items: { type: 'object', properties: { counterparty_id: S.text, client_id: S.text } } }, { type: 'null' }] },
+    connect: { anyOf: [{ type: 'array', items: { type: 'object', properties: { counterparty_id: S.id, client_id: S.id } } }, { type: 'null' }] },
   },
 };
 
@@ -98,7 +98,7 @@ const newWallet: JsonSchema = {
  */
 export const ledgerQuery = {
   type: 'object',
-  properties: { asset: S.assetCode, wallet_id: S.text, direction: { type: 'string', enum: ['all', 'in', 'out'] } },
+  properties: { asset: S.assetCode, wallet_id: S.walletId, direction: { type: 'string', enum: ['all', 'in', 'out'] } },
 } satisfies OperationSpec['query'];
 
 /**
@@ -199,16 +199,18 @@ export const fundOperations = {
     method: 'POST',
     path: '/company/{company_id}/fund',
     source: 'OpenAPI POST /company/{company_id}/fund (schema Fund)',
+    assetFields: ['wallets[].asset'],
     body: {
       type: 'object',
       required: ['name', 'custodygroup_withdraw', 'custodygroup_tx'],
-      properties: { name: S.text, description: S.optionalText, custodygroup_withdraw: custodyGroup, custodygroup_tx: custodyGroup, wallets: { type: 'array', items: newWallet } },
+      properties: { name: S.name, description: S.optionalText(DESCRIPTION_MAX_LENGTH), custodygroup_withdraw: custodyGroup, custodygroup_tx: custodyGroup, wallets: { type: 'array', items: newWallet } },
     },
   },
   addWallet: {
     method: 'POST',
     path: '/company/{company_id}/fund/{fund_id}/wallet',
     source: 'OpenAPI POST /company/{company_id}/fund/{fund_id}/wallet (schema FundWallet)',
+    assetFields: ['wallets[].asset'],
     body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWallet } } },
   },
   getFund: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}' },
@@ -227,13 +229,15 @@ export const fundOperations = {
     idempotent: true,
     source: 'spec section 4, GET /company/{company_id}/fund/{fund_id}/ledger (optional query asset, wallet_id, direction)',
     query: ledgerQuery,
+    assetFields: ['asset'],
   },
   holdings: { method: 'GET', path: '/company/{company_id}/holding', idempotent: true, source: 'spec section 4, GET /company/{company_id}/holding' },
   addWhitelist: {
     method: 'POST',
     path: '/company/{company_id}/fund/{fund_id}/whitelist',
     source: 'spec section 4, POST /company/{company_id}/fund/{fund_id}/whitelist (name, asset, address, all required)',
-    body: { type: 'object', required: ['name', 'asset', 'address'], properties: { name: S.text, asset: S.assetCode, address: S.text } },
+    assetFields: ['asset'],
+    body: { type: 'object', required: ['name', 'asset', 'address'], properties: { name: S.name, asset: S.assetCode, address: S.address } },
   },
   listWhitelist: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/whitelist', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}/whitelist (FundWhitelist)' },
 } satisfies Record<string, OperationSpec>;

@@ -25,7 +25,7 @@ export const liquidityHubOperations = {
     method: 'POST',
     path: '/company/{company_id}/liquidityhub',
     source: 'spec section 4, POST /company/{company_id}/liquidityhub (tx_id of an approved quote)',
-    body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.text } },
+    body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } },
   },
   list: { method: 'GET', path: '/company/{company_id}/liquidityhub', idempotent: true, source: 'spec section 4, GET /company/{company_id}/liquidityhub' },
   approveTake: {

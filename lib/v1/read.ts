@@ -19,6 +19,9 @@ export const readOperations = {
     idempotent: true,
     source: 'spec section 4 read-only subset, GET /funds/{fund_id}/ledger (filters as the fund ledger)',
     query: ledgerQuery,
+    // No `assetFields`: the asset filter is not checked against GET /assets here, since GET
+    // /assets is not in the read-only subset's list (spec section 4), so a read-only key may not
+    // be allowed to read it; an unknown asset only filters the ledger down to nothing.
   },
   trustedParties: { method: 'GET', path: '/trustedparties', idempotent: true, source: 'spec section 4 read-only subset, GET /trustedparties (personal accounts only)' },
   walletHistory: {

@@ -6,8 +6,8 @@
  * operation checks its input (see {@link checkDeclaredOperation}), then sent as given.
  */
 import { CustodyClient, ApiResponse, HttpMethod } from '../client';
-import { ValidationError } from '../errors';
-import { pathParams, prepareOperation, type OperationSpec } from '../operation';
+import { ValidationError, characterCount, shortValue } from '../errors';
+import { assetCodeFields, checkAssetCodes, pathParams, prepareOperation, tooLongError, type OperationSpec } from '../operation';
 import { v1Operations } from './operations';
 
 /** The methods a signed call may use (spec section 4 uses these four). */
@@ -23,6 +23,12 @@ export interface SignedRequest {
   body?: unknown;
 }
 
+/**
+ * Most characters of a signed call's path with its query string: 2048, the URL length that
+ * servers and proxies commonly accept (a longer one is refused by them, or is a mistake).
+ */
+export const REQUEST_PATH_MAX_LENGTH = 2048;
+
 /** Characters of a path or query: RFC 3986 unreserved, sub-delims, `:`, `@`, `/`, and `%` escapes. */
 const URL_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 
@@ -30,7 +36,8 @@ const URL_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
  * Check a signed call without sending it.
  * @param baseUrl when given, the resolved URL must also stay below it (same origin, path under its path).
  * @returns the method in upper case, the path as given, and the body (undefined for GET and DELETE).
- * @throws {ValidationError} `method` not GET/POST/PUT/DELETE; `path` missing, an absolute URL,
+ * @throws {ValidationError} `method` not GET/POST/PUT/DELETE; `path` missing, longer than
+ *   {@link REQUEST_PATH_MAX_LENGTH}, an absolute URL,
  *   not starting with `/`, with `.` or `..` segments (also percent-encoded), empty segments,
  *   characters that are not URL-encoded (spaces, `#`, `\`, control characters), a bad `%`
  *   escape, or resolving outside the base URL; `payload` (the body) not an object or array, or
@@ -39,9 +46,11 @@ const URL_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 export function prepareSignedRequest(req: SignedRequest, baseUrl?: string): { method: HttpMethod; path: string; body?: unknown } {
   const method = typeof req.method === 'string' ? req.method.trim().toUpperCase() : '';
   if (!method) throw new ValidationError('method', 'required (GET, POST, PUT or DELETE)');
-  if (!(REQUEST_METHODS as readonly string[]).includes(method)) throw new ValidationError('method', `must be one of GET, POST, PUT, DELETE, got ${JSON.stringify(req.method)}`);
+  if (!(REQUEST_METHODS as readonly string[]).includes(method)) throw new ValidationError('method', `must be one of GET, POST, PUT, DELETE, got ${shortValue(req.method)}`);
   const path = req.path;
   if (typeof path !== 'string' || path.trim() === '') throw new ValidationError('path', 'required: a path below the base URL such as /company/<company_id>');
+  const pathLength = characterCount(path);
+  if (pathLength > REQUEST_PATH_MAX_LENGTH) throw tooLongError('path', REQUEST_PATH_MAX_LENGTH, pathLength);
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path) || path.startsWith('//')) throw new ValidationError('path', 'must be relative to the base URL (start with one "/"), not an absolute URL');
   if (!path.startsWith('/')) throw new ValidationError('path', 'must start with "/" (relative to the base URL)');
   const q = path.indexOf('?');
@@ -137,30 +146,54 @@ export function matchV1Operation(method: string, path: string): MatchedOperation
  * path ids and the body go through `prepareOperation(spec, {...ids, ...body})` (its query is not
  * checked: the call's query string is sent as written). This refuses, for example, a transfer
  * without `partner_txID`, an amount that is not a positive integer of base units, an `expires`
- * in the past. Nothing is changed: the caller's body is what is sent, undeclared fields included.
- * A call no declared operation covers passes unchecked.
+ * in the past, a `reference` past its length bound. Nothing is changed: the caller's body is
+ * what is sent, undeclared fields included. A call no declared operation covers passes
+ * unchecked. Asset codes are checked apart, against GET /assets ({@link signedRequest} does).
  * @param method upper-case method; @param path as given; @param body the JSON body or undefined.
+ * @returns the operation the call matched (see {@link matchV1Operation}), or undefined.
  * @throws {ValidationError} naming the first bad field (code EINPUT).
  */
-export function checkDeclaredOperation(method: string, path: string, body: unknown): void {
+export function checkDeclaredOperation(method: string, path: string, body: unknown): MatchedOperation | undefined {
   const matched = matchV1Operation(method, path);
-  if (!matched) return;
+  if (!matched) return undefined;
   if (matched.spec.body && Array.isArray(body)) throw new ValidationError('payload', `${matched.spec.method} ${matched.spec.path} takes a JSON object body, not an array`);
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   prepareOperation({ ...matched.spec, query: undefined }, { ...fields, ...matched.ids });
+  return matched;
+}
+
+/**
+ * The declared query fields of `spec` as a call's query string gives them: one value as text,
+ * a repeated one as an array of texts (which an asset check refuses: the service would read one).
+ */
+function declaredQueryFields(spec: OperationSpec, path: string): Record<string, unknown> {
+  const q = path.indexOf('?');
+  const out: Record<string, unknown> = {};
+  if (q === -1 || !spec.query) return out;
+  const params = new URLSearchParams(path.slice(q + 1));
+  for (const name of Object.keys(spec.query.properties)) {
+    const values = params.getAll(name);
+    if (values.length) out[name] = values.length === 1 ? values[0] : values;
+  }
+  return out;
 }
 
 /**
  * Send one signed call (spec section 5 headers and signature, as every operation). Only GET is
  * retried (timeouts, 429, 502, 503, 504): a repeated POST, PUT or DELETE could repeat its effect.
  * A call that a declared v1 operation covers is checked first as that operation's typed node
- * checks it ({@link checkDeclaredOperation}); the body is then sent exactly as given.
+ * checks it ({@link checkDeclaredOperation}), its asset codes too (body fields, and query fields
+ * of its query string: `checkAssetCodes`, one cached GET /assets per client); the body is then
+ * sent exactly as given.
  * @returns the 2xx status and parsed body.
- * @throws {ValidationError} before sending (see {@link prepareSignedRequest} and {@link checkDeclaredOperation}).
- * @throws {ApiError} for a non-2xx answer or no answer.
+ * @throws {ValidationError} before sending (see {@link prepareSignedRequest},
+ *   {@link checkDeclaredOperation}; `send.symbol: unknown asset "XYZ"; GET /assets lists ...`).
+ * @throws {ApiError} for a non-2xx answer or no answer; also when the GET /assets of the asset
+ *   check fails, and then the call itself is not sent.
  */
 export async function signedRequest<T = unknown>(client: CustodyClient, req: SignedRequest): Promise<ApiResponse<T>> {
   const r = prepareSignedRequest(req, client.baseUrl);
-  checkDeclaredOperation(r.method, r.path, r.body);
+  const matched = checkDeclaredOperation(r.method, r.path, r.body);
+  if (matched && assetCodeFields(matched.spec).length) await checkAssetCodes(client, matched.spec, { query: declaredQueryFields(matched.spec, r.path), body: r.body });
   return client.request<T>(r.method, r.path, { body: r.body, idempotent: r.method === 'GET' });
 }

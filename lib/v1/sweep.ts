@@ -71,11 +71,11 @@ export const sweepOperations = {
       type: 'object',
       required: ['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'],
       properties: {
-        wallet_id: S.text,
-        recipient_wallet_id: S.text,
-        reference: S.optionalText,
+        wallet_id: S.walletId,
+        recipient_wallet_id: S.walletId,
+        reference: S.customField,
         // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
-        partner_txID: S.text,
+        partner_txID: S.partnerTxId,
         expires: S.epochSeconds,
         send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
       },
@@ -89,7 +89,7 @@ export const sweepOperations = {
     // A read: repeating it changes nothing.
     idempotent: true,
     source: 'spec section 4, POST /coreclient/{client_id}/sweep/tx_id (literal path; tx_id in the body)',
-    body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.text } },
+    body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } },
   },
 } satisfies Record<string, OperationSpec>;
 

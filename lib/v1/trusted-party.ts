@@ -3,7 +3,7 @@
  * OpenAPI `/company/{company_id}/trustedparty`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S } from '../operation';
+import { callOperation, OperationSpec, S, EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../operation';
 
 /** A trusted party entry; `type` is `user` or `core-client` (NOTES.md), `created` epoch seconds. */
 export interface TrustedParty {
@@ -37,7 +37,7 @@ export const trustedPartyOperations = {
     body: {
       type: 'object',
       required: ['address', 'type'],
-      properties: { address: S.text, type: { type: 'string', enum: ['user', 'core-client'] }, name: S.optionalText },
+      properties: { address: S.text(EMAIL_MAX_LENGTH), type: { type: 'string', enum: ['user', 'core-client'] }, name: S.optionalText(NAME_MAX_LENGTH) },
     },
   },
   list: { method: 'GET', path: '/company/{company_id}/trustedparty', idempotent: true, source: 'spec section 4, GET /company/{company_id}/trustedparty' },

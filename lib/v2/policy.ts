@@ -8,8 +8,8 @@
  * (a human member or an API key). `threshold` approvals of those members are needed.
  */
 import type { ApiResponse } from '../client';
-import { ValidationError } from '../errors';
-import { OperationSpec, S, JsonSchema } from '../operation';
+import { ValidationError, characterCount } from '../errors';
+import { OperationSpec, S, JsonSchema, ID_MAX_LENGTH, prepareOperation, tooLongError } from '../operation';
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator, withWorkspace } from './operation';
 
@@ -112,8 +112,12 @@ export interface PolicyDefinition {
 
 const MEMBER_ID = /^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$/;
 
-/** A member rule for one member id (spec section 2). @throws {ValidationError} for an empty or malformed id. */
+/**
+ * A member rule for one member id (spec section 2).
+ * @throws {ValidationError} for an empty or malformed id, or one longer than `ID_MAX_LENGTH` (128).
+ */
 export function memberRule(id: string, field = 'memberID'): MemberRule {
+  if (typeof id === 'string' && characterCount(id) > ID_MAX_LENGTH) throw tooLongError(field, ID_MAX_LENGTH, characterCount(id));
   if (typeof id !== 'string' || !MEMBER_ID.test(id)) throw new ValidationError(field, id === undefined || id === '' ? 'required' : 'must be a member id (a human member id or an API key id, no surrounding spaces)');
   return { type: 2, operation: 3, threshold: 0, arguments: { id } };
 }
@@ -202,7 +206,7 @@ const memberRuleSchema: JsonSchema = {
     type: { const: 2 },
     operation: { const: 3 },
     threshold: { const: 0 },
-    arguments: { type: 'object', required: ['id'], properties: { id: S.text } },
+    arguments: { type: 'object', required: ['id'], properties: { id: S.id } },
   },
 };
 const expressionSchema: JsonSchema = {
@@ -219,10 +223,10 @@ const policyBodySchema = {
   type: 'object',
   required: ['name', 'expression', 'expressionContentType', 'adminPolicyID', 'policyType', 'adminLocked', 'allowDuplicates'],
   properties: {
-    name: S.text,
+    name: S.name,
     expression: expressionSchema,
     expressionContentType: { enum: ['application/json'] },
-    adminPolicyID: S.text,
+    adminPolicyID: S.id,
     policyType: { enum: ['transaction', 'admin'] },
     adminLocked: { type: 'boolean' },
     allowDuplicates: { type: 'boolean' },
@@ -288,7 +292,11 @@ export async function createPolicy(
     // adminPolicyID may be empty here: filled with the workspace's admin policy below.
     body = { ...definitionBody(def, typeof def.adminPolicyID === 'string' ? def.adminPolicyID.trim() : def.adminPolicyID) };
   }
-  if (!body.adminPolicyID) body.adminPolicyID = (await findAdminPolicy(client, input)).policyID;
+  if (!body.adminPolicyID) {
+    // Refuse bad input before the GET that finds the admin policy: check the body with a stand-in id.
+    prepareOperation(policyOperations.create, { ...withWorkspace(client, input), ...body, adminPolicyID: 'admin-policy' });
+    body.adminPolicyID = (await findAdminPolicy(client, input)).policyID;
+  }
   return callWorkspaceOperation<{ policyID: string }>(client, policyOperations.create, { ...withWorkspace(client, input), ...body });
 }
 

@@ -63,7 +63,7 @@ export const portfolioOperations = {
     method: 'POST',
     path: '/workspaces/{workspaceID}/accounts',
     source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts',
-    body: { type: 'object', required: ['name'], properties: { name: S.text, type: { enum: ['standard', 'exchange'] } } },
+    body: { type: 'object', required: ['name'], properties: { name: S.name, type: { enum: ['standard', 'exchange'] } } },
   },
   createWallet: {
     method: 'POST',
@@ -73,9 +73,9 @@ export const portfolioOperations = {
       type: 'object',
       required: ['name', 'connectPlugin', 'policyID'],
       properties: {
-        name: S.text,
+        name: S.name,
         connectPlugin: { enum: ['defi', 'wc'] },
-        policyID: S.text,
+        policyID: S.id,
         waitForAddress: { type: 'integer', minimum: 0, maximum: MAX_WAIT_FOR_ADDRESS },
       },
     },
