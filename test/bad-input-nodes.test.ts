@@ -14,6 +14,8 @@ import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, sto
 
 helper.init(require.resolve('node-red'));
 
+/** Sweep keys handed out so far: each valid sweep is a new payment. */
+let sweepKeys = 0;
 const nodeModules = [
   require('../nodes/custody-config/custody-config'),
   require('../nodes/custody-transfer/custody-transfer'),
@@ -115,10 +117,10 @@ const TABLES: Record<string, FieldTable> = {
     amounts: [],
   },
   sweep: {
-    valid: () => ({ client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', expires: now() + 3600, send: send() }),
-    required: ['client_id', 'wallet_id', 'recipient_wallet_id', 'expires', 'send', 'send.symbol'],
+    valid: () => ({ client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', partner_txID: `sweep-${++sweepKeys}`, expires: now() + 3600, send: send() }),
+    required: ['client_id', 'wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send', 'send.symbol'],
     pathIds: ['client_id'],
-    text: { wallet_id: 128, recipient_wallet_id: 128 },
+    text: { wallet_id: 128, recipient_wallet_id: 128, partner_txID: 128 },
     optionalText: { reference: 256 },
     assets: ['send.symbol'],
     amounts: ['send.amount'],
