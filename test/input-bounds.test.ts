@@ -99,7 +99,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   'swapMake.make': { company_id: 'c1', send_wallet_id: 'w1', receive_wallet_id: 'w2', expires, reference: 'r', partner_txID: 'p1', send, receive: { symbol: 'ETH-TESTNET', amount: 2000 } },
   'swapTake.take': { company_id: 'c1', swap_id: 's1', send_wallet_id: 'w1', receive_wallet_id: 'w2', reference: 'r', partner_txID: 'p1' },
   'liquidityHub.publish': { company_id: 'c1', tx_id: 't1' },
-  'sweep.start': { client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', expires, send },
+  'sweep.start': { client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', partner_txID: 'sweep-1', expires, send },
   'sweep.status': { client_id: 'cc1', tx_id: 't1' },
   'read.fundLedger': { fund_id: 'f1', asset: 'BTC-TESTNET', wallet_id: 'w1', direction: 'in' },
   'v2.policy.create': policyBody,
