@@ -68,7 +68,7 @@ interface FieldTable {
 const send = () => ({ symbol: 'BTC-TESTNET', amount: 1000 });
 const TABLES: Record<string, FieldTable> = {
   transfer: {
-    valid: () => ({ company_id: 'c1', wallet_id: 'w1', counterparty_wallet_address: 'apple banana cherry', expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: 'p-1', send: send() }),
+    valid: () => ({ company_id: 'c1', wallet_id: 'w1', counterparty_wallet_address: 'apple banana cherry', expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: `p-${++sweepKeys}`, send: send() }),
     required: ['company_id', 'wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send', 'send.symbol', 'send.amount'],
     pathIds: ['company_id'],
     text: { wallet_id: 128, counterparty_wallet_address: 128, partner_txID: 128 },
@@ -87,7 +87,7 @@ const TABLES: Record<string, FieldTable> = {
     amounts: [],
   },
   withdraw: {
-    valid: () => ({ company_id: 'c1', wallet_id: 'w1', address: 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx', expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: 'p-1', send: send() }),
+    valid: () => ({ company_id: 'c1', wallet_id: 'w1', address: 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx', expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: `p-${++sweepKeys}`, send: send() }),
     required: ['company_id', 'wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send', 'send.symbol', 'send.amount'],
     pathIds: ['company_id'],
     text: { wallet_id: 128, address: 256, partner_txID: 128 },

@@ -21,7 +21,7 @@ import {
   type SubmissionRef,
   type WithdrawRequest,
 } from '../lib';
-import { CountingServer } from './counting-server';
+import { CountingServer, SIMULATOR_ASSETS, isAssetListRequest } from './counting-server';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { demoTransfer } from './support';
 
@@ -97,6 +97,7 @@ describe('exactly-once sending (lib/submission/submit.ts), against a scripted se
     script = [];
     server = new CountingServer({
       answer: (req, s) => {
+        if (isAssetListRequest(req)) return { status: 200, body: JSON.stringify({ assets: SIMULATOR_ASSETS }) };
         const status = req.method === 'POST' ? script.shift() ?? 200 : 200;
         return { status, body: status === 200 ? s.body : '{"code":' + status + ',"msg":"scripted"}' };
       },
