@@ -82,6 +82,12 @@ describe('custody-coreclient-feed redelivery across SIGKILL and restart of a rea
   const outFile = path.join(outDir, 'deliveries.jsonl');
   const listFile = path.join(outDir, 'pending.json');
   const red = new RedProcess({ prefix: 'cf-feed-restart-', flows: JSON.stringify(flowsFor(outFile, listFile)) });
+  // The child inherits this environment: keep the memory below its user directory (test/isolated-dirs.ts moves it).
+  let previousFeedDir: string | undefined;
+  before(() => {
+    previousFeedDir = process.env.CUSTODYFLOW_FEED_DIR;
+    delete process.env.CUSTODYFLOW_FEED_DIR;
+  });
   let ws: WebSocket | undefined;
   /** The debug messages of every run of the process (the Catch node's `errors` debug node among them). */
   const debugRuns: DebugMessage[][] = [];
@@ -89,6 +95,7 @@ describe('custody-coreclient-feed redelivery across SIGKILL and restart of a rea
     ws?.close();
     await red.stop();
     fs.rmSync(outDir, { recursive: true, force: true });
+    if (previousFeedDir !== undefined) process.env.CUSTODYFLOW_FEED_DIR = previousFeedDir;
   });
 
   /**

@@ -4,8 +4,9 @@
  * the flows (a restart of the runtime with the same user directory) and after each kind of
  * redeploy (modified nodes, modified flows, full) every action still pending comes again with
  * `msg.redelivered = true`, a new one without it, and no action id is ever sent twice unmarked.
- * The id is in the memory file before its msg arrives; a deleted node deletes its file; a memory
- * file that cannot be opened loses no action and says so (warning naming the file, status).
+ * The id is in the memory file before its msg arrives; a deleted node deletes its file;
+ * CUSTODYFLOW_FEED_DIR moves the folder; a memory file that cannot be opened loses no action and
+ * says so (warning naming the file, status).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -30,7 +31,9 @@ describe('custody-coreclient-feed: redelivery marked across reloads and redeploy
   this.timeout(120000);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redelivery-sim-'));
   const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redelivery-user-'));
-  const previousDataEnv = process.env.CUSTODYFLOW_SIMULATOR_DATA;
+  // Restored in `after` as they were when these tests started (other files set them at load).
+  let previousDataEnv: string | undefined;
+  let previousFeedDir: string | undefined;
   const h = helper as any;
   let previousSettings: unknown;
   let sim: Simulator;
@@ -39,7 +42,12 @@ describe('custody-coreclient-feed: redelivery marked across reloads and redeploy
   let exchange: string;
 
   before(async () => {
+    previousDataEnv = process.env.CUSTODYFLOW_SIMULATOR_DATA;
+    previousFeedDir = process.env.CUSTODYFLOW_FEED_DIR;
     process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
+    // test/isolated-dirs.ts moves every feed memory to one folder per test process; here the
+    // folder below the user directory is under test.
+    delete process.env.CUSTODYFLOW_FEED_DIR;
     sim = await sharedSimulator(dataDir);
     client = accountClient(sim);
     approver = sim.demo.core_client_id;
@@ -60,6 +68,8 @@ describe('custody-coreclient-feed: redelivery marked across reloads and redeploy
     for (const d of [dataDir, userDir]) fs.rmSync(d, { recursive: true, force: true });
     if (previousDataEnv === undefined) delete process.env.CUSTODYFLOW_SIMULATOR_DATA;
     else process.env.CUSTODYFLOW_SIMULATOR_DATA = previousDataEnv;
+    if (previousFeedDir === undefined) delete process.env.CUSTODYFLOW_FEED_DIR;
+    else process.env.CUSTODYFLOW_FEED_DIR = previousFeedDir;
   });
 
   /** The flow: feed `feedA` (demo approver, details read) -> helper `outA`; feed `feedX` (exchange core client, no details) -> helper `outX`. */
@@ -235,6 +245,27 @@ describe('custody-coreclient-feed: redelivery marked across reloads and redeploy
     await deploy(flow({ feedX: 'renamed', outA: 'renamed' }, false), 'nodes');
     await until(() => (!fs.existsSync(fileOf('feedA')) ? true : undefined), 'the deleted node’s file removed');
     assert.ok(fs.existsSync(fileOf('feedX')), 'the other node keeps its file');
+  });
+
+  it('CUSTODYFLOW_FEED_DIR moves the memory folder', async () => {
+    const feedDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redelivery-env-'));
+    const otherUserDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redelivery-user2-'));
+    process.env.CUSTODYFLOW_FEED_DIR = feedDir;
+    try {
+      helper.settings({ userDir: otherUserDir });
+      await helper.load(nodeModules, flow());
+      collect();
+      await connected('feedA');
+      const before = received.outA.length;
+      await newTransfer();
+      await until(() => (received.outA.length > before ? true : undefined), 'an action');
+      assert.ok(fs.readFileSync(sentIdsFile(feedDir, 'feedA', approver), 'utf8').length > 0, 'the memory is in $CUSTODYFLOW_FEED_DIR');
+      assert.ok(!fs.existsSync(path.join(otherUserDir, 'custodyflow')), 'nothing below the user directory');
+    } finally {
+      delete process.env.CUSTODYFLOW_FEED_DIR;
+      await helper.unload();
+      for (const d of [feedDir, otherUserDir]) fs.rmSync(d, { recursive: true, force: true });
+    }
   });
 
   it('without a usable memory file it sends every action (unmarked), warns once naming the file and shows it in the status', async () => {

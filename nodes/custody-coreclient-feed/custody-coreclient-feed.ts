@@ -5,7 +5,7 @@
  * catches up through GET /coreclient/{client_id}/actions (see lib `CoreClientFeed`).
  *
  * Redelivery: the node remembers, durably, which action ids it has sent (lib/durable/sent-ids,
- * one file per node and core client below the user directory). Each action is recorded on disk
+ * one file per node and core client in `<userDir>/custodyflow/feed`, see `memoryDir`). Each action is recorded on disk
  * before its msg is sent; an action already recorded (sent by an earlier instance of this node:
  * before a redeploy, a restart or a crash) is sent again with `msg.redelivered = true`. So every
  * action is delivered at least once and never twice unmarked. A crash between the record and the
@@ -38,6 +38,15 @@ const DETAILS_RETRY_FIRST_MS = 5000;
 /** Longest delay between those attempts (ms). */
 const DETAILS_RETRY_MAX_MS = 120000;
 
+/**
+ * Where the feed nodes keep their memory of the actions sent: `$CUSTODYFLOW_FEED_DIR`, else
+ * `<userDir>/custodyflow/feed`, else a folder in the OS temp dir (as the submission journal's
+ * `CUSTODYFLOW_JOURNAL_DIR`). A file per feed node and core client (lib `sentIdsFile`).
+ */
+function memoryDir(userDir: string | undefined): string {
+  return process.env.CUSTODYFLOW_FEED_DIR || path.join(userDir || os.tmpdir(), 'custodyflow', 'feed');
+}
+
 export = function register(RED: NodeAPI): void {
   function CoreClientFeedNode(this: Node, def: FeedDef) {
     RED.nodes.createNode(this, def);
@@ -54,9 +63,7 @@ export = function register(RED: NodeAPI): void {
       return;
     }
 
-    // The memory of the ids sent: <userDir>/custodyflow/feed/<node id>-<sha256(client id) short>.jsonl.
-    const userDir = (RED.settings as { userDir?: string }).userDir || os.tmpdir();
-    const memoryFolder = path.join(userDir, 'custodyflow', 'feed');
+    const memoryFolder = memoryDir((RED.settings as { userDir?: string }).userDir);
     const memoryFile = sentIdsFile(memoryFolder, node.id, clientId);
     /** Set once the memory file failed (opening or writing): shown in the status, warned once. */
     let memoryProblem: string | undefined;
