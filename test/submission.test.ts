@@ -51,6 +51,21 @@ describe('submission journal (lib/submission/journal.ts)', () => {
     await j.close();
   });
 
+  it('a compaction while records are being written loses none of them', async () => {
+    const file = path.join(dir, 'j.jsonl');
+    let j = await SubmissionJournal.open(file);
+    const refs = Array.from({ length: 300 }, (_, i) => ({ ...ref, partner_txID: `c${i}` }));
+    const entries = await Promise.all(refs.map((r) => j.reserve(r, { ...body, partner_txID: r.partner_txID })));
+    const fresh = Array.from({ length: 50 }, (_, i) => ({ ...ref, partner_txID: `n${i}` }));
+    await Promise.all([...entries.map((e) => j.free(e, 'refused')), ...fresh.map((r) => j.reserve(r, { ...body, partner_txID: r.partner_txID }))]);
+    await j.close();
+    j = await SubmissionJournal.open(file);
+    assert.equal(j.size, 50);
+    assert.ok(fresh.every((r) => j.get(r)), 'every new reservation kept');
+    assert.ok(refs.every((r) => !j.get(r)), 'every freed key stays free');
+    await j.close();
+  });
+
   it('drops a line cut off by a crash (never acknowledged) and keeps the rest', async () => {
     const file = path.join(dir, 'j.jsonl');
     const j = await SubmissionJournal.open(file);

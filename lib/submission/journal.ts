@@ -266,8 +266,11 @@ export class SubmissionJournal {
 
   /** Append a record and apply it. @throws what the file throws (rejects): the journal cannot be written. */
   async #record(rec: JournalRecord): Promise<void> {
-    await this.#file.append(rec);
+    // Applied first, so a compaction that starts while this append is in flight snapshots it:
+    // the rewrite is ordered after the append and must not drop it. A failed append fails every
+    // later one, so the journal then refuses every reservation.
     this.#apply(rec);
+    await this.#file.append(rec);
     if (this.#file.lines > 2 * this.#entries.size + 256) void this.#compact().catch(() => undefined);
   }
 
