@@ -13,7 +13,8 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import { CustodyClient, ApiResponse, HttpMethod } from './client';
 import { ValidationError, characterCount, shortValue, type SubmissionKind } from './errors';
 import { findListedAsset, unknownAssetText } from './asset-list';
-import { submitRequest, submissionRef, type SubmitOptions, type SubmitResult } from './submission/submit';
+import { submitRequest, type SubmitOptions, type SubmitResult } from './submission/submit';
+import { submissionRef } from './submission/kinds';
 
 /** A JSON schema (draft-07 subset understood by ajv). */
 export type JsonSchema = Record<string, unknown>;

@@ -17,6 +17,8 @@ import {
   createTransfer,
   createWithdraw,
   differingFields,
+  SUBMISSION_KINDS,
+  TRANSACTION_STATES,
   resolveSubmission,
   type SubmissionRef,
   type WithdrawRequest,
@@ -76,6 +78,10 @@ describe('submission journal (lib/submission/journal.ts)', () => {
     assert.equal(again.get(ref)?.state, 'unknown');
     await again.close();
     assert.ok(fs.readFileSync(file, 'utf8').endsWith('\n'));
+  });
+
+  it('each kind is owned by the path id its transaction is read with (lib/v1/states.ts)', () => {
+    for (const info of Object.values(SUBMISSION_KINDS)) assert.equal(info.owner, TRANSACTION_STATES[info.transaction].owner, info.transaction);
   });
 
   it('names the fields that differ, leaving out expires', () => {

@@ -3,6 +3,7 @@
  * submission journal, exactly-once sending of money-moving requests, and resolving a payment
  * whose outcome is unknown.
  */
+export * from './kinds';
 export * from './journal';
 export * from './submit';
 export * from './resolve';

@@ -22,6 +22,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { RecordFile } from '../durable/record-file';
 import type { SubmissionKind, SubmissionRef } from '../errors';
+import { ownerOf } from './kinds';
 
 /** Where an entry stands. */
 export type JournalState =
@@ -88,11 +89,6 @@ export const JOURNAL_UNKNOWN_RETENTION_SECONDS = 90 * 24 * 3600;
 /** The journal key of a payment: kind, owner and `partner_txID`. */
 export function journalKey(ref: SubmissionRef): string {
   return `${ref.kind}\n${ownerOf(ref)}\n${ref.partner_txID}`;
-}
-
-/** The owner of a payment: `client_id` for a sweep, else `company_id` (empty when absent). */
-export function ownerOf(ref: SubmissionRef): string {
-  return (ref.kind === 'sweep' ? ref.client_id : ref.company_id) ?? '';
 }
 
 /** JSON with object keys sorted at every depth: the same value always gives the same text. */

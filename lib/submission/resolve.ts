@@ -15,13 +15,11 @@
  */
 import { ApiError, ValidationError, type SubmissionKind, type SubmissionRef } from '../errors';
 import type { CustodyClient } from '../client';
-import { callOperation } from '../operation';
+import { callOperation, type OperationDescription } from '../operation';
 import { readOperations } from '../v1/read';
-import { transferOperations } from '../v1/transfer';
-import { withdrawOperations } from '../v1/withdraw';
-import { swapMakeOperations, swapTakeOperations } from '../v1/swap';
-import { sweepOperations } from '../v1/sweep';
+import { readTransaction } from '../v1/states';
 import type { LedgerEntry, WalletHistory } from '../v1/fund';
+import { SUBMISSION_KINDS, submissionRef } from './kinds';
 import type { JournalState, SubmissionJournal } from './journal';
 
 /** Seconds of clock difference allowed between this client and the service when comparing times. */
@@ -65,31 +63,6 @@ export interface ResolveResult {
   note: string;
 }
 
-/** Ledger entry types a payment of each kind leaves on the paying wallet (spec section 2; OpenAPI TxHistoryItem). */
-const LEDGER_TYPES: Record<SubmissionKind, string[]> = {
-  transfer: ['transferOut'],
-  withdraw: ['withdraw'],
-  swapMake: ['swapOut'],
-  swapTake: ['swapOut'],
-  sweep: ['transferOut'],
-};
-
-/** The GET that reads one transaction of a kind, and its input. */
-function readSpec(ref: SubmissionRef, txId: string) {
-  switch (ref.kind) {
-    case 'transfer':
-      return { spec: transferOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
-    case 'withdraw':
-      return { spec: withdrawOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
-    case 'swapMake':
-      return { spec: swapMakeOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
-    case 'swapTake':
-      return { spec: swapTakeOperations.get, input: { company_id: ref.company_id, tx_id: txId } };
-    case 'sweep':
-      return { spec: sweepOperations.status, input: { client_id: ref.client_id, tx_id: txId } };
-  }
-}
-
 /** The `reference` of a transaction as its GET answers it (Transaction `reference`, sweep `reference`, nested details). */
 function referenceOf(data: unknown): string | undefined {
   if (!data || typeof data !== 'object') return undefined;
@@ -120,19 +93,20 @@ interface ListedFund {
  *   left as it was.
  */
 export async function resolveSubmission(client: CustodyClient, input: ResolveInput, journal?: SubmissionJournal): Promise<ResolveResult> {
-  const ref: SubmissionRef = { kind: input.kind, partner_txID: input.partner_txID, ...(input.company_id !== undefined ? { company_id: input.company_id } : {}), ...(input.client_id !== undefined ? { client_id: input.client_id } : {}) };
+  const info = SUBMISSION_KINDS[input.kind];
+  const ref: SubmissionRef = submissionRef(input.kind, input, input.partner_txID);
   const now = Math.floor(Date.now() / 1000);
   const entry = journal?.get(ref);
   const state: ResolveResult['journal'] = entry?.state ?? 'none';
   const body = entry?.body ?? input.body;
   const expires = Number((body as { expires?: unknown } | undefined)?.expires) || 0;
   const since = input.since ?? entry?.firstAttempt ?? now - 24 * 3600;
-  const base = { kind: ref.kind, partner_txID: ref.partner_txID, ...(ref.company_id !== undefined ? { company_id: ref.company_id } : {}), ...(ref.client_id !== undefined ? { client_id: ref.client_id } : {}), journal: state, expires, since };
+  const base = { ...ref, journal: state, expires, since };
 
   if (entry && (entry.state === 'answered' || entry.state === 'found') && entry.tx_id) {
     return { ...base, result: 'found', tx_id: entry.tx_id, keyFreed: false, note: `the journal holds its answer: ${entry.tx_id}` };
   }
-  const walletField = ref.kind === 'swapMake' || ref.kind === 'swapTake' ? 'send_wallet_id' : 'wallet_id';
+  const walletField = info.payingWallet;
   const wallet = body?.[walletField];
   if (!body || typeof wallet !== 'string' || !wallet) {
     throw new ValidationError('partner_txID', `${JSON.stringify(ref.partner_txID)} is not in the submission journal: give ${walletField}, reference and send.amount (and since) to look it up`);
@@ -157,7 +131,7 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
   const found = new Set<string>();
   const ledger = await callOperation<{ List?: LedgerEntry[] }>(client, readOperations.fundLedger, { fund_id: fund.fund_id, wallet_id: walletId, direction: 'out' });
   for (const e of ledger.data.List ?? []) {
-    if (!e.TxID || e.timestamp < from || !LEDGER_TYPES[ref.kind].includes(e.type)) continue;
+    if (!e.TxID || e.timestamp < from || !info.ledgerTypes.includes(e.type)) continue;
     if (e.reference !== reference || !amountMatches(e.amount, e.netAmount) || !free(e.TxID)) continue;
     found.add(e.TxID);
   }
@@ -165,10 +139,9 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
   const history = await callOperation<WalletHistory>(client, readOperations.walletHistory, { wallet_id: walletId, since: Math.max(0, from) });
   for (const h of history.data.history ?? []) {
     if (!h.tx_id || found.has(h.tx_id) || h.timestamp < from || h.amount > 0 || !amountMatches(h.amount, h.net_amount) || !free(h.tx_id)) continue;
-    const read = readSpec(ref, h.tx_id);
     let tx;
     try {
-      tx = await callOperation(client, read.spec, read.input as Record<string, unknown>);
+      tx = await readTransaction(client, info.transaction, { ...ref, tx_id: h.tx_id });
     } catch (e) {
       // Refused (a 404: not a transaction of this kind): not a candidate. Any other failure
       // (a timeout, a 5xx) says nothing about it: the lookup fails and the journal stays as it
@@ -176,7 +149,7 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
       if (e instanceof ApiError && e.failure === 'refused') continue;
       throw e;
     }
-    if (referenceOf(tx.data) === reference) found.add(h.tx_id);
+    if (referenceOf(tx.answer) === reference) found.add(h.tx_id);
   }
 
   const candidates = [...found];
@@ -196,5 +169,38 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
     note: over
       ? 'not found after its expires: it was never made; the key is free, a new request with it will be sent'
       : `not found yet; the key stays held until its expires (${expires ? new Date((expires + skew) * 1000).toISOString() : 'unknown'}): resolve again after that to free it`,
+  };
+}
+
+/**
+ * The look-up a node's `resolve` operation makes, from a msg's fields: the kind's owner id
+ * (`company_id`, `client_id` for sweeps) and `partner_txID` are required; `since` (epoch
+ * seconds) is optional; the rest is the request's body for a key the journal does not hold.
+ * @param kind the money-moving call; @param fields the msg's resolved fields (editor over `msg.payload`).
+ * @throws {ValidationError} naming the owner id or `partner_txID` when missing, `since` when not epoch seconds.
+ */
+export function resolveInputFrom(kind: SubmissionKind, fields: Record<string, unknown>): ResolveInput {
+  const owner = SUBMISSION_KINDS[kind].owner;
+  const ownerId = fields[owner];
+  if (typeof ownerId !== 'string' || !ownerId.trim()) throw new ValidationError(owner, 'required');
+  const key = fields.partner_txID;
+  if (typeof key !== 'string' || !key.trim()) throw new ValidationError('partner_txID', 'required: the key of the payment to look up');
+  const since = fields.since === undefined ? undefined : Number(fields.since);
+  if (since !== undefined && !(Number.isInteger(since) && since >= 0)) throw new ValidationError('since', 'must be epoch seconds (a non-negative integer)');
+  return { ...submissionRef(kind, fields, key), body: fields, since };
+}
+
+/**
+ * What an editor shows of the `resolve` look-up of a kind, in the shape of
+ * `describeOperation`: its calls (reads only), the fields it reads and the required ones.
+ */
+export function describeResolve(kind: SubmissionKind): OperationDescription {
+  const { owner, payingWallet } = SUBMISSION_KINDS[kind];
+  return {
+    call: 'GET /funds/, GET /funds/{fund_id}/ledger, GET /wallets/{wallet_id}/history (a look-up: reads only)',
+    fields: [owner, 'partner_txID', payingWallet, 'reference', 'send.amount', 'expires', 'since'],
+    required: [owner, 'partner_txID'],
+    amounts: false,
+    expires: false,
   };
 }

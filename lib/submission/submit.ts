@@ -60,17 +60,6 @@ export interface PreparedSubmission {
   idempotent: boolean;
 }
 
-/**
- * The reference of a payment: kind, owner path id and key.
- * @param kind the call; @param ids the call's path ids (`company_id`, or `client_id` for a sweep); @param partnerTxId the key.
- */
-export function submissionRef(kind: SubmissionKind, ids: { company_id?: unknown; client_id?: unknown }, partnerTxId: string): SubmissionRef {
-  const ref: SubmissionRef = { kind, partner_txID: partnerTxId };
-  if (kind === 'sweep') ref.client_id = String(ids.client_id ?? '');
-  else ref.company_id = String(ids.company_id ?? '');
-  return ref;
-}
-
 /** The key word of a transfer's answer: `existing` when the API said so, else `new`. */
 function outcomeOf(data: unknown): SubmitOutcome {
   return data && typeof data === 'object' && (data as { status?: unknown }).status === 'existing' ? 'existing' : 'new';

@@ -7,7 +7,7 @@
  * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { callOperation, submitOperation, resolveSubmission, decimalAmountsToBaseUnits, describeOperation, ConfigError, OperationSpec, CustodyClient, OperationDescription, ValidationError, type SubmissionKind } from '../../lib';
+import { callOperation, submitOperation, resolveSubmission, resolveInputFrom, describeResolve, SUBMISSION_KINDS, decimalAmountsToBaseUnits, describeOperation, ConfigError, OperationSpec, CustodyClient, OperationDescription, type SubmissionKind } from '../../lib';
 import { resolveInput, EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';
@@ -99,15 +99,7 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
 
     /** The `resolve` operation: look a payment up (lib `resolveSubmission`); `msg.payload` = its result. */
     async function resolvePayment(client: CustodyClient, msg: CustodyMessage, input: Record<string, unknown>): Promise<RequestOutcome> {
-      const kind = nodeType.resolve!;
-      const owner = kind === 'sweep' ? 'client_id' : 'company_id';
-      const ownerId = input[owner];
-      if (typeof ownerId !== 'string' || !ownerId.trim()) throw new ValidationError(owner, 'required');
-      const key = input.partner_txID;
-      if (typeof key !== 'string' || !key.trim()) throw new ValidationError('partner_txID', 'required: the key of the payment to look up');
-      const since = input.since === undefined ? undefined : Number(input.since);
-      if (since !== undefined && !(Number.isInteger(since) && since >= 0)) throw new ValidationError('since', 'must be epoch seconds (a non-negative integer)');
-      const result = await resolveSubmission(client, { kind, [owner]: ownerId, partner_txID: key, body: input, since }, await connection!.journal());
+      const result = await resolveSubmission(client, resolveInputFrom(nodeType.resolve!, input), await connection!.journal());
       msg.payload = result;
       delete msg.statusCode;
       msg.custody = custodyTrace(nodeType.type, RESOLVE_OPERATION, input);
@@ -175,16 +167,10 @@ export function editorDescription(nodeType: OperationNodeType): Record<string, E
     out[operation] = { ...d, required, properties };
   }
   if (nodeType.resolve) {
-    const owner = nodeType.resolve === 'sweep' ? 'client_id' : 'company_id';
-    const wallet = nodeType.resolve === 'swapMake' || nodeType.resolve === 'swapTake' ? 'send_wallet_id' : 'wallet_id';
-    out[RESOLVE_OPERATION] = {
-      call: 'GET /funds/, GET /funds/{fund_id}/ledger, GET /wallets/{wallet_id}/history (a look-up: reads only)',
-      fields: [owner, 'partner_txID', wallet, 'reference', 'send.amount', 'expires', 'since'],
-      required: [owner, 'partner_txID'],
-      amounts: false,
-      expires: false,
-      properties: [...nodeType.editorFields.map((e) => (typeof e === 'string' ? e : e[1])).filter((p) => p === owner), 'partnerTxId'],
-    };
+    // Its rows: the owner id and the key; the other fields it reads come from msg.payload.
+    const owner = SUBMISSION_KINDS[nodeType.resolve].owner;
+    const properties = nodeType.editorFields.map((e) => (typeof e === 'string' ? e : e[1])).filter((p) => p === owner);
+    out[RESOLVE_OPERATION] = { ...describeResolve(nodeType.resolve), properties: [...properties, 'partnerTxId'] };
   }
   return out;
 }
