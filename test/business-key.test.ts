@@ -22,7 +22,7 @@ import { v1Operations, ConfigError, type OperationSpec } from '../lib';
 import { parsePartnerTxIdTemplate, partnerTxIdSource } from '../nodes/shared/business-key';
 import { editorDescription } from '../nodes/shared/operation-node';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer, operationFlow } from './node-flows';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-business-key-'));
 process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
@@ -69,17 +69,6 @@ const nodeModules = [
   probeModule,
 ];
 
-/** One node `op` wired to helper `out`, a Catch node wired to helper `caught`; `config` replaces the config node's properties. */
-function opFlow(type: string, props: Record<string, unknown>, config: Record<string, unknown> = {}): object[] {
-  return [
-    TAB,
-    { ...CONFIG, z: 'tab', ...config },
-    { id: 'op', z: 'tab', type, connection: 'cfg', wires: [['out']], x: 100, y: 100, ...props },
-    { id: 'out', z: 'tab', type: 'helper', x: 100, y: 100 },
-    { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']], x: 100, y: 100 },
-    { id: 'caught', z: 'tab', type: 'helper', x: 100, y: 100 },
-  ];
-}
 
 const inbox: Inbox = new Map();
 
@@ -165,7 +154,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
   });
 
   describe('partnerTxIdSource in the runtime (a probe node calling it)', () => {
-    const probe = (props: Record<string, unknown>) => opFlow('key-probe', { operation: 'create', ...props });
+    const probe = (props: Record<string, unknown>) => operationFlow('key-probe', { operation: 'create', ...props });
 
     it('template, msg, jsonata and str build the key from the msg; the result is trimmed; a number is text', async () => {
       const cases: Array<[Record<string, unknown>, Record<string, unknown>, string]> = [
@@ -261,7 +250,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
     });
     after(() => server.stop());
 
-    const custom = (type: string, props: Record<string, unknown>) => opFlow(type, props, { environment: 'custom', baseUrl });
+    const custom = (type: string, props: Record<string, unknown>) => operationFlow(type, props, { environment: 'custom', baseUrl });
 
     /** Per node: its money-moving operation, the editor path ids, and a valid msg.payload without partner_txID. */
     const moneyNodes: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
@@ -368,7 +357,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
 
       it('the same business key twice is one transfer: the second answer is existing, with the same tx_id', async () => {
         const invoice = `INV-${process.pid}-${Date.now()}`;
-        await load(opFlow('custody-transfer', { operation: 'create', company_id: sim.demo.company_id, amountFormat: 'decimal', expiresAfter: '600', partnerTxId: 'inv-{{payload.invoice}}', partnerTxIdType: 'template' }));
+        await load(operationFlow('custody-transfer', { operation: 'create', company_id: sim.demo.company_id, amountFormat: 'decimal', expiresAfter: '600', partnerTxId: 'inv-{{payload.invoice}}', partnerTxIdType: 'template' }));
         const payload = {
           invoice,
           wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
@@ -384,7 +373,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
         assert.equal(second.payload.status, 'existing');
         assert.equal(second.payload.tx_id, first.payload.tx_id);
         await helper.unload();
-        await load(opFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
+        await load(operationFlow('custody-transfer', { operation: 'get', company_id: sim.demo.company_id }));
         const tx = await ok({ payload: { tx_id: first.payload.tx_id } });
         assert.equal(tx.payload.reference, `Invoice ${invoice}`);
       });

@@ -5,6 +5,8 @@
  * operation with an asset code checks it against GET /assets before sending (lib/operation.ts
  * `checkAssetCodes`): {@link CountingServer.sent} is what was sent other than that.
  */
+import { ASSETS } from '../simulator/assets';
+import type { Asset } from '../lib';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -15,23 +17,8 @@ export interface SeenRequest {
   body: string;
 }
 
-/** An asset as GET /assets lists it (spec section 2 "Asset"). */
-export interface CountingAsset {
-  code: string;
-  name: string;
-  unitCode: string;
-  scale: number;
-  enabled: boolean;
-  testAsset: boolean;
-}
-
-/** The simulator's assets (simulator/assets.ts): BTC and ETH, main and test networks. */
-export const SIMULATOR_ASSETS: readonly CountingAsset[] = [
-  { code: 'BTC', name: 'Bitcoin', unitCode: 'BTC', scale: 100000000, enabled: true, testAsset: false },
-  { code: 'BTC-TESTNET', name: 'Bitcoin Testnet', unitCode: 'BTC-TEST', scale: 100000000, enabled: true, testAsset: true },
-  { code: 'ETH', name: 'Ethereum', unitCode: 'ETH', scale: 1000000000, enabled: true, testAsset: false },
-  { code: 'ETH-TESTNET', name: 'Ethereum Testnet', unitCode: 'ETH-TEST', scale: 1000000000, enabled: true, testAsset: true },
-];
+/** The simulator's assets (simulator/assets.ts `ASSETS`): BTC and ETH, main and test networks. */
+export const SIMULATOR_ASSETS: readonly Asset[] = ASSETS;
 
 /** True for a GET of the asset list (`.../assets`, with or without a query string). */
 export function isAssetListRequest(request: { method: string; url: string }): boolean {
@@ -72,7 +59,7 @@ export class CountingServer {
   /** GET /assets requests received so far (counted on arrival). */
   assetRequests = 0;
   /** The assets the default answer lists to GET /assets: `{"assets": [...]}`. */
-  assets: CountingAsset[] = SIMULATOR_ASSETS.map((a) => ({ ...a }));
+  assets: Asset[] = SIMULATOR_ASSETS.map((a) => ({ ...a }));
   /** Requests whose body has been read, in order. */
   readonly seen: SeenRequest[] = [];
   /** The status the default answer uses (set 503 to see retries). */

@@ -12,6 +12,21 @@ export const TAB = { id: 'tab', type: 'tab', label: 'test' };
 /** A custody-config node (id `cfg`) for the embedded simulator, timestamp signing, 30 s timeout; add `z: 'tab'`. */
 export const CONFIG = { id: 'cfg', type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 };
 
+/**
+ * One node `op` of `type` (with `props`) wired to helper `out`, and a Catch node wired to helper
+ * `caught`, on {@link TAB} with {@link CONFIG} (`config` replaces its properties).
+ */
+export function operationFlow(type: string, props: Record<string, unknown>, config: Record<string, unknown> = {}): object[] {
+  return [
+    TAB,
+    { ...CONFIG, z: 'tab', ...config },
+    { id: 'op', z: 'tab', type, connection: 'cfg', wires: [['out']], x: 100, y: 100, ...props },
+    { id: 'out', z: 'tab', type: 'helper', x: 100, y: 100 },
+    { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']], x: 100, y: 100 },
+    { id: 'caught', z: 'tab', type: 'helper', x: 100, y: 100 },
+  ];
+}
+
 /** Every msg each collected helper node received since its flow was loaded, by helper node id. */
 export type Inbox = Map<string, any[]>;
 

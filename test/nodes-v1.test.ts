@@ -16,7 +16,7 @@ import type { Simulator } from '../simulator';
 import { control } from './support';
 import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer, operationFlow } from './node-flows';
 import { CustodyClient, listActions, getAction, approveAction } from '../lib';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-v1-'));
@@ -40,17 +40,6 @@ const nodeModules = [
   require('@node-red/nodes/core/common/25-catch.js'),
 ];
 
-/** One operation node `op` wired to helper `out`, a Catch node wired to helper `caught`; `config` replaces the config node's properties. */
-function opFlow(type: string, props: Record<string, unknown>, config: Record<string, unknown> = {}): object[] {
-  return [
-    TAB,
-    { ...CONFIG, z: 'tab', ...config },
-    { id: 'op', z: 'tab', type, connection: 'cfg', wires: [['out']], x: 100, y: 100, ...props },
-    { id: 'out', z: 'tab', type: 'helper', x: 100, y: 100 },
-    { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']], x: 100, y: 100 },
-    { id: 'caught', z: 'tab', type: 'helper', x: 100, y: 100 },
-  ];
-}
 
 const inbox: Inbox = new Map();
 
@@ -123,7 +112,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
     });
     after(() => server.stop());
 
-    const custom = (type: string, props: Record<string, unknown>) => opFlow(type, props, { environment: 'custom', baseUrl });
+    const custom = (type: string, props: Record<string, unknown>) => operationFlow(type, props, { environment: 'custom', baseUrl });
 
     it('each new node refuses bad input naming the field, sending nothing', async () => {
       const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, RegExp]> = [
@@ -263,22 +252,22 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
     it('flow through the nodes: make with add_to_liquidity_hub, take, approve take, read', async () => {
       const demo = sim.demo;
       const maker = sim.demo.company_id;
-      await load(opFlow('custody-swap-make', { operation: 'make', company_id: maker, amountFormat: 'decimal', expiresAfter: '600' }));
+      await load(operationFlow('custody-swap-make', { operation: 'make', company_id: maker, amountFormat: 'decimal', expiresAfter: '600' }));
       const made = await ok({ payload: { send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id, reference: 'node flow', partner_txID: unique('nsf'), send: { symbol: 'BTC-TESTNET', amount: '0.0002' }, receive: { symbol: 'ETH-TESTNET', amount: '0.03' }, add_to_liquidity_hub: true } });
       await helper.unload();
       await approveAsCoreClient(sim.demo.core_client_id, made.payload.tx_id, 'ApproveSwap');
-      await load(opFlow('custody-liquidity-hub', { operation: 'list', company_id: demo.taker.company_id }));
+      await load(operationFlow('custody-liquidity-hub', { operation: 'list', company_id: demo.taker.company_id }));
       const item = (await ok({})).payload.items.find((i: { tx_id: string }) => i.tx_id === made.payload.tx_id);
       assert.deepEqual([item?.send_amount, item?.receive_amount], [20000, 30000000], 'published at approval, decimal amounts converted');
       await helper.unload();
-      await load(opFlow('custody-swap-take', { operation: 'take', company_id: demo.taker.company_id, swap_id: made.payload.tx_id }));
+      await load(operationFlow('custody-swap-take', { operation: 'take', company_id: demo.taker.company_id, swap_id: made.payload.tx_id }));
       const taken = await ok({ payload: { send_wallet_id: demo.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: demo.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'take', partner_txID: unique('ntk') } });
       await helper.unload();
-      await load(opFlow('custody-liquidity-hub', { operation: 'approveTake', company_id: demo.taker.company_id }));
+      await load(operationFlow('custody-liquidity-hub', { operation: 'approveTake', company_id: demo.taker.company_id }));
       await ok({ payload: { action_id: taken.payload.action_id } });
       await helper.unload();
       await approveAsCoreClient(demo.taker.core_client_id, taken.payload.tx_id, 'ApproveSwapTake');
-      await load(opFlow('custody-swap-take', { operation: 'get', company_id: demo.taker.company_id, tx_id: taken.payload.tx_id }));
+      await load(operationFlow('custody-swap-take', { operation: 'get', company_id: demo.taker.company_id, tx_id: taken.payload.tx_id }));
       assert.equal((await ok({})).payload.txStatus, 'approved_swap_take');
     });
 
@@ -287,60 +276,60 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       const clientId = demo.exchange.client_id;
       const walletId = demo.exchange.wallets['BTC-TESTNET'].wallet_id;
       const request = await control(sim, '/exchange/connect-request', { client_id: clientId, wallet_id: walletId, customer_email: 'eve@exchange.example', customer_id: 'cust-2' });
-      await load(opFlow('custody-action', { operation: 'approve', client_id: clientId }));
+      await load(operationFlow('custody-action', { operation: 'approve', client_id: clientId }));
       assert.deepEqual((await ok({ payload: { action_id: request.action_id } })).payload, { code: 200, msg: 'OK' });
       await helper.unload();
-      await load(opFlow('custody-core-client', { operation: 'wallets', client_id: clientId }));
+      await load(operationFlow('custody-core-client', { operation: 'wallets', client_id: clientId }));
       assert.ok((await ok({})).payload.wallets.some((w: { wallet_id: string; status: string }) => w.wallet_id === walletId && w.status === 'approved'));
       await helper.unload();
-      await load(opFlow('custody-sweep', { operation: 'start', client_id: clientId, wallet_id: walletId, recipient_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, amountFormat: 'decimal', expiresAfter: '600' }));
+      await load(operationFlow('custody-sweep', { operation: 'start', client_id: clientId, wallet_id: walletId, recipient_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, amountFormat: 'decimal', expiresAfter: '600' }));
       const swept = await ok({ payload: { reference: 'node sweep', partner_txID: 'node-sweep-1', send: { symbol: 'BTC-TESTNET', amount: '0.00002' } } });
       await helper.unload();
-      await load(opFlow('custody-sweep', { operation: 'status', client_id: clientId }));
+      await load(operationFlow('custody-sweep', { operation: 'status', client_id: clientId }));
       const status = await ok({ payload: { tx_id: swept.payload.tx_id } });
       assert.equal(status.payload.status_details.net_amount, 2000);
     });
 
     it('custody-fund reads holdings, deposit addresses and the ledger filtered from the editor', async () => {
       const { company_id, fund_id } = sim.demo;
-      await load(opFlow('custody-fund', { operation: 'holdings', company_id }));
+      await load(operationFlow('custody-fund', { operation: 'holdings', company_id }));
       const holdings = await ok({});
       assert.ok(holdings.payload.holdings.some((h: { code: string }) => h.code === 'BTC-TESTNET'));
       await helper.unload();
-      await load(opFlow('custody-fund', { operation: 'deposits', company_id, fund_id }));
+      await load(operationFlow('custody-fund', { operation: 'deposits', company_id, fund_id }));
       const deposits = await ok({});
       assert.equal(deposits.payload.total_count, deposits.payload.list.length);
       await helper.unload();
-      await load(opFlow('custody-fund', { operation: 'ledger', company_id, fund_id, direction: 'in' }));
+      await load(operationFlow('custody-fund', { operation: 'ledger', company_id, fund_id, direction: 'in' }));
       const ledger = await ok({ payload: { direction: 'out' } });
       assert.ok(ledger.payload.List.length > 0 && ledger.payload.List.every((e: { type: string }) => e.type !== 'transferOut'), 'the editor direction wins');
     });
 
     it('custody-trusted-party adds, lists and removes a core client party', async () => {
       const company_id = sim.demo.company_id;
-      await load(opFlow('custody-core-client', { operation: 'create' }));
+      await load(operationFlow('custody-core-client', { operation: 'create' }));
       const cc = (await ok({ payload: { name: unique('party') } })).payload;
       await helper.unload();
-      await load(opFlow('custody-trusted-party', { operation: 'add', company_id }));
+      await load(operationFlow('custody-trusted-party', { operation: 'add', company_id }));
       await ok({ payload: { address: cc.id, type: 'core-client', name: 'to remove' } });
       await helper.unload();
-      await load(opFlow('custody-trusted-party', { operation: 'list', company_id }));
+      await load(operationFlow('custody-trusted-party', { operation: 'list', company_id }));
       const party = (await ok({})).payload.list.find((p: { address: string }) => p.address === cc.id);
       assert.ok(party, 'listed after add');
       await helper.unload();
-      await load(opFlow('custody-trusted-party', { operation: 'remove', company_id }));
+      await load(operationFlow('custody-trusted-party', { operation: 'remove', company_id }));
       assert.equal((await ok({ payload: { trustedparty_id: party.trusted_entity_id } })).statusCode, 200);
       await helper.unload();
-      await load(opFlow('custody-trusted-party', { operation: 'list', company_id }));
+      await load(operationFlow('custody-trusted-party', { operation: 'list', company_id }));
       assert.ok(!(await ok({})).payload.list.some((p: { address: string }) => p.address === cc.id), 'gone after remove');
     });
 
     it('custody-request calls the simulator signed, and an API error reaches the Catch node', async () => {
-      await load(opFlow('custody-request', { method: 'GET', path: '/assets' }));
+      await load(operationFlow('custody-request', { method: 'GET', path: '/assets' }));
       const assets = await ok({});
       assert.ok(assets.payload.assets.some((a: { code: string }) => a.code === 'BTC-TESTNET'));
       await helper.unload();
-      await load(opFlow('custody-request', { method: '', path: '' }));
+      await load(operationFlow('custody-request', { method: '', path: '' }));
       const company = await ok({ method: 'POST', path: '/company', payload: { name: 'Request Node GmbH' } });
       assert.ok(company.payload.company_id);
       const missing = await refused({ method: 'GET', path: `/company/${company.payload.company_id}/transfer/nope` });
@@ -349,7 +338,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
     });
 
     it('custody-read with the simulator\'s read-only key (config v1 API key)', async () => {
-      await load(opFlow('custody-read', { operation: 'fund', fund_id: sim.demo.fund_id }, { simulatorV1Key: 'readOnly' }));
+      await load(operationFlow('custody-read', { operation: 'fund', fund_id: sim.demo.fund_id }, { simulatorV1Key: 'readOnly' }));
       const r = await send({});
       assert.ok(r.out, JSON.stringify(r.caught?.error));
       assert.equal(r.out.statusCode, 200);
@@ -361,12 +350,12 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
         ['fundLedger', { fund_id: sim.demo.fund_id, direction: 'in' }, (p: any) => p.List.length > 0 && p.List.every((e: { type: string }) => e.type !== 'transferOut')],
         ['walletHistory', { wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id }, (p: any) => typeof p === 'object'],
       ] as const) {
-        await load(opFlow('custody-read', { operation, ...props }, { simulatorV1Key: 'readOnly' }));
+        await load(operationFlow('custody-read', { operation, ...props }, { simulatorV1Key: 'readOnly' }));
         const read = await ok({});
         assert.ok(check(read.payload), `${operation}: ${JSON.stringify(read.payload).slice(0, 200)}`);
         await helper.unload();
       }
-      await load(opFlow('custody-fund', { operation: 'addWhitelist', company_id: sim.demo.company_id, fund_id: sim.demo.fund_id }, { simulatorV1Key: 'readOnly' }));
+      await load(operationFlow('custody-fund', { operation: 'addWhitelist', company_id: sim.demo.company_id, fund_id: sim.demo.fund_id }, { simulatorV1Key: 'readOnly' }));
       const denied = await refused({ payload: { name: 'not allowed', asset: 'BTC-TESTNET', address: 'tb1qreadonlynotallowed' } });
       assert.equal(denied.statusCode, 403, 'a write with the read-only key');
     });
@@ -374,41 +363,41 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
     it('custody-withdraw: whitelist, withdraw with decimal amount, read', async () => {
       const { company_id, fund_id } = sim.demo;
       const address = `tb1qnodesv1whitelist${++seq}`;
-      await load(opFlow('custody-fund', { operation: 'addWhitelist', company_id, fund_id }));
+      await load(operationFlow('custody-fund', { operation: 'addWhitelist', company_id, fund_id }));
       const wl = await send({ payload: { name: 'cold', asset: 'BTC-TESTNET', address } });
       assert.ok(wl.out, JSON.stringify(wl.caught?.error));
       await helper.unload();
-      await load(opFlow('custody-withdraw', { operation: 'create', company_id, amountFormat: 'decimal', expiresAfter: '600' }));
+      await load(operationFlow('custody-withdraw', { operation: 'create', company_id, amountFormat: 'decimal', expiresAfter: '600' }));
       const request = { wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, address, benefit_of: '', account_no: '', reference: 'node withdraw', partner_txID: unique('nwd'), send: { symbol: 'BTC-TESTNET', amount: '0.0001' } };
       const first = await ok({ payload: request });
       const again = await ok({ payload: request });
       assert.equal(again.payload.tx_id, first.payload.tx_id);
       await helper.unload();
-      await load(opFlow('custody-withdraw', { operation: 'get', company_id }));
+      await load(operationFlow('custody-withdraw', { operation: 'get', company_id }));
       const tx = await ok({ payload: { tx_id: first.payload.tx_id } });
       assert.equal(tx.payload.statusDetails.amount - tx.payload.statusDetails.fees, 10000);
     });
 
     it('custody-swap-make, custody-liquidity-hub and custody-sweep answer from the simulator', async () => {
       const { company_id } = sim.demo;
-      await load(opFlow('custody-swap-make', { operation: 'make', company_id, amountFormat: 'decimal' }));
+      await load(operationFlow('custody-swap-make', { operation: 'make', company_id, amountFormat: 'decimal' }));
       const made = await send({ payload: { send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id, receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id, expires: now() + 600, reference: 'node swap', partner_txID: unique('nmk'), send: { symbol: 'BTC-TESTNET', amount: '0.00001' }, receive: { symbol: 'ETH-TESTNET', amount: '0.001' } } });
       assert.ok(made.out, JSON.stringify(made.caught?.error));
       assert.equal(made.out.payload.status, 'new');
       await helper.unload();
-      await load(opFlow('custody-swap-make', { operation: 'get', company_id, tx_id: made.out.payload.tx_id }));
+      await load(operationFlow('custody-swap-make', { operation: 'get', company_id, tx_id: made.out.payload.tx_id }));
       assert.equal((await ok({})).statusCode, 200);
       await helper.unload();
-      await load(opFlow('custody-liquidity-hub', { operation: 'list', company_id }));
+      await load(operationFlow('custody-liquidity-hub', { operation: 'list', company_id }));
       assert.ok(Array.isArray((await ok({})).payload.items));
       await helper.unload();
-      await load(opFlow('custody-swap-take', { operation: 'get', company_id }));
+      await load(operationFlow('custody-swap-take', { operation: 'get', company_id }));
       assert.equal((await refused({ payload: { tx_id: 'no-such-take' } })).statusCode, 404);
       await helper.unload();
-      await load(opFlow('custody-sweep', { operation: 'exchanges' }));
+      await load(operationFlow('custody-sweep', { operation: 'exchanges' }));
       assert.ok(Array.isArray((await ok({})).payload.exchanges));
       await helper.unload();
-      await load(opFlow('custody-core-client', { operation: 'wallets', client_id: sim.demo.core_client_id }));
+      await load(operationFlow('custody-core-client', { operation: 'wallets', client_id: sim.demo.core_client_id }));
       assert.ok(Array.isArray((await ok({})).payload.wallets));
     });
   });
