@@ -141,25 +141,7 @@ export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRe
   origin.held += tx.amount;
   tx.held = true;
   if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] ??= tx.txID;
-  const entry: LedgerEntry = {
-    TxID: tx.txID,
-    chainTxID: '',
-    fundID: origin.fund_id,
-    timestamp: tx.initiatedTimestamp,
-    expireTime: tx.expires,
-    status: 'pending',
-    type: debit.type,
-    asset: origin.asset,
-    amount: tx.amount,
-    fees: tx.fees,
-    netAmount: tx.netAmount,
-    counterpartyID: debit.counterpartyID,
-    counterpartyName: debit.counterpartyName,
-    address: debit.address ?? '',
-    reference: tx.reference,
-    benefitOf: tx.benefitOf,
-    accountNo: tx.accountNo,
-  };
+  const entry = newLedgerEntry(origin, tx, tx.initiatedTimestamp, { ...debit, chainTxID: '', status: 'pending', amount: tx.amount, fees: tx.fees, netAmount: tx.netAmount });
   writeLedger(eng, origin, entry);
   eng.debitEntries.set(tx.txID, entry);
   eng.trackExpiry(tx);
@@ -272,6 +254,38 @@ export function recordApproval(eng: Engine, tx: CustodyTxRecord, action: ActionR
   return tx.approvals.length >= tx.thresholdRequired;
 }
 
+/** What a movement sets on a ledger entry: its type, chain id, status (default `approved`), amounts in base units and counterparty. */
+type MovementFields = { type: LedgerEntry['type']; chainTxID: string; status?: string; amount: number; fees: number; netAmount: number; counterpartyID: string; counterpartyName: string; address?: string };
+
+/** The fields of a ledger entry that a movement sets, with their defaults (status `approved`, address ''). */
+function settledFields(e: MovementFields): Pick<LedgerEntry, 'chainTxID' | 'status' | 'type' | 'amount' | 'fees' | 'netAmount' | 'counterpartyID' | 'counterpartyName' | 'address'> {
+  return { chainTxID: e.chainTxID, status: e.status ?? 'approved', type: e.type, amount: e.amount, fees: e.fees, netAmount: e.netAmount, counterpartyID: e.counterpartyID, counterpartyName: e.counterpartyName, address: e.address ?? '' };
+}
+
+/** A new ledger entry (spec section 2, fields in its order) of `wallet` for `tx` at `timestamp` (epoch seconds). */
+function newLedgerEntry(wallet: WalletRecord, tx: CustodyTxRecord, timestamp: number, e: MovementFields): LedgerEntry {
+  const f = settledFields(e);
+  return {
+    TxID: tx.txID,
+    chainTxID: f.chainTxID,
+    fundID: wallet.fund_id,
+    timestamp,
+    expireTime: tx.expires,
+    status: f.status,
+    type: f.type,
+    asset: wallet.asset,
+    amount: f.amount,
+    fees: f.fees,
+    netAmount: f.netAmount,
+    counterpartyID: f.counterpartyID,
+    counterpartyName: f.counterpartyName,
+    address: f.address,
+    reference: tx.reference,
+    benefitOf: tx.benefitOf,
+    accountNo: tx.accountNo,
+  };
+}
+
 /**
  * The ledger entry (spec section 2) of a settled custody transaction for one of its wallets. For
  * the debited wallet (`tx.wallet_id`) the pending entry written at creation is updated in place:
@@ -284,44 +298,16 @@ export function ledgerFor(
   eng: Engine,
   wallet: WalletRecord,
   tx: CustodyTxRecord,
-  e: { type: LedgerEntry['type']; chainTxID: string; amount: number; fees: number; netAmount: number; counterpartyID: string; counterpartyName: string; address?: string; status?: string; now: number },
+  e: MovementFields & { now: number },
 ): LedgerEntry {
   const debit = wallet.wallet_id === tx.wallet_id;
   const open = debit ? eng.debitEntries.get(tx.txID) : undefined;
   if (open) {
-    Object.assign(open, {
-      chainTxID: e.chainTxID,
-      status: e.status ?? 'approved',
-      type: e.type,
-      amount: e.amount,
-      fees: e.fees,
-      netAmount: e.netAmount,
-      counterpartyID: e.counterpartyID,
-      counterpartyName: e.counterpartyName,
-      address: e.address ?? '',
-    });
+    Object.assign(open, settledFields(e));
     eng.changed();
     return open;
   }
-  const entry: LedgerEntry = {
-    TxID: tx.txID,
-    chainTxID: e.chainTxID,
-    fundID: wallet.fund_id,
-    timestamp: e.now,
-    expireTime: tx.expires,
-    status: e.status ?? 'approved',
-    type: e.type,
-    asset: wallet.asset,
-    amount: e.amount,
-    fees: e.fees,
-    netAmount: e.netAmount,
-    counterpartyID: e.counterpartyID,
-    counterpartyName: e.counterpartyName,
-    address: e.address ?? '',
-    reference: tx.reference,
-    benefitOf: tx.benefitOf,
-    accountNo: tx.accountNo,
-  };
+  const entry = newLedgerEntry(wallet, tx, e.now, e);
   writeLedger(eng, wallet, entry);
   if (debit) eng.debitEntries.set(tx.txID, entry);
   return entry;

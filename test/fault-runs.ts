@@ -19,6 +19,7 @@
  */
 import type { DemoDataset } from '../simulator';
 import { CustodyClient, createTransfer, OUTCOME_UNKNOWN_CODE, ApiError, type SubmissionJournal, type TransferRequest } from '../lib';
+import { benchTransfer } from '../bench/harness';
 import { BEFORE_COMMIT, type FaultProxy, type FaultRule } from './fault-proxy';
 
 /** What the simulator holds per `partner_txID`: the tx ids of its transfers and of its withdrawals. */
@@ -140,17 +141,7 @@ export interface LibRunOptions {
 
 /** A transfer of the demo BTC-TESTNET wallet to the counterparty's, 1 base unit, expiring in an hour. */
 export function faultTransfer(demo: DemoDataset, partnerTxId: string): TransferRequest & { company_id: string } {
-  return {
-    company_id: demo.company_id,
-    wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
-    counterparty_wallet_address: demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-    expires: Math.floor(Date.now() / 1000) + 3600,
-    benefit_of: 'Fault run',
-    account_no: 'FAULT',
-    reference: `ref ${partnerTxId}`,
-    partner_txID: partnerTxId,
-    send: { symbol: 'BTC-TESTNET', amount: 1 },
-  };
+  return benchTransfer(demo, 1, { benefit_of: 'Fault run', account_no: 'FAULT', reference: `ref ${partnerTxId}`, partner_txID: partnerTxId });
 }
 
 /**
