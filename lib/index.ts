@@ -18,3 +18,4 @@ export * from './approver';
 export * from './submission';
 export * from './durable/record-file';
 export * from './asset-list';
+export * from './registry';
