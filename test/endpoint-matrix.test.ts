@@ -1,5 +1,5 @@
 /**
- * The endpoint matrix: every row of the README table "Spec coverage: every endpoint of section 4"
+ * The endpoint matrix: every row of the table "Spec coverage: every endpoint of section 4" (docs/spec-coverage.md)
  * (spec section 4, 43 v1 and 5 v2 rows) made to succeed twice, with a fixture input per row:
  * (a) through lib (`callOperation` of `v1Operations`, `callWorkspaceOperation` of `v2Operations`)
  *     against a simulator started here, over real sockets, signed (v1) or with `x-token` (v2);
@@ -38,10 +38,10 @@ import {
   type WorkspacePolicy,
 } from '../lib';
 
-/** One row of the README table. */
+/** One row of the spec coverage table. */
 type Row = SpecCoverageRow;
 
-/** The rows of the README section "Spec coverage". */
+/** The rows of docs/spec-coverage.md. */
 const readTable = readSpecCoverageTable;
 
 /** What a fixture works with: the simulator of the pass and lib clients to it (full v1 key, v2 token). */
@@ -173,7 +173,7 @@ async function newPolicy(ctx: Ctx): Promise<WorkspacePolicy> {
 
 const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
 
-/** The fixtures, by "<node> <operation>" of the README table. */
+/** The fixtures, by "<node> <operation>" of the spec coverage table. */
 const FIXTURES: Record<string, Fixture> = {
   // ---- assets
   'custody-assets assets': {
@@ -455,7 +455,7 @@ const key = (row: Row) => `${row.node} ${row.operation}`;
 /** The fixture of a row. @throws naming the row when it has none. */
 function fixtureOf(row: Row): Fixture {
   const f = FIXTURES[key(row)];
-  assert.ok(f, `no fixture for the README row "${row.spec}" (${key(row)}): add one to FIXTURES in test/endpoint-matrix.test.ts`);
+  assert.ok(f, `no fixture for the docs/spec-coverage.md row "${row.spec}" (${key(row)}): add one to FIXTURES in test/endpoint-matrix.test.ts`);
   return f;
 }
 
@@ -479,12 +479,12 @@ const NODE_TYPES = [...new Set(rows.map((r) => r.node))];
 describe('endpoint matrix: every row of spec section 4, through lib and through its node', function () {
   this.timeout(60000);
 
-  it('the README table has 48 rows, each with a fixture, and every fixture has a row', () => {
-    assert.equal(rows.length, 48, 'rows in the README table');
+  it('the spec coverage table has 48 rows, each with a fixture, and every fixture has a row', () => {
+    assert.equal(rows.length, 48, 'rows in the spec coverage table');
     const missing = rows.filter((r) => !FIXTURES[key(r)]).map(key);
-    assert.deepEqual(missing, [], 'README rows without a fixture');
+    assert.deepEqual(missing, [], 'spec coverage rows without a fixture');
     const stale = Object.keys(FIXTURES).filter((k) => !rows.some((r) => key(r) === k));
-    assert.deepEqual(stale, [], 'fixtures without a README row');
+    assert.deepEqual(stale, [], 'fixtures without a spec coverage row');
   });
 
   describe('(a) lib against a simulator over real sockets', () => {

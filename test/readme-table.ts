@@ -1,4 +1,4 @@
-/** The README's "Spec coverage" table, read by the tests that hold the runtime to it. */
+/** The "Spec coverage" table (docs/spec-coverage.md), read by the tests that hold the runtime to it. */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,16 +16,16 @@ export interface SpecCoverageRow {
 }
 
 /**
- * The rows of the README section "Spec coverage" (table lines with six cells whose second
- * starts with a backtick; backticks removed).
- * @throws {AssertionError} when README.md has no such section.
+ * The rows of the "Spec coverage" table in docs/spec-coverage.md (table lines with six cells
+ * whose second starts with a backtick; backticks removed).
+ * @throws {AssertionError} when docs/spec-coverage.md has no such heading.
  */
 export function readSpecCoverageTable(): SpecCoverageRow[] {
   const root = path.resolve(__dirname, '..', '..');
-  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Spec coverage');
-  assert.ok(start >= 0, 'README.md has no "Spec coverage" section');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const doc = fs.readFileSync(path.join(root, 'docs', 'spec-coverage.md'), 'utf8');
+  const start = doc.indexOf('# Spec coverage');
+  assert.ok(start >= 0, 'docs/spec-coverage.md has no "Spec coverage" heading');
+  const section = doc.slice(start);
   const rows: SpecCoverageRow[] = [];
   for (const line of section.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());

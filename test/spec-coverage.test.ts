@@ -1,5 +1,5 @@
 /**
- * The README's "Spec coverage" table, checked row by row against the running parts:
+ * The "Spec coverage" table (docs/spec-coverage.md), checked row by row against the running parts:
  * - the node's operation, as a real Node-RED runtime serves it to the editor
  *   (`GET <admin>/custody/operations/<type>`, built from the declarations the runtime sends), sends
  *   exactly the row's call;
