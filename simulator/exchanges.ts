@@ -26,6 +26,7 @@
  *   once: their entries are written `approved`, never pending.
  */
 import type { Engine } from './engine';
+import type { SweepRequest } from '../lib/v1/sweep';
 import { badRequest, conflict, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';
@@ -157,16 +158,6 @@ export function connectedWallets(eng: Engine, clientId: string): { wallets: { wa
   return { wallets };
 }
 
-/** POST /coreclient/{client_id}/sweep body (spec section 4; OpenAPI Sweep). */
-export interface SweepInput {
-  wallet_id: string;
-  recipient_wallet_id: string;
-  reference: string;
-  expires: number | string;
-  partner_txID?: string;
-  send: { symbol: string; amount?: number };
-}
-
 /**
  * POST /coreclient/{client_id}/sweep: settles at once (no further approval).
  * `send.amount` omitted sweeps the whole available balance minus fees.
@@ -174,7 +165,7 @@ export interface SweepInput {
  * @throws 404 unknown client (or not an exchange's) or wallet; 400 neither wallet connected to the
  *   client, same wallet, asset mismatch, expires not in the future, insufficient balance.
  */
-export function createSweep(eng: Engine, clientId: string, input: SweepInput): { tx_id: string; status: 'new' | 'existing' } {
+export function createSweep(eng: Engine, clientId: string, input: SweepRequest): { tx_id: string; status: 'new' | 'existing' } {
   exchangeOf(eng, clientId);
   const idem = input.partner_txID ? `coreclient:${clientId}\n${input.partner_txID}` : '';
   if (idem && dedupes(eng, 'sweep') && eng.state.partnerTxIndex[idem]) return { tx_id: eng.state.partnerTxIndex[idem], status: 'existing' };
@@ -208,7 +199,7 @@ export function createSweep(eng: Engine, clientId: string, input: SweepInput): {
     net_amount: q.netAmount,
     fees: q.fees,
     amount: q.amountToSend,
-    reference: input.reference,
+    reference: input.reference ?? '',
     expires,
     initiated_timestamp: now,
     settled: now,

@@ -33,6 +33,8 @@
  *   written at approval (custody.ts module comment).
  */
 import { isLive, type Engine } from './engine';
+import type { TransferRequest } from '../lib/v1/transfer';
+import type { Action } from '../lib/v1/core-client';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId } from './ids';
 import { findUser, getCompany, getCoreClient, getWallet, moveBalance } from './network';
@@ -57,19 +59,6 @@ import { connectionDetails, decideConnection } from './exchanges';
 import type { ActionRecord, CustodyTxRecord, SwapRecord, SwapTakeRecord, TransferRecord, WithdrawalRecord } from './state';
 
 export type { TransactionView } from './custody';
-
-/** Transfer request body (spec section 4, Transfers); shape checked by validation.ts. */
-export interface TransferInput {
-  wallet_id: string;
-  counterparty_wallet_address: string;
-  /** epoch seconds, as a number or a string of digits */
-  expires: number | string;
-  benefit_of: string;
-  account_no: string;
-  reference: string;
-  partner_txID: string;
-  send: { symbol: string; amount: number };
-}
 
 /** Who acts on an action. */
 export type Actor = { type: 'core-client'; id: string } | { type: 'user'; id: string };
@@ -132,7 +121,7 @@ function expire(eng: Engine, tx: CustodyTxRecord, now: number): void {
  *   400 wallet of another company, same wallet twice, asset mismatch, `expires` not in the future,
  *   insufficient available balance, no custodians; all naming the field.
  */
-export function createTransfer(eng: Engine, companyId: string, input: TransferInput): { tx_id: string; status: 'new' | 'existing' } {
+export function createTransfer(eng: Engine, companyId: string, input: TransferRequest): { tx_id: string; status: 'new' | 'existing' } {
   const company = getCompany(eng, companyId);
   const existing = existingTx(eng, 'transfer', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
@@ -267,31 +256,16 @@ export function getTransfer(eng: Engine, companyId: string, txId: string): Trans
   return transactionView(eng, companyTx(eng, eng.state.transfers, 'transfer', companyId, txId));
 }
 
-/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2, NOTES). */
-export interface ActionSummary {
-  id: string;
-  type: string;
-  status: string;
-  timestamp: number;
-  expireTime: number;
-}
-
-/** Feed message of spec section 6: `{coreClientID, expireTime, id, status, timestamp, type}`. */
-export interface FeedMessage {
-  coreClientID: string;
-  expireTime: number;
-  id: string;
-  status: 'pending';
-  timestamp: number;
-  type: string;
-}
-
-/** Action -> feed message. */
-export function feedMessage(a: ActionRecord): FeedMessage {
+/**
+ * Action -> core client feed message of spec section 6: `{coreClientID, expireTime, id, status:
+ * 'pending', timestamp, type}` (lib's Action with `coreClientID`, no `details`).
+ */
+export function feedMessage(a: ActionRecord): Action {
   return { coreClientID: a.custodianID, expireTime: a.expireTime, id: a.id, status: 'pending', timestamp: a.timestamp, type: a.type };
 }
 
-function summary(a: ActionRecord): ActionSummary {
+/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2, NOTES.md): lib's Action without `coreClientID` and `details`. */
+function summary(a: ActionRecord): Action {
   return { id: a.id, type: a.type, status: a.status, timestamp: a.timestamp, expireTime: a.expireTime };
 }
 
@@ -304,7 +278,7 @@ export function pendingActionsOf(eng: Engine, clientId: string): ActionRecord[] 
 }
 
 /** GET /coreclient/{client_id}/actions -> `{count, actions}` (pending only). @throws 404 unknown client */
-export function listActions(eng: Engine, clientId: string): { count: number; actions: ActionSummary[] } {
+export function listActions(eng: Engine, clientId: string): { count: number; actions: Action[] } {
   getCoreClient(eng, clientId);
   const actions = pendingActionsOf(eng, clientId).map(summary);
   return { count: actions.length, actions };
