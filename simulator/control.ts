@@ -43,11 +43,18 @@ import { createForeignQuote, type ForeignQuoteInput } from './swaps';
 import { requestConnection, type ConnectRequestInput } from './exchanges';
 import { API_PREFIX, CONTROL_PREFIX } from './paths';
 import { validate } from './validation';
-import type { FeedHub } from './feeds';
 import type { HttpFault, HttpFaults } from './faults';
 
+/** What the control endpoints drive of the websocket feeds (feeds.ts `FeedHub`), without importing that router. */
+export interface FeedControls {
+  /** Close every open feed socket abruptly. @returns how many were dropped. */
+  drop(): number;
+  /** The feed faults in force (see feeds.ts `FeedHub.faults`). */
+  faults: { replayOnConnect: boolean; deliver: boolean };
+}
+
 /** Build the router mounted at {@link CONTROL_PREFIX}. */
-export function controlRouter(eng: Engine, feeds: FeedHub, faults: HttpFaults): Router {
+export function controlRouter(eng: Engine, feeds: FeedControls, faults: HttpFaults): Router {
   const r = express.Router();
   const h = (fn: RouteHandler) =>
     route(eng, fn, {

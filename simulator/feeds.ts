@@ -43,8 +43,8 @@ const FEED_PATH = new RegExp(`^${API_PREFIX}/coreclient/([^/]+)/feed/?$`);
 const HUB_FEED_PATH = new RegExp(`^${API_PREFIX}/liquidityhub/feed/?$`);
 const WALLETS_FEED_PATH = new RegExp(`^${API_PREFIX}/wallets/feed/?$`);
 /** Socket-set keys of the account-wide feeds (a core client id never contains `/`). */
-const HUB_KEY = '/liquidityhub';
-const WALLETS_KEY = '/wallets';
+const HUB_KEY = '/hub-feed';
+const WALLETS_KEY = '/wallets-feed';
 
 /** Owns the websocket server and the open feed sockets of every feed. */
 export class FeedHub {
