@@ -9,7 +9,7 @@ import type { RegistryEntry } from '../lib/registry';
 import type { Engine } from './engine';
 import { badRequest, forbidden, notFound, toErrorResponse, unsupportedMediaType } from './errors';
 import { checkAnswer } from './response-check';
-import { apiRoutes, entryKey } from './route-table';
+import { apiRoutes, entryKey, routeEntry } from './route-table';
 import { checkRequest } from './validation';
 
 /** What a route handler receives. */
@@ -104,14 +104,15 @@ export function route(eng: Engine, fn: RouteHandler, opts: RouteOptions = {}): R
 /**
  * Middleware that answers a thrown SimError of `check` with its section 7 body (after the state
  * is written, as every answer), or passes on. The one authentication step in front of every API
- * route of a version (v1 signature, v2 `x-token`).
+ * route of a version (v1 signature, v2 `x-token`). A refusal is an answer of the operation the
+ * request names (route-table.ts `routeEntry`), and is checked as such.
  */
-export function guard(eng: Engine, check: (req: Request, res: Response) => void): RequestHandler {
+export function guard(eng: Engine, version: RegistryEntry['version'], check: (req: Request, res: Response) => void): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       check(req, res);
     } catch (err) {
-      reply(eng, res, ...toErrorResponse(err));
+      reply(eng, res, ...toErrorResponse(err), routeEntry(version, req.method, req.path));
       return;
     }
     next();

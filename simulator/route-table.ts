@@ -6,7 +6,7 @@
  * no API path is written anywhere else in the simulator.
  */
 import type { OperationSpec } from '../lib/operation';
-import { REGISTRY, registryEntry, type ApiVersion, type RegistryEntry } from '../lib/registry';
+import { REGISTRY, registryEntry, routePattern, type ApiVersion, type RegistryEntry } from '../lib/registry';
 
 /** `node.operation`, the key of a handler: `custody-transfer.create`. */
 export function entryKey(e: Pick<RegistryEntry, 'node' | 'operation'>): string {
@@ -82,4 +82,14 @@ export function apiRoutes(version: ApiVersion): ApiRoute[] {
     else routes.set(key, { method: e.spec.method, path: e.spec.path, entries: [e] });
   }
   return [...routes.values()].sort((a, b) => compareSpecificity(a.path, b.path));
+}
+
+/**
+ * The entry a request of `method` to `path` (below the version prefix) is routed to, as the
+ * router tries them ({@link apiRoutes} order; with or without a trailing `/`), or undefined.
+ * For answers given before the route runs (a refused authentication), so they are checked too.
+ */
+export function routeEntry(version: ApiVersion, method: string, path: string): RegistryEntry | undefined {
+  const candidates = path.endsWith('/') ? [path, path.slice(0, -1)] : [path, `${path}/`];
+  return apiRoutes(version).find((r) => r.method === method && candidates.some((c) => routePattern(r.path).test(c)))?.entries[0];
 }

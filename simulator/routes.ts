@@ -154,7 +154,7 @@ function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
  */
 export function apiRouter(eng: Engine, auth: Authenticator, tls: boolean): Router {
   const r = express.Router();
-  r.use(guard(eng, (req) => auth.check({ headers: req.headers, url: originOf(req, tls) + req.originalUrl, body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), method: req.method })));
+  r.use(guard(eng, 'v1', (req) => auth.check({ headers: req.headers, url: originOf(req, tls) + req.originalUrl, body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), method: req.method })));
   mountOperations(r, eng, 'v1', v1Handlers(eng, tls), { before: () => txs.applyExpiry(eng) });
   r.use(noRoute(eng, API_PREFIX));
   return r;

@@ -119,7 +119,7 @@ export function v2Service(eng: Engine): V2Service {
   };
 
   const api = express.Router();
-  api.use(guard(eng, (req, res) => authenticate(req, res.locals)));
+  api.use(guard(eng, 'v2', (req, res) => authenticate(req, res.locals)));
   mountOperations(api, eng, 'v2', handlers);
   api.use(noRoute(eng, V2_PREFIX));
 
