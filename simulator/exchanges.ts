@@ -26,7 +26,7 @@
  *   once: their entries are written `approved`, never pending.
  */
 import type { Engine } from './engine';
-import type { SweepRequest } from '../lib/v1/sweep';
+import type { Exchange, SweepRequest, SweepTransaction } from '../lib/v1/sweep';
 import { badRequest, conflict, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';
@@ -34,17 +34,8 @@ import * as net from './network';
 import { dedupes, futureExpires } from './custody';
 import type { ActionRecord, ExchangeRecord, LedgerEntry, SweepRecord, WalletConnectionRecord } from './state';
 
-/** Exchange as listed by GET /exchanges (spec section 2). */
-export interface ExchangeView {
-  id: string;
-  name: string;
-  url: string;
-  logourl: string;
-  client: { fields: { id: string; type: string; name: string }[] };
-}
-
 /** GET /exchanges -> `{exchanges}`. */
-export function listExchanges(eng: Engine): { exchanges: ExchangeView[] } {
+export function listExchanges(eng: Engine): { exchanges: Exchange[] } {
   return {
     exchanges: Object.values(eng.state.exchanges).map((x) => ({ id: x.id, name: x.name, url: x.url, logourl: x.logourl, client: { fields: x.fields.map((f) => ({ ...f })) } })),
   };
@@ -238,35 +229,12 @@ export function createSweep(eng: Engine, clientId: string, input: SweepRequest):
   return { tx_id: sweep.tx_id, status: 'new' };
 }
 
-/** Sweep transaction object (spec section 2, snake_case; OpenAPI SweepInfo). */
-export interface SweepView {
-  approver_count: number;
-  expires: number;
-  initiated_timestamp: number;
-  reference: string;
-  status: { action_id: string; status: string; timestamp: number; entity: string }[];
-  status_details: {
-    amount: number;
-    asset: string;
-    expires: number;
-    fees: number;
-    wallet_id: string;
-    net_amount: number;
-    recipient_wallet_id: string;
-    reference: string;
-    requested_by: string;
-  };
-  threshold_required: number;
-  tx_id: string;
-  tx_status: string;
-}
-
 /**
  * Sweep status: POST /coreclient/{client_id}/sweep/tx_id `{tx_id}` (spec, literal path) and
  * GET /coreclient/{client_id}/sweep/{tx_id} (OpenAPI).
  * @throws 404 unknown client or sweep not run by that client; 400 tx_id missing.
  */
-export function getSweep(eng: Engine, clientId: string, txId: unknown): SweepView {
+export function getSweep(eng: Engine, clientId: string, txId: unknown): SweepTransaction {
   net.getCoreClient(eng, clientId);
   if (typeof txId !== 'string' || txId === '') throw badRequest('tx_id: is required');
   const s = eng.state.sweeps[txId];

@@ -9,7 +9,8 @@
  */
 import type { Engine } from './engine';
 import type { WalletFeedMessage } from '../lib/wallets-feed';
-import type { CompanyFields } from '../lib/v1/company';
+import type { Company, CompanyFields } from '../lib/v1/company';
+import type { CoreClient } from '../lib/v1/core-client';
 import type { CustodyGroup, NewWallet } from '../lib/v1/fund';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newAddress, newChainTxId, newId, newShortCode } from './ids';
@@ -53,18 +54,8 @@ export function findUser(eng: Engine, idOrEmail: string): NetworkUser | undefine
 
 // ---------------------------------------------------------------- companies
 
-/** The Company object of spec section 2 (`company_id` included). */
-export interface CompanyView {
-  company_id: string;
-  name: string;
-  city: string;
-  country: string;
-  domain: string;
-  ref: string;
-}
-
 /** Company record -> Company object. */
-export function companyView(c: CompanyRecord): CompanyView {
+export function companyView(c: CompanyRecord): Company {
   return { company_id: c.company_id, name: c.name, city: c.city, country: c.country, domain: c.domain, ref: c.ref };
 }
 
@@ -213,16 +204,8 @@ export function removeTrustedParty(eng: Engine, companyId: string, partyId: stri
 
 // ---------------------------------------------------------------- core clients
 
-/** Core client object of spec section 2: `{id, name, feed, timestamp}`. */
-export interface CoreClientView {
-  id: string;
-  name: string;
-  feed: string;
-  timestamp: number;
-}
-
 /** Build the view; `wsBase` is e.g. `ws://127.0.0.1:8780/api/v1/p` (from the request's Host header). */
-export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClientView {
+export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClient {
   return { id: c.id, name: c.name, feed: `${wsBase}/coreclient/${c.id}/feed`, timestamp: c.timestamp };
 }
 

@@ -40,6 +40,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ASSETS } from './assets';
+import type { WalletHistory, WalletHistoryItem } from '../lib/v1/fund';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection, ledgerMovedBalance } from './network';
@@ -172,27 +173,6 @@ export function accountTrustedParties(eng: Engine): { total_count: number; list:
     for (const t of Object.values(c.trusted)) list.push({ company_id: c.company_id, ...t });
   }
   return { total_count: list.length, list };
-}
-
-/**
- * One wallet history item (OpenAPI FundHistoryItem). Base units of `asset`; negative `amount`
- * and `net_amount` for outgoing entries; `fee` negative when the wallet paid one, else 0;
- * `timestamp` epoch seconds; `tx_id` empty for deposits.
- */
-export interface WalletHistoryItem {
-  wallet_id: string;
-  tx_id: string;
-  chain_tx_id: string;
-  asset: string;
-  amount: number;
-  fee: number;
-  net_amount: number;
-  timestamp: number;
-}
-
-/** GET /wallet/{wallet_id}/history (OpenAPI FundWalletHistory). */
-export interface WalletHistory {
-  history: WalletHistoryItem[];
 }
 
 const negate = (n: number): number => (n === 0 ? 0 : -n);

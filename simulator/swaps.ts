@@ -49,7 +49,8 @@ import type { SwapMakeRequest, SwapTakeRequest } from '../lib/v1/swap';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
-import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, recordApproval, releaseHold, type TransactionView } from './custody';
+import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, recordApproval, releaseHold } from './custody';
+import type { Transaction } from '../lib/v1/transfer';
 import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord, WalletRecord } from './state';
 
 /** A wallet named in a body that must belong to the company. @throws 404 / 400 naming the field. */
@@ -165,7 +166,7 @@ export function hubItems(eng: Engine, companyId: string | null): { items: HubIte
 }
 
 /** GET make/{tx_id}: the Transaction object of the quote plus `swap` (the quote's terms, request names). */
-export interface SwapView extends TransactionView {
+export interface SwapView extends Transaction {
   swap: {
     send_wallet_id: string;
     receive_wallet_id: string;
@@ -393,7 +394,7 @@ export function companyDecide(eng: Engine, companyId: string, actionId: string, 
 }
 
 /** GET take/{tx_id}: the Transaction object of the take plus its quote and company action. */
-export interface TakeView extends TransactionView {
+export interface TakeView extends Transaction {
   swapID: string;
   companyActionID: string;
   companyActionStatus: string;

@@ -33,7 +33,7 @@
  *   written at approval (custody.ts module comment).
  */
 import { isLive, type Engine } from './engine';
-import type { TransferRequest } from '../lib/v1/transfer';
+import type { Transaction, TransferRequest } from '../lib/v1/transfer';
 import type { Action } from '../lib/v1/core-client';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId } from './ids';
@@ -51,14 +51,12 @@ import {
   openCustody,
   recordApproval,
   type ApproverInfo,
-  type TransactionView,
 } from './custody';
 import { settleWithdrawal, withdrawalView } from './withdrawals';
 import { expireSwap, expireTake, rejectTake, swapApproved, swapView, takeCustodianApproves, takeView } from './swaps';
 import { connectionDetails, decideConnection } from './exchanges';
 import type { ActionRecord, CustodyTxRecord, SwapRecord, SwapTakeRecord, TransferRecord, WithdrawalRecord } from './state';
 
-export type { TransactionView } from './custody';
 
 /** Who acts on an action. */
 export type Actor = { type: 'core-client'; id: string } | { type: 'user'; id: string };
@@ -218,7 +216,7 @@ export function coreClientDecide(eng: Engine, clientId: string, actionId: string
  *   their GET views).
  * @throws 404 unknown transaction or user; 403 the user is not a custodian of it; 409 not pending.
  */
-export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, approve: boolean, kindName = 'transfer'): TransactionView {
+export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, approve: boolean, kindName = 'transfer'): Transaction {
   applyExpiry(eng);
   const tx = kindName === 'transfer' ? eng.state.transfers[txId] : eng.findTx(txId);
   if (!tx) throw notFound(`tx_id: no ${kindName} ${txId}`);
@@ -233,7 +231,7 @@ export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, app
 // ---------------------------------------------------------------- views
 
 /** The view of any custody transaction (GET answer of its kind). */
-export function txView(eng: Engine, tx: CustodyTxRecord): TransactionView {
+export function txView(eng: Engine, tx: CustodyTxRecord): Transaction {
   switch (kindOf(tx)) {
     case 'withdrawal':
       return withdrawalView(eng, tx as WithdrawalRecord);
@@ -247,12 +245,12 @@ export function txView(eng: Engine, tx: CustodyTxRecord): TransactionView {
 }
 
 /** Transfer record -> Transaction object (`statusDetails.recipientAddress` is the destination wallet id). */
-export function transactionView(eng: Engine, tx: TransferRecord): TransactionView {
+export function transactionView(eng: Engine, tx: TransferRecord): Transaction {
   return custodyTxView(eng, tx, tx.recipient_wallet_id);
 }
 
 /** GET /company/{company_id}/transfer/{tx_id}. @throws 404 unknown company or transfer not of that company. */
-export function getTransfer(eng: Engine, companyId: string, txId: string): TransactionView {
+export function getTransfer(eng: Engine, companyId: string, txId: string): Transaction {
   return transactionView(eng, companyTx(eng, eng.state.transfers, 'transfer', companyId, txId));
 }
 

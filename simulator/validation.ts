@@ -16,7 +16,6 @@ const queryAjv = new Ajv({ allErrors: false, strict: false, coerceTypes: true, v
 
 const MAX = Number.MAX_SAFE_INTEGER;
 const nonEmpty = { type: 'string', minLength: 1 };
-const amountPositive = { type: 'integer', minimum: 1, maximum: MAX };
 
 /** Body schemas of the control endpoints by name (control.ts, v2/routes.ts; not API operations). */
 const SCHEMAS = {
@@ -30,7 +29,7 @@ const SCHEMAS = {
     required: ['send', 'receive'],
     properties: { send: PAYMENT, receive: PAYMENT, expires: S.epochSeconds },
   },
-  faucet: { type: 'object', required: ['wallet_id', 'amount'], properties: { wallet_id: nonEmpty, amount: amountPositive } },
+  faucet: { type: 'object', required: ['wallet_id', 'amount'], properties: { wallet_id: nonEmpty, amount: S.positiveBaseUnits } },
   userDecision: { type: 'object', required: ['user_id'], properties: { user_id: nonEmpty } },
   accept: { type: 'object', required: ['company_id', 'address'], properties: { company_id: nonEmpty, address: nonEmpty } },
   httpFault: {

@@ -34,7 +34,8 @@ import { badRequest, conflict, notFound } from './errors';
 import { findAsset } from './assets';
 import { newChainTxId } from './ids';
 import { getCompany, getFund, getWallet, moveBalance } from './network';
-import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody, type TransactionView } from './custody';
+import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody } from './custody';
+import type { Transaction } from '../lib/v1/transfer';
 import type { WithdrawalRecord } from './state';
 
 /**
@@ -113,7 +114,7 @@ export function settleWithdrawal(eng: Engine, tx: WithdrawalRecord, now: number)
  * @returns the Transaction object.
  * @throws 404 unknown withdrawal; 409 not approved_withdrawal.
  */
-export function chainRejectWithdrawal(eng: Engine, txId: string): TransactionView {
+export function chainRejectWithdrawal(eng: Engine, txId: string): Transaction {
   const tx = eng.state.withdrawals[txId];
   if (!tx) throw notFound(`tx_id: no withdrawal ${txId}`);
   if (tx.txStatus !== 'approved_withdrawal') throw conflict(`tx_id: withdrawal ${txId} is ${tx.txStatus}; only an approved withdrawal can be rejected by the chain`);
@@ -128,11 +129,11 @@ export function chainRejectWithdrawal(eng: Engine, txId: string): TransactionVie
 }
 
 /** Withdrawal record -> Transaction object (`statusDetails.recipientAddress` is the L1 address). */
-export function withdrawalView(eng: Engine, tx: WithdrawalRecord): TransactionView {
+export function withdrawalView(eng: Engine, tx: WithdrawalRecord): Transaction {
   return custodyTxView(eng, tx, tx.address);
 }
 
 /** GET /company/{company_id}/withdraw/{tx_id}. @throws 404 unknown company or withdrawal not of that company. */
-export function getWithdrawal(eng: Engine, companyId: string, txId: string): TransactionView {
+export function getWithdrawal(eng: Engine, companyId: string, txId: string): Transaction {
   return withdrawalView(eng, companyTx(eng, eng.state.withdrawals, 'withdrawal', companyId, txId));
 }
