@@ -9,37 +9,19 @@
  * amount the recipient receives, and the origin wallet is debited amountToSend.
  */
 
-/** An asset of GET /assets (spec section 2, "Asset"). `scale` = base units per whole asset. */
-export interface AssetInfo {
-  code: string;
-  name: string;
-  unitCode: string;
-  scale: number;
-  enabled: boolean;
-  testAsset: boolean;
-}
+import type { Asset, FeeQuote } from '../lib/v1/assets';
 
 /** The four supported assets. BTC scale 10^8, ETH scale 10^9 (spec section 2; NOTES: gwei). */
-export const ASSETS: readonly AssetInfo[] = Object.freeze([
+export const ASSETS: readonly Asset[] = Object.freeze([
   { code: 'BTC', name: 'Bitcoin', unitCode: 'BTC', scale: 100000000, enabled: true, testAsset: false },
   { code: 'BTC-TESTNET', name: 'Bitcoin Testnet', unitCode: 'BTC-TEST', scale: 100000000, enabled: true, testAsset: true },
   { code: 'ETH', name: 'Ethereum', unitCode: 'ETH', scale: 1000000000, enabled: true, testAsset: false },
   { code: 'ETH-TESTNET', name: 'Ethereum Testnet', unitCode: 'ETH-TEST', scale: 1000000000, enabled: true, testAsset: true },
 ]);
 
-/** Fee types accepted by POST /fees (OpenAPI FeesRequest enum). */
-export const FEE_TYPES: readonly string[] = ['transferOut', 'withdraw', 'swap'];
-
 /** The asset with that code, or undefined. Codes are case-sensitive (`BTC-TESTNET`). */
-export function findAsset(code: string): AssetInfo | undefined {
+export function findAsset(code: string): Asset | undefined {
   return ASSETS.find((a) => a.code === code);
-}
-
-/** Fee quote in base units: `{netAmount, fees, amountToSend}` (spec section 2, "Fee request and response"). */
-export interface FeeQuote {
-  netAmount: number;
-  fees: number;
-  amountToSend: number;
 }
 
 /**

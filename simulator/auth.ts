@@ -26,14 +26,16 @@
  * feed upgrades carry no method and are reads: both keys may open them.
  */
 import type { KeyObject } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 import { verify } from '../lib/signing';
 import { forbidden, SimError, unauthorized } from './errors';
 import type { Engine } from './engine';
 
+/** Request headers by lower-case name, as Node gives them (`IncomingMessage.headers`). */
+export type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
 /** What is checked: header values, the full URL as sent and the raw body. */
 export interface AuthRequest {
-  headers: IncomingHttpHeaders;
+  headers: Headers;
   /** scheme://host[:port]/path?query exactly as the client addressed it */
   url: string;
   body: Buffer;
@@ -50,7 +52,7 @@ export type KeyPermission = 'full' | 'read';
 /** The 403 reason given when the read-only key attempts a write (spec section 7). */
 export const READ_ONLY_REASON = 'api key: read only; this API key may only read (GET)';
 
-function header(h: IncomingHttpHeaders, name: string): string | undefined {
+function header(h: Headers, name: string): string | undefined {
   const v = h[name];
   const s = Array.isArray(v) ? v[0] : v;
   return s === undefined || s === '' ? undefined : s;

@@ -34,49 +34,35 @@
  */
 import express, { type Router } from 'express';
 import type { Engine } from './engine';
-import { badRequest, forbidden, notFound, unsupportedMediaType } from './errors';
-import { route, type RouteHandler } from './http';
+import { badRequest, notFound } from './errors';
+import { controlGuard, noRoute, route, type RouteHandler } from './http';
 import * as net from './network';
 import * as txs from './transactions';
 import { chainRejectWithdrawal } from './withdrawals';
 import { createForeignQuote, type ForeignQuoteInput } from './swaps';
 import { requestConnection, type ConnectRequestInput } from './exchanges';
-import { API_PREFIX } from './routes';
+import { API_PREFIX, CONTROL_PREFIX } from './paths';
 import { validate } from './validation';
-import type { FeedHub } from './feeds';
 import type { HttpFault, HttpFaults } from './faults';
 
-/** Path prefix of the control endpoints. */
-export const CONTROL_PREFIX = '/_simulator';
-
-/** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback addresses. */
-export function isLoopback(addr: string | undefined): boolean {
-  if (!addr) return false;
-  const a = addr.startsWith('::ffff:') ? addr.slice(7) : addr;
-  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
-}
-
-/**
- * The guard of every control endpoint (v1 here, v2 in v2/routes.ts): the caller must be on
- * loopback and name a loopback `Host`, and a POST must be `application/json`.
- * @throws 403 for a caller or a `Host` that is not loopback; 415 for a POST of another content type.
- */
-export function controlGuard(req: express.Request): void {
-  if (!isLoopback(req.socket.remoteAddress)) throw forbidden('control endpoints answer loopback callers only');
-  // A page that rebinds its own DNS name to 127.0.0.1 still sends its own name as Host.
-  const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-  if (!/^(localhost|127(\.\d{1,3}){3}|::1)$/i.test(host)) throw forbidden('Host: control endpoints answer loopback host names only');
-  // A web page can POST text/plain or a form to loopback without asking; it cannot send
-  // application/json cross-origin without a CORS preflight, which this server never grants.
-  if (req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
-    throw unsupportedMediaType('Content-Type: control endpoints take application/json only');
-  }
+/** What the control endpoints drive of the websocket feeds (feeds.ts `FeedHub`), without importing that router. */
+export interface FeedControls {
+  /** Close every open feed socket abruptly. @returns how many were dropped. */
+  drop(): number;
+  /** The feed faults in force (see feeds.ts `FeedHub.faults`). */
+  faults: { replayOnConnect: boolean; deliver: boolean };
 }
 
 /** Build the router mounted at {@link CONTROL_PREFIX}. */
-export function controlRouter(eng: Engine, feeds: FeedHub, faults: HttpFaults): Router {
+export function controlRouter(eng: Engine, feeds: FeedControls, faults: HttpFaults): Router {
   const r = express.Router();
-  const h = (fn: RouteHandler) => route(eng, fn, controlGuard);
+  const h = (fn: RouteHandler) =>
+    route(eng, fn, {
+      before: (req) => {
+        controlGuard(req);
+        txs.applyExpiry(eng);
+      },
+    });
 
   r.post(
     '/faucet',
@@ -149,11 +135,6 @@ export function controlRouter(eng: Engine, feeds: FeedHub, faults: HttpFaults): 
   r.get('/users', h(() => ({ users: Object.values(eng.state.users) })));
   // The API key and private key are never served: they are in the data folder's 0600 files.
   r.get('/account', h(() => ({ public_key: eng.state.publicKeyPem })));
-  r.all(
-    '*',
-    h(({ req }) => {
-      throw notFound(`path: no control endpoint ${req.method} ${CONTROL_PREFIX}${req.path}`);
-    }),
-  );
+  r.use(noRoute(eng, CONTROL_PREFIX, 'no control endpoint', controlGuard));
   return r;
 }

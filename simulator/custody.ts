@@ -29,7 +29,9 @@
  */
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
-import { feeFor, isSafeQuote, type FeeQuote } from './assets';
+import { feeFor, isSafeQuote } from './assets';
+import type { FeeQuote } from '../lib/v1/assets';
+import type { Transaction } from '../lib/v1/transfer';
 import { newId } from './ids';
 import { getCompany, writeLedger } from './network';
 import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, TxKind, WalletRecord } from './state';
@@ -327,42 +329,11 @@ export function companyTx<T extends CustodyTxRecord>(eng: Engine, records: Recor
   return tx;
 }
 
-/** The Transaction object of spec section 2 (camelCase), for transfers and withdrawals alike. */
-export interface TransactionView {
-  approvedCount: number;
-  expires: number;
-  initiatedTimestamp: number;
-  initiatorAuthorized: boolean;
-  initiatorName: string;
-  reference: string;
-  status: ApproverRecord[];
-  statusDetails: {
-    accountNo: string;
-    amount: number;
-    asset: string;
-    benefitOf: string;
-    expires: number;
-    fees: number;
-    fundID: string;
-    netAmount: number;
-    recipientAddress: string;
-    recipientEmail: string;
-    recipientFirstName: string;
-    recipientLastName: string;
-    recipientUsername: string;
-    reference: string;
-    requestedBy: string;
-  };
-  thresholdRequired: number;
-  txID: string;
-  txStatus: string;
-}
-
 /**
  * Custody record -> Transaction object.
  * @param recipientAddress the destination: a wallet id for transfers and swap legs, the L1 address for withdrawals.
  */
-export function custodyTxView(eng: Engine, tx: CustodyTxRecord, recipientAddress: string): TransactionView {
+export function custodyTxView(eng: Engine, tx: CustodyTxRecord, recipientAddress: string): Transaction {
   const companyName = eng.state.companies[tx.company_id]?.name ?? '';
   return {
     approvedCount: tx.approvals.length,

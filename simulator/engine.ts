@@ -7,33 +7,8 @@
 import { EventEmitter } from 'node:events';
 import type { ActionRecord, CustodyTxRecord, LedgerEntry, SimState, Store, WalletRecord } from './state';
 import { normaliseShortCode } from './ids';
-
-/**
- * A liquidity hub feed message (spec section 6; NOTES.md "Feed messages"): one per quote newly
- * published to the hub, e.g. `{txID, status: 'taker_pending'}`.
- */
-export interface HubFeedMessage {
-  txID: string;
-  status: string;
-}
-
-/**
- * A wallets feed message (spec section 6; NOTES.md "Feed messages"): one per wallet transaction
- * of the account. `amount`, `fee`, `net_amount` in base units, negative for outgoing;
- * `timestamp` epoch seconds; `sweep_tx` true when the movement is a sweep.
- */
-export interface WalletFeedMessage {
-  Status: string;
-  amount: number;
-  asset: string;
-  chain_tx_id: string;
-  fee: number;
-  net_amount: number;
-  sweep_tx: boolean;
-  timestamp: number;
-  tx_id: string;
-  wallet_id: string;
-}
+import type { HubFeedMessage } from '../lib/hub-feed';
+import type { WalletFeedMessage } from '../lib/wallets-feed';
 
 /** One entry of {@link Engine.eventLog}. */
 export interface EngineEventRecord {

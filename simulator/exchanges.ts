@@ -26,6 +26,7 @@
  *   once: their entries are written `approved`, never pending.
  */
 import type { Engine } from './engine';
+import type { Exchange, SweepRequest, SweepTransaction } from '../lib/v1/sweep';
 import { badRequest, conflict, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';
@@ -33,17 +34,8 @@ import * as net from './network';
 import { dedupes, futureExpires } from './custody';
 import type { ActionRecord, ExchangeRecord, LedgerEntry, SweepRecord, WalletConnectionRecord } from './state';
 
-/** Exchange as listed by GET /exchanges (spec section 2). */
-export interface ExchangeView {
-  id: string;
-  name: string;
-  url: string;
-  logourl: string;
-  client: { fields: { id: string; type: string; name: string }[] };
-}
-
 /** GET /exchanges -> `{exchanges}`. */
-export function listExchanges(eng: Engine): { exchanges: ExchangeView[] } {
+export function listExchanges(eng: Engine): { exchanges: Exchange[] } {
   return {
     exchanges: Object.values(eng.state.exchanges).map((x) => ({ id: x.id, name: x.name, url: x.url, logourl: x.logourl, client: { fields: x.fields.map((f) => ({ ...f })) } })),
   };
@@ -157,16 +149,6 @@ export function connectedWallets(eng: Engine, clientId: string): { wallets: { wa
   return { wallets };
 }
 
-/** POST /coreclient/{client_id}/sweep body (spec section 4; OpenAPI Sweep). */
-export interface SweepInput {
-  wallet_id: string;
-  recipient_wallet_id: string;
-  reference: string;
-  expires: number | string;
-  partner_txID?: string;
-  send: { symbol: string; amount?: number };
-}
-
 /**
  * POST /coreclient/{client_id}/sweep: settles at once (no further approval).
  * `send.amount` omitted sweeps the whole available balance minus fees.
@@ -174,7 +156,7 @@ export interface SweepInput {
  * @throws 404 unknown client (or not an exchange's) or wallet; 400 neither wallet connected to the
  *   client, same wallet, asset mismatch, expires not in the future, insufficient balance.
  */
-export function createSweep(eng: Engine, clientId: string, input: SweepInput): { tx_id: string; status: 'new' | 'existing' } {
+export function createSweep(eng: Engine, clientId: string, input: SweepRequest): { tx_id: string; status: 'new' | 'existing' } {
   exchangeOf(eng, clientId);
   const idem = input.partner_txID ? `coreclient:${clientId}\n${input.partner_txID}` : '';
   if (idem && dedupes(eng, 'sweep') && eng.state.partnerTxIndex[idem]) return { tx_id: eng.state.partnerTxIndex[idem], status: 'existing' };
@@ -208,7 +190,7 @@ export function createSweep(eng: Engine, clientId: string, input: SweepInput): {
     net_amount: q.netAmount,
     fees: q.fees,
     amount: q.amountToSend,
-    reference: input.reference,
+    reference: input.reference ?? '',
     expires,
     initiated_timestamp: now,
     settled: now,
@@ -247,35 +229,12 @@ export function createSweep(eng: Engine, clientId: string, input: SweepInput): {
   return { tx_id: sweep.tx_id, status: 'new' };
 }
 
-/** Sweep transaction object (spec section 2, snake_case; OpenAPI SweepInfo). */
-export interface SweepView {
-  approver_count: number;
-  expires: number;
-  initiated_timestamp: number;
-  reference: string;
-  status: { action_id: string; status: string; timestamp: number; entity: string }[];
-  status_details: {
-    amount: number;
-    asset: string;
-    expires: number;
-    fees: number;
-    wallet_id: string;
-    net_amount: number;
-    recipient_wallet_id: string;
-    reference: string;
-    requested_by: string;
-  };
-  threshold_required: number;
-  tx_id: string;
-  tx_status: string;
-}
-
 /**
  * Sweep status: POST /coreclient/{client_id}/sweep/tx_id `{tx_id}` (spec, literal path) and
  * GET /coreclient/{client_id}/sweep/{tx_id} (OpenAPI).
  * @throws 404 unknown client or sweep not run by that client; 400 tx_id missing.
  */
-export function getSweep(eng: Engine, clientId: string, txId: unknown): SweepView {
+export function getSweep(eng: Engine, clientId: string, txId: unknown): SweepTransaction {
   net.getCoreClient(eng, clientId);
   if (typeof txId !== 'string' || txId === '') throw badRequest('tx_id: is required');
   const s = eng.state.sweeps[txId];

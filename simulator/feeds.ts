@@ -28,20 +28,23 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket } from 'ws';
-import type { Engine, HubFeedMessage, WalletFeedMessage } from './engine';
+import type { Engine } from './engine';
+import type { HubFeedMessage } from '../lib/hub-feed';
+import type { WalletFeedMessage } from '../lib/wallets-feed';
 import type { Authenticator } from './auth';
 import { badRequest, notFound, toErrorResponse } from './errors';
 import { getCoreClient } from './network';
 import { feedMessage, pendingActionsOf } from './transactions';
 import type { ActionRecord } from './state';
-import { API_PREFIX } from './routes';
+import { API_PREFIX } from './paths';
+import { checkFeedMessage } from './response-check';
 
 const FEED_PATH = new RegExp(`^${API_PREFIX}/coreclient/([^/]+)/feed/?$`);
 const HUB_FEED_PATH = new RegExp(`^${API_PREFIX}/liquidityhub/feed/?$`);
 const WALLETS_FEED_PATH = new RegExp(`^${API_PREFIX}/wallets/feed/?$`);
 /** Socket-set keys of the account-wide feeds (a core client id never contains `/`). */
-const HUB_KEY = '/liquidityhub';
-const WALLETS_KEY = '/wallets';
+const HUB_KEY = '/hub-feed';
+const WALLETS_KEY = '/wallets-feed';
 
 /** Owns the websocket server and the open feed sockets of every feed. */
 export class FeedHub {
@@ -137,6 +140,7 @@ export class FeedHub {
   /** Send one message to every open socket of an account-wide feed. */
   private broadcast(key: string, message: HubFeedMessage | WalletFeedMessage): void {
     if (!this.faults.deliver) return;
+    checkFeedMessage(key === HUB_KEY ? 'liquidityhub' : 'wallets', message);
     const text = JSON.stringify(message);
     for (const ws of this.sockets.get(key) ?? []) if (ws.readyState === WebSocket.OPEN) ws.send(text);
   }
@@ -149,7 +153,9 @@ export class FeedHub {
   private sendTo(ws: WebSocket, actions: ActionRecord[]): void {
     for (const a of actions) {
       if (a.status !== 'pending' || ws.readyState !== WebSocket.OPEN) continue;
-      ws.send(JSON.stringify(feedMessage(a)));
+      const message = feedMessage(a);
+      checkFeedMessage('coreclient', message);
+      ws.send(JSON.stringify(message));
     }
   }
 

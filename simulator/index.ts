@@ -26,7 +26,8 @@
  *
  * The command line (cli.ts) prints the paths of the key and token files, never their content.
  *
- * No Node-RED import; the only project import is lib/signing (verification).
+ * No Node-RED import. Project imports: lib/signing (verification), lib/registry and lib/operation
+ * (the routes and their request schemas), lib's wire types.
  */
 import { generateKeyPair, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -37,18 +38,19 @@ import * as path from 'node:path';
 import express from 'express';
 import { loadPrivateKey, loadPublicKey } from '../lib/signing';
 import { Authenticator } from './auth';
-import { CONTROL_PREFIX, controlRouter } from './control';
+import { controlRouter } from './control';
 import { createDemo, upgradeDemo } from './demo';
 import { Engine, type DedupeMode } from './engine';
 import { FeedHub } from './feeds';
 import { HttpFaults } from './faults';
 import { errorHandler } from './http';
 import { ensureUsers } from './network';
-import { API_PREFIX, apiRouter } from './routes';
+import { apiRouter } from './routes';
+import { API_PREFIX, CONTROL_PREFIX, V2_CONTROL_PREFIX, V2_PREFIX } from './paths';
 import { emptyState, Store, type DemoDataset, type SimState } from './state';
 import { applyExpiry } from './transactions';
 import { ensureV2 } from './v2/state';
-import { v2Service, V2_CONTROL_PREFIX, V2_PREFIX } from './v2/routes';
+import { v2Service } from './v2/routes';
 
 export type { DemoDataset, DemoWallet } from './state';
 export type { DedupeMode } from './engine';

@@ -7,7 +7,11 @@
  * Every function validates meaning (existence, membership, ranges) and throws a {@link SimError};
  * the JSON shape of request bodies is checked before, in validation.ts.
  */
-import type { Engine, WalletFeedMessage } from './engine';
+import type { Engine } from './engine';
+import type { WalletFeedMessage } from '../lib/wallets-feed';
+import type { Company, CompanyFields } from '../lib/v1/company';
+import type { CoreClient } from '../lib/v1/core-client';
+import type { CustodyGroup, NewWallet } from '../lib/v1/fund';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newAddress, newChainTxId, newId, newShortCode } from './ids';
 import { findAsset } from './assets';
@@ -50,27 +54,8 @@ export function findUser(eng: Engine, idOrEmail: string): NetworkUser | undefine
 
 // ---------------------------------------------------------------- companies
 
-/** Company fields of spec section 2 as sent on create/update. */
-export interface CompanyInput {
-  name?: string;
-  city?: string;
-  country?: string;
-  domain?: string;
-  ref?: string;
-}
-
-/** The Company object of spec section 2 (`company_id` included). */
-export interface CompanyView {
-  company_id: string;
-  name: string;
-  city: string;
-  country: string;
-  domain: string;
-  ref: string;
-}
-
 /** Company record -> Company object. */
-export function companyView(c: CompanyRecord): CompanyView {
+export function companyView(c: CompanyRecord): Company {
   return { company_id: c.company_id, name: c.name, city: c.city, country: c.country, domain: c.domain, ref: c.ref };
 }
 
@@ -78,7 +63,7 @@ export function companyView(c: CompanyRecord): CompanyView {
  * POST /company. `name` is required (checked by validation.ts).
  * @param id a fixed id (the demo dataset's); a new random id when omitted.
  */
-export function createCompany(eng: Engine, input: CompanyInput, id = newId()): CompanyRecord {
+export function createCompany(eng: Engine, input: CompanyFields, id = newId()): CompanyRecord {
   const company: CompanyRecord = {
     company_id: id,
     name: input.name ?? '',
@@ -104,7 +89,7 @@ export function getCompany(eng: Engine, companyId: string): CompanyRecord {
 }
 
 /** PUT /company/{company_id}: omitted fields unchanged. @returns `{company_id, ref}`. @throws 404 */
-export function updateCompany(eng: Engine, companyId: string, input: CompanyInput): { company_id: string; ref: string } {
+export function updateCompany(eng: Engine, companyId: string, input: CompanyFields): { company_id: string; ref: string } {
   const c = getCompany(eng, companyId);
   for (const k of ['name', 'city', 'country', 'domain', 'ref'] as const) {
     const v = input[k];
@@ -219,16 +204,8 @@ export function removeTrustedParty(eng: Engine, companyId: string, partyId: stri
 
 // ---------------------------------------------------------------- core clients
 
-/** Core client object of spec section 2: `{id, name, feed, timestamp}`. */
-export interface CoreClientView {
-  id: string;
-  name: string;
-  feed: string;
-  timestamp: number;
-}
-
 /** Build the view; `wsBase` is e.g. `ws://127.0.0.1:8780/api/v1/p` (from the request's Host header). */
-export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClientView {
+export function coreClientView(c: CoreClientRecord, wsBase: string): CoreClient {
   return { id: c.id, name: c.name, feed: `${wsBase}/coreclient/${c.id}/feed`, timestamp: c.timestamp };
 }
 
@@ -266,31 +243,16 @@ export function listCoreClients(eng: Engine, companyId: unknown): CoreClientReco
 
 // ---------------------------------------------------------------- funds and wallets
 
-/** A custody group as sent: `{threshold, members:[trusted entity ids]}` (OpenAPI NewCustodyGroup). */
-export interface CustodyGroupInput {
-  threshold?: number;
-  members?: string[];
-}
-
-/** A wallet to create (OpenAPI NewWallet). Blank custody groups mean the fund's. */
-export interface NewWalletInput {
-  name?: string;
-  asset: string;
-  type?: number;
-  custodygroup_withdraw?: CustodyGroupInput | null;
-  custodygroup_tx?: CustodyGroupInput | null;
-}
-
 /** A fund to create (OpenAPI Fund). */
 export interface FundInput {
   name: string;
   description?: string;
-  custodygroup_withdraw: CustodyGroupInput;
-  custodygroup_tx: CustodyGroupInput;
-  wallets?: NewWalletInput[];
+  custodygroup_withdraw: CustodyGroup;
+  custodygroup_tx: CustodyGroup;
+  wallets?: NewWallet[];
 }
 
-function isBlankGroup(g: CustodyGroupInput | null | undefined): boolean {
+function isBlankGroup(g: CustodyGroup | null | undefined): boolean {
   return g == null || ((g.members === undefined || g.members.length === 0) && (g.threshold === undefined || g.threshold === 0));
 }
 
@@ -299,7 +261,7 @@ function isBlankGroup(g: CustodyGroupInput | null | undefined): boolean {
  * @throws 400 naming `field` when a member is not a trusted party of the company, members repeat,
  *   or threshold is outside 1..members.length.
  */
-function makeCustodyGroup(eng: Engine, company: CompanyRecord, g: CustodyGroupInput, field: string, name: string): CustodyGroupRecord {
+function makeCustodyGroup(eng: Engine, company: CompanyRecord, g: CustodyGroup, field: string, name: string): CustodyGroupRecord {
   const members = g.members ?? [];
   if (members.length === 0) throw badRequest(`${field}.members: at least one custodian is required`);
   const seen = new Set<string>();
@@ -320,7 +282,7 @@ function storeGroup(eng: Engine, g: CustodyGroupRecord): string {
   return g.id;
 }
 
-function checkWalletInputs(eng: Engine, company: CompanyRecord, wallets: NewWalletInput[], field: string, walletIds: string[] = []): (() => WalletRecord)[] {
+function checkWalletInputs(eng: Engine, company: CompanyRecord, wallets: NewWallet[], field: string, walletIds: string[] = []): (() => WalletRecord)[] {
   // Validate everything first, then create, so a bad wallet creates nothing.
   return wallets.map((w, i) => {
     if (!findAsset(w.asset)) throw badRequest(`${field}[${i}].asset: unknown asset ${w.asset}`);
@@ -406,7 +368,7 @@ export function getFund(eng: Engine, companyId: string, fundId: string): FundRec
  * POST /company/{company_id}/fund/{fund_id}/wallet (OpenAPI FundWallet) -> `{wallets:[ids]}`.
  * @throws 404 unknown company/fund; 400 empty list, unknown asset or bad custody group.
  */
-export function addWallets(eng: Engine, companyId: string, fundId: string, wallets: NewWalletInput[]): { wallets: string[] } {
+export function addWallets(eng: Engine, companyId: string, fundId: string, wallets: NewWallet[]): { wallets: string[] } {
   const fund = getFund(eng, companyId, fundId);
   if (wallets.length === 0) throw badRequest('wallets: at least one wallet is required');
   const makers = checkWalletInputs(eng, eng.state.companies[companyId], wallets, 'wallets');

@@ -2,7 +2,8 @@
  * The read-only subset and wallet history (spec section 4 "Read-only subset (permission: read
  * only)" and "Funds, deposits, ledger, whitelist"; OpenAPI `/wallet/{wallet_id}/history`).
  *
- * Routes (all GET, relative to `/api/v1/p`; both API keys of the account may call them):
+ * Operations (all GET, relative to `/api/v1/p`; both API keys of the account may call them;
+ * routes.ts serves them, as every operation, from lib's registry):
  *
  * | Path | Answer |
  * |---|---|
@@ -38,11 +39,10 @@
  * No effect on state: every function here only reads.
  */
 import { createHash } from 'node:crypto';
-import type { RequestHandler, Router } from 'express';
 import { ASSETS } from './assets';
+import type { WalletHistory, WalletHistoryItem } from '../lib/v1/fund';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
-import type { RouteHandler } from './http';
 import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection, ledgerMovedBalance } from './network';
 import type { CompanyRecord, FundRecord, LedgerEntry, TrustedPartyRecord } from './state';
 
@@ -175,27 +175,6 @@ export function accountTrustedParties(eng: Engine): { total_count: number; list:
   return { total_count: list.length, list };
 }
 
-/**
- * One wallet history item (OpenAPI FundHistoryItem). Base units of `asset`; negative `amount`
- * and `net_amount` for outgoing entries; `fee` negative when the wallet paid one, else 0;
- * `timestamp` epoch seconds; `tx_id` empty for deposits.
- */
-export interface WalletHistoryItem {
-  wallet_id: string;
-  tx_id: string;
-  chain_tx_id: string;
-  asset: string;
-  amount: number;
-  fee: number;
-  net_amount: number;
-  timestamp: number;
-}
-
-/** GET /wallet/{wallet_id}/history (OpenAPI FundWalletHistory). */
-export interface WalletHistory {
-  history: WalletHistoryItem[];
-}
-
 const negate = (n: number): number => (n === 0 ? 0 : -n);
 
 /** A ledger entry as a history item of `walletId` (signs: see {@link WalletHistoryItem}). */
@@ -237,20 +216,4 @@ export function walletHistory(eng: Engine, walletIdOrCode: string, since: unknow
     .map((r) => historyItem(w.wallet_id, r.entry))
     .reverse();
   return { history };
-}
-
-/**
- * Mount the read-only subset and the wallet history routes (table in the module comment) on the
- * API router, before its catch-all.
- * @param h the router's handler wrapper (authentication, expiry, group commit, error bodies).
- */
-export function mountReadOnlyRoutes(r: Router, eng: Engine, h: (fn: RouteHandler) => RequestHandler): void {
-  r.get('/account', h(() => accountView(eng)));
-  r.get('/balance', h(() => accountBalance(eng)));
-  r.get('/funds', h(() => accountFunds(eng)));
-  r.get('/funds/:fund_id', h(({ params }) => accountFund(eng, params.fund_id)));
-  r.get('/funds/:fund_id/ledger', h(({ params, query }) => accountFundLedger(eng, params.fund_id, query)));
-  r.get('/trustedparties', h(() => accountTrustedParties(eng)));
-  r.get('/wallets/:wallet_id/history', h(({ params, query }) => walletHistory(eng, params.wallet_id, query.since)));
-  r.get('/wallet/:wallet_id/history', h(({ params, query }) => walletHistory(eng, params.wallet_id, query.since)));
 }

@@ -16,6 +16,9 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { V2State } from './v2/state';
+import type { ApproverRecord } from '../lib/v1/transfer';
+
+export type { ApproverRecord };
 
 /** Ids of one demo wallet. `short_code` works wherever `wallet_id` does. */
 export interface DemoWallet {
@@ -195,18 +198,6 @@ export type SwapTakeStatus = 'pending_swap_take' | 'approved_swap_take' | 'custo
 
 /** Kinds of custody transactions sharing the approval machinery (transactions.ts). */
 export type TxKind = 'transfer' | 'withdrawal' | 'swap' | 'take';
-
-/** An approver record of the Transaction object (spec section 2). Names blank and userID = client id for a core client. */
-export interface ApproverRecord {
-  actionID: string;
-  firstName: string;
-  lastName: string;
-  status: string;
-  /** epoch seconds */
-  timestamp: number;
-  userID: string;
-  username: string;
-}
 
 /**
  * What every custody transaction has (transfers, withdrawals, swap quotes, swap takes): an origin

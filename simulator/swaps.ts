@@ -45,33 +45,13 @@
  * - Expiry: the take shares the quote's `expires`; at expiry both close and every hold is released.
  */
 import type { Engine } from './engine';
+import type { SwapMakeRequest, SwapTakeRequest } from '../lib/v1/swap';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
-import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, recordApproval, releaseHold, type TransactionView } from './custody';
+import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, recordApproval, releaseHold } from './custody';
+import type { Transaction } from '../lib/v1/transfer';
 import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord, WalletRecord } from './state';
-
-/** POST /company/{company_id}/atomicswap/make body (spec section 4; OpenAPI AtomicSwapMake). */
-export interface SwapMakeInput {
-  send_wallet_id: string;
-  receive_wallet_id: string;
-  /** epoch seconds, number or string of digits */
-  expires: number | string;
-  reference: string;
-  partner_txID?: string;
-  send: { symbol: string; amount: number };
-  receive: { symbol: string; amount: number };
-  add_to_liquidity_hub?: boolean;
-}
-
-/** POST /company/{company_id}/atomicswap/take body (spec section 4; OpenAPI AtomicSwapTake). */
-export interface SwapTakeInput {
-  swap_id: string;
-  send_wallet_id: string;
-  receive_wallet_id: string;
-  reference: string;
-  partner_txID?: string;
-}
 
 /** A wallet named in a body that must belong to the company. @throws 404 / 400 naming the field. */
 function ownWallet(eng: Engine, companyId: string, idOrCode: string, field: string): WalletRecord {
@@ -92,7 +72,7 @@ function sameAccount(a: CompanyRecord | undefined, b: CompanyRecord | undefined)
  * @throws 404 unknown company or wallet; 400 wallet of another company, symbol mismatch, same
  *   asset on both sides, expires not in the future, insufficient balance, no custody group.
  */
-export function createSwap(eng: Engine, companyId: string, input: SwapMakeInput, txUrlBase: string): { tx_id: string; tx_url: string; status: 'new' | 'existing' } {
+export function createSwap(eng: Engine, companyId: string, input: SwapMakeRequest, txUrlBase: string): { tx_id: string; tx_url: string; status: 'new' | 'existing' } {
   const company = net.getCompany(eng, companyId);
   const url = (id: string) => `${txUrlBase}/company/${encodeURIComponent(companyId)}/atomicswap/make/${id}`;
   const existing = existingTx(eng, 'swap', companyId, input.partner_txID);
@@ -186,7 +166,7 @@ export function hubItems(eng: Engine, companyId: string | null): { items: HubIte
 }
 
 /** GET make/{tx_id}: the Transaction object of the quote plus `swap` (the quote's terms, request names). */
-export interface SwapView extends TransactionView {
+export interface SwapView extends Transaction {
   swap: {
     send_wallet_id: string;
     receive_wallet_id: string;
@@ -275,7 +255,7 @@ export function rejectTake(eng: Engine, t: SwapTakeRecord, now: number): void {
  *   wallet of another company or with the wrong asset, insufficient balance, no custody group;
  *   409 quote not open (not approved yet, being taken, settled, expired or cancelled).
  */
-export function takeSwap(eng: Engine, companyId: string, input: SwapTakeInput): { tx_id: string; status: 'new' | 'existing'; action_id: string } {
+export function takeSwap(eng: Engine, companyId: string, input: SwapTakeRequest): { tx_id: string; status: 'new' | 'existing'; action_id: string } {
   const company = net.getCompany(eng, companyId);
   const existing = existingTx(eng, 'take', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing', action_id: eng.state.swapTakes[existing]?.companyActionID ?? '' };
@@ -414,7 +394,7 @@ export function companyDecide(eng: Engine, companyId: string, actionId: string, 
 }
 
 /** GET take/{tx_id}: the Transaction object of the take plus its quote and company action. */
-export interface TakeView extends TransactionView {
+export interface TakeView extends Transaction {
   swapID: string;
   companyActionID: string;
   companyActionStatus: string;
@@ -447,7 +427,7 @@ export interface ForeignQuoteInput {
   send: { symbol: string; amount: number };
   receive: { symbol: string; amount: number };
   /** epoch seconds; default one hour from the business clock */
-  expires?: number | string;
+  expires?: number;
 }
 
 /**
@@ -485,6 +465,7 @@ export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlB
         receive_wallet_id: walletOf(input.receive.symbol).wallet_id,
         expires: input.expires ?? eng.now() + 3600,
         reference: 'foreign quote',
+        partner_txID: '',
         send: input.send,
         receive: input.receive,
         add_to_liquidity_hub: true,

@@ -33,6 +33,8 @@
  *   written at approval (custody.ts module comment).
  */
 import { isLive, type Engine } from './engine';
+import type { Transaction, TransferRequest } from '../lib/v1/transfer';
+import type { Action } from '../lib/v1/core-client';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId } from './ids';
 import { findUser, getCompany, getCoreClient, getWallet, moveBalance } from './network';
@@ -49,27 +51,12 @@ import {
   openCustody,
   recordApproval,
   type ApproverInfo,
-  type TransactionView,
 } from './custody';
 import { settleWithdrawal, withdrawalView } from './withdrawals';
 import { expireSwap, expireTake, rejectTake, swapApproved, swapView, takeCustodianApproves, takeView } from './swaps';
 import { connectionDetails, decideConnection } from './exchanges';
 import type { ActionRecord, CustodyTxRecord, SwapRecord, SwapTakeRecord, TransferRecord, WithdrawalRecord } from './state';
 
-export type { TransactionView } from './custody';
-
-/** Transfer request body (spec section 4, Transfers); shape checked by validation.ts. */
-export interface TransferInput {
-  wallet_id: string;
-  counterparty_wallet_address: string;
-  /** epoch seconds, as a number or a string of digits */
-  expires: number | string;
-  benefit_of: string;
-  account_no: string;
-  reference: string;
-  partner_txID: string;
-  send: { symbol: string; amount: number };
-}
 
 /** Who acts on an action. */
 export type Actor = { type: 'core-client'; id: string } | { type: 'user'; id: string };
@@ -132,7 +119,7 @@ function expire(eng: Engine, tx: CustodyTxRecord, now: number): void {
  *   400 wallet of another company, same wallet twice, asset mismatch, `expires` not in the future,
  *   insufficient available balance, no custodians; all naming the field.
  */
-export function createTransfer(eng: Engine, companyId: string, input: TransferInput): { tx_id: string; status: 'new' | 'existing' } {
+export function createTransfer(eng: Engine, companyId: string, input: TransferRequest): { tx_id: string; status: 'new' | 'existing' } {
   const company = getCompany(eng, companyId);
   const existing = existingTx(eng, 'transfer', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
@@ -229,7 +216,7 @@ export function coreClientDecide(eng: Engine, clientId: string, actionId: string
  *   their GET views).
  * @throws 404 unknown transaction or user; 403 the user is not a custodian of it; 409 not pending.
  */
-export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, approve: boolean, kindName = 'transfer'): TransactionView {
+export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, approve: boolean, kindName = 'transfer'): Transaction {
   applyExpiry(eng);
   const tx = kindName === 'transfer' ? eng.state.transfers[txId] : eng.findTx(txId);
   if (!tx) throw notFound(`tx_id: no ${kindName} ${txId}`);
@@ -244,7 +231,7 @@ export function userDecide(eng: Engine, txId: string, userIdOrEmail: string, app
 // ---------------------------------------------------------------- views
 
 /** The view of any custody transaction (GET answer of its kind). */
-export function txView(eng: Engine, tx: CustodyTxRecord): TransactionView {
+export function txView(eng: Engine, tx: CustodyTxRecord): Transaction {
   switch (kindOf(tx)) {
     case 'withdrawal':
       return withdrawalView(eng, tx as WithdrawalRecord);
@@ -258,40 +245,25 @@ export function txView(eng: Engine, tx: CustodyTxRecord): TransactionView {
 }
 
 /** Transfer record -> Transaction object (`statusDetails.recipientAddress` is the destination wallet id). */
-export function transactionView(eng: Engine, tx: TransferRecord): TransactionView {
+export function transactionView(eng: Engine, tx: TransferRecord): Transaction {
   return custodyTxView(eng, tx, tx.recipient_wallet_id);
 }
 
 /** GET /company/{company_id}/transfer/{tx_id}. @throws 404 unknown company or transfer not of that company. */
-export function getTransfer(eng: Engine, companyId: string, txId: string): TransactionView {
+export function getTransfer(eng: Engine, companyId: string, txId: string): Transaction {
   return transactionView(eng, companyTx(eng, eng.state.transfers, 'transfer', companyId, txId));
 }
 
-/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2, NOTES). */
-export interface ActionSummary {
-  id: string;
-  type: string;
-  status: string;
-  timestamp: number;
-  expireTime: number;
-}
-
-/** Feed message of spec section 6: `{coreClientID, expireTime, id, status, timestamp, type}`. */
-export interface FeedMessage {
-  coreClientID: string;
-  expireTime: number;
-  id: string;
-  status: 'pending';
-  timestamp: number;
-  type: string;
-}
-
-/** Action -> feed message. */
-export function feedMessage(a: ActionRecord): FeedMessage {
+/**
+ * Action -> core client feed message of spec section 6: `{coreClientID, expireTime, id, status:
+ * 'pending', timestamp, type}` (lib's Action with `coreClientID`, no `details`).
+ */
+export function feedMessage(a: ActionRecord): Action {
   return { coreClientID: a.custodianID, expireTime: a.expireTime, id: a.id, status: 'pending', timestamp: a.timestamp, type: a.type };
 }
 
-function summary(a: ActionRecord): ActionSummary {
+/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2, NOTES.md): lib's Action without `coreClientID` and `details`. */
+function summary(a: ActionRecord): Action {
   return { id: a.id, type: a.type, status: a.status, timestamp: a.timestamp, expireTime: a.expireTime };
 }
 
@@ -304,7 +276,7 @@ export function pendingActionsOf(eng: Engine, clientId: string): ActionRecord[] 
 }
 
 /** GET /coreclient/{client_id}/actions -> `{count, actions}` (pending only). @throws 404 unknown client */
-export function listActions(eng: Engine, clientId: string): { count: number; actions: ActionSummary[] } {
+export function listActions(eng: Engine, clientId: string): { count: number; actions: Action[] } {
   getCoreClient(eng, clientId);
   const actions = pendingActionsOf(eng, clientId).map(summary);
   return { count: actions.length, actions };

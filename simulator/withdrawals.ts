@@ -28,25 +28,21 @@
  *   becomes `chain_rejected` (no second entry: the ledger then shows a withdrawal that moved nothing).
  */
 import type { Engine } from './engine';
+import type { WhitelistEntry } from '../lib/v1/fund';
+import type { WithdrawRequest } from '../lib/v1/withdraw';
 import { badRequest, conflict, notFound } from './errors';
 import { findAsset } from './assets';
 import { newChainTxId } from './ids';
 import { getCompany, getFund, getWallet, moveBalance } from './network';
-import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody, type TransactionView } from './custody';
+import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody } from './custody';
+import type { Transaction } from '../lib/v1/transfer';
 import type { WithdrawalRecord } from './state';
-
-/** POST /company/{company_id}/fund/{fund_id}/whitelist body (spec section 4; all required). */
-export interface WhitelistInput {
-  name: string;
-  asset: string;
-  address: string;
-}
 
 /**
  * Whitelist an external address for a fund and asset.
  * @throws 404 unknown company or fund; 400 unknown asset.
  */
-export function addWhitelist(eng: Engine, companyId: string, fundId: string, input: WhitelistInput): void {
+export function addWhitelist(eng: Engine, companyId: string, fundId: string, input: WhitelistEntry): void {
   getFund(eng, companyId, fundId);
   if (!findAsset(input.asset)) throw badRequest(`asset: unknown asset ${input.asset}`);
   const list = (eng.state.whitelists[fundId] ??= []);
@@ -71,19 +67,6 @@ export function listWhitelist(eng: Engine, companyId: string, fundId: string, q:
   return { total_count: list.length, list };
 }
 
-/** Withdrawal request body (spec section 4, Withdrawals; all required); shape checked by validation.ts. */
-export interface WithdrawInput {
-  wallet_id: string;
-  address: string;
-  /** epoch seconds, as a number or a string of digits */
-  expires: number | string;
-  benefit_of: string;
-  account_no: string;
-  reference: string;
-  partner_txID: string;
-  send: { symbol: string; amount: number };
-}
-
 /**
  * POST /company/{company_id}/withdraw.
  * @returns `{tx_id, status: 'new' | 'existing'}`.
@@ -91,7 +74,7 @@ export interface WithdrawInput {
  *   whitelisted for the wallet's fund and asset, `expires` not in the future, insufficient
  *   available balance, no withdrawal custody group; each naming the field.
  */
-export function createWithdrawal(eng: Engine, companyId: string, input: WithdrawInput): { tx_id: string; status: 'new' | 'existing' } {
+export function createWithdrawal(eng: Engine, companyId: string, input: WithdrawRequest): { tx_id: string; status: 'new' | 'existing' } {
   const company = getCompany(eng, companyId);
   const existing = existingTx(eng, 'withdrawal', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
@@ -131,7 +114,7 @@ export function settleWithdrawal(eng: Engine, tx: WithdrawalRecord, now: number)
  * @returns the Transaction object.
  * @throws 404 unknown withdrawal; 409 not approved_withdrawal.
  */
-export function chainRejectWithdrawal(eng: Engine, txId: string): TransactionView {
+export function chainRejectWithdrawal(eng: Engine, txId: string): Transaction {
   const tx = eng.state.withdrawals[txId];
   if (!tx) throw notFound(`tx_id: no withdrawal ${txId}`);
   if (tx.txStatus !== 'approved_withdrawal') throw conflict(`tx_id: withdrawal ${txId} is ${tx.txStatus}; only an approved withdrawal can be rejected by the chain`);
@@ -146,11 +129,11 @@ export function chainRejectWithdrawal(eng: Engine, txId: string): TransactionVie
 }
 
 /** Withdrawal record -> Transaction object (`statusDetails.recipientAddress` is the L1 address). */
-export function withdrawalView(eng: Engine, tx: WithdrawalRecord): TransactionView {
+export function withdrawalView(eng: Engine, tx: WithdrawalRecord): Transaction {
   return custodyTxView(eng, tx, tx.address);
 }
 
 /** GET /company/{company_id}/withdraw/{tx_id}. @throws 404 unknown company or withdrawal not of that company. */
-export function getWithdrawal(eng: Engine, companyId: string, txId: string): TransactionView {
+export function getWithdrawal(eng: Engine, companyId: string, txId: string): Transaction {
   return withdrawalView(eng, companyTx(eng, eng.state.withdrawals, 'withdrawal', companyId, txId));
 }

@@ -19,19 +19,9 @@
  */
 import { newAddress, newId } from '../ids';
 import type { Engine } from '../engine';
+import type { PolicyBody } from '../../lib/v2/policy';
 import { badRequest, conflict, forbidden, notFound } from '../errors';
 import { businessMs, v2State, type V2Action, type V2Expression, type V2Policy, type V2State, type V2Wallet } from './state';
-
-/** The policy body of POST and PUT (spec section 4). */
-export interface PolicyInput {
-  name: string;
-  expression: V2Expression;
-  expressionContentType: 'application/json';
-  adminPolicyID: string;
-  policyType: 'admin' | 'transaction';
-  adminLocked?: boolean;
-  allowDuplicates?: boolean;
-}
 
 /** A policy as listed (spec section 2). */
 export function policyView(p: V2Policy): Omit<V2Policy, 'created'> {
@@ -82,7 +72,7 @@ function checkAdminPolicy(v2: V2State, adminPolicyID: string): void {
 }
 
 /** POST policies: a new transaction policy. @returns `{policyID}`. */
-export function createPolicy(eng: Engine, workspaceID: string, b: PolicyInput): { policyID: string } {
+export function createPolicy(eng: Engine, workspaceID: string, b: PolicyBody): { policyID: string } {
   const v2 = checkWorkspace(eng, workspaceID);
   if (b.policyType !== 'transaction') throw badRequest('policyType: only transaction policies are created through the API');
   checkAdminPolicy(v2, b.adminPolicyID);
@@ -115,7 +105,7 @@ function governingPolicy(v2: V2State, p: V2Policy): V2Policy {
  * PUT policies/{policyID}: the full body; makes an update request awaiting approval.
  * @returns `{actionID, policyID, status: 'pending'}`.
  */
-export function updatePolicy(eng: Engine, workspaceID: string, policyID: string, b: PolicyInput, requestedBy: string): { actionID: string; policyID: string; status: 'pending' } {
+export function updatePolicy(eng: Engine, workspaceID: string, policyID: string, b: PolicyBody, requestedBy: string): { actionID: string; policyID: string; status: 'pending' } {
   const v2 = checkWorkspace(eng, workspaceID);
   const p = v2.policies[policyID];
   if (!p) throw notFound(`policyID: no policy ${policyID}`);
