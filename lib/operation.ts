@@ -123,6 +123,15 @@ export interface OperationSpec {
    * its failures told apart, a transfer re-sent after an unknown outcome.
    */
   submission?: SubmissionKind;
+  /**
+   * The JSON schema of the answer body per HTTP status: the success status(es) (spec section 4,
+   * else the OpenAPI path's; a comment beside a schema says where the spec overrides the OpenAPI)
+   * and the error statuses with the error body of spec section 7 (lib/wire.ts `ERROR_RESPONSES`).
+   * A status not listed is not an answer the operation can give. Schemas are `as const` (the wire
+   * types are derived from them, lib/wire.ts `Wire`) and allow undeclared fields unless the spec
+   * forbids them. Checked by `validateResponse` (lib/response-check.ts).
+   */
+  responses?: Readonly<Record<number, JsonSchema>>;
   /** Where the operation is defined: spec section or OpenAPI path. */
   source: string;
 }
