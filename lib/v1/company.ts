@@ -3,6 +3,7 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, NAME_MAX_LENGTH, DOMAIN_MAX_LENGTH, REFERENCE_MAX_LENGTH } from '../operation';
+import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, type Wire } from '../wire';
 
 /** Company fields as sent (spec section 2); `name` is required on create. */
 export interface CompanyFields {
@@ -14,16 +15,52 @@ export interface CompanyFields {
   ref?: string;
 }
 
-/** A company as returned by GET /company/{company_id}. */
-export interface Company extends CompanyFields {
-  company_id: string;
-}
+/**
+ * A company as the API returns it (spec section 2 "Company"): `company_id` (assigned by the
+ * service) and `name` required; `city`, `country` (ISO 3166-1 alpha-2, or empty), `domain`,
+ * `ref` (the partner's own reference) optional.
+ */
+export const companySchema = {
+  type: 'object',
+  required: ['company_id', 'name'],
+  properties: {
+    company_id: W.id,
+    name: W.text,
+    city: W.text,
+    country: { type: 'string', pattern: '^(?:[A-Z]{2})?$' },
+    domain: W.text,
+    ref: W.text,
+  },
+} as const;
 
-/** GET /company/search answer. */
-export interface CompanySearchResult {
-  total_count: number;
-  matches: Array<{ company_id: string; name: string; domain?: string }>;
-}
+/** A company as returned by POST /company and GET /company/{company_id} ({@link companySchema}). */
+export type Company = Wire<typeof companySchema>;
+
+/** PUT /company/{company_id} answer: `company_id` and `ref` (spec section 4; OpenAPI CreateCompanyResponse). */
+export const companyUpdatedSchema = {
+  type: 'object',
+  required: ['company_id', 'ref'],
+  properties: { company_id: W.id, ref: W.text },
+} as const;
+
+/** PUT /company/{company_id} answer ({@link companyUpdatedSchema}). */
+export type CompanyUpdated = Wire<typeof companyUpdatedSchema>;
+
+/**
+ * GET /company/search answer (spec section 4; OpenAPI CompanySearchResponse): `total_count` and
+ * `matches[]` of `{company_id, name, domain}`. `domain` is optional as it is on a company.
+ */
+export const companySearchResultSchema = {
+  type: 'object',
+  required: ['total_count', 'matches'],
+  properties: {
+    total_count: W.count,
+    matches: { type: 'array', items: { type: 'object', required: ['company_id', 'name'], properties: { company_id: W.id, name: W.text, domain: W.text } } },
+  },
+} as const;
+
+/** GET /company/search answer ({@link companySearchResultSchema}). */
+export type CompanySearchResult = Wire<typeof companySearchResultSchema>;
 
 const fields = {
   name: S.name,
@@ -35,14 +72,23 @@ const fields = {
 
 /** Operation declarations of this group, by id. */
 export const companyOperations = {
-  create: { method: 'POST', path: '/company', source: 'spec section 4, POST /company', body: { type: 'object', required: ['name'], properties: fields } },
-  get: { method: 'GET', path: '/company/{company_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}' },
+  create: {
+    method: 'POST',
+    path: '/company',
+    source: 'spec section 4, POST /company',
+    body: { type: 'object', required: ['name'], properties: fields },
+    // Spec section 4: "Company object with company_id" (the spec overrides the OpenAPI's
+    // CreateCompanyResponse `{company_id, ref}`). 409: OpenAPI ("already exists").
+    responses: { 200: companySchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
+  },
+  get: { method: 'GET', path: '/company/{company_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}', responses: { 200: companySchema, ...ERROR_RESPONSES } },
   update: {
     method: 'PUT',
     path: '/company/{company_id}',
     idempotent: true,
     source: 'spec section 4, PUT /company/{company_id}',
     body: { type: 'object', minProperties: 1, properties: fields },
+    responses: { 200: companyUpdatedSchema, ...ERROR_RESPONSES },
   },
   search: {
     method: 'GET',
@@ -51,6 +97,7 @@ export const companyOperations = {
     source: 'spec section 4, GET /company/search; section 8: a 3-letter query',
     // The bound is the spec's (section 8: a 3-letter query), not one of the pack's *_MAX_LENGTH.
     query: { type: 'object', required: ['query'], properties: { query: { type: 'string', minLength: 3, maxLength: 3 } } },
+    responses: { 200: companySearchResultSchema, ...ERROR_RESPONSES },
   },
 } satisfies Record<string, OperationSpec>;
 
@@ -65,7 +112,7 @@ export function getCompany(client: CustodyClient, input: { company_id: string })
 }
 
 /** Update a company; omitted fields stay unchanged. Answers `{company_id, ref}`. */
-export function updateCompany(client: CustodyClient, input: CompanyFields & { company_id: string }): Promise<ApiResponse<{ company_id: string; ref?: string }>> {
+export function updateCompany(client: CustodyClient, input: CompanyFields & { company_id: string }): Promise<ApiResponse<CompanyUpdated>> {
   return callOperation(client, companyOperations.update, { ...input });
 }
 
