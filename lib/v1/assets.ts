@@ -43,12 +43,19 @@ export const assetListSchema = {
 /** GET /assets answer ({@link assetListSchema}). */
 export type AssetList = Wire<typeof assetListSchema>;
 
-/** POST /fees body: `type` (e.g. `transferOut`), `asset` code, `amount` in base units (a positive integer). */
-export interface FeeRequest {
-  type: string;
-  asset: string;
-  amount: number;
-}
+/**
+ * POST /fees body (spec section 2 "Fee request and response"; OpenAPI FeesRequest): `type` the
+ * transaction type (`transferOut`; the OpenAPI adds `withdraw`, `swap`), `asset` code, `amount`
+ * in base units (a positive integer: a quote for 0 base units quotes nothing). All required.
+ */
+export const feeRequestSchema = {
+  type: 'object',
+  required: ['type', 'asset', 'amount'],
+  properties: { type: { type: 'string', enum: ['transferOut', 'withdraw', 'swap'] }, asset: S.assetCode, amount: S.positiveBaseUnits },
+} as const;
+
+/** POST /fees body ({@link feeRequestSchema}). */
+export type FeeRequest = Wire<typeof feeRequestSchema>;
 
 /**
  * POST /fees answer (spec section 2 "Fee request and response"; OpenAPI FeesResponse): `netAmount`,
@@ -73,12 +80,7 @@ export const assetOperations = {
     amounts: [{ amount: 'amount', asset: 'asset' }],
     source: 'spec section 4, POST /fees; OpenAPI FeesRequest',
     responses: { 200: feeQuoteSchema, ...ERROR_RESPONSES },
-    body: {
-      type: 'object',
-      required: ['type', 'asset', 'amount'],
-      // A quote for 0 base units quotes nothing: the amount is positive, as a payment's is.
-      properties: { type: { type: 'string', enum: ['transferOut', 'withdraw', 'swap'] }, asset: S.assetCode, amount: S.positiveBaseUnits },
-    },
+    body: feeRequestSchema,
   },
 } satisfies Record<string, OperationSpec>;
 

@@ -5,15 +5,6 @@ import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, NAME_MAX_LENGTH, DOMAIN_MAX_LENGTH, REFERENCE_MAX_LENGTH } from '../operation';
 import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, type Wire } from '../wire';
 
-/** Company fields as sent (spec section 2); `name` is required on create. */
-export interface CompanyFields {
-  name?: string;
-  city?: string;
-  /** ISO 3166-1 alpha-2 code. */
-  country?: string;
-  domain?: string;
-  ref?: string;
-}
 
 /**
  * A company as the API returns it (spec section 2 "Company"): `company_id` (assigned by the
@@ -62,13 +53,24 @@ export const companySearchResultSchema = {
 /** GET /company/search answer ({@link companySearchResultSchema}). */
 export type CompanySearchResult = Wire<typeof companySearchResultSchema>;
 
-const fields = {
-  name: S.name,
-  city: S.optionalText(NAME_MAX_LENGTH),
-  country: { type: 'string', maxLength: 2, pattern: '^[A-Z]{2}$' },
-  domain: S.optionalText(DOMAIN_MAX_LENGTH),
-  ref: S.optionalText(REFERENCE_MAX_LENGTH),
-};
+/**
+ * Company fields as sent (spec section 2 "Company"): `name`, `city`, `country` (ISO 3166-1
+ * alpha-2), `domain`, `ref`; none required here: `name` is required on create (the create body
+ * adds it), an update sends any of them (at least one).
+ */
+export const companyFieldsSchema = {
+  type: 'object',
+  properties: {
+    name: S.name,
+    city: S.optionalText(NAME_MAX_LENGTH),
+    country: { type: 'string', maxLength: 2, pattern: '^[A-Z]{2}$' },
+    domain: S.optionalText(DOMAIN_MAX_LENGTH),
+    ref: S.optionalText(REFERENCE_MAX_LENGTH),
+  },
+} as const;
+
+/** Company fields as sent ({@link companyFieldsSchema}); `name` is required on create. */
+export type CompanyFields = Wire<typeof companyFieldsSchema>;
 
 /** Operation declarations of this group, by id. */
 export const companyOperations = {
@@ -76,7 +78,7 @@ export const companyOperations = {
     method: 'POST',
     path: '/company',
     source: 'spec section 4, POST /company',
-    body: { type: 'object', required: ['name'], properties: fields },
+    body: { ...companyFieldsSchema, required: ['name'] },
     // Spec section 4: "Company object with company_id" (the spec overrides the OpenAPI's
     // CreateCompanyResponse `{company_id, ref}`). 409: OpenAPI ("already exists").
     responses: { 200: companySchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
@@ -87,7 +89,7 @@ export const companyOperations = {
     path: '/company/{company_id}',
     idempotent: true,
     source: 'spec section 4, PUT /company/{company_id}',
-    body: { type: 'object', minProperties: 1, properties: fields },
+    body: { ...companyFieldsSchema, minProperties: 1 },
     responses: { 200: companyUpdatedSchema, ...ERROR_RESPONSES },
   },
   search: {

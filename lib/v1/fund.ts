@@ -7,24 +7,42 @@
  * ledger, whitelist" (list shapes NOTES.md "Shapes seen in documentation examples").
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S, JsonSchema, DESCRIPTION_MAX_LENGTH } from '../operation';
+import { callOperation, OperationSpec, S, DESCRIPTION_MAX_LENGTH } from '../operation';
 import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, emptyBodySchema, type Wire } from '../wire';
 
-/** A custody group: `threshold` approvals needed among `members` (trusted entity ids). */
-export interface CustodyGroup {
-  threshold: number;
-  members: string[];
-}
+/**
+ * A custody group to create (OpenAPI NewCustodyGroup): `threshold` approvals needed (>= 1) among
+ * `members` (trusted entity ids, at least one). Both required.
+ */
+export const custodyGroupSchema = {
+  type: 'object',
+  required: ['threshold', 'members'],
+  properties: { threshold: { type: 'integer', minimum: 1 }, members: { type: 'array', minItems: 1, items: S.id } },
+} as const;
 
-/** A wallet to create (OpenAPI NewWallet); `type` 0 standard, 1 dedicated, 2 multi-counterparty. */
-export interface NewWallet {
-  name: string;
-  asset: string;
-  type?: number;
-  custodygroup_withdraw?: CustodyGroup | null;
-  custodygroup_tx?: CustodyGroup | null;
-  connect?: Array<{ counterparty_id: string; client_id: string }> | null;
-}
+/** A custody group to create ({@link custodyGroupSchema}). */
+export type CustodyGroup = Wire<typeof custodyGroupSchema>;
+
+/**
+ * A wallet to create (OpenAPI NewWallet): `name` and `asset` required; `type` 0 standard, 1
+ * dedicated, 2 multi-counterparty; custody groups (null or absent: the fund's); `connect` the
+ * external counterparties of a dedicated wallet.
+ */
+export const newWalletSchema = {
+  type: 'object',
+  required: ['name', 'asset'],
+  properties: {
+    name: S.name,
+    asset: S.assetCode,
+    type: { type: 'integer', enum: [0, 1, 2] },
+    custodygroup_withdraw: { anyOf: [custodyGroupSchema, { type: 'null' }] },
+    custodygroup_tx: { anyOf: [custodyGroupSchema, { type: 'null' }] },
+    connect: { anyOf: [{ type: 'array', items: { type: 'object', properties: { counterparty_id: S.id, client_id: S.id } } }, { type: 'null' }] },
+  },
+} as const;
+
+/** A wallet to create ({@link newWalletSchema}). */
+export type NewWallet = Wire<typeof newWalletSchema>;
 
 /**
  * A custody policy as read back (OpenAPI Policy): `id`, `name`, `threshold` (approvals needed),
@@ -130,23 +148,6 @@ export const walletIdListSchema = {
 /** POST .../fund/{fund_id}/wallet answer ({@link walletIdListSchema}). */
 export type WalletIdList = Wire<typeof walletIdListSchema>;
 
-const custodyGroup: JsonSchema = {
-  type: 'object',
-  required: ['threshold', 'members'],
-  properties: { threshold: { type: 'integer', minimum: 1 }, members: { type: 'array', minItems: 1, items: S.id } },
-};
-const newWallet: JsonSchema = {
-  type: 'object',
-  required: ['name', 'asset'],
-  properties: {
-    name: S.name,
-    asset: S.assetCode,
-    type: { type: 'integer', enum: [0, 1, 2] },
-    custodygroup_withdraw: { anyOf: [custodyGroup, { type: 'null' }] },
-    custodygroup_tx: { anyOf: [custodyGroup, { type: 'null' }] },
-    connect: { anyOf: [{ type: 'array', items: { type: 'object', properties: { counterparty_id: S.id, client_id: S.id } } }, { type: 'null' }] },
-  },
-};
 
 /**
  * The optional ledger filters (spec section 4): `asset` (an asset code), `wallet_id` (one
@@ -156,7 +157,7 @@ const newWallet: JsonSchema = {
 export const ledgerQuery = {
   type: 'object',
   properties: { asset: S.assetCode, wallet_id: S.walletId, direction: { type: 'string', enum: ['all', 'in', 'out'] } },
-} satisfies OperationSpec['query'];
+} as const satisfies OperationSpec['query'];
 
 /**
  * The optional `since` of a wallet history read (OpenAPI GET /wallet/{wallet_id}/history: only
@@ -166,7 +167,7 @@ export const ledgerQuery = {
 export const walletHistoryQuery = {
   type: 'object',
   properties: { since: { type: 'number', minimum: 0 } },
-} satisfies OperationSpec['query'];
+} as const satisfies OperationSpec['query'];
 
 /**
  * One item of a wallet's history (OpenAPI FundHistoryItem; the spec does not show this payload):
@@ -201,12 +202,8 @@ export const walletHistorySchema = {
 /** A wallet's history ({@link walletHistorySchema}). */
 export type WalletHistory = Wire<typeof walletHistorySchema>;
 
-/** Ledger filters (see {@link ledgerQuery}); all optional. */
-export interface LedgerFilter {
-  asset?: string;
-  wallet_id?: string;
-  direction?: 'all' | 'in' | 'out';
-}
+/** Ledger filters ({@link ledgerQuery}); all optional. */
+export type LedgerFilter = Wire<typeof ledgerQuery>;
 
 /**
  * A ledger entry (spec section 2 "Ledger entry"): every field of the spec's list is required.
@@ -322,7 +319,13 @@ export const fundOperations = {
     body: {
       type: 'object',
       required: ['name', 'custodygroup_withdraw', 'custodygroup_tx'],
-      properties: { name: S.name, description: S.optionalText(DESCRIPTION_MAX_LENGTH), custodygroup_withdraw: custodyGroup, custodygroup_tx: custodyGroup, wallets: { type: 'array', items: newWallet } },
+      properties: {
+        name: S.name,
+        description: S.optionalText(DESCRIPTION_MAX_LENGTH),
+        custodygroup_withdraw: custodyGroupSchema,
+        custodygroup_tx: custodyGroupSchema,
+        wallets: { type: 'array', items: newWalletSchema },
+      },
     },
   },
   addWallet: {
@@ -332,7 +335,7 @@ export const fundOperations = {
     // 409: OpenAPI ("already exists").
     responses: { 200: walletIdListSchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
     assetFields: ['wallets[].asset'],
-    body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWallet } } },
+    body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWalletSchema } } },
   },
   getFund: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}', responses: { 200: fundSchema, ...ERROR_RESPONSES } },
   getWallet: { method: 'GET', path: '/wallet/{wallet_id}', idempotent: true, source: 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo', responses: { 200: walletSchema, ...ERROR_RESPONSES } },

@@ -11,7 +11,6 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import type { SendAmount } from './transfer';
 import { W, ERROR_RESPONSES, okBodySchema, anyObjectSchema, type OkBody, type OpenWire, type Wire } from '../wire';
 
 /**
@@ -20,16 +19,23 @@ import { W, ERROR_RESPONSES, okBodySchema, anyObjectSchema, type OkBody, type Op
  * `add_to_liquidity_hub` true publishes the quote once approved. `partner_txID` is required
  * here (the spec lists it; the pack requires it so that a quote can be traced to the caller's own id).
  */
-export interface SwapMakeRequest {
-  send_wallet_id: string;
-  receive_wallet_id: string;
-  expires: number;
-  reference: string;
-  partner_txID: string;
-  send: SendAmount;
-  receive: SendAmount;
-  add_to_liquidity_hub?: boolean;
-}
+export const swapMakeRequestSchema = {
+  type: 'object',
+  required: ['send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'partner_txID', 'send', 'receive'],
+  properties: {
+    send_wallet_id: S.walletId,
+    receive_wallet_id: S.walletId,
+    expires: S.epochSeconds,
+    reference: S.customField,
+    partner_txID: S.partnerTxId,
+    send: PAYMENT,
+    receive: PAYMENT,
+    add_to_liquidity_hub: { type: 'boolean' },
+  },
+} as const;
+
+/** POST atomicswap/make body ({@link swapMakeRequestSchema}). */
+export type SwapMakeRequest = Wire<typeof swapMakeRequestSchema>;
 
 /**
  * POST atomicswap/make answer (spec section 4: `tx_id`, `tx_url`, `status` `new`; OpenAPI
@@ -62,16 +68,16 @@ export type SwapTransaction = OpenWire<typeof swapTransactionSchema>;
 /**
  * POST atomicswap/take body (spec section 4): `swap_id` is the quote's `tx_id` from the hub
  * listing; the taker sends from `send_wallet_id` (the maker's `receive` asset) and receives
- * into `receive_wallet_id` (the maker's `send` asset).
+ * into `receive_wallet_id` (the maker's `send` asset). All required.
  */
-export interface SwapTakeRequest {
-  swap_id: string;
-  send_wallet_id: string;
-  receive_wallet_id: string;
-  reference: string;
-  partner_txID: string;
-}
+export const swapTakeRequestSchema = {
+  type: 'object',
+  required: ['swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference', 'partner_txID'],
+  properties: { swap_id: S.id, send_wallet_id: S.walletId, receive_wallet_id: S.walletId, reference: S.customField, partner_txID: S.partnerTxId },
+} as const;
 
+/** POST atomicswap/take body ({@link swapTakeRequestSchema}). */
+export type SwapTakeRequest = Wire<typeof swapTakeRequestSchema>;
 
 /**
  * POST atomicswap/take answer: the new taker transaction's `tx_id` (spec section 4), required;
@@ -101,20 +107,7 @@ export const swapMakeOperations = {
     ],
     source: 'spec section 4, POST /company/{company_id}/atomicswap/make',
     responses: { 200: swapMadeSchema, ...ERROR_RESPONSES },
-    body: {
-      type: 'object',
-      required: ['send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'partner_txID', 'send', 'receive'],
-      properties: {
-        send_wallet_id: S.walletId,
-        receive_wallet_id: S.walletId,
-        expires: S.epochSeconds,
-        reference: S.customField,
-        partner_txID: S.partnerTxId,
-        send: PAYMENT,
-        receive: PAYMENT,
-        add_to_liquidity_hub: { type: 'boolean' },
-      },
-    },
+    body: swapMakeRequestSchema,
   },
   get: { method: 'GET', path: '/company/{company_id}/atomicswap/make/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/atomicswap/make/{tx_id}', responses: { 200: swapTransactionSchema, ...ERROR_RESPONSES } },
   cancel: { method: 'DELETE', path: '/company/{company_id}/atomicswap/make/{tx_id}', source: 'OpenAPI DELETE /company/{company_id}/atomicswap/make/{tx_id} (202 OkResponse)', responses: { 202: okBodySchema, ...ERROR_RESPONSES } },
@@ -129,11 +122,7 @@ export const swapTakeOperations = {
     submission: 'swapTake',
     source: 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)',
     responses: { 200: swapTakenSchema, ...ERROR_RESPONSES },
-    body: {
-      type: 'object',
-      required: ['swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference', 'partner_txID'],
-      properties: { swap_id: S.id, send_wallet_id: S.walletId, receive_wallet_id: S.walletId, reference: S.customField, partner_txID: S.partnerTxId },
-    },
+    body: swapTakeRequestSchema,
   },
   get: { method: 'GET', path: '/company/{company_id}/atomicswap/take/{tx_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/atomicswap/take/{tx_id}', responses: { 200: swapTransactionSchema, ...ERROR_RESPONSES } },
 } satisfies Record<string, OperationSpec>;

@@ -55,18 +55,25 @@ export type SweepStarted = Wire<typeof sweepStartedSchema>;
 /**
  * POST sweep body (spec section 4): `wallet_id` the origin, `recipient_wallet_id` the
  * destination, `expires` epoch seconds, `send.symbol` required and `send.amount` base units.
- * `partner_txID` (optional; the OpenAPI Sweep body has it, the spec's table does not) is the
- * caller's key of this sweep.
+ * `partner_txID` (the OpenAPI Sweep body has it, optional; the spec's table does not) is required
+ * by this client: the submission journal keys the sweep on it.
  */
-export interface SweepRequest {
-  wallet_id: string;
-  recipient_wallet_id: string;
-  reference?: string;
-  /** The payment's key (OpenAPI Sweep): required by this client, which journals the sweep under it. */
-  partner_txID: string;
-  expires: number;
-  send: { symbol: string; amount?: number };
-}
+export const sweepRequestSchema = {
+  type: 'object',
+  required: ['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'],
+  properties: {
+    wallet_id: S.walletId,
+    recipient_wallet_id: S.walletId,
+    reference: S.customField,
+    // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
+    partner_txID: S.partnerTxId,
+    expires: S.epochSeconds,
+    send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
+  },
+} as const;
+
+/** POST sweep body ({@link sweepRequestSchema}). */
+export type SweepRequest = Wire<typeof sweepRequestSchema>;
 
 /**
  * The sweep transaction (spec section 2 "Sweep transaction", snake_case), every field of the
@@ -122,19 +129,7 @@ export const sweepOperations = {
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /coreclient/{client_id}/sweep',
     responses: { 200: sweepStartedSchema, ...ERROR_RESPONSES },
-    body: {
-      type: 'object',
-      required: ['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'],
-      properties: {
-        wallet_id: S.walletId,
-        recipient_wallet_id: S.walletId,
-        reference: S.customField,
-        // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
-        partner_txID: S.partnerTxId,
-        expires: S.epochSeconds,
-        send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
-      },
-    },
+    body: sweepRequestSchema,
   },
   status: {
     // The spec's form: the literal path segment `tx_id`, the sweep's id in the body. (The OpenAPI

@@ -8,27 +8,32 @@ import type { SubmitOptions, SubmitResult } from '../submission/submit';
 import { W, ERROR_RESPONSES, type Wire } from '../wire';
 import type { withdrawalTransactionSchema } from './withdraw';
 
-/** `send` of a transfer: asset `symbol` and `amount` in base units (integer). */
-export interface SendAmount {
-  symbol: string;
-  amount: number;
-}
+/** `send` of a transfer (lib/operation.ts `PAYMENT`): asset `symbol` and `amount` in base units (a positive integer). */
+export type SendAmount = Wire<typeof PAYMENT>;
 
 /**
  * POST transfer body (spec section 4: all fields required). `wallet_id` and
- * `counterparty_wallet_address` take a wallet id or short code; `expires` is epoch seconds.
- * `partner_txID` makes a retry safe: the same value answers `existing` with the original tx_id.
+ * `counterparty_wallet_address` take a wallet id or short code; `expires` is epoch seconds;
+ * `send.amount` base units. `partner_txID` makes a retry safe: the same value answers `existing`
+ * with the original tx_id. Each text has the pack's length bound (lib/operation.ts `S`).
  */
-export interface TransferRequest {
-  wallet_id: string;
-  counterparty_wallet_address: string;
-  expires: number;
-  benefit_of: string;
-  account_no: string;
-  reference: string;
-  partner_txID: string;
-  send: SendAmount;
-}
+export const transferRequestSchema = {
+  type: 'object',
+  required: ['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
+  properties: {
+    wallet_id: S.walletId,
+    counterparty_wallet_address: S.walletId,
+    expires: S.epochSeconds,
+    benefit_of: S.customField,
+    account_no: S.customField,
+    reference: S.customField,
+    partner_txID: S.partnerTxId,
+    send: PAYMENT,
+  },
+} as const;
+
+/** POST transfer body ({@link transferRequestSchema}). */
+export type TransferRequest = Wire<typeof transferRequestSchema>;
 
 /** POST transfer answer (spec section 4): `tx_id` and `status`, `new` or `existing` (spec section 3). */
 export const transferCreatedSchema = {
@@ -159,20 +164,7 @@ export const transferOperations = {
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/transfer',
     responses: { 200: transferCreatedSchema, ...ERROR_RESPONSES },
-    body: {
-      type: 'object',
-      required: ['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-      properties: {
-        wallet_id: S.walletId,
-        counterparty_wallet_address: S.walletId,
-        expires: S.epochSeconds,
-        benefit_of: S.customField,
-        account_no: S.customField,
-        reference: S.customField,
-        partner_txID: S.partnerTxId,
-        send: PAYMENT,
-      },
-    },
+    body: transferRequestSchema,
   },
   get: {
     method: 'GET',

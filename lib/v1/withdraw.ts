@@ -5,7 +5,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import { transactionProperties, TRANSACTION_REQUIRED, SHORT_TX_STATUSES, type SendAmount, type Transaction } from './transfer';
+import { transactionProperties, TRANSACTION_REQUIRED, SHORT_TX_STATUSES, type Transaction } from './transfer';
 import { W, ERROR_RESPONSES, type Wire } from '../wire';
 
 /**
@@ -14,16 +14,23 @@ import { W, ERROR_RESPONSES, type Wire } from '../wire';
  * `addWhitelist`); `expires` epoch seconds; `send.amount` base units. `partner_txID` is the
  * caller's own unique id of the withdrawal; build it from something stable (an order number).
  */
-export interface WithdrawRequest {
-  wallet_id: string;
-  address: string;
-  expires: number;
-  benefit_of: string;
-  account_no: string;
-  reference: string;
-  partner_txID: string;
-  send: SendAmount;
-}
+export const withdrawRequestSchema = {
+  type: 'object',
+  required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
+  properties: {
+    wallet_id: S.walletId,
+    address: S.address,
+    expires: S.epochSeconds,
+    benefit_of: S.customField,
+    account_no: S.customField,
+    reference: S.customField,
+    partner_txID: S.partnerTxId,
+    send: PAYMENT,
+  },
+} as const;
+
+/** POST withdraw body ({@link withdrawRequestSchema}). */
+export type WithdrawRequest = Wire<typeof withdrawRequestSchema>;
 
 /**
  * POST withdraw answer: `tx_id` and `status` (spec section 4 shows `new`; the OpenAPI's TxId
@@ -77,20 +84,7 @@ export const withdrawOperations = {
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/withdraw',
     responses: { 200: withdrawCreatedSchema, ...ERROR_RESPONSES },
-    body: {
-      type: 'object',
-      required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-      properties: {
-        wallet_id: S.walletId,
-        address: S.address,
-        expires: S.epochSeconds,
-        benefit_of: S.customField,
-        account_no: S.customField,
-        reference: S.customField,
-        partner_txID: S.partnerTxId,
-        send: PAYMENT,
-      },
-    },
+    body: withdrawRequestSchema,
   },
   get: {
     method: 'GET',

@@ -9,7 +9,7 @@
  */
 import type { ApiResponse } from '../client';
 import { ValidationError, characterCount } from '../errors';
-import { OperationSpec, S, JsonSchema, ID_MAX_LENGTH, prepareOperation, tooLongError } from '../operation';
+import { OperationSpec, S, ID_MAX_LENGTH, prepareOperation, tooLongError } from '../operation';
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator, withWorkspace } from './operation';
 import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, type Wire } from '../wire';
@@ -51,18 +51,13 @@ export const policyExpressionSchema = {
 export type PolicyExpression = Wire<typeof policyExpressionSchema>;
 
 /** Policy types (spec section 2). An admin policy governs changes; a transaction policy governs a wallet's transactions. */
-export type PolicyType = 'admin' | 'transaction';
+export const POLICY_TYPES = ['admin', 'transaction'] as const;
 
-/** The body of POST and PUT policies (spec section 4). */
-export interface PolicyBody {
-  name: string;
-  expression: PolicyExpression;
-  expressionContentType: 'application/json';
-  adminPolicyID: string;
-  policyType: PolicyType;
-  adminLocked: boolean;
-  allowDuplicates: boolean;
-}
+/** A policy type: one of {@link POLICY_TYPES}. */
+export type PolicyType = (typeof POLICY_TYPES)[number];
+
+/** The body of POST and PUT policies ({@link policyBodySchema}). */
+export type PolicyBody = Wire<typeof policyBodySchema>;
 
 /**
  * A policy of a workspace as listed (spec section 2 "v2 resources" Policy): `policyID`, `name`,
@@ -77,7 +72,7 @@ export const workspacePolicySchema = {
   properties: {
     policyID: W.id,
     name: W.text,
-    policyType: { type: 'string', enum: ['admin', 'transaction'] },
+    policyType: { type: 'string', enum: POLICY_TYPES },
     systemType: { type: 'number' },
     actionsGoverned: { type: 'array' },
     expressionContentType: { const: 'application/json' },
@@ -268,7 +263,8 @@ export function withExtraMember(policy: WorkspacePolicy, memberID: string): Poli
   };
 }
 
-const memberRuleInput: JsonSchema = {
+/** A member rule as sent: {@link memberRuleSchema} with the id's length bound (`S.id`). */
+const memberRuleInput = {
   type: 'object',
   required: ['type', 'operation', 'threshold', 'arguments'],
   properties: {
@@ -277,8 +273,9 @@ const memberRuleInput: JsonSchema = {
     threshold: { const: 0 },
     arguments: { type: 'object', required: ['id'], properties: { id: S.id } },
   },
-};
-const expressionSchema: JsonSchema = {
+} as const;
+/** The expression as sent: {@link policyExpressionSchema} with at least one member rule. */
+const expressionInput = {
   type: 'object',
   required: ['type', 'operation', 'threshold', 'rules'],
   properties: {
@@ -287,20 +284,25 @@ const expressionSchema: JsonSchema = {
     threshold: { type: 'integer', minimum: 1 },
     rules: { type: 'array', minItems: 1, items: memberRuleInput },
   },
-};
-const policyBodySchema = {
+} as const;
+/**
+ * The body of POST and PUT policies (spec section 4: name, expression, expressionContentType,
+ * adminPolicyID, policyType, adminLocked, allowDuplicates; all required): the expression of spec
+ * section 2, `expressionContentType` `application/json`, `policyType` `transaction` or `admin`.
+ */
+export const policyBodySchema = {
   type: 'object',
   required: ['name', 'expression', 'expressionContentType', 'adminPolicyID', 'policyType', 'adminLocked', 'allowDuplicates'],
   properties: {
     name: S.name,
-    expression: expressionSchema,
+    expression: expressionInput,
     expressionContentType: { enum: ['application/json'] },
     adminPolicyID: S.id,
     policyType: { enum: ['transaction', 'admin'] },
     adminLocked: { type: 'boolean' },
     allowDuplicates: { type: 'boolean' },
   },
-};
+} as const;
 /** Operation declarations of the policies group (spec section 4 "v2 endpoints"). */
 export const policyOperations = {
   list: {
