@@ -263,7 +263,15 @@ describe('registry response schemas: a live run through the simulator', function
     await call('custody-fund', 'listWhitelist', { company_id: company, fund_id: d.fund_id });
     // transfers, core clients and actions
     const tx = await call('custody-transfer', 'create', transferInput());
-    await call('custody-transfer', 'get', { company_id: company, tx_id: tx.tx_id });
+    const read = await call('custody-transfer', 'get', { company_id: company, tx_id: tx.tx_id });
+    // the same live answer, deliberately spoilt: a field removed, a wrong type, a status of the other kind
+    const spoilt = { ...read, txStatus: 'approved_withdrawal', statusDetails: { ...read.statusDetails, fees: String(read.statusDetails.fees) } };
+    delete spoilt.txID;
+    assert.deepEqual(validateResponse(registryEntry('custody-transfer', 'get'), 200, spoilt).map((v) => v.replace(/, got .*/, '')), [
+      'GET /company/{company_id}/transfer/{tx_id}: 200 body /txID is required',
+      'GET /company/{company_id}/transfer/{tx_id}: 200 body /statusDetails/fees must be integer',
+      'GET /company/{company_id}/transfer/{tx_id}: 200 body /txStatus must be one of "pending_initiate_transfer", "initiate_rejected_transfer", "pending_transfer", "expired_transfer", "approved_transfer", "custody_rejected_transfer", "chain_rejected_transfer", "pending", "approved", "rejected", "expired"',
+    ]);
     await call('custody-core-client', 'list', { company_id: company });
     await call('custody-action', 'approve', { client_id: approver, action_id: await actionFor(approver, 'ApproveTransfer', tx.tx_id) });
     await call('custody-transfer', 'get', { company_id: company, tx_id: tx.tx_id });
