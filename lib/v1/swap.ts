@@ -11,7 +11,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import { W, ERROR_RESPONSES, okBodySchema, anyObjectSchema, type OkBody, type OpenWire, type Wire } from '../wire';
+import { W, ERROR_RESPONSES, okBodySchema, type OkBody, type OpenWire, type Wire } from '../wire';
 
 /**
  * POST atomicswap/make body (spec section 4). Wallets by id or short code; `expires` epoch
