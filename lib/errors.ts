@@ -4,18 +4,21 @@
  * No error text ever contains an API key, a private key or a token.
  */
 
-/** The `detail` object of an error body (spec section 7); `reason` is not always present. */
-export interface ApiErrorDetail {
-  reason?: string;
-  [key: string]: unknown;
-}
+import type { OpenWire, ErrorBody, errorBodySchema } from './wire';
 
-/** The error body of spec section 7. `code` is a number or a string (the OpenAPI types it as string). */
-export interface ApiErrorBody {
-  code: number | string;
-  msg: string;
-  detail?: ApiErrorDetail;
-}
+/**
+ * The `detail` object of an error body (spec section 7; lib/wire.ts `errorBodySchema`): `reason`
+ * is not always present; other fields are kept.
+ */
+export type ApiErrorDetail = OpenWire<typeof errorBodySchema>['detail'];
+
+/**
+ * The error body of spec section 7 as an {@link ApiError} is made from it: the wire body
+ * (lib/wire.ts `ErrorBody`: `code` a number or a string, `msg`) with `detail` optional, since an
+ * error the client makes itself (no answer, a closed client) or a body without one is made into an
+ * ApiError too (its `detail` is then `{}`).
+ */
+export type ApiErrorBody = Omit<ErrorBody, 'detail'> & { detail?: ApiErrorDetail };
 
 /**
  * What a failed request tells about its effect (issue 9, "three kinds of failure"):

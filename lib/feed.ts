@@ -18,7 +18,33 @@ import WebSocket from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { CustodyClient } from './client';
-import { Action, listActions } from './v1/core-client';
+import { Action, listActions, ACTION_TYPES } from './v1/core-client';
+import { W, type Wire } from './wire';
+
+/**
+ * A core client feed message (spec section 6: "one JSON message per pending action:
+ * coreClientID, expireTime, id (action id), status (`pending`), timestamp, type (ApproveTransfer,
+ * ApproveWithdraw, ApproveSwap, ApproveSwapTake)"; rule 4: exchange core clients also receive
+ * wallet connection requests, type `ApproveNewWalletConnect`, NOTES.md). All six fields are
+ * required; `status` is `pending`; `timestamp` and `expireTime` epoch seconds. Other fields are
+ * allowed. The `type` list is `ACTION_TYPES` (lib/v1/core-client.ts), which also holds the
+ * spec's RejectTransfer and RejectWithdraw.
+ */
+export const coreClientFeedMessageSchema = {
+  type: 'object',
+  required: ['coreClientID', 'expireTime', 'id', 'status', 'timestamp', 'type'],
+  properties: {
+    coreClientID: W.id,
+    expireTime: W.epochSeconds,
+    id: W.id,
+    status: { const: 'pending' },
+    timestamp: W.epochSeconds,
+    type: { type: 'string', enum: ACTION_TYPES },
+  },
+} as const;
+
+/** A core client feed message ({@link coreClientFeedMessageSchema}); an {@link Action} with `coreClientID`. */
+export type CoreClientFeedMessage = Wire<typeof coreClientFeedMessageSchema>;
 
 /** Connection states, in the order a feed moves through them. */
 export type FeedState = 'connecting' | 'connected' | 'disconnected' | 'stopped';

@@ -6,26 +6,29 @@
  */
 import { CustodyClient } from './client';
 import { AccountFeed, type FeedOptions } from './feed';
+import { W, type OpenWire } from './wire';
 
 /**
- * A liquidity hub feed message (spec section 6; NOTES.md "Feed messages"), as received. The spec
- * names its fields "TxID and Status"; NOTES.md (and the simulator) send `{"txID","status"}`.
- * Where they disagree the spec rules, so both casings are accepted and passed on unchanged:
- * read the id as `message.txID ?? message.TxID` and the status as `message.status ?? message.Status`.
- * A message carries at least one of `txID` and `TxID` as a string ({@link HubFeed} drops others).
+ * A liquidity hub feed message (spec section 6: "a line per newly posted swap quote with its TxID
+ * and Status (for example taker_pending)"; NOTES.md "Feed messages": `{"txID","status"}`). The
+ * spec's casing (`TxID`, `Status`) and NOTES.md's (`txID`, `status`) are both accepted, each field
+ * on its own: a message must carry the swap's id (`txID` or `TxID`) and its status (`status` or
+ * `Status`), as text (the status values are not listed: "for example taker_pending"). Other fields
+ * are allowed and kept.
  */
-export interface HubFeedMessage {
-  /** The id of the swap transaction whose quote was published (NOTES.md casing). */
-  txID?: string;
-  /** The id of the swap transaction whose quote was published (spec section 6 casing). */
-  TxID?: string;
-  /** The swap status, e.g. `taker_pending` (spec section 3: a published quote waits for a taker); NOTES.md casing. */
-  status?: string;
-  /** The swap status, spec section 6 casing. */
-  Status?: string;
-  /** Any further field the service sends is kept. */
-  [field: string]: unknown;
-}
+export const hubFeedMessageSchema = {
+  type: 'object',
+  properties: { txID: W.id, TxID: W.id, status: W.text, Status: W.text },
+  allOf: [{ anyOf: [{ required: ['txID'] }, { required: ['TxID'] }] }, { anyOf: [{ required: ['status'] }, { required: ['Status'] }] }],
+} as const;
+
+/**
+ * A liquidity hub feed message ({@link hubFeedMessageSchema}), as received: read the id as
+ * `message.txID ?? message.TxID` and the status as `message.status ?? message.Status` (a union of
+ * the casings' combinations); other fields are kept (`[field: string]: unknown`). {@link HubFeed}
+ * drops a message without a string `txID` or `TxID`.
+ */
+export type HubFeedMessage = OpenWire<typeof hubFeedMessageSchema>;
 
 /**
  * The account's liquidity hub feed. It reconnects by itself like every {@link AccountFeed}, but

@@ -19,3 +19,5 @@ export * from './submission';
 export * from './durable/record-file';
 export * from './asset-list';
 export * from './registry';
+export * from './wire';
+export * from './response-check';

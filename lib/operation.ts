@@ -99,9 +99,9 @@ export interface OperationSpec {
   /** Path template below the base URL, ids in braces: `/company/{company_id}/transfer/{tx_id}`. */
   path: string;
   /** Query fields (an object schema). */
-  query?: JsonSchema & { properties: Record<string, JsonSchema>; required?: string[] };
+  query?: JsonSchema & { properties: Record<string, JsonSchema>; required?: readonly string[] };
   /** Body (an object schema); omitted for calls without a body. */
-  body?: JsonSchema & { properties: Record<string, JsonSchema>; required?: string[] };
+  body?: JsonSchema & { properties: Record<string, JsonSchema>; required?: readonly string[] };
   /**
    * Amount fields of the body in base units, each with the field holding its asset code, as
    * dotted paths: `[{amount: 'send.amount', asset: 'send.symbol'}]`. Used to convert decimal
@@ -123,6 +123,15 @@ export interface OperationSpec {
    * its failures told apart, a transfer re-sent after an unknown outcome.
    */
   submission?: SubmissionKind;
+  /**
+   * The JSON schema of the answer body per HTTP status: the success status(es) (spec section 4,
+   * else the OpenAPI path's; a comment beside a schema says where the spec overrides the OpenAPI)
+   * and the error statuses with the error body of spec section 7 (lib/wire.ts `ERROR_RESPONSES`).
+   * A status not listed is not an answer the operation can give. Schemas are `as const` (the wire
+   * types are derived from them, lib/wire.ts `Wire`) and allow undeclared fields unless the spec
+   * forbids them. Checked by `validateResponse` (lib/response-check.ts).
+   */
+  responses?: Readonly<Record<number, JsonSchema>>;
   /** Where the operation is defined: spec section or OpenAPI path. */
   source: string;
 }
@@ -445,13 +454,13 @@ export async function submitOperation<T = unknown>(client: CustodyClient, spec: 
 }
 
 /** A required text of at most `maxLength` characters with at least one non-space character. */
-function boundedText(maxLength: number): JsonSchema {
-  return { type: 'string', maxLength, pattern: '\\S' };
+function boundedText<M extends number>(maxLength: M) {
+  return { type: 'string', maxLength, pattern: '\\S' } as const;
 }
 
 /** An optional text (may be empty) of at most `maxLength` characters. */
-function boundedOptionalText(maxLength: number): JsonSchema {
-  return { type: 'string', maxLength };
+function boundedOptionalText<M extends number>(maxLength: M) {
+  return { type: 'string', maxLength } as const;
 }
 
 /**
@@ -480,15 +489,15 @@ export const S = {
    * base units; an amount of 0 moves nothing and is a mistake, as is one past 2^53 - 1, which a
    * JSON number no longer holds exactly).
    */
-  positiveBaseUnits: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as JsonSchema,
+  positiveBaseUnits: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const,
   /** Unix epoch seconds. */
-  epochSeconds: { type: 'integer', minimum: 1, maximum: 253402300799 } as JsonSchema,
+  epochSeconds: { type: 'integer', minimum: 1, maximum: 253402300799 } as const,
   /**
    * An asset code such as `BTC-TESTNET`: upper-case letters, digits and `-`, at most
    * {@link ASSET_CODE_MAX_LENGTH} characters. Declare the field in {@link OperationSpec.amounts}
    * or {@link OperationSpec.assetFields} so that it is also checked against GET /assets.
    */
-  assetCode: { type: 'string', maxLength: ASSET_CODE_MAX_LENGTH, pattern: '^[A-Z0-9][A-Z0-9-]*$' } as JsonSchema,
+  assetCode: { type: 'string', maxLength: ASSET_CODE_MAX_LENGTH, pattern: '^[A-Z0-9][A-Z0-9-]*$' } as const,
 };
 
 /**
@@ -496,4 +505,4 @@ export const S = {
  * transfers, withdrawals and swap quotes, `receive` of swap quotes); `amount` in base units, > 0.
  * Declare `<field>.symbol` as the asset of `<field>.amount` in {@link OperationSpec.amounts}.
  */
-export const PAYMENT: JsonSchema = { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } };
+export const PAYMENT = { type: 'object', required: ['symbol', 'amount'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } } as const;

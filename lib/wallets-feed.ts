@@ -5,35 +5,36 @@
  */
 import { CustodyClient } from './client';
 import { AccountFeed, type FeedOptions } from './feed';
+import { W, type OpenWire } from './wire';
 
 /**
- * A wallets feed message: one wallet transaction. Source: NOTES.md "Feed messages" (field names
- * as the service sends them, including the capital `Status`).
+ * A wallets feed message: one wallet transaction (spec section 6: "live feed of wallet
+ * transactions", payload "not shown"; the shape is NOTES.md "Feed messages", field names as the
+ * service sends them, including the capital `Status`). All ten fields required: `Status` text,
+ * `amount` (gross), `fee`, `net_amount` base units of `asset`, negative for outgoing;
+ * `chain_tx_id` (empty when none), `sweep_tx` (true for a sweep), `timestamp` epoch seconds,
+ * `tx_id` (empty for a deposit), `wallet_id` (the wallet whose balance moved). Other fields are allowed and kept.
  */
-export interface WalletFeedMessage {
-  /** The transaction's status as the service reports it. */
-  Status: string;
-  /** Gross amount in base units of `asset`; negative for outgoing. */
-  amount: number;
-  /** Asset symbol, e.g. `BTC-TESTNET`. */
-  asset: string;
-  /** The blockchain transaction id (empty when none). */
-  chain_tx_id: string;
-  /** Fee in base units of `asset` (negative for outgoing). */
-  fee: number;
-  /** Amount after fees in base units of `asset`; negative for outgoing. */
-  net_amount: number;
-  /** True when the movement is a sweep. */
-  sweep_tx: boolean;
-  /** When it happened, epoch seconds. */
-  timestamp: number;
-  /** The transaction id. */
-  tx_id: string;
-  /** The wallet whose balance moved. */
-  wallet_id: string;
-  /** Any further field the service sends is kept. */
-  [field: string]: unknown;
-}
+export const walletFeedMessageSchema = {
+  type: 'object',
+  required: ['Status', 'amount', 'asset', 'chain_tx_id', 'fee', 'net_amount', 'sweep_tx', 'timestamp', 'tx_id', 'wallet_id'],
+  properties: {
+    Status: W.text,
+    amount: W.baseUnits,
+    asset: W.id,
+    chain_tx_id: W.text,
+    fee: W.baseUnits,
+    net_amount: W.baseUnits,
+    sweep_tx: W.boolean,
+    timestamp: W.epochSeconds,
+    // Empty for a deposit, as a deposit's `TxID` in the ledger (spec section 2 "Ledger entry").
+    tx_id: W.text,
+    wallet_id: W.id,
+  },
+} as const;
+
+/** A wallets feed message ({@link walletFeedMessageSchema}), as received: other fields kept (`[field: string]: unknown`). */
+export type WalletFeedMessage = OpenWire<typeof walletFeedMessageSchema>;
 
 /**
  * The wallets feed of the client's API key. It reconnects by itself like every

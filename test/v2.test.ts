@@ -102,7 +102,7 @@ describe('v2 expression builder', () => {
   });
 
   it('adds a member rule to a full policy body, and refuses a member already there', async () => {
-    const policy: WorkspacePolicy = { policyID: 'P', ...buildPolicyBody({ name: 'T', threshold: 1, members: ['m.alice'], adminPolicyID: 'A', adminLocked: true }) };
+    const policy: WorkspacePolicy = { policyID: 'P', systemType: 1, actionsGoverned: [], ...buildPolicyBody({ name: 'T', threshold: 1, members: ['m.alice'], adminPolicyID: 'A', adminLocked: true }) };
     const body = withExtraMember(policy, 'm.bob');
     assert.deepEqual(body.expression.rules.map((r) => r.arguments.id), ['m.alice', 'm.bob']);
     assert.equal(body.expression.threshold, 1);
@@ -274,9 +274,9 @@ describe('v2 workspace calls: lib against the simulator', function () {
     const { data: acc } = await createPortfolio(partner, { name: 'W' });
     const { data: w } = await createPortfolioWallet(partner, { accountID: acc.accountID, name: 'quick', connectPlugin: 'wc', policyID: p.policyID, waitForAddress: 1 });
     assert.equal(w.address, '');
-    assert.equal((await getPortfolioWallet(partner, { accountID: acc.accountID, walletID: w.walletID })).data.address, '');
+    assert.equal((await getPortfolioWallet(partner, { accountID: acc.accountID, walletID: String(w.walletID) })).data.address, '');
     await control(sim, '/clock/advance', { seconds: 5 });
-    const later = (await getPortfolioWallet(partner, { accountID: acc.accountID, walletID: w.walletID })).data;
+    const later = (await getPortfolioWallet(partner, { accountID: acc.accountID, walletID: String(w.walletID) })).data;
     assert.match(later.address, /^0x[0-9a-f]{40}$/);
     assert.equal(later.connectPlugin, 'wc');
     assert.equal(later.policyID, p.policyID);

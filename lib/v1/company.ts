@@ -3,46 +3,94 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, NAME_MAX_LENGTH, DOMAIN_MAX_LENGTH, REFERENCE_MAX_LENGTH } from '../operation';
+import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, type Wire } from '../wire';
 
-/** Company fields as sent (spec section 2); `name` is required on create. */
-export interface CompanyFields {
-  name?: string;
-  city?: string;
-  /** ISO 3166-1 alpha-2 code. */
-  country?: string;
-  domain?: string;
-  ref?: string;
-}
 
-/** A company as returned by GET /company/{company_id}. */
-export interface Company extends CompanyFields {
-  company_id: string;
-}
+/**
+ * A company as the API returns it (spec section 2 "Company"): `company_id` (assigned by the
+ * service) and `name` required; `city`, `country` (ISO 3166-1 alpha-2, or empty), `domain`,
+ * `ref` (the partner's own reference) optional.
+ */
+export const companySchema = {
+  type: 'object',
+  required: ['company_id', 'name'],
+  properties: {
+    company_id: W.id,
+    name: W.text,
+    city: W.text,
+    country: { type: 'string', pattern: '^(?:[A-Z]{2})?$' },
+    domain: W.text,
+    ref: W.text,
+  },
+} as const;
 
-/** GET /company/search answer. */
-export interface CompanySearchResult {
-  total_count: number;
-  matches: Array<{ company_id: string; name: string; domain?: string }>;
-}
+/** A company as returned by POST /company and GET /company/{company_id} ({@link companySchema}). */
+export type Company = Wire<typeof companySchema>;
 
-const fields = {
-  name: S.name,
-  city: S.optionalText(NAME_MAX_LENGTH),
-  country: { type: 'string', maxLength: 2, pattern: '^[A-Z]{2}$' },
-  domain: S.optionalText(DOMAIN_MAX_LENGTH),
-  ref: S.optionalText(REFERENCE_MAX_LENGTH),
-};
+/** PUT /company/{company_id} answer: `company_id` and `ref` (spec section 4; OpenAPI CreateCompanyResponse). */
+export const companyUpdatedSchema = {
+  type: 'object',
+  required: ['company_id', 'ref'],
+  properties: { company_id: W.id, ref: W.text },
+} as const;
+
+/** PUT /company/{company_id} answer ({@link companyUpdatedSchema}). */
+export type CompanyUpdated = Wire<typeof companyUpdatedSchema>;
+
+/**
+ * GET /company/search answer (spec section 4; OpenAPI CompanySearchResponse): `total_count` and
+ * `matches[]` of `{company_id, name, domain}`. `domain` is optional as it is on a company.
+ */
+export const companySearchResultSchema = {
+  type: 'object',
+  required: ['total_count', 'matches'],
+  properties: {
+    total_count: W.count,
+    matches: { type: 'array', items: { type: 'object', required: ['company_id', 'name'], properties: { company_id: W.id, name: W.text, domain: W.text } } },
+  },
+} as const;
+
+/** GET /company/search answer ({@link companySearchResultSchema}). */
+export type CompanySearchResult = Wire<typeof companySearchResultSchema>;
+
+/**
+ * Company fields as sent (spec section 2 "Company"): `name`, `city`, `country` (ISO 3166-1
+ * alpha-2), `domain`, `ref`; none required here: `name` is required on create (the create body
+ * adds it), an update sends any of them (at least one).
+ */
+export const companyFieldsSchema = {
+  type: 'object',
+  properties: {
+    name: S.name,
+    city: S.optionalText(NAME_MAX_LENGTH),
+    country: { type: 'string', maxLength: 2, pattern: '^[A-Z]{2}$' },
+    domain: S.optionalText(DOMAIN_MAX_LENGTH),
+    ref: S.optionalText(REFERENCE_MAX_LENGTH),
+  },
+} as const;
+
+/** Company fields as sent ({@link companyFieldsSchema}); `name` is required on create. */
+export type CompanyFields = Wire<typeof companyFieldsSchema>;
 
 /** Operation declarations of this group, by id. */
 export const companyOperations = {
-  create: { method: 'POST', path: '/company', source: 'spec section 4, POST /company', body: { type: 'object', required: ['name'], properties: fields } },
-  get: { method: 'GET', path: '/company/{company_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}' },
+  create: {
+    method: 'POST',
+    path: '/company',
+    source: 'spec section 4, POST /company',
+    body: { ...companyFieldsSchema, required: ['name'] },
+    // Spec section 4: "Company object with company_id" (the spec overrides the OpenAPI's
+    // CreateCompanyResponse `{company_id, ref}`). 409: OpenAPI ("already exists").
+    responses: { 200: companySchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
+  },
+  get: { method: 'GET', path: '/company/{company_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}', responses: { 200: companySchema, ...ERROR_RESPONSES } },
   update: {
     method: 'PUT',
     path: '/company/{company_id}',
     idempotent: true,
     source: 'spec section 4, PUT /company/{company_id}',
-    body: { type: 'object', minProperties: 1, properties: fields },
+    body: { ...companyFieldsSchema, minProperties: 1 },
+    responses: { 200: companyUpdatedSchema, ...ERROR_RESPONSES },
   },
   search: {
     method: 'GET',
@@ -51,6 +99,7 @@ export const companyOperations = {
     source: 'spec section 4, GET /company/search; section 8: a 3-letter query',
     // The bound is the spec's (section 8: a 3-letter query), not one of the pack's *_MAX_LENGTH.
     query: { type: 'object', required: ['query'], properties: { query: { type: 'string', minLength: 3, maxLength: 3 } } },
+    responses: { 200: companySearchResultSchema, ...ERROR_RESPONSES },
   },
 } satisfies Record<string, OperationSpec>;
 
@@ -65,7 +114,7 @@ export function getCompany(client: CustodyClient, input: { company_id: string })
 }
 
 /** Update a company; omitted fields stay unchanged. Answers `{company_id, ref}`. */
-export function updateCompany(client: CustodyClient, input: CompanyFields & { company_id: string }): Promise<ApiResponse<{ company_id: string; ref?: string }>> {
+export function updateCompany(client: CustodyClient, input: CompanyFields & { company_id: string }): Promise<ApiResponse<CompanyUpdated>> {
   return callOperation(client, companyOperations.update, { ...input });
 }
 

@@ -5,64 +5,180 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S } from '../operation';
-import type { OkBody } from './trusted-party';
+import { W, ERROR_RESPONSES, okBodySchema, type Wire } from '../wire';
 
-/** A core client; `feed` is its websocket URL, `timestamp` epoch seconds. */
-export interface CoreClient {
-  id: string;
-  name: string;
-  feed: string;
-  timestamp: number | string;
-}
+/**
+ * A core client (spec section 2 "Core client"), all fields required: `id`, `name`, `feed` (its
+ * websocket URL, `{ws_base_url}/coreclient/{client_id}/feed`), `timestamp` epoch seconds (the spec
+ * overrides the OpenAPI CoreClientInfo, which types `timestamp` as a string).
+ */
+export const coreClientSchema = {
+  type: 'object',
+  required: ['id', 'name', 'feed', 'timestamp'],
+  properties: {
+    id: W.id,
+    name: W.text,
+    feed: { type: 'string', pattern: '^wss?://[^/]+/.*coreclient/[^/]+/feed$' },
+    timestamp: W.epochSeconds,
+  },
+} as const;
 
-/** Action types (spec section 2; `ApproveNewWalletConnect`, a wallet connection request to an exchange core client: NOTES.md). */
-export type ActionType = 'ApproveWithdraw' | 'ApproveTransfer' | 'RejectWithdraw' | 'RejectTransfer' | 'ApproveSwap' | 'ApproveSwapTake' | 'ApproveNewWalletConnect';
+/** A core client ({@link coreClientSchema}); `feed` is its websocket URL, `timestamp` epoch seconds. */
+export type CoreClient = Wire<typeof coreClientSchema>;
+
+/** GET /coreclient answer: `count`, `clients[]` (spec section 4; OpenAPI CoreClientsInfo). */
+export const coreClientListSchema = {
+  type: 'object',
+  required: ['count', 'clients'],
+  properties: { count: W.count, clients: { type: 'array', items: coreClientSchema } },
+} as const;
+
+/** GET /coreclient answer ({@link coreClientListSchema}). */
+export type CoreClientList = Wire<typeof coreClientListSchema>;
+
+/**
+ * Action types (spec section 2 "Action": ApproveWithdraw, ApproveTransfer, RejectWithdraw,
+ * RejectTransfer, ApproveSwap, ApproveSwapTake) and `ApproveNewWalletConnect`, a wallet connection
+ * request to an exchange core client (spec section 2: such requests "also arrive as actions";
+ * the type name is NOTES.md's).
+ */
+export const ACTION_TYPES = ['ApproveWithdraw', 'ApproveTransfer', 'RejectWithdraw', 'RejectTransfer', 'ApproveSwap', 'ApproveSwapTake', 'ApproveNewWalletConnect'] as const;
+
+/** An action type: one of {@link ACTION_TYPES}. */
+export type ActionType = (typeof ACTION_TYPES)[number];
+
+/** Action statuses (spec section 3: pending, expired, approved, rejected). */
+export const ACTION_STATUSES = ['pending', 'expired', 'approved', 'rejected'] as const;
+
+/** An action status: one of {@link ACTION_STATUSES}. */
+export type ActionStatus = (typeof ACTION_STATUSES)[number];
+
+/**
+ * The `details` of a single action read (spec section 2 "Action" lists txtype, txID, asset,
+ * amount, fees, net amount, reference, ...; the names are the OpenAPI ActionDetailApprove*'s).
+ * None is required: which are present depends on the action type (a wallet connection request
+ * carries `clientData` and `wallet`, NOTES.md). Amounts base units, times epoch seconds.
+ */
+export const actionDetailsSchema = {
+  type: 'object',
+  properties: {
+    txType: W.text,
+    txID: W.text,
+    asset: W.text,
+    amount: W.unsignedBaseUnits,
+    fees: W.unsignedBaseUnits,
+    netAmount: W.unsignedBaseUnits,
+    reference: W.text,
+    benefitOf: W.text,
+    accountNo: W.text,
+    companyID: W.text,
+    fundID: W.text,
+    initiatedTime: W.epochSeconds,
+    expires: W.epochSeconds,
+    recipientAddress: W.text,
+    recipientAddressName: W.text,
+    recipientID: W.text,
+    recipientName: W.text,
+    initiatedBy: W.text,
+    initiatorName: W.text,
+    initiatorType: W.text,
+    clientData: { type: 'object', properties: { customer_email: W.text, customer_id: W.text } },
+    wallet: { type: 'object', properties: { walletID: W.text, name: W.text, asset: W.text, type: { type: 'integer' }, typeCode: W.text } },
+  },
+} as const;
+
+/**
+ * An action (spec section 2 "Action"): `id` (not the tx_id), `type`, `status`, `timestamp` and
+ * `expireTime` (epoch seconds) required; `coreClientID` (spec: present in feed messages; NOTES.md:
+ * in single-action reads) and `details` ({@link actionDetailsSchema}) optional.
+ */
+export const actionSchema = {
+  type: 'object',
+  required: ['id', 'type', 'status', 'timestamp', 'expireTime'],
+  properties: {
+    id: W.id,
+    type: { type: 'string', enum: ACTION_TYPES },
+    status: { type: 'string', enum: ACTION_STATUSES },
+    timestamp: W.epochSeconds,
+    expireTime: W.epochSeconds,
+    coreClientID: W.id,
+    details: actionDetailsSchema,
+  },
+} as const;
+
+/** An action ({@link actionSchema}); `timestamp` and `expireTime` epoch seconds. */
+export type Action = Wire<typeof actionSchema>;
+
+/** GET /coreclient/{client_id}/actions answer: `count`, `actions[]` (spec section 4; OpenAPI ActionsInfo). */
+export const actionListSchema = {
+  type: 'object',
+  required: ['count', 'actions'],
+  properties: { count: W.count, actions: { type: 'array', items: actionSchema } },
+} as const;
+
+/** GET /coreclient/{client_id}/actions answer ({@link actionListSchema}). */
+export type ActionList = Wire<typeof actionListSchema>;
 
 /**
  * A wallet connected to an exchange core client, or pending its approval (OpenAPI
- * CoreClientWallet; payload "not shown" by the spec, fields beyond these passed through).
+ * CoreClientWallet: `wallet_id`, `action_id`, `status` an action status, `expires` epoch seconds;
+ * the spec does not show this payload, the OpenAPI requires none of its fields).
  */
-export interface CoreClientWallet {
-  wallet_id?: string;
-  status?: string;
-  [k: string]: unknown;
-}
+export const coreClientWalletSchema = {
+  type: 'object',
+  properties: { wallet_id: W.id, action_id: W.text, status: { type: 'string', enum: ACTION_STATUSES }, expires: W.epochSeconds },
+} as const;
 
-/** Action statuses (spec section 3). */
-export type ActionStatus = 'pending' | 'expired' | 'approved' | 'rejected';
+/** A wallet connected to an exchange core client ({@link coreClientWalletSchema}). */
+export type CoreClientWallet = Wire<typeof coreClientWalletSchema>;
 
-/** A pending approval item; `timestamp` and `expireTime` epoch seconds. */
-export interface Action {
-  id: string;
-  type: ActionType | string;
-  status: ActionStatus | string;
-  timestamp: number;
-  expireTime: number;
-  /** Present in feed messages and single-action reads. */
-  coreClientID?: string;
-  /** Present in single-action reads (OpenAPI ActionDetails). */
-  details?: Record<string, unknown>;
-}
+/** GET /coreclient/{client_id}/wallets answer: `{wallets: [...]}` (OpenAPI). */
+export const coreClientWalletListSchema = {
+  type: 'object',
+  required: ['wallets'],
+  properties: { wallets: { type: 'array', items: coreClientWalletSchema } },
+} as const;
+
+/** GET /coreclient/{client_id}/wallets answer ({@link coreClientWalletListSchema}). */
+export type CoreClientWalletList = Wire<typeof coreClientWalletListSchema>;
+
+/**
+ * The answer of PUT and DELETE /coreclient/{client_id}/action/{action_id}: the spec shows no body
+ * ("approves the action", "rejects the action"); the OpenAPI answers the action
+ * ({@link actionSchema}, ActionDetails), NOTES.md's documentation examples the plain success body
+ * `{code, msg}`. Either is accepted.
+ */
+export const actionDecisionSchema = { anyOf: [okBodySchema, actionSchema] } as const;
+
+/** The answer of approving or rejecting an action ({@link actionDecisionSchema}). */
+export type ActionDecision = Wire<typeof actionDecisionSchema>;
 
 /** Operation declarations of this group, by id. */
 export const coreClientOperations = {
-  create: { method: 'POST', path: '/coreclient', source: 'spec section 4, POST /coreclient', body: { type: 'object', required: ['name'], properties: { name: S.name } } },
+  create: {
+    method: 'POST',
+    path: '/coreclient',
+    source: 'spec section 4, POST /coreclient',
+    body: { type: 'object', required: ['name'], properties: { name: S.name } },
+    responses: { 200: coreClientSchema, ...ERROR_RESPONSES },
+  },
   list: {
     method: 'GET',
     path: '/coreclient',
     idempotent: true,
     source: 'spec section 4, GET /coreclient (company_id required)',
     query: { type: 'object', required: ['company_id'], properties: { company_id: S.id } },
+    responses: { 200: coreClientListSchema, ...ERROR_RESPONSES },
   },
-  actions: { method: 'GET', path: '/coreclient/{client_id}/actions', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/actions' },
-  action: { method: 'GET', path: '/coreclient/{client_id}/action/{action_id}', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/action/{action_id}' },
-  wallets: { method: 'GET', path: '/coreclient/{client_id}/wallets', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/wallets; OpenAPI CoreClientWallet' },
+  actions: { method: 'GET', path: '/coreclient/{client_id}/actions', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/actions', responses: { 200: actionListSchema, ...ERROR_RESPONSES } },
+  action: { method: 'GET', path: '/coreclient/{client_id}/action/{action_id}', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/action/{action_id}', responses: { 200: actionSchema, ...ERROR_RESPONSES } },
+  wallets: { method: 'GET', path: '/coreclient/{client_id}/wallets', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/wallets; OpenAPI CoreClientWallet', responses: { 200: coreClientWalletListSchema, ...ERROR_RESPONSES } },
 } satisfies Record<string, OperationSpec>;
 
 /** Approve or reject a core client's action (spec section 4), by operation name. */
 export const actionOperations = {
-  approve: { method: 'PUT', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}' },
-  reject: { method: 'DELETE', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}' },
+  approve: { method: 'PUT', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}', responses: { 200: actionDecisionSchema, ...ERROR_RESPONSES } },
+  reject: { method: 'DELETE', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}', responses: { 200: actionDecisionSchema, ...ERROR_RESPONSES } },
 } satisfies Record<string, OperationSpec>;
 
 /** Create a core client (an automated custodian). */
@@ -71,12 +187,12 @@ export function createCoreClient(client: CustodyClient, input: { name: string })
 }
 
 /** List core clients; `company_id` is a required query parameter. */
-export function listCoreClients(client: CustodyClient, input: { company_id: string }): Promise<ApiResponse<{ count: number; clients: CoreClient[] }>> {
+export function listCoreClients(client: CustodyClient, input: { company_id: string }): Promise<ApiResponse<CoreClientList>> {
   return callOperation(client, coreClientOperations.list, input);
 }
 
 /** The pending actions of a core client. */
-export function listActions(client: CustodyClient, input: { client_id: string }): Promise<ApiResponse<{ count: number; actions: Action[] }>> {
+export function listActions(client: CustodyClient, input: { client_id: string }): Promise<ApiResponse<ActionList>> {
   return callOperation(client, coreClientOperations.actions, input);
 }
 
@@ -90,7 +206,7 @@ export function getAction(client: CustodyClient, input: { client_id: string; act
  * `{wallets: [...]}` (spec section 4, GET /coreclient/{client_id}/wallets).
  * @throws {ValidationError} for a missing `client_id`. @throws {ApiError} on a non-2xx answer.
  */
-export function listCoreClientWallets(client: CustodyClient, input: { client_id: string }): Promise<ApiResponse<{ wallets: CoreClientWallet[] }>> {
+export function listCoreClientWallets(client: CustodyClient, input: { client_id: string }): Promise<ApiResponse<CoreClientWalletList>> {
   return callOperation(client, coreClientOperations.wallets, input);
 }
 
@@ -104,12 +220,12 @@ export async function getPendingAction(client: CustodyClient, input: { client_id
   return res.data.status === 'pending' ? res.data : undefined;
 }
 
-/** Approve an action as the core client (PUT). Answers `{code: 200, msg: "OK"}`. */
-export function approveAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<OkBody>> {
-  return callOperation<OkBody>(client, actionOperations.approve, input);
+/** Approve an action as the core client (PUT). Answers {@link ActionDecision}: `{code: 200, msg: "OK"}` or the action. */
+export function approveAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<ActionDecision>> {
+  return callOperation<ActionDecision>(client, actionOperations.approve, input);
 }
 
-/** Reject an action as the core client (DELETE). Answers `{code: 200, msg: "OK"}`. */
-export function rejectAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<OkBody>> {
-  return callOperation<OkBody>(client, actionOperations.reject, input);
+/** Reject an action as the core client (DELETE). Answers {@link ActionDecision}: `{code: 200, msg: "OK"}` or the action. */
+export function rejectAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<ActionDecision>> {
+  return callOperation<ActionDecision>(client, actionOperations.reject, input);
 }

@@ -7,89 +7,147 @@
  * ledger, whitelist" (list shapes NOTES.md "Shapes seen in documentation examples").
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, OperationSpec, S, JsonSchema, DESCRIPTION_MAX_LENGTH } from '../operation';
+import { callOperation, OperationSpec, S, DESCRIPTION_MAX_LENGTH } from '../operation';
+import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, emptyBodySchema, type Wire } from '../wire';
 
-/** A custody group: `threshold` approvals needed among `members` (trusted entity ids). */
-export interface CustodyGroup {
-  threshold: number;
-  members: string[];
-}
-
-/** A wallet to create (OpenAPI NewWallet); `type` 0 standard, 1 dedicated, 2 multi-counterparty. */
-export interface NewWallet {
-  name: string;
-  asset: string;
-  type?: number;
-  custodygroup_withdraw?: CustodyGroup | null;
-  custodygroup_tx?: CustodyGroup | null;
-  connect?: Array<{ counterparty_id: string; client_id: string }> | null;
-}
-
-/** A custody policy as read back (OpenAPI Policy). */
-export interface Policy {
-  id: string;
-  name: string;
-  threshold: number;
-  members: Array<{ type: string; id: string; name: string; [k: string]: unknown }>;
-}
-
-/** A wallet as read back (OpenAPI FundWalletInfo; NOTES.md "Wallet"); `balance` in base units. */
-export interface Wallet {
-  wallet_id: string;
-  name: string;
-  asset: string;
-  type: number;
-  status: string;
-  address: string;
-  address_type?: string;
-  /** Three English words separated by spaces; usable wherever a wallet id is. */
-  short_code: string;
-  balance: number;
-  custodygroup_withdraw: string;
-  custodygroup_tx: string;
-  policy_withdraw?: Policy;
-  policy_tx?: Policy;
-  connected?: unknown;
-}
-
-/** A fund as read back (OpenAPI FundDetail). */
-export interface Fund {
-  fund_id: string;
-  name: string;
-  description?: string;
-  custodygroup_withdraw: string;
-  custodygroup_tx: string;
-  policy_withdraw?: Policy;
-  policy_tx?: Policy;
-  members?: unknown;
-  assets?: string[];
-  wallets: Wallet[];
-}
-
-/** POST fund answer (OpenAPI CreateFundResponse): the new fund id and its custody group ids. */
-export interface CreateFundResponse {
-  fund_id: string;
-  custodygroup_withdraw: string;
-  custodygroup_tx: string;
-}
-
-const custodyGroup: JsonSchema = {
+/**
+ * A custody group to create (OpenAPI NewCustodyGroup): `threshold` approvals needed (>= 1) among
+ * `members` (trusted entity ids, at least one). Both required.
+ */
+export const custodyGroupSchema = {
   type: 'object',
   required: ['threshold', 'members'],
   properties: { threshold: { type: 'integer', minimum: 1 }, members: { type: 'array', minItems: 1, items: S.id } },
-};
-const newWallet: JsonSchema = {
+} as const;
+
+/** A custody group to create ({@link custodyGroupSchema}). */
+export type CustodyGroup = Wire<typeof custodyGroupSchema>;
+
+/**
+ * A wallet to create (OpenAPI NewWallet): `name` and `asset` required; `type` 0 standard, 1
+ * dedicated, 2 multi-counterparty; custody groups (null or absent: the fund's); `connect` the
+ * external counterparties of a dedicated wallet.
+ */
+export const newWalletSchema = {
   type: 'object',
   required: ['name', 'asset'],
   properties: {
     name: S.name,
     asset: S.assetCode,
     type: { type: 'integer', enum: [0, 1, 2] },
-    custodygroup_withdraw: { anyOf: [custodyGroup, { type: 'null' }] },
-    custodygroup_tx: { anyOf: [custodyGroup, { type: 'null' }] },
+    custodygroup_withdraw: { anyOf: [custodyGroupSchema, { type: 'null' }] },
+    custodygroup_tx: { anyOf: [custodyGroupSchema, { type: 'null' }] },
     connect: { anyOf: [{ type: 'array', items: { type: 'object', properties: { counterparty_id: S.id, client_id: S.id } } }, { type: 'null' }] },
   },
-};
+} as const;
+
+/** A wallet to create ({@link newWalletSchema}). */
+export type NewWallet = Wire<typeof newWalletSchema>;
+
+/**
+ * A custody policy as read back (OpenAPI Policy): `id`, `name`, `threshold` (approvals needed),
+ * `members` (OpenAPI Entity: `type` user, company or core-client, `id`, `name`, and per type a
+ * `user`, `company` or `core-client` object).
+ */
+export const policySchema = {
+  type: 'object',
+  required: ['id', 'name', 'threshold', 'members'],
+  properties: {
+    id: W.id,
+    name: W.text,
+    threshold: W.count,
+    members: {
+      type: 'array',
+      items: { type: 'object', required: ['type', 'id', 'name'], properties: { type: { type: 'string', enum: ['user', 'company', 'core-client'] }, id: W.id, name: W.text } },
+    },
+  },
+} as const;
+
+/** A custody policy as read back ({@link policySchema}). */
+export type Policy = Wire<typeof policySchema>;
+
+/**
+ * A wallet as read back (GET /wallet/{wallet_id}, and each wallet of a fund; OpenAPI
+ * FundWalletInfo; NOTES.md "Wallet"). Spec section 4 names `short_code`, assets and `balance`;
+ * the other required fields are the OpenAPI's and NOTES.md's. `short_code` is three English words
+ * separated by spaces (spec section 2 "Wallet identifiers"), usable wherever a wallet id is;
+ * `balance` base units; `type` the OpenAPI WalletType (0 standard, 1 dedicated, 2
+ * multi-counterparty); `connected` the connected external counterparties (or null).
+ */
+export const walletSchema = {
+  type: 'object',
+  required: ['wallet_id', 'name', 'asset', 'type', 'status', 'address', 'short_code', 'balance', 'custodygroup_withdraw', 'custodygroup_tx'],
+  properties: {
+    wallet_id: W.id,
+    name: W.text,
+    asset: W.id,
+    type: { type: 'integer' },
+    status: W.text,
+    address: W.text,
+    address_type: W.text,
+    short_code: { type: 'string', pattern: '^[^\\s]+ [^\\s]+ [^\\s]+$' },
+    balance: W.unsignedBaseUnits,
+    custodygroup_withdraw: W.text,
+    custodygroup_tx: W.text,
+    policy_withdraw: policySchema,
+    policy_tx: policySchema,
+    connected: {
+      anyOf: [
+        { type: 'array', items: { type: 'object', properties: { client_id: W.text, counterparty_id: W.text, name: W.text, status: W.text } } },
+        { type: 'null' },
+      ],
+    },
+  },
+} as const;
+
+/** A wallet as read back ({@link walletSchema}); `balance` in base units. */
+export type Wallet = Wire<typeof walletSchema>;
+
+/**
+ * A fund as read back (GET /company/{company_id}/fund/{fund_id}; OpenAPI FundDetail; spec section
+ * 4: "fund details including all wallets, each with short_code"). `members` are OpenAPI
+ * FundMember `{entity, permissions}`; `assets` asset codes.
+ */
+export const fundSchema = {
+  type: 'object',
+  required: ['fund_id', 'name', 'custodygroup_withdraw', 'custodygroup_tx', 'wallets'],
+  properties: {
+    fund_id: W.id,
+    name: W.text,
+    description: W.text,
+    custodygroup_withdraw: W.text,
+    custodygroup_tx: W.text,
+    policy_withdraw: policySchema,
+    policy_tx: policySchema,
+    members: { type: 'array', items: { type: 'object', properties: { entity: { type: 'object' }, permissions: { type: 'object' } } } },
+    assets: { type: 'array', items: W.id },
+    wallets: { type: 'array', items: walletSchema },
+  },
+} as const;
+
+/** A fund as read back ({@link fundSchema}). */
+export type Fund = Wire<typeof fundSchema>;
+
+/** POST fund answer (OpenAPI CreateFundResponse; NOTES.md): the new fund id and its custody group ids. */
+export const createFundResponseSchema = {
+  type: 'object',
+  required: ['fund_id', 'custodygroup_withdraw', 'custodygroup_tx'],
+  properties: { fund_id: W.id, custodygroup_withdraw: W.id, custodygroup_tx: W.id },
+} as const;
+
+/** POST fund answer ({@link createFundResponseSchema}). */
+export type CreateFundResponse = Wire<typeof createFundResponseSchema>;
+
+/** POST .../fund/{fund_id}/wallet answer (OpenAPI WalletIDList; NOTES.md): `{wallets: [wallet ids]}`. */
+export const walletIdListSchema = {
+  type: 'object',
+  required: ['wallets'],
+  properties: { wallets: { type: 'array', items: W.id } },
+} as const;
+
+/** POST .../fund/{fund_id}/wallet answer ({@link walletIdListSchema}). */
+export type WalletIdList = Wire<typeof walletIdListSchema>;
+
 
 /**
  * The optional ledger filters (spec section 4): `asset` (an asset code), `wallet_id` (one
@@ -99,7 +157,7 @@ const newWallet: JsonSchema = {
 export const ledgerQuery = {
   type: 'object',
   properties: { asset: S.assetCode, wallet_id: S.walletId, direction: { type: 'string', enum: ['all', 'in', 'out'] } },
-} satisfies OperationSpec['query'];
+} as const satisfies OperationSpec['query'];
 
 /**
  * The optional `since` of a wallet history read (OpenAPI GET /wallet/{wallet_id}/history: only
@@ -109,89 +167,146 @@ export const ledgerQuery = {
 export const walletHistoryQuery = {
   type: 'object',
   properties: { since: { type: 'number', minimum: 0 } },
-} satisfies OperationSpec['query'];
+} as const satisfies OperationSpec['query'];
 
 /**
- * One item of a wallet's history (OpenAPI FundHistoryItem); `amount`, `fee`, `net_amount` in base
- * units (the built-in simulator: negative for outgoing), `timestamp` epoch seconds.
+ * One item of a wallet's history (OpenAPI FundHistoryItem; the spec does not show this payload):
+ * `amount`, `fee`, `net_amount` base units, signed (OpenAPI: sent and received differ in sign),
+ * `timestamp` epoch seconds.
  */
-export interface WalletHistoryItem {
-  wallet_id: string;
-  tx_id: string;
-  chain_tx_id: string;
-  asset: string;
-  amount: number;
-  fee: number;
-  net_amount: number;
-  timestamp: number;
-}
+export const walletHistoryItemSchema = {
+  type: 'object',
+  required: ['wallet_id', 'tx_id', 'chain_tx_id', 'asset', 'amount', 'fee', 'net_amount', 'timestamp'],
+  properties: {
+    wallet_id: W.id,
+    tx_id: W.text,
+    chain_tx_id: W.text,
+    asset: W.id,
+    amount: W.baseUnits,
+    fee: W.baseUnits,
+    net_amount: W.baseUnits,
+    timestamp: W.epochSeconds,
+  },
+} as const;
 
-/** A wallet's history (OpenAPI FundWalletHistory; the spec does not show this payload). */
-export interface WalletHistory {
-  history: WalletHistoryItem[];
-}
+/** One item of a wallet's history ({@link walletHistoryItemSchema}). */
+export type WalletHistoryItem = Wire<typeof walletHistoryItemSchema>;
 
-/** Ledger filters (see {@link ledgerQuery}); all optional. */
-export interface LedgerFilter {
-  asset?: string;
-  wallet_id?: string;
-  direction?: 'all' | 'in' | 'out';
-}
+/** A wallet's history (OpenAPI FundWalletHistory): `{history: [...]}`. */
+export const walletHistorySchema = {
+  type: 'object',
+  required: ['history'],
+  properties: { history: { type: 'array', items: walletHistoryItemSchema } },
+} as const;
+
+/** A wallet's history ({@link walletHistorySchema}). */
+export type WalletHistory = Wire<typeof walletHistorySchema>;
+
+/** Ledger filters ({@link ledgerQuery}); all optional. */
+export type LedgerFilter = Wire<typeof ledgerQuery>;
 
 /**
- * A ledger entry (spec section 2 "Ledger entry"); amounts in base units, times epoch seconds.
- * For deposits `TxID`, `status` and the counterparty fields are empty strings and `fees` is 0.
+ * A ledger entry (spec section 2 "Ledger entry"): every field of the spec's list is required.
+ * `amount`, `fees`, `netAmount` base units; `timestamp` and `expireTime` epoch seconds
+ * (`expireTime` 0 when none). For deposits `TxID`, `status` and the counterparty fields are empty
+ * strings and `fees` is 0. `type` is one of the OpenAPI TxHistoryItem's values (the spec: "for
+ * example transferOut, deposit"); `status` is text (the OpenAPI enum omits the deposits' '').
  */
-export interface LedgerEntry {
-  TxID: string;
-  chainTxID: string;
-  fundID: string;
-  timestamp: number;
-  /** 0 when none. */
-  expireTime: number;
-  status: string;
-  /** For example `transferOut`, `deposit`. */
-  type: string;
-  asset: string;
-  amount: number;
-  fees: number;
-  netAmount: number;
-  counterpartyID: string;
-  counterpartyName: string;
-  address: string;
-  reference: string;
-  benefitOf: string;
-  accountNo: string;
-}
+export const ledgerEntrySchema = {
+  type: 'object',
+  required: [
+    'TxID', 'chainTxID', 'fundID', 'timestamp', 'expireTime', 'status', 'type', 'asset', 'amount', 'fees', 'netAmount',
+    'counterpartyID', 'counterpartyName', 'address', 'reference', 'benefitOf', 'accountNo',
+  ],
+  properties: {
+    TxID: W.text,
+    chainTxID: W.text,
+    fundID: W.text,
+    timestamp: W.epochSeconds,
+    expireTime: W.epochSeconds,
+    status: W.text,
+    type: { type: 'string', enum: ['none', 'deposit', 'withdraw', 'transferIn', 'transferOut', 'swap', 'swapIn', 'swapOut'] },
+    asset: W.id,
+    amount: W.baseUnits,
+    fees: W.unsignedBaseUnits,
+    netAmount: W.baseUnits,
+    counterpartyID: W.text,
+    counterpartyName: W.text,
+    address: W.text,
+    reference: W.text,
+    benefitOf: W.text,
+    accountNo: W.text,
+  },
+} as const;
 
-/** A fund ledger (NOTES.md: `{Total, List}`); the spec names only `List`. */
-export interface Ledger {
-  Total?: number;
-  List: LedgerEntry[];
-  [k: string]: unknown;
-}
+/** A ledger entry ({@link ledgerEntrySchema}). */
+export type LedgerEntry = Wire<typeof ledgerEntrySchema>;
 
-/** A deposit wallet entry (spec section 2): `balance` in base units of `asset`. */
-export interface DepositEntry {
-  asset: string;
-  /** The L1 deposit address. */
-  address: string;
-  balance: number;
-}
+/** A fund ledger: `List` of entries (spec section 4), `Total` their count (NOTES.md, OpenAPI TxLedger). */
+export const ledgerSchema = {
+  type: 'object',
+  required: ['List'],
+  properties: { Total: W.count, List: { type: 'array', items: ledgerEntrySchema } },
+} as const;
 
-/** A whitelisted external address of a fund (spec section 4; OpenAPI FundWhitelist). */
-export interface WhitelistEntry {
-  name: string;
-  asset: string;
-  address: string;
-  [k: string]: unknown;
-}
+/** A fund ledger ({@link ledgerSchema}). */
+export type Ledger = Wire<typeof ledgerSchema>;
 
-/** Company holdings (NOTES.md: `{total_count, holdings: [{code, amount}]}`); `amount` in base units. */
-export interface Holdings {
-  total_count: number;
-  holdings: Array<{ code: string; amount: number; [k: string]: unknown }>;
-}
+/** A deposit wallet entry (spec section 2): `asset` code, `address` (L1), `balance` base units. */
+export const depositEntrySchema = {
+  type: 'object',
+  required: ['asset', 'address', 'balance'],
+  properties: { asset: W.id, address: W.text, balance: W.unsignedBaseUnits },
+} as const;
+
+/** A deposit wallet entry ({@link depositEntrySchema}). */
+export type DepositEntry = Wire<typeof depositEntrySchema>;
+
+/** GET .../fund/{fund_id}/deposit answer: `total_count`, `list[]` (spec section 4). */
+export const depositListSchema = {
+  type: 'object',
+  required: ['total_count', 'list'],
+  properties: { total_count: W.count, list: { type: 'array', items: depositEntrySchema } },
+} as const;
+
+/** GET .../fund/{fund_id}/deposit answer ({@link depositListSchema}). */
+export type DepositList = Wire<typeof depositListSchema>;
+
+/** A whitelisted external address of a fund (spec section 4; OpenAPI FundWhitelist): `name`, `asset`, `address`. */
+export const whitelistEntrySchema = {
+  type: 'object',
+  required: ['name', 'asset', 'address'],
+  properties: { name: W.text, asset: W.id, address: W.text },
+} as const;
+
+/** A whitelisted external address ({@link whitelistEntrySchema}). */
+export type WhitelistEntry = Wire<typeof whitelistEntrySchema>;
+
+/** GET .../fund/{fund_id}/whitelist answer (OpenAPI FundWhitelist; NOTES.md): `total_count`, `list`. */
+export const whitelistSchema = {
+  type: 'object',
+  required: ['total_count', 'list'],
+  properties: { total_count: W.count, list: { type: 'array', items: whitelistEntrySchema } },
+} as const;
+
+/** GET .../fund/{fund_id}/whitelist answer ({@link whitelistSchema}). */
+export type Whitelist = Wire<typeof whitelistSchema>;
+
+/**
+ * Company holdings (NOTES.md `{total_count, holdings: [{code, amount}]}`; OpenAPI Holdings, which
+ * requires `holdings` and each holding's `code` and `amount`): `amount` in base units.
+ */
+export const holdingsSchema = {
+  type: 'object',
+  required: ['total_count', 'holdings'],
+  properties: {
+    total_count: W.count,
+    holdings: { type: 'array', items: { type: 'object', required: ['code', 'amount'], properties: { code: W.id, amount: W.unsignedBaseUnits } } },
+  },
+} as const;
+
+/** Company holdings ({@link holdingsSchema}). */
+export type Holdings = Wire<typeof holdingsSchema>;
 
 /** Operation declarations of this group, by id. */
 export const fundOperations = {
@@ -199,30 +314,40 @@ export const fundOperations = {
     method: 'POST',
     path: '/company/{company_id}/fund',
     source: 'OpenAPI POST /company/{company_id}/fund (schema Fund)',
+    responses: { 200: createFundResponseSchema, ...ERROR_RESPONSES },
     assetFields: ['wallets[].asset'],
     body: {
       type: 'object',
       required: ['name', 'custodygroup_withdraw', 'custodygroup_tx'],
-      properties: { name: S.name, description: S.optionalText(DESCRIPTION_MAX_LENGTH), custodygroup_withdraw: custodyGroup, custodygroup_tx: custodyGroup, wallets: { type: 'array', items: newWallet } },
+      properties: {
+        name: S.name,
+        description: S.optionalText(DESCRIPTION_MAX_LENGTH),
+        custodygroup_withdraw: custodyGroupSchema,
+        custodygroup_tx: custodyGroupSchema,
+        wallets: { type: 'array', items: newWalletSchema },
+      },
     },
   },
   addWallet: {
     method: 'POST',
     path: '/company/{company_id}/fund/{fund_id}/wallet',
     source: 'OpenAPI POST /company/{company_id}/fund/{fund_id}/wallet (schema FundWallet)',
+    // 409: OpenAPI ("already exists").
+    responses: { 200: walletIdListSchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
     assetFields: ['wallets[].asset'],
-    body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWallet } } },
+    body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWalletSchema } } },
   },
-  getFund: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}' },
-  getWallet: { method: 'GET', path: '/wallet/{wallet_id}', idempotent: true, source: 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo' },
+  getFund: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}', responses: { 200: fundSchema, ...ERROR_RESPONSES } },
+  getWallet: { method: 'GET', path: '/wallet/{wallet_id}', idempotent: true, source: 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo', responses: { 200: walletSchema, ...ERROR_RESPONSES } },
   walletHistory: {
     method: 'GET',
     path: '/wallet/{wallet_id}/history',
     idempotent: true,
     source: 'spec section 4, GET /wallet/{wallet_id}/history; optional query since: OpenAPI',
     query: walletHistoryQuery,
+    responses: { 200: walletHistorySchema, ...ERROR_RESPONSES },
   },
-  deposits: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/deposit', idempotent: true, source: 'spec section 4, GET /company/{company_id}/fund/{fund_id}/deposit' },
+  deposits: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/deposit', idempotent: true, source: 'spec section 4, GET /company/{company_id}/fund/{fund_id}/deposit', responses: { 200: depositListSchema, ...ERROR_RESPONSES } },
   ledger: {
     method: 'GET',
     path: '/company/{company_id}/fund/{fund_id}/ledger',
@@ -230,16 +355,19 @@ export const fundOperations = {
     source: 'spec section 4, GET /company/{company_id}/fund/{fund_id}/ledger (optional query asset, wallet_id, direction)',
     query: ledgerQuery,
     assetFields: ['asset'],
+    responses: { 200: ledgerSchema, ...ERROR_RESPONSES },
   },
-  holdings: { method: 'GET', path: '/company/{company_id}/holding', idempotent: true, source: 'spec section 4, GET /company/{company_id}/holding' },
+  holdings: { method: 'GET', path: '/company/{company_id}/holding', idempotent: true, source: 'spec section 4, GET /company/{company_id}/holding', responses: { 200: holdingsSchema, ...ERROR_RESPONSES } },
   addWhitelist: {
     method: 'POST',
     path: '/company/{company_id}/fund/{fund_id}/whitelist',
     source: 'spec section 4, POST /company/{company_id}/fund/{fund_id}/whitelist (name, asset, address, all required)',
     assetFields: ['asset'],
     body: { type: 'object', required: ['name', 'asset', 'address'], properties: { name: S.name, asset: S.assetCode, address: S.address } },
+    // Spec section 4: "empty body, HTTP 200".
+    responses: { 200: emptyBodySchema, ...ERROR_RESPONSES },
   },
-  listWhitelist: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/whitelist', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}/whitelist (FundWhitelist)' },
+  listWhitelist: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/whitelist', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}/whitelist (FundWhitelist)', responses: { 200: whitelistSchema, ...ERROR_RESPONSES } },
 } satisfies Record<string, OperationSpec>;
 
 /** Create a fund with its custody groups (and optionally wallets). */
@@ -251,7 +379,7 @@ export function createFund(
 }
 
 /** Add wallets to a fund; blank custody groups use the fund's. Answers `{wallets: [wallet ids]}`. */
-export function addWallet(client: CustodyClient, input: { company_id: string; fund_id: string; wallets: NewWallet[] }): Promise<ApiResponse<{ wallets: string[] }>> {
+export function addWallet(client: CustodyClient, input: { company_id: string; fund_id: string; wallets: NewWallet[] }): Promise<ApiResponse<WalletIdList>> {
   return callOperation(client, fundOperations.addWallet, input);
 }
 
@@ -281,7 +409,7 @@ export function getWalletHistory(client: CustodyClient, input: { wallet_id: stri
  * balance}]}` (spec section 4, GET /company/{company_id}/fund/{fund_id}/deposit).
  * @throws {ValidationError} for a missing path id. @throws {ApiError} on a non-2xx answer.
  */
-export function getDeposits(client: CustodyClient, input: { company_id: string; fund_id: string }): Promise<ApiResponse<{ total_count: number; list: DepositEntry[] }>> {
+export function getDeposits(client: CustodyClient, input: { company_id: string; fund_id: string }): Promise<ApiResponse<DepositList>> {
   return callOperation(client, fundOperations.deposits, input);
 }
 
@@ -316,6 +444,6 @@ export function addWhitelist(client: CustodyClient, input: { company_id: string;
  * .../fund/{fund_id}/whitelist, FundWhitelist; NOTES.md).
  * @throws {ValidationError} for a missing path id. @throws {ApiError} on a non-2xx answer.
  */
-export function listWhitelist(client: CustodyClient, input: { company_id: string; fund_id: string }): Promise<ApiResponse<{ total_count: number; list: WhitelistEntry[] }>> {
+export function listWhitelist(client: CustodyClient, input: { company_id: string; fund_id: string }): Promise<ApiResponse<Whitelist>> {
   return callOperation(client, fundOperations.listWhitelist, input);
 }

@@ -4,20 +4,43 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S } from '../operation';
-import type { OkBody } from './trusted-party';
+import { W, ERROR_RESPONSES, anyObjectSchema, type OpenWire, type Wire } from '../wire';
 
-/** A liquidity hub item (spec section 2); amounts in base units, times epoch seconds. */
-export interface LiquidityHubItem {
-  tx_id: string;
-  send_asset: string;
-  send_amount: number;
-  receive_asset: string;
-  receive_amount: number;
-  /** True when the quote belongs to the queried company. */
-  owner: boolean;
-  expires: number;
-  added: number;
-}
+/**
+ * A liquidity hub item (spec section 2 "Liquidity hub item"), all fields required: `tx_id`,
+ * `send_asset`, `send_amount`, `receive_asset`, `receive_amount` (base units), `owner` (true when
+ * the quote belongs to the queried company), `expires` and `added` (epoch seconds).
+ */
+export const liquidityHubItemSchema = {
+  type: 'object',
+  required: ['tx_id', 'send_asset', 'send_amount', 'receive_asset', 'receive_amount', 'owner', 'expires', 'added'],
+  properties: {
+    tx_id: W.id,
+    send_asset: W.id,
+    send_amount: W.unsignedBaseUnits,
+    receive_asset: W.id,
+    receive_amount: W.unsignedBaseUnits,
+    owner: W.boolean,
+    expires: W.epochSeconds,
+    added: W.epochSeconds,
+  },
+} as const;
+
+/** A liquidity hub item ({@link liquidityHubItemSchema}). */
+export type LiquidityHubItem = Wire<typeof liquidityHubItemSchema>;
+
+/**
+ * GET /company/{company_id}/liquidityhub answer: `items[]` (spec section 4; the OpenAPI
+ * LiquidityHub types `items` as one object, the spec's array rules).
+ */
+export const liquidityHubListSchema = {
+  type: 'object',
+  required: ['items'],
+  properties: { items: { type: 'array', items: liquidityHubItemSchema } },
+} as const;
+
+/** GET /company/{company_id}/liquidityhub answer ({@link liquidityHubListSchema}). */
+export type LiquidityHubList = Wire<typeof liquidityHubListSchema>;
 
 /** Operation declarations of this group, by id. */
 export const liquidityHubOperations = {
@@ -25,13 +48,17 @@ export const liquidityHubOperations = {
     method: 'POST',
     path: '/company/{company_id}/liquidityhub',
     source: 'spec section 4, POST /company/{company_id}/liquidityhub (tx_id of an approved quote)',
+    // Spec section 4: "HTTP 200", no body shown (OpenAPI: schema {}).
+    responses: { 200: anyObjectSchema, ...ERROR_RESPONSES },
     body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } },
   },
-  list: { method: 'GET', path: '/company/{company_id}/liquidityhub', idempotent: true, source: 'spec section 4, GET /company/{company_id}/liquidityhub' },
+  list: { method: 'GET', path: '/company/{company_id}/liquidityhub', idempotent: true, source: 'spec section 4, GET /company/{company_id}/liquidityhub', responses: { 200: liquidityHubListSchema, ...ERROR_RESPONSES } },
   approveTake: {
     method: 'PUT',
     path: '/company/{company_id}/action/{action_id}',
     source: "spec section 4, PUT /company/{company_id}/action/{action_id} (approves the taker's swap action)",
+    // Spec section 4: "HTTP 200", no body shown (not in the OpenAPI).
+    responses: { 200: anyObjectSchema, ...ERROR_RESPONSES },
   },
 } satisfies Record<string, OperationSpec>;
 
@@ -47,7 +74,7 @@ export function publishQuote(client: CustodyClient, input: { company_id: string;
  * The quotes on the liquidity hub: `{items: [...]}`; `owner` marks the company's own.
  * @throws {ValidationError} for a missing `company_id`. @throws {ApiError} on a non-2xx answer.
  */
-export function listLiquidityHub(client: CustodyClient, input: { company_id: string }): Promise<ApiResponse<{ items: LiquidityHubItem[] }>> {
+export function listLiquidityHub(client: CustodyClient, input: { company_id: string }): Promise<ApiResponse<LiquidityHubList>> {
   return callOperation(client, liquidityHubOperations.list, input);
 }
 
@@ -55,6 +82,6 @@ export function listLiquidityHub(client: CustodyClient, input: { company_id: str
  * Approve the taker's swap action (`ApproveSwapTake`) at company level. Not retried.
  * @throws {ValidationError} for a missing path id. @throws {ApiError} on a non-2xx answer.
  */
-export function approveSwapTake(client: CustodyClient, input: { company_id: string; action_id: string }): Promise<ApiResponse<OkBody>> {
-  return callOperation<OkBody>(client, liquidityHubOperations.approveTake, input);
+export function approveSwapTake(client: CustodyClient, input: { company_id: string; action_id: string }): Promise<ApiResponse<OpenWire<typeof anyObjectSchema>>> {
+  return callOperation(client, liquidityHubOperations.approveTake, input);
 }

@@ -11,8 +11,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import type { SendAmount } from './transfer';
-import type { OkBody } from './trusted-party';
+import { W, ERROR_RESPONSES, okBodySchema, type OkBody, type OpenWire, type Wire } from '../wire';
 
 /**
  * POST atomicswap/make body (spec section 4). Wallets by id or short code; `expires` epoch
@@ -20,37 +19,79 @@ import type { OkBody } from './trusted-party';
  * `add_to_liquidity_hub` true publishes the quote once approved. `partner_txID` is required
  * here (the spec lists it; the pack requires it so that a quote can be traced to the caller's own id).
  */
-export interface SwapMakeRequest {
-  send_wallet_id: string;
-  receive_wallet_id: string;
-  expires: number;
-  reference: string;
-  partner_txID: string;
-  send: SendAmount;
-  receive: SendAmount;
-  add_to_liquidity_hub?: boolean;
-}
+export const swapMakeRequestSchema = {
+  type: 'object',
+  required: ['send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'partner_txID', 'send', 'receive'],
+  properties: {
+    send_wallet_id: S.walletId,
+    receive_wallet_id: S.walletId,
+    expires: S.epochSeconds,
+    reference: S.customField,
+    partner_txID: S.partnerTxId,
+    send: PAYMENT,
+    receive: PAYMENT,
+    add_to_liquidity_hub: { type: 'boolean' },
+  },
+} as const;
 
-/** POST atomicswap/make answer (NOTES.md): the quote's `tx_id`, its `tx_url`, `status` `new` (or `existing`). */
-export interface SwapMade {
-  tx_id: string;
-  tx_url: string;
-  status: 'new' | 'existing' | string;
-}
+/** POST atomicswap/make body ({@link swapMakeRequestSchema}). */
+export type SwapMakeRequest = Wire<typeof swapMakeRequestSchema>;
+
+/**
+ * POST atomicswap/make answer (spec section 4: `tx_id`, `tx_url`, `status` `new`; OpenAPI
+ * SwapTxId, whose `status` also allows `existing`): all three required.
+ */
+export const swapMadeSchema = {
+  type: 'object',
+  required: ['tx_id', 'tx_url', 'status'],
+  properties: { tx_id: W.id, tx_url: W.text, status: { type: 'string', enum: ['new', 'existing'] } },
+} as const;
+
+/** POST atomicswap/make answer ({@link swapMadeSchema}). */
+export type SwapMade = Wire<typeof swapMadeSchema>;
+
+/**
+ * A swap quote or swap (taker) transaction as read with GET .../atomicswap/make/{tx_id} (spec
+ * section 4: "details of the quote or swap transaction") or GET .../atomicswap/take/{tx_id}
+ * (OpenAPI): neither the spec nor the OpenAPI shows the payload, so nothing is required. The
+ * fields the pack reads to follow it (lib/v1/states.ts: `txStatus`, `expires`) are typed when
+ * present: `txID` text, `txStatus` text (its values are not shown), `expires` epoch seconds.
+ */
+export const swapTransactionSchema = {
+  type: 'object',
+  properties: { txID: W.id, txStatus: W.text, expires: W.epochSeconds },
+} as const;
+
+/** A swap quote or swap transaction as read ({@link swapTransactionSchema}); other fields passed through. */
+export type SwapTransaction = OpenWire<typeof swapTransactionSchema>;
 
 /**
  * POST atomicswap/take body (spec section 4): `swap_id` is the quote's `tx_id` from the hub
  * listing; the taker sends from `send_wallet_id` (the maker's `receive` asset) and receives
- * into `receive_wallet_id` (the maker's `send` asset).
+ * into `receive_wallet_id` (the maker's `send` asset). All required.
  */
-export interface SwapTakeRequest {
-  swap_id: string;
-  send_wallet_id: string;
-  receive_wallet_id: string;
-  reference: string;
-  partner_txID: string;
-}
+export const swapTakeRequestSchema = {
+  type: 'object',
+  required: ['swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference', 'partner_txID'],
+  properties: { swap_id: S.id, send_wallet_id: S.walletId, receive_wallet_id: S.walletId, reference: S.customField, partner_txID: S.partnerTxId },
+} as const;
 
+/** POST atomicswap/take body ({@link swapTakeRequestSchema}). */
+export type SwapTakeRequest = Wire<typeof swapTakeRequestSchema>;
+
+/**
+ * POST atomicswap/take answer: the new taker transaction's `tx_id` (spec section 4), required;
+ * `status` (`new` or `existing`, OpenAPI TxId) and `action_id` (the built-in simulator's: the
+ * company-level action that `approveSwapTake` approves; not a spec field) when present.
+ */
+export const swapTakenSchema = {
+  type: 'object',
+  required: ['tx_id'],
+  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] }, action_id: W.id },
+} as const;
+
+/** POST atomicswap/take answer ({@link swapTakenSchema}). */
+export type SwapTaken = Wire<typeof swapTakenSchema>;
 
 /** Maker operations, by id. */
 export const swapMakeOperations = {
@@ -65,23 +106,11 @@ export const swapMakeOperations = {
       { amount: 'receive.amount', asset: 'receive.symbol' },
     ],
     source: 'spec section 4, POST /company/{company_id}/atomicswap/make',
-    body: {
-      type: 'object',
-      required: ['send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'partner_txID', 'send', 'receive'],
-      properties: {
-        send_wallet_id: S.walletId,
-        receive_wallet_id: S.walletId,
-        expires: S.epochSeconds,
-        reference: S.customField,
-        partner_txID: S.partnerTxId,
-        send: PAYMENT,
-        receive: PAYMENT,
-        add_to_liquidity_hub: { type: 'boolean' },
-      },
-    },
+    responses: { 200: swapMadeSchema, ...ERROR_RESPONSES },
+    body: swapMakeRequestSchema,
   },
-  get: { method: 'GET', path: '/company/{company_id}/atomicswap/make/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/atomicswap/make/{tx_id}' },
-  cancel: { method: 'DELETE', path: '/company/{company_id}/atomicswap/make/{tx_id}', source: 'OpenAPI DELETE /company/{company_id}/atomicswap/make/{tx_id} (202 OkResponse)' },
+  get: { method: 'GET', path: '/company/{company_id}/atomicswap/make/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/atomicswap/make/{tx_id}', responses: { 200: swapTransactionSchema, ...ERROR_RESPONSES } },
+  cancel: { method: 'DELETE', path: '/company/{company_id}/atomicswap/make/{tx_id}', source: 'OpenAPI DELETE /company/{company_id}/atomicswap/make/{tx_id} (202 OkResponse)', responses: { 202: okBodySchema, ...ERROR_RESPONSES } },
 } satisfies Record<string, OperationSpec>;
 
 /** Taker operations, by id. */
@@ -92,13 +121,10 @@ export const swapTakeOperations = {
     // Never retried by the client, for the reason given on `make`. Journaled.
     submission: 'swapTake',
     source: 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)',
-    body: {
-      type: 'object',
-      required: ['swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference', 'partner_txID'],
-      properties: { swap_id: S.id, send_wallet_id: S.walletId, receive_wallet_id: S.walletId, reference: S.customField, partner_txID: S.partnerTxId },
-    },
+    responses: { 200: swapTakenSchema, ...ERROR_RESPONSES },
+    body: swapTakeRequestSchema,
   },
-  get: { method: 'GET', path: '/company/{company_id}/atomicswap/take/{tx_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/atomicswap/take/{tx_id}' },
+  get: { method: 'GET', path: '/company/{company_id}/atomicswap/take/{tx_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/atomicswap/take/{tx_id}', responses: { 200: swapTransactionSchema, ...ERROR_RESPONSES } },
 } satisfies Record<string, OperationSpec>;
 
 /**
@@ -114,7 +140,7 @@ export function makeSwap(client: CustodyClient, input: SwapMakeRequest & { compa
  * Read a swap quote or swap transaction (payload not shown by the spec; passed through).
  * @throws {ValidationError} for a missing path id. @throws {ApiError} on a non-2xx answer.
  */
-export function getSwapMake(client: CustodyClient, input: { company_id: string; tx_id: string }): Promise<ApiResponse<Record<string, unknown>>> {
+export function getSwapMake(client: CustodyClient, input: { company_id: string; tx_id: string }): Promise<ApiResponse<SwapTransaction>> {
   return callOperation(client, swapMakeOperations.get, input);
 }
 
@@ -124,17 +150,6 @@ export function getSwapMake(client: CustodyClient, input: { company_id: string; 
  */
 export function cancelSwap(client: CustodyClient, input: { company_id: string; tx_id: string }): Promise<ApiResponse<OkBody>> {
   return callOperation<OkBody>(client, swapMakeOperations.cancel, input);
-}
-
-/**
- * POST atomicswap/take answer: `tx_id` of the new taker transaction (spec section 4); the built-in
- * simulator adds `status` (`new` or `existing`) and `action_id`, the company-level action that
- * {@link approveSwapTake} approves.
- */
-export interface SwapTaken {
-  tx_id: string;
-  status?: 'new' | 'existing' | string;
-  action_id?: string;
 }
 
 /**
@@ -150,6 +165,6 @@ export function takeSwap(client: CustodyClient, input: SwapTakeRequest & { compa
  * Read a taker transaction (payload not shown; passed through).
  * @throws {ValidationError} for a missing path id. @throws {ApiError} on a non-2xx answer.
  */
-export function getSwapTake(client: CustodyClient, input: { company_id: string; tx_id: string }): Promise<ApiResponse<Record<string, unknown>>> {
+export function getSwapTake(client: CustodyClient, input: { company_id: string; tx_id: string }): Promise<ApiResponse<SwapTransaction>> {
   return callOperation(client, swapTakeOperations.get, input);
 }

@@ -6,59 +6,120 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
+import { W, ERROR_RESPONSES, type Wire } from '../wire';
 
-/** An exchange (spec section 2): `client.fields` is what an end user supplies to connect. */
-export interface Exchange {
-  id: string;
-  name: string;
-  url: string;
-  logourl: string;
-  client: { fields: Array<{ id: string; type: string; name: string }> };
-}
+/**
+ * An exchange (spec section 2 "Exchange"): `id`, `name`, `url`, `logourl`, and `client.fields[]`
+ * (`id`, `type`, `name`: what an end user supplies to connect), all required (the OpenAPI
+ * ExchangesList lacks `client`; the spec rules).
+ */
+export const exchangeSchema = {
+  type: 'object',
+  required: ['id', 'name', 'url', 'logourl', 'client'],
+  properties: {
+    id: W.id,
+    name: W.text,
+    url: W.text,
+    logourl: W.text,
+    client: {
+      type: 'object',
+      required: ['fields'],
+      properties: { fields: { type: 'array', items: { type: 'object', required: ['id', 'type', 'name'], properties: { id: W.id, type: W.text, name: W.text } } } },
+    },
+  },
+} as const;
+
+/** An exchange ({@link exchangeSchema}). */
+export type Exchange = Wire<typeof exchangeSchema>;
+
+/** GET /exchanges answer: `exchanges[]` (spec section 4). */
+export const exchangeListSchema = {
+  type: 'object',
+  required: ['exchanges'],
+  properties: { exchanges: { type: 'array', items: exchangeSchema } },
+} as const;
+
+/** GET /exchanges answer ({@link exchangeListSchema}). */
+export type ExchangeList = Wire<typeof exchangeListSchema>;
+
+/** POST sweep answer: `tx_id` (spec section 4), required; `status` (`new` or `existing`, OpenAPI TxId) when present. */
+export const sweepStartedSchema = {
+  type: 'object',
+  required: ['tx_id'],
+  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
+} as const;
+
+/** POST sweep answer ({@link sweepStartedSchema}). */
+export type SweepStarted = Wire<typeof sweepStartedSchema>;
 
 /**
  * POST sweep body (spec section 4): `wallet_id` the origin, `recipient_wallet_id` the
  * destination, `expires` epoch seconds, `send.symbol` required and `send.amount` base units.
- * `partner_txID` (optional; the OpenAPI Sweep body has it, the spec's table does not) is the
- * caller's key of this sweep.
+ * `partner_txID` (the OpenAPI Sweep body has it, optional; the spec's table does not) is required
+ * by this client: the submission journal keys the sweep on it.
  */
-export interface SweepRequest {
-  wallet_id: string;
-  recipient_wallet_id: string;
-  reference?: string;
-  /** The payment's key (OpenAPI Sweep): required by this client, which journals the sweep under it. */
-  partner_txID: string;
-  expires: number;
-  send: { symbol: string; amount?: number };
-}
+export const sweepRequestSchema = {
+  type: 'object',
+  required: ['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'],
+  properties: {
+    wallet_id: S.walletId,
+    recipient_wallet_id: S.walletId,
+    reference: S.customField,
+    // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
+    partner_txID: S.partnerTxId,
+    expires: S.epochSeconds,
+    send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
+  },
+} as const;
 
-/** The sweep transaction (spec section 2, snake_case); amounts base units, times epoch seconds. */
-export interface SweepTransaction {
-  approver_count: number;
-  expires: number;
-  initiated_timestamp: number;
-  reference: string;
-  status: Array<{ action_id: string; status: string; timestamp: number; entity: string }>;
-  status_details: {
-    amount: number;
-    asset: string;
-    expires: number;
-    fees: number;
-    wallet_id: string;
-    net_amount: number;
-    recipient_wallet_id: string;
-    reference: string;
-    requested_by: string;
-  };
-  threshold_required: number;
-  tx_id: string;
-  /** Values not shown by the spec. */
-  tx_status: string;
-}
+/** POST sweep body ({@link sweepRequestSchema}). */
+export type SweepRequest = Wire<typeof sweepRequestSchema>;
+
+/**
+ * The sweep transaction (spec section 2 "Sweep transaction", snake_case), every field of the
+ * spec's list required: `status[]` of `{action_id, status, timestamp, entity}`, `status_details`;
+ * amounts base units, times epoch seconds. `tx_status` is text: its values are not shown (spec
+ * section 3).
+ */
+export const sweepTransactionSchema = {
+  type: 'object',
+  required: ['approver_count', 'expires', 'initiated_timestamp', 'reference', 'status', 'status_details', 'threshold_required', 'tx_id', 'tx_status'],
+  properties: {
+    approver_count: W.count,
+    expires: W.epochSeconds,
+    initiated_timestamp: W.epochSeconds,
+    reference: W.text,
+    status: {
+      type: 'array',
+      items: { type: 'object', required: ['action_id', 'status', 'timestamp', 'entity'], properties: { action_id: W.text, status: W.text, timestamp: W.epochSeconds, entity: W.text } },
+    },
+    status_details: {
+      type: 'object',
+      required: ['amount', 'asset', 'expires', 'fees', 'wallet_id', 'net_amount', 'recipient_wallet_id', 'reference', 'requested_by'],
+      properties: {
+        amount: W.unsignedBaseUnits,
+        asset: W.id,
+        expires: W.epochSeconds,
+        fees: W.unsignedBaseUnits,
+        wallet_id: W.id,
+        net_amount: W.unsignedBaseUnits,
+        recipient_wallet_id: W.id,
+        reference: W.text,
+        requested_by: W.text,
+      },
+    },
+    threshold_required: W.count,
+    tx_id: W.id,
+    tx_status: W.text,
+  },
+} as const;
+
+/** The sweep transaction ({@link sweepTransactionSchema}). */
+export type SweepTransaction = Wire<typeof sweepTransactionSchema>;
 
 /** Operation declarations of this group, by id. */
 export const sweepOperations = {
-  exchanges: { method: 'GET', path: '/exchanges', idempotent: true, source: 'spec section 4, GET /exchanges' },
+  exchanges: { method: 'GET', path: '/exchanges', idempotent: true, source: 'spec section 4, GET /exchanges', responses: { 200: exchangeListSchema, ...ERROR_RESPONSES } },
   start: {
     method: 'POST',
     path: '/coreclient/{client_id}/sweep',
@@ -67,19 +128,8 @@ export const sweepOperations = {
     submission: 'sweep',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /coreclient/{client_id}/sweep',
-    body: {
-      type: 'object',
-      required: ['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'],
-      properties: {
-        wallet_id: S.walletId,
-        recipient_wallet_id: S.walletId,
-        reference: S.customField,
-        // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
-        partner_txID: S.partnerTxId,
-        expires: S.epochSeconds,
-        send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
-      },
-    },
+    responses: { 200: sweepStartedSchema, ...ERROR_RESPONSES },
+    body: sweepRequestSchema,
   },
   status: {
     // The spec's form: the literal path segment `tx_id`, the sweep's id in the body. (The OpenAPI
@@ -89,6 +139,7 @@ export const sweepOperations = {
     // A read: repeating it changes nothing.
     idempotent: true,
     source: 'spec section 4, POST /coreclient/{client_id}/sweep/tx_id (literal path; tx_id in the body)',
+    responses: { 200: sweepTransactionSchema, ...ERROR_RESPONSES },
     body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } },
   },
 } satisfies Record<string, OperationSpec>;
@@ -97,7 +148,7 @@ export const sweepOperations = {
  * The exchanges a wallet can connect to: `{exchanges: [...]}`.
  * @throws {ApiError} on a non-2xx answer.
  */
-export function listExchanges(client: CustodyClient): Promise<ApiResponse<{ exchanges: Exchange[] }>> {
+export function listExchanges(client: CustodyClient): Promise<ApiResponse<ExchangeList>> {
   return callOperation(client, sweepOperations.exchanges, {});
 }
 
@@ -106,8 +157,8 @@ export function listExchanges(client: CustodyClient): Promise<ApiResponse<{ exch
  * by the transport (the spec promises no dedupe); sent exactly once through the submission journal, keyed on partner_txID.
  * @throws {ValidationError} for a missing or malformed field (e.g. `send.symbol`). @throws {ApiError} on a non-2xx answer.
  */
-export function startSweep(client: CustodyClient, input: SweepRequest & { client_id: string }, options?: SubmitOptions): Promise<SubmitResult<{ tx_id: string; status?: string }>> {
-  return submitOperation<{ tx_id: string; status?: string }>(client, sweepOperations.start, { ...input }, options);
+export function startSweep(client: CustodyClient, input: SweepRequest & { client_id: string }, options?: SubmitOptions): Promise<SubmitResult<SweepStarted>> {
+  return submitOperation<SweepStarted>(client, sweepOperations.start, { ...input }, options);
 }
 
 /**

@@ -5,34 +5,45 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
+import { W, ERROR_RESPONSES, type Wire } from '../wire';
+import type { withdrawalTransactionSchema } from './withdraw';
 
-/** `send` of a transfer: asset `symbol` and `amount` in base units (integer). */
-export interface SendAmount {
-  symbol: string;
-  amount: number;
-}
+/** `send` of a transfer (lib/operation.ts `PAYMENT`): asset `symbol` and `amount` in base units (a positive integer). */
+export type SendAmount = Wire<typeof PAYMENT>;
 
 /**
  * POST transfer body (spec section 4: all fields required). `wallet_id` and
- * `counterparty_wallet_address` take a wallet id or short code; `expires` is epoch seconds.
- * `partner_txID` makes a retry safe: the same value answers `existing` with the original tx_id.
+ * `counterparty_wallet_address` take a wallet id or short code; `expires` is epoch seconds;
+ * `send.amount` base units. `partner_txID` makes a retry safe: the same value answers `existing`
+ * with the original tx_id. Each text has the pack's length bound (lib/operation.ts `S`).
  */
-export interface TransferRequest {
-  wallet_id: string;
-  counterparty_wallet_address: string;
-  expires: number;
-  benefit_of: string;
-  account_no: string;
-  reference: string;
-  partner_txID: string;
-  send: SendAmount;
-}
+export const transferRequestSchema = {
+  type: 'object',
+  required: ['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
+  properties: {
+    wallet_id: S.walletId,
+    counterparty_wallet_address: S.walletId,
+    expires: S.epochSeconds,
+    benefit_of: S.customField,
+    account_no: S.customField,
+    reference: S.customField,
+    partner_txID: S.partnerTxId,
+    send: PAYMENT,
+  },
+} as const;
 
-/** POST transfer answer. */
-export interface TransferCreated {
-  tx_id: string;
-  status: 'new' | 'existing';
-}
+/** POST transfer body ({@link transferRequestSchema}). */
+export type TransferRequest = Wire<typeof transferRequestSchema>;
+
+/** POST transfer answer (spec section 4): `tx_id` and `status`, `new` or `existing` (spec section 3). */
+export const transferCreatedSchema = {
+  type: 'object',
+  required: ['tx_id', 'status'],
+  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
+} as const;
+
+/** POST transfer answer ({@link transferCreatedSchema}). */
+export type TransferCreated = Wire<typeof transferCreatedSchema>;
 
 /** Transfer statuses (spec section 3). */
 export const TRANSFER_STATUSES = [
@@ -48,47 +59,99 @@ export const TRANSFER_STATUSES = [
 /** A transfer status (spec section 3): one of {@link TRANSFER_STATUSES}. */
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
-/** An approver record (spec section 2); blank names and `userID` = core client id for a core client. */
-export interface ApproverRecord {
-  actionID: string;
-  firstName: string;
-  lastName: string;
-  status: string;
-  timestamp: number;
-  userID: string;
-  username: string;
-}
+/**
+ * The short `txStatus` values of the spec's walkthrough example (spec section 3: "also shows short
+ * values of txStatus: pending, approved, rejected, expired"), accepted for transfers and
+ * withdrawals alike.
+ */
+export const SHORT_TX_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
 
-/** The Transaction object (spec section 2), camelCase; amounts in base units, times epoch seconds. */
-export interface Transaction {
-  approvedCount: number;
-  expires: number;
-  initiatedTimestamp: number;
-  initiatorAuthorized: boolean;
-  initiatorName: string;
-  reference: string;
-  status: ApproverRecord[];
+/**
+ * An approver record (spec section 2), one per approval, all fields required: `actionID`,
+ * `firstName`, `lastName`, `status` (for example `approved`), `timestamp` (epoch seconds),
+ * `userID`, `username`. For a core client the names are blank and `userID` is its id.
+ */
+export const approverRecordSchema = {
+  type: 'object',
+  required: ['actionID', 'firstName', 'lastName', 'status', 'timestamp', 'userID', 'username'],
+  properties: {
+    actionID: W.id,
+    firstName: W.text,
+    lastName: W.text,
+    status: W.text,
+    timestamp: W.epochSeconds,
+    userID: W.id,
+    username: W.text,
+  },
+} as const;
+
+/** An approver record ({@link approverRecordSchema}). */
+export type ApproverRecord = Wire<typeof approverRecordSchema>;
+
+/**
+ * The fields of the Transaction object (spec section 2) but `txStatus`, camelCase (NOTES.md:
+ * transfer and withdrawal GET answers are camelCase whatever the OpenAPI TxInfo names say; the
+ * spec rules). Amounts base units (`amount` gross, `netAmount` = amount - fees), times epoch seconds.
+ */
+export const transactionProperties = {
+  approvedCount: W.count,
+  expires: W.epochSeconds,
+  initiatedTimestamp: W.epochSeconds,
+  initiatorAuthorized: W.boolean,
+  initiatorName: W.text,
+  reference: W.text,
+  status: { type: 'array', items: approverRecordSchema },
   statusDetails: {
-    accountNo: string;
-    amount: number;
-    asset: string;
-    benefitOf: string;
-    expires: number;
-    fees: number;
-    fundID: string;
-    netAmount: number;
-    recipientAddress: string;
-    recipientEmail?: string;
-    recipientFirstName?: string;
-    recipientLastName?: string;
-    recipientUsername?: string;
-    reference: string;
-    requestedBy: string;
-  };
-  thresholdRequired: number;
-  txID: string;
-  txStatus: TransferStatus | string;
-}
+    type: 'object',
+    required: [
+      'accountNo', 'amount', 'asset', 'benefitOf', 'expires', 'fees', 'fundID', 'netAmount', 'recipientAddress',
+      'recipientEmail', 'recipientFirstName', 'recipientLastName', 'recipientUsername', 'reference', 'requestedBy',
+    ],
+    properties: {
+      accountNo: W.text,
+      amount: W.unsignedBaseUnits,
+      asset: W.id,
+      benefitOf: W.text,
+      expires: W.epochSeconds,
+      fees: W.unsignedBaseUnits,
+      fundID: W.text,
+      netAmount: W.unsignedBaseUnits,
+      recipientAddress: W.text,
+      recipientEmail: W.text,
+      recipientFirstName: W.text,
+      recipientLastName: W.text,
+      recipientUsername: W.text,
+      reference: W.text,
+      requestedBy: W.text,
+    },
+  },
+  thresholdRequired: W.count,
+  txID: W.id,
+} as const;
+
+/** The required fields of the Transaction object: every field of spec section 2's table. */
+export const TRANSACTION_REQUIRED = [
+  'approvedCount', 'expires', 'initiatedTimestamp', 'initiatorAuthorized', 'initiatorName', 'reference', 'status', 'statusDetails',
+  'thresholdRequired', 'txID', 'txStatus',
+] as const;
+
+/**
+ * The Transaction object of a transfer (spec section 2; GET /company/{company_id}/transfer/{tx_id}):
+ * every field required; `txStatus` one of {@link TRANSFER_STATUSES} (spec section 3) or of
+ * {@link SHORT_TX_STATUSES}. `withdrawalTransactionSchema` (lib/v1/withdraw.ts) is the same with
+ * the withdrawal statuses.
+ */
+export const transferTransactionSchema = {
+  type: 'object',
+  required: TRANSACTION_REQUIRED,
+  properties: { ...transactionProperties, txStatus: { type: 'string', enum: [...TRANSFER_STATUSES, ...SHORT_TX_STATUSES] } },
+} as const;
+
+/**
+ * The Transaction object (spec section 2) of a transfer or a withdrawal, camelCase; amounts in
+ * base units, times epoch seconds: {@link transferTransactionSchema} or `withdrawalTransactionSchema`.
+ */
+export type Transaction = Wire<typeof transferTransactionSchema> | Wire<typeof withdrawalTransactionSchema>;
 
 /** Operation declarations of this group, by id. */
 export const transferOperations = {
@@ -100,22 +163,16 @@ export const transferOperations = {
     submission: 'transfer',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/transfer',
-    body: {
-      type: 'object',
-      required: ['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-      properties: {
-        wallet_id: S.walletId,
-        counterparty_wallet_address: S.walletId,
-        expires: S.epochSeconds,
-        benefit_of: S.customField,
-        account_no: S.customField,
-        reference: S.customField,
-        partner_txID: S.partnerTxId,
-        send: PAYMENT,
-      },
-    },
+    responses: { 200: transferCreatedSchema, ...ERROR_RESPONSES },
+    body: transferRequestSchema,
   },
-  get: { method: 'GET', path: '/company/{company_id}/transfer/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}' },
+  get: {
+    method: 'GET',
+    path: '/company/{company_id}/transfer/{tx_id}',
+    idempotent: true,
+    source: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}',
+    responses: { 200: transferTransactionSchema, ...ERROR_RESPONSES },
+  },
 } satisfies Record<string, OperationSpec>;
 
 /**

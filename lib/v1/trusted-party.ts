@@ -4,29 +4,42 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../operation';
+import { W, ERROR_RESPONSES, okBodySchema, type OkBody, type Wire } from '../wire';
 
-/** A trusted party entry; `type` is `user` or `core-client` (NOTES.md), `created` epoch seconds. */
-export interface TrustedParty {
-  trusted_entity_id: string;
-  name: string;
-  type: string;
-  address: string;
-  internal?: boolean;
-  created: number;
-}
+/**
+ * A trusted party entry (spec section 2 "Trusted party", section 4 GET .../trustedparty: "list of
+ * entries (trusted_entity_id, name, type, address, internal, created)", all required). `type` is
+ * `user` (spec) or `core-client` (NOTES.md: a core client added as a trusted party); `address` the
+ * user's e-mail; `created` epoch seconds.
+ */
+export const trustedPartySchema = {
+  type: 'object',
+  required: ['trusted_entity_id', 'name', 'type', 'address', 'internal', 'created'],
+  properties: {
+    trusted_entity_id: W.id,
+    name: W.text,
+    type: { type: 'string', enum: ['user', 'core-client'] },
+    address: W.text,
+    internal: W.boolean,
+    created: W.epochSeconds,
+  },
+} as const;
 
-/** GET /company/{company_id}/trustedparty answer. */
-export interface TrustedPartyList {
-  company_id: string;
-  total_count: number;
-  list: TrustedParty[];
-}
+/** A trusted party entry ({@link trustedPartySchema}). */
+export type TrustedParty = Wire<typeof trustedPartySchema>;
 
-/** Plain success body `{code: 200, msg: "OK"}` (NOTES.md). */
-export interface OkBody {
-  code: number;
-  msg: string;
-}
+/** GET /company/{company_id}/trustedparty answer: `company_id`, `total_count`, `list` (spec section 4). */
+export const trustedPartyListSchema = {
+  type: 'object',
+  required: ['company_id', 'total_count', 'list'],
+  properties: { company_id: W.id, total_count: W.count, list: { type: 'array', items: trustedPartySchema } },
+} as const;
+
+/** GET /company/{company_id}/trustedparty answer ({@link trustedPartyListSchema}). */
+export type TrustedPartyList = Wire<typeof trustedPartyListSchema>;
+
+/** Plain success body `{code: 200, msg: "OK"}` (lib/wire.ts `okBodySchema`). */
+export type { OkBody } from '../wire';
 
 /** Operation declarations of this group, by id. */
 export const trustedPartyOperations = {
@@ -34,17 +47,22 @@ export const trustedPartyOperations = {
     method: 'POST',
     path: '/company/{company_id}/trustedparty',
     source: 'spec section 4, POST /company/{company_id}/trustedparty',
+    // Spec section 4: "HTTP 200 with code and msg".
+    responses: { 200: okBodySchema, ...ERROR_RESPONSES },
     body: {
       type: 'object',
       required: ['address', 'type'],
       properties: { address: S.text(EMAIL_MAX_LENGTH), type: { type: 'string', enum: ['user', 'core-client'] }, name: S.optionalText(NAME_MAX_LENGTH) },
     },
   },
-  list: { method: 'GET', path: '/company/{company_id}/trustedparty', idempotent: true, source: 'spec section 4, GET /company/{company_id}/trustedparty' },
+  list: { method: 'GET', path: '/company/{company_id}/trustedparty', idempotent: true, source: 'spec section 4, GET /company/{company_id}/trustedparty', responses: { 200: trustedPartyListSchema, ...ERROR_RESPONSES } },
   remove: {
     method: 'DELETE',
     path: '/company/{company_id}/trustedparty/{trustedparty_id}',
     source: 'spec section 4, DELETE /company/{company_id}/trustedparty/{trustedparty_id}',
+    // Spec section 4: "HTTP 200 when removed": the spec overrides the OpenAPI's status 202; the
+    // body, which the spec does not show, is the OpenAPI's OkResponse `{code, msg}`.
+    responses: { 200: okBodySchema, ...ERROR_RESPONSES },
   },
 } satisfies Record<string, OperationSpec>;
 

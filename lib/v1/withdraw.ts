@@ -5,7 +5,8 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import type { SendAmount, Transaction } from './transfer';
+import { transactionProperties, TRANSACTION_REQUIRED, SHORT_TX_STATUSES, type Transaction } from './transfer';
+import { W, ERROR_RESPONSES, type Wire } from '../wire';
 
 /**
  * POST withdraw body (spec section 4: all fields required). `wallet_id` is the origin wallet id
@@ -13,22 +14,37 @@ import type { SendAmount, Transaction } from './transfer';
  * `addWhitelist`); `expires` epoch seconds; `send.amount` base units. `partner_txID` is the
  * caller's own unique id of the withdrawal; build it from something stable (an order number).
  */
-export interface WithdrawRequest {
-  wallet_id: string;
-  address: string;
-  expires: number;
-  benefit_of: string;
-  account_no: string;
-  reference: string;
-  partner_txID: string;
-  send: SendAmount;
-}
+export const withdrawRequestSchema = {
+  type: 'object',
+  required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
+  properties: {
+    wallet_id: S.walletId,
+    address: S.address,
+    expires: S.epochSeconds,
+    benefit_of: S.customField,
+    account_no: S.customField,
+    reference: S.customField,
+    partner_txID: S.partnerTxId,
+    send: PAYMENT,
+  },
+} as const;
 
-/** POST withdraw answer: `status` is `new` (spec section 4; the built-in simulator also answers `existing` for a repeated `partner_txID`, which the spec does not promise). */
-export interface WithdrawCreated {
-  tx_id: string;
-  status: 'new' | 'existing' | string;
-}
+/** POST withdraw body ({@link withdrawRequestSchema}). */
+export type WithdrawRequest = Wire<typeof withdrawRequestSchema>;
+
+/**
+ * POST withdraw answer: `tx_id` and `status` (spec section 4 shows `new`; the OpenAPI's TxId
+ * answer, shared with transfers, also allows `existing`, which the built-in simulator answers for
+ * a repeated `partner_txID`; the spec does not forbid it).
+ */
+export const withdrawCreatedSchema = {
+  type: 'object',
+  required: ['tx_id', 'status'],
+  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
+} as const;
+
+/** POST withdraw answer ({@link withdrawCreatedSchema}). */
+export type WithdrawCreated = Wire<typeof withdrawCreatedSchema>;
 
 /** Withdrawal statuses (spec section 3), parallel to the transfer statuses. */
 export const WITHDRAWAL_STATUSES = [
@@ -44,6 +60,17 @@ export const WITHDRAWAL_STATUSES = [
 /** A withdrawal status (spec section 3): one of {@link WITHDRAWAL_STATUSES}. */
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 
+/**
+ * The Transaction object of a withdrawal (spec section 4: "same shape as for transfers"; GET
+ * /company/{company_id}/withdraw/{tx_id}): the fields of `transferTransactionSchema`
+ * (lib/v1/transfer.ts), `txStatus` one of {@link WITHDRAWAL_STATUSES} or `SHORT_TX_STATUSES`.
+ */
+export const withdrawalTransactionSchema = {
+  type: 'object',
+  required: TRANSACTION_REQUIRED,
+  properties: { ...transactionProperties, txStatus: { type: 'string', enum: [...WITHDRAWAL_STATUSES, ...SHORT_TX_STATUSES] } },
+} as const;
+
 /** Operation declarations of this group, by id. */
 export const withdrawOperations = {
   create: {
@@ -56,22 +83,16 @@ export const withdrawOperations = {
     submission: 'withdraw',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/withdraw',
-    body: {
-      type: 'object',
-      required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-      properties: {
-        wallet_id: S.walletId,
-        address: S.address,
-        expires: S.epochSeconds,
-        benefit_of: S.customField,
-        account_no: S.customField,
-        reference: S.customField,
-        partner_txID: S.partnerTxId,
-        send: PAYMENT,
-      },
-    },
+    responses: { 200: withdrawCreatedSchema, ...ERROR_RESPONSES },
+    body: withdrawRequestSchema,
   },
-  get: { method: 'GET', path: '/company/{company_id}/withdraw/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}' },
+  get: {
+    method: 'GET',
+    path: '/company/{company_id}/withdraw/{tx_id}',
+    idempotent: true,
+    source: 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}',
+    responses: { 200: withdrawalTransactionSchema, ...ERROR_RESPONSES },
+  },
 } satisfies Record<string, OperationSpec>;
 
 /**

@@ -9,83 +9,147 @@
  */
 import type { ApiResponse } from '../client';
 import { ValidationError, characterCount } from '../errors';
-import { OperationSpec, S, JsonSchema, ID_MAX_LENGTH, prepareOperation, tooLongError } from '../operation';
+import { OperationSpec, S, ID_MAX_LENGTH, prepareOperation, tooLongError } from '../operation';
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator, withWorkspace } from './operation';
+import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, type Wire } from '../wire';
 
-/** A member rule node (spec section 2): `type` 2, `operation` 3, `threshold` 0, `arguments.id` the member id. */
-export interface MemberRule {
-  type: 2;
-  operation: 3;
-  threshold: 0;
-  arguments: { id: string };
-}
+/**
+ * A member rule node (spec section 2 "Expression / rule node"): `type` 2, `operation` 3,
+ * `threshold` 0, `arguments.id` the member id (a human member or an API key). All required.
+ */
+export const memberRuleSchema = {
+  type: 'object',
+  required: ['type', 'operation', 'threshold', 'arguments'],
+  properties: {
+    type: { const: 2 },
+    operation: { const: 3 },
+    threshold: { const: 0 },
+    arguments: { type: 'object', required: ['id'], properties: { id: W.id } },
+  },
+} as const;
 
-/** The top-level expression node (spec section 2): `type` 1, `operation` 1, `threshold` approvals needed, `rules`. */
-export interface PolicyExpression {
-  type: 1;
-  operation: 1;
-  threshold: number;
-  rules: MemberRule[];
-}
+/** A member rule node ({@link memberRuleSchema}). */
+export type MemberRule = Wire<typeof memberRuleSchema>;
+
+/**
+ * The top-level expression node (spec section 2): `type` 1, `operation` 1, `threshold` approvals
+ * needed (>= 1), `rules` the member rules ({@link memberRuleSchema}). All required.
+ */
+export const policyExpressionSchema = {
+  type: 'object',
+  required: ['type', 'operation', 'threshold', 'rules'],
+  properties: {
+    type: { const: 1 },
+    operation: { const: 1 },
+    threshold: { type: 'integer', minimum: 1 },
+    rules: { type: 'array', items: memberRuleSchema },
+  },
+} as const;
+
+/** The top-level expression node ({@link policyExpressionSchema}). */
+export type PolicyExpression = Wire<typeof policyExpressionSchema>;
 
 /** Policy types (spec section 2). An admin policy governs changes; a transaction policy governs a wallet's transactions. */
-export type PolicyType = 'admin' | 'transaction';
+export const POLICY_TYPES = ['admin', 'transaction'] as const;
 
-/** The body of POST and PUT policies (spec section 4). */
-export interface PolicyBody {
-  name: string;
-  expression: PolicyExpression;
-  expressionContentType: 'application/json';
-  adminPolicyID: string;
-  policyType: PolicyType;
-  adminLocked: boolean;
-  allowDuplicates: boolean;
-}
+/** A policy type: one of {@link POLICY_TYPES}. */
+export type PolicyType = (typeof POLICY_TYPES)[number];
 
-/** A policy of a workspace as listed (spec section 2): the body fields plus `policyID`, `systemType`, `actionsGoverned`. */
-export interface WorkspacePolicy extends Partial<PolicyBody> {
-  policyID: string;
-  name: string;
-  policyType: PolicyType;
-  systemType?: number;
-  actionsGoverned?: unknown[];
-  expressionContentType: 'application/json';
-  expression: PolicyExpression;
-}
+/** The body of POST and PUT policies ({@link policyBodySchema}). */
+export type PolicyBody = Wire<typeof policyBodySchema>;
 
-/** GET policies answer: `{policies: WorkspacePolicy[]}`. */
-export interface PolicyList {
-  policies: WorkspacePolicy[];
-}
+/**
+ * A policy of a workspace as listed (spec section 2 "v2 resources" Policy): `policyID`, `name`,
+ * `policyType` (`admin` or `transaction`), `systemType` (number), `actionsGoverned` (array),
+ * `expressionContentType` (`application/json`) and `expression` required (the spec's list of a
+ * policy's fields); `adminPolicyID`, `adminLocked`, `allowDuplicates` (spec: "on create also")
+ * typed when present.
+ */
+export const workspacePolicySchema = {
+  type: 'object',
+  required: ['policyID', 'name', 'policyType', 'systemType', 'actionsGoverned', 'expressionContentType', 'expression'],
+  properties: {
+    policyID: W.id,
+    name: W.text,
+    policyType: { type: 'string', enum: POLICY_TYPES },
+    systemType: { type: 'number' },
+    actionsGoverned: { type: 'array' },
+    expressionContentType: { const: 'application/json' },
+    expression: policyExpressionSchema,
+    adminPolicyID: W.text,
+    adminLocked: W.boolean,
+    allowDuplicates: W.boolean,
+  },
+} as const;
+
+/** A policy of a workspace as listed ({@link workspacePolicySchema}). */
+export type WorkspacePolicy = Wire<typeof workspacePolicySchema>;
+
+/**
+ * GET policies answer: `{policies: [...]}` (spec section 4: "list of policies"; the key
+ * `policies` is the pack's, the spec does not show the wrapper).
+ */
+export const policyListSchema = {
+  type: 'object',
+  required: ['policies'],
+  properties: { policies: { type: 'array', items: workspacePolicySchema } },
+} as const;
+
+/** GET policies answer ({@link policyListSchema}). */
+export type PolicyList = Wire<typeof policyListSchema>;
+
+/** POST policies answer: `policyID` (spec section 4), required. */
+export const policyCreatedSchema = {
+  type: 'object',
+  required: ['policyID'],
+  properties: { policyID: W.id },
+} as const;
+
+/** POST policies answer ({@link policyCreatedSchema}). */
+export type PolicyCreated = Wire<typeof policyCreatedSchema>;
+
+/** Update request (v2 action) statuses: `pending` until approved (or rejected). */
+export const UPDATE_REQUEST_STATUSES = ['pending', 'approved', 'rejected'] as const;
 
 /**
  * The answer of PUT policies/{policyID}: an update request that must be approved (spec
  * section 4). `actionID` identifies it (the service's developer guides name an update request
- * an action, with this id); `status` is `pending` until approved.
+ * an action, with this id); `status` is `pending` until approved. All required (the spec shows no
+ * field names: these are the pack's, and the simulator's).
  */
-export interface PolicyUpdateRequest {
-  actionID: string;
-  policyID: string;
-  status: 'pending' | 'approved' | 'rejected';
-}
+export const policyUpdateRequestSchema = {
+  type: 'object',
+  required: ['actionID', 'policyID', 'status'],
+  properties: { actionID: W.id, policyID: W.id, status: { type: 'string', enum: UPDATE_REQUEST_STATUSES } },
+} as const;
 
-/** An update request (or transaction approval) as read with GET actions/{actionID}. */
-export interface WorkspaceAction {
-  actionID: string;
-  /** `policyUpdate` or `transaction` */
-  type: string;
-  status: 'pending' | 'approved' | 'rejected';
-  workspaceID: string;
-  policyID: string;
-  /** approvals needed: the threshold of the governing policy */
-  threshold: number;
-  approvedCount: number;
-  /** member ids that approved */
-  approvers: string[];
-  /** epoch seconds */
-  timestamp: number;
-}
+/** The answer of PUT policies/{policyID} ({@link policyUpdateRequestSchema}). */
+export type PolicyUpdateRequest = Wire<typeof policyUpdateRequestSchema>;
+
+/**
+ * An update request (or transaction approval) as read with GET actions/{actionID} (simulator
+ * only, not in the spec): `type` `policyUpdate` or `transaction`, `threshold` approvals needed (the
+ * governing policy's), `approvers` the member ids that approved, `timestamp` epoch seconds. All required.
+ */
+export const workspaceActionSchema = {
+  type: 'object',
+  required: ['actionID', 'type', 'status', 'workspaceID', 'policyID', 'threshold', 'approvedCount', 'approvers', 'timestamp'],
+  properties: {
+    actionID: W.id,
+    type: W.text,
+    status: { type: 'string', enum: UPDATE_REQUEST_STATUSES },
+    workspaceID: W.id,
+    policyID: W.id,
+    threshold: W.count,
+    approvedCount: W.count,
+    approvers: { type: 'array', items: W.id },
+    timestamp: W.epochSeconds,
+  },
+} as const;
+
+/** An update request as read with GET actions/{actionID} ({@link workspaceActionSchema}). */
+export type WorkspaceAction = Wire<typeof workspaceActionSchema>;
 
 /** A policy member as the editor keeps it: its id and whether it is a human member or an API key. */
 export interface PolicyMember {
@@ -199,7 +263,8 @@ export function withExtraMember(policy: WorkspacePolicy, memberID: string): Poli
   };
 }
 
-const memberRuleSchema: JsonSchema = {
+/** A member rule as sent: {@link memberRuleSchema} with the id's length bound (`S.id`). */
+const memberRuleInput = {
   type: 'object',
   required: ['type', 'operation', 'threshold', 'arguments'],
   properties: {
@@ -208,38 +273,78 @@ const memberRuleSchema: JsonSchema = {
     threshold: { const: 0 },
     arguments: { type: 'object', required: ['id'], properties: { id: S.id } },
   },
-};
-const expressionSchema: JsonSchema = {
+} as const;
+/** The expression as sent: {@link policyExpressionSchema} with at least one member rule. */
+const expressionInput = {
   type: 'object',
   required: ['type', 'operation', 'threshold', 'rules'],
   properties: {
     type: { const: 1 },
     operation: { const: 1 },
     threshold: { type: 'integer', minimum: 1 },
-    rules: { type: 'array', minItems: 1, items: memberRuleSchema },
+    rules: { type: 'array', minItems: 1, items: memberRuleInput },
   },
-};
-const policyBodySchema = {
+} as const;
+/**
+ * The body of POST and PUT policies (spec section 4: name, expression, expressionContentType,
+ * adminPolicyID, policyType, adminLocked, allowDuplicates; all required): the expression of spec
+ * section 2, `expressionContentType` `application/json`, `policyType` `transaction` or `admin`.
+ */
+export const policyBodySchema = {
   type: 'object',
   required: ['name', 'expression', 'expressionContentType', 'adminPolicyID', 'policyType', 'adminLocked', 'allowDuplicates'],
   properties: {
     name: S.name,
-    expression: expressionSchema,
+    expression: expressionInput,
     expressionContentType: { enum: ['application/json'] },
     adminPolicyID: S.id,
     policyType: { enum: ['transaction', 'admin'] },
     adminLocked: { type: 'boolean' },
     allowDuplicates: { type: 'boolean' },
   },
-};
+} as const;
 /** Operation declarations of the policies group (spec section 4 "v2 endpoints"). */
 export const policyOperations = {
-  list: { method: 'GET', path: '/workspaces/{workspaceID}/policies', idempotent: true, source: 'spec section 4, GET {base_url_v2}/workspaces/{workspaceID}/policies' },
-  create: { method: 'POST', path: '/workspaces/{workspaceID}/policies', body: policyBodySchema, source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies' },
-  update: { method: 'PUT', path: '/workspaces/{workspaceID}/policies/{policyID}', body: policyBodySchema, source: 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}' },
-  getAction: { method: 'GET', path: '/actions/{actionID}', idempotent: true, source: 'simulator only: read an update request (the service\'s developer guides name actions; this route is not in the spec)' },
-  approveAction: { method: 'PUT', path: '/actions/{actionID}', source: 'simulator only: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)' },
-  rejectAction: { method: 'DELETE', path: '/actions/{actionID}', source: 'simulator only: reject an update request as the token\'s API key (not in the spec)' },
+  list: {
+    method: 'GET',
+    path: '/workspaces/{workspaceID}/policies',
+    idempotent: true,
+    source: 'spec section 4, GET {base_url_v2}/workspaces/{workspaceID}/policies',
+    responses: { 200: policyListSchema, ...ERROR_RESPONSES },
+  },
+  create: {
+    method: 'POST',
+    path: '/workspaces/{workspaceID}/policies',
+    body: policyBodySchema,
+    source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies',
+    responses: { 200: policyCreatedSchema, ...ERROR_RESPONSES },
+  },
+  update: {
+    method: 'PUT',
+    path: '/workspaces/{workspaceID}/policies/{policyID}',
+    body: policyBodySchema,
+    source: 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}',
+    responses: { 200: policyUpdateRequestSchema, ...ERROR_RESPONSES },
+  },
+  getAction: {
+    method: 'GET',
+    path: '/actions/{actionID}',
+    idempotent: true,
+    source: 'simulator only: read an update request (the service\'s developer guides name actions; this route is not in the spec)',
+    responses: { 200: workspaceActionSchema, ...ERROR_RESPONSES },
+  },
+  approveAction: {
+    method: 'PUT',
+    path: '/actions/{actionID}',
+    source: 'simulator only: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)',
+    responses: { 200: workspaceActionSchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
+  },
+  rejectAction: {
+    method: 'DELETE',
+    path: '/actions/{actionID}',
+    source: 'simulator only: reject an update request as the token\'s API key (not in the spec)',
+    responses: { 200: workspaceActionSchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
+  },
 } satisfies Record<string, OperationSpec>;
 
 /**
@@ -277,7 +382,7 @@ export async function findAdminPolicy(client: WorkspaceClient, input: { workspac
 export async function createPolicy(
   client: WorkspaceClient,
   input: ({ expression: PolicyExpression } | { threshold: number; members: ReadonlyArray<string | PolicyMember> }) & Partial<Omit<PolicyBody, 'expression'>> & { workspaceID?: string },
-): Promise<ApiResponse<{ policyID: string }>> {
+): Promise<ApiResponse<PolicyCreated>> {
   const src = input as Record<string, unknown>;
   let body: Record<string, unknown>;
   if (src.expression !== undefined) {
@@ -297,7 +402,7 @@ export async function createPolicy(
     prepareOperation(policyOperations.create, { ...withWorkspace(client, input), ...body, adminPolicyID: 'admin-policy' });
     body.adminPolicyID = (await findAdminPolicy(client, input)).policyID;
   }
-  return callWorkspaceOperation<{ policyID: string }>(client, policyOperations.create, { ...withWorkspace(client, input), ...body });
+  return callWorkspaceOperation<PolicyCreated>(client, policyOperations.create, { ...withWorkspace(client, input), ...body });
 }
 
 /**

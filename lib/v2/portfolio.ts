@@ -9,32 +9,64 @@ import type { ApiResponse } from '../client';
 import { OperationSpec, S } from '../operation';
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator } from './operation';
+import { W, ERROR_RESPONSES, type Wire } from '../wire';
+
 
 /** Portfolio types (spec section 2); `standard` is the default. */
-export type PortfolioType = 'standard' | 'exchange';
+export const PORTFOLIO_TYPES = ['standard', 'exchange'] as const;
+
+/** A portfolio type: one of {@link PORTFOLIO_TYPES}. */
+export type PortfolioType = (typeof PORTFOLIO_TYPES)[number];
 
 /** Wallet connect plugins (spec section 2): `defi` a Web3 wallet, `wc` a WalletConnect wallet. */
-export type ConnectPlugin = 'defi' | 'wc';
+export const CONNECT_PLUGINS = ['defi', 'wc'] as const;
 
-/** A portfolio (spec section 2): `accountID`, `name`, `type`. */
-export interface Portfolio {
-  accountID: string;
-  name: string;
-  type: PortfolioType;
-}
+/** A wallet connect plugin: one of {@link CONNECT_PLUGINS}. */
+export type ConnectPlugin = (typeof CONNECT_PLUGINS)[number];
+
+/** A portfolio (spec section 2 "v2 resources"): `accountID`, `name`, `type`, all required. */
+export const portfolioSchema = {
+  type: 'object',
+  required: ['accountID', 'name', 'type'],
+  properties: { accountID: W.id, name: W.text, type: { type: 'string', enum: PORTFOLIO_TYPES } },
+} as const;
+
+/** A portfolio ({@link portfolioSchema}). */
+export type Portfolio = Wire<typeof portfolioSchema>;
 
 /**
- * A wallet of a portfolio as the simulator's `getWallet` reads it (spec section 2 names
- * `name`, `connectPlugin`, `policyID`, `address`): `address` is '' while the key computation runs.
+ * A wallet of a portfolio as the simulator's `getWallet` reads it (spec section 2 names `name`,
+ * `connectPlugin`, `policyID`, `address`; `walletID` is the simulator's id, not a spec field), all
+ * required: `address` is '' while the key computation runs.
  */
-export interface PortfolioWallet {
-  /** simulator: the wallet's id in the simulator (not a spec field) */
-  walletID: string;
-  name: string;
-  connectPlugin: ConnectPlugin;
-  policyID: string;
-  address: string;
-}
+export const portfolioWalletSchema = {
+  type: 'object',
+  required: ['walletID', 'name', 'connectPlugin', 'policyID', 'address'],
+  properties: { walletID: W.id, name: W.text, connectPlugin: { type: 'string', enum: CONNECT_PLUGINS }, policyID: W.id, address: W.text },
+} as const;
+
+/** A wallet of a portfolio ({@link portfolioWalletSchema}). */
+export type PortfolioWallet = Wire<typeof portfolioWalletSchema>;
+
+/** A portfolio with its wallets, as the simulator's `get` reads it (simulator only). */
+export const portfolioWithWalletsSchema = {
+  type: 'object',
+  required: [...portfolioSchema.required, 'wallets'],
+  properties: { ...portfolioSchema.properties, wallets: { type: 'array', items: portfolioWalletSchema } },
+} as const;
+
+/** A portfolio with its wallets ({@link portfolioWithWalletsSchema}). */
+export type PortfolioWithWallets = Wire<typeof portfolioWithWalletsSchema>;
+
+/** POST accounts answer: `accountID` (spec section 4), required. */
+export const portfolioCreatedSchema = {
+  type: 'object',
+  required: ['accountID'],
+  properties: { accountID: W.id },
+} as const;
+
+/** POST accounts answer ({@link portfolioCreatedSchema}). */
+export type PortfolioCreated = Wire<typeof portfolioCreatedSchema>;
 
 /** Longest `waitForAddress` accepted, in seconds. */
 export const MAX_WAIT_FOR_ADDRESS = 120;
@@ -47,15 +79,18 @@ export const MAX_WAIT_FOR_ADDRESS = 120;
 export const WAIT_FOR_ADDRESS_MARGIN_SECONDS = 15;
 
 /**
- * The answer of create-wallet (spec section 4 returns the `address`; '' when the wait was
- * shorter than the key computation).
+ * The answer of create-wallet (spec section 4 returns the `address`, required: '' when the wait was
+ * shorter than the key computation). `walletID` is the simulator's (not a spec field; it adds it
+ * so the wallet can be read again): typed when present, not required.
  */
-export interface CreatedWallet {
-  /** simulator: the new wallet's id (not a spec field; the simulator adds it so the wallet can be read again) */
-  walletID: string;
-  /** the wallet's address, '' while the key computation runs */
-  address: string;
-}
+export const createdWalletSchema = {
+  type: 'object',
+  required: ['address'],
+  properties: { walletID: W.id, address: W.text },
+} as const;
+
+/** The answer of create-wallet ({@link createdWalletSchema}). */
+export type CreatedWallet = Wire<typeof createdWalletSchema>;
 
 /** Operation declarations of the portfolios group (spec section 4 "v2 endpoints"). */
 export const portfolioOperations = {
@@ -63,12 +98,14 @@ export const portfolioOperations = {
     method: 'POST',
     path: '/workspaces/{workspaceID}/accounts',
     source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts',
+    responses: { 200: portfolioCreatedSchema, ...ERROR_RESPONSES },
     body: { type: 'object', required: ['name'], properties: { name: S.name, type: { enum: ['standard', 'exchange'] } } },
   },
   createWallet: {
     method: 'POST',
     path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets',
     source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts/{accountID}/wallets',
+    responses: { 200: createdWalletSchema, ...ERROR_RESPONSES },
     body: {
       type: 'object',
       required: ['name', 'connectPlugin', 'policyID'],
@@ -80,8 +117,20 @@ export const portfolioOperations = {
       },
     },
   },
-  get: { method: 'GET', path: '/workspaces/{workspaceID}/accounts/{accountID}', idempotent: true, source: 'simulator only: read a portfolio with its wallets (not in the spec)' },
-  getWallet: { method: 'GET', path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets/{walletID}', idempotent: true, source: 'simulator only: read a wallet, e.g. its address once computed (not in the spec)' },
+  get: {
+    method: 'GET',
+    path: '/workspaces/{workspaceID}/accounts/{accountID}',
+    idempotent: true,
+    source: 'simulator only: read a portfolio with its wallets (not in the spec)',
+    responses: { 200: portfolioWithWalletsSchema, ...ERROR_RESPONSES },
+  },
+  getWallet: {
+    method: 'GET',
+    path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets/{walletID}',
+    idempotent: true,
+    source: 'simulator only: read a wallet, e.g. its address once computed (not in the spec)',
+    responses: { 200: portfolioWalletSchema, ...ERROR_RESPONSES },
+  },
 } satisfies Record<string, OperationSpec>;
 
 /**
@@ -90,8 +139,8 @@ export const portfolioOperations = {
  * @throws {ValidationError} before sending, naming the field (`name` missing, `type` not `standard`/`exchange`, `workspaceID` missing).
  * @throws {ApiError} for a non-2xx answer or no answer.
  */
-export function createPortfolio(client: WorkspaceClient, input: { name: string; type?: PortfolioType; workspaceID?: string }): Promise<ApiResponse<{ accountID: string }>> {
-  return callWorkspaceOperation<{ accountID: string }>(client, portfolioOperations.create, input);
+export function createPortfolio(client: WorkspaceClient, input: { name: string; type?: PortfolioType; workspaceID?: string }): Promise<ApiResponse<PortfolioCreated>> {
+  return callWorkspaceOperation<PortfolioCreated>(client, portfolioOperations.create, input);
 }
 
 /**
@@ -122,7 +171,7 @@ export function createPortfolioWallet(
  * @throws {ValidationError} before sending, naming the field (`accountID`, `workspaceID`).
  * @throws {ApiError} for a non-2xx answer (404 for an unknown portfolio) or no answer.
  */
-export async function getPortfolio(client: WorkspaceClient, input: { accountID: string; workspaceID?: string }): Promise<ApiResponse<Portfolio & { wallets: PortfolioWallet[] }>> {
+export async function getPortfolio(client: WorkspaceClient, input: { accountID: string; workspaceID?: string }): Promise<ApiResponse<PortfolioWithWallets>> {
   requireSimulator(client, 'get');
   return callWorkspaceOperation(client, portfolioOperations.get, input);
 }
