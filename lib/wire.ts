@@ -143,6 +143,12 @@ export const ERROR_RESPONSES = {
   401: errorBodySchema,
   403: errorBodySchema,
   404: errorBodySchema,
+  // Spec section 7: "All errors have the body" and 4xx carry client errors; its table lists the
+  // common ones. The OpenAPI declares 409 on some calls (a state conflict), and the simulator
+  // answers 409 for every state conflict (an action already decided, a quote already taken)
+  // and 413 for a body over its 1 MB limit: both client errors, with the same body.
+  409: errorBodySchema,
+  413: errorBodySchema,
   429: errorBodySchema,
   500: errorBodySchema,
   501: errorBodySchema,

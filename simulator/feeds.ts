@@ -140,7 +140,7 @@ export class FeedHub {
   /** Send one message to every open socket of an account-wide feed. */
   private broadcast(key: string, message: HubFeedMessage | WalletFeedMessage): void {
     if (!this.faults.deliver) return;
-    checkFeedMessage(key === HUB_KEY ? 'liquidityhub' : 'wallets', message);
+    checkFeedMessage(key === HUB_KEY ? 'hub' : 'wallets', message);
     const text = JSON.stringify(message);
     for (const ws of this.sockets.get(key) ?? []) if (ws.readyState === WebSocket.OPEN) ws.send(text);
   }
@@ -154,7 +154,7 @@ export class FeedHub {
     for (const a of actions) {
       if (a.status !== 'pending' || ws.readyState !== WebSocket.OPEN) continue;
       const message = feedMessage(a);
-      checkFeedMessage('coreclient', message);
+      checkFeedMessage('coreClient', message);
       ws.send(JSON.stringify(message));
     }
   }

@@ -77,14 +77,23 @@ export interface RouteOptions {
 }
 
 /**
+ * The success status of an operation: the lowest 2xx its registry entry declares (202 for a swap
+ * cancel, as the OpenAPI answers it), 200 when it declares none or for a control route.
+ */
+export function successStatus(entry: RegistryEntry | undefined): number {
+  const declared = Object.keys(entry?.spec.responses ?? {}).map(Number).filter((s) => s >= 200 && s < 300);
+  return declared.length ? Math.min(...declared) : 200;
+}
+
+/**
  * Wrap a handler: run `before`, parse the body, validate it and the query against the
- * operation's schemas, run the handler, then {@link reply} with 200 and the returned body, or
- * with the error's section 7 body.
+ * operation's schemas, run the handler, then {@link reply} with the success status
+ * ({@link successStatus}) and the returned body, or with the error's section 7 body.
  */
 export function route(eng: Engine, fn: RouteHandler, opts: RouteOptions = {}): RequestHandler {
   return (req: Request, res: Response) => {
     void (async () => {
-      let status = 200;
+      let status = successStatus(opts.entry);
       let body: unknown;
       try {
         opts.before?.(req);

@@ -50,7 +50,7 @@ import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
 import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, recordApproval, releaseHold } from './custody';
-import type { Transaction } from '../lib/v1/transfer';
+import type { TransactionObject as Transaction } from '../lib/v1/transfer';
 import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord, WalletRecord } from './state';
 
 /** A wallet named in a body that must belong to the company. @throws 404 / 400 naming the field. */
@@ -166,7 +166,7 @@ export function hubItems(eng: Engine, companyId: string | null): { items: HubIte
 }
 
 /** GET make/{tx_id}: the Transaction object of the quote plus `swap` (the quote's terms, request names). */
-export interface SwapView extends Transaction {
+export type SwapView = Transaction & {
   swap: {
     send_wallet_id: string;
     receive_wallet_id: string;
@@ -178,7 +178,7 @@ export interface SwapView extends Transaction {
     /** tx id of the pending or settled take, '' when none */
     take_tx_id: string;
   };
-}
+};
 
 /** Swap record -> view. `statusDetails.recipientAddress` is the taker's receive wallet once taken, '' before. */
 export function swapView(eng: Engine, s: SwapRecord): SwapView {
@@ -394,11 +394,11 @@ export function companyDecide(eng: Engine, companyId: string, actionId: string, 
 }
 
 /** GET take/{tx_id}: the Transaction object of the take plus its quote and company action. */
-export interface TakeView extends Transaction {
+export type TakeView = Transaction & {
   swapID: string;
   companyActionID: string;
   companyActionStatus: string;
-}
+};
 
 /** GET /company/{company_id}/atomicswap/take/{tx_id}. `statusDetails.recipientAddress` is the maker's receive wallet. @throws 404 */
 export function getTake(eng: Engine, companyId: string, txId: string): TakeView {

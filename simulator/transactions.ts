@@ -33,7 +33,7 @@
  *   written at approval (custody.ts module comment).
  */
 import { isLive, type Engine } from './engine';
-import type { Transaction, TransferRequest } from '../lib/v1/transfer';
+import type { TransactionObject as Transaction, TransferRequest } from '../lib/v1/transfer';
 import type { Action } from '../lib/v1/core-client';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId } from './ids';

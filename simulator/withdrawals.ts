@@ -35,7 +35,7 @@ import { findAsset } from './assets';
 import { newChainTxId } from './ids';
 import { getCompany, getFund, getWallet, moveBalance } from './network';
 import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody } from './custody';
-import type { Transaction } from '../lib/v1/transfer';
+import type { TransactionObject as Transaction } from '../lib/v1/transfer';
 import type { WithdrawalRecord } from './state';
 
 /**

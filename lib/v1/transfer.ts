@@ -153,6 +153,20 @@ export const transferTransactionSchema = {
  */
 export type Transaction = Wire<typeof transferTransactionSchema> | Wire<typeof withdrawalTransactionSchema>;
 
+/**
+ * The Transaction object (spec section 2) of any kind, `txStatus` any text: the shape the swap
+ * legs (make and take) share with transfers and withdrawals, whose own status lists are in
+ * lib/v1/states.ts. Used where one function builds or reads Transaction objects of every kind.
+ */
+export const transactionObjectSchema = {
+  type: 'object',
+  required: TRANSACTION_REQUIRED,
+  properties: { ...transactionProperties, txStatus: W.text },
+} as const;
+
+/** A Transaction object of any kind ({@link transactionObjectSchema}). */
+export type TransactionObject = Wire<typeof transactionObjectSchema>;
+
 /** Operation declarations of this group, by id. */
 export const transferOperations = {
   create: {
