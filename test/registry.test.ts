@@ -72,7 +72,7 @@ describe('registry response schemas', () => {
     const violations = validateResponse(get, 200, { txID: 'T', txStatus: 12 });
     assert.ok(violations.includes('GET /company/{company_id}/transfer/{tx_id}: 200 body /txStatus must be string, got 12'), violations.join('\n'));
     assert.ok(violations.includes('GET /company/{company_id}/transfer/{tx_id}: 200 body /statusDetails is required'));
-    assert.deepEqual(validateResponse(get, 201, {}), ['GET /company/{company_id}/transfer/{tx_id}: status 201 is not declared (declared: 200, 400, 401, 403, 404, 429, 500, 501, 502, 503, 504)']);
+    assert.deepEqual(validateResponse(get, 201, {}), ['GET /company/{company_id}/transfer/{tx_id}: status 201 is not declared (declared: 200, 400, 401, 403, 404, 409, 413, 429, 500, 501, 502, 503, 504)']);
     assert.deepEqual(validateResponse(registryEntry('custody-transfer', 'create'), 200, { tx_id: 'T', status: 'pending' }), [
       'POST /company/{company_id}/transfer: 200 body /status must be one of "new", "existing", got "pending"',
     ]);

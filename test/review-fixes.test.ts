@@ -21,6 +21,8 @@ import helper from 'node-red-node-test-helper';
 import { controlCall, until } from './support';
 import { accountClient, signedCall, startSimulated, stopSimulated } from './simulated';
 import { CountingServer } from './counting-server';
+import { CHECK_ENV } from '../simulator/response-check';
+import { violationReport } from './response-check';
 
 let seq = 0;
 const pid = (label: string) => `${label}-${process.pid}-${Date.now()}-${++seq}`;
@@ -173,8 +175,22 @@ describe('review fixes: the liquidity hub feed takes TxID and Status (spec secti
       const neither = { tx_id: `swap-${process.pid}-c`, status: 'taker_pending' };
       const last = { txID: `swap-${process.pid}-d`, status: 'taker_pending' };
       // What the engine sends on the hub socket, verbatim (its own messages use txID/status).
-      for (const m of [notes, spec, neither, last]) sim.engine.emit('hub', m as any);
-      await until(() => (quotes.length >= 3 ? true : undefined), 'three quotes');
+      // `neither` breaks the hub feed schema on purpose: its violation goes to a file of this
+      // test (the response check, test/response-check.ts), not to the run's.
+      const runFile = process.env[CHECK_ENV];
+      const ownFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cf-hub-casings-')), 'violations.jsonl');
+      process.env[CHECK_ENV] = ownFile;
+      try {
+        for (const m of [notes, spec, neither, last]) sim.engine.emit('hub', m as any);
+        await until(() => (quotes.length >= 3 ? true : undefined), 'three quotes');
+      } finally {
+        process.env[CHECK_ENV] = runFile;
+      }
+      assert.deepEqual(
+        violationReport(ownFile).map((l) => l.split(':')[0]),
+        ['feed hub'],
+        'the message with neither id is the one violation',
+      );
       assert.deepEqual(quotes, [notes, spec, last], 'as received, nothing renamed; the message with neither id dropped');
       assert.equal(errors.length, 1);
       assert.equal(errors[0].message, 'liquidity hub feed: a message without txID or TxID was ignored');

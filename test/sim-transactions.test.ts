@@ -456,7 +456,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
 
       const retake = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take(m.data.tx_id));
       assert.equal(retake.data.status, 'new');
-      assert.equal((await api('DELETE', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).status, 200);
+      assert.equal((await api('DELETE', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).status, 202, 'a cancel answers 202 (OpenAPI)');
       assert.equal((await api('GET', `/company/${d.company_id}/atomicswap/make/${m.data.tx_id}`)).data.txStatus, 'cancelled_swap');
       assert.equal((await api('GET', `/company/${d.taker.company_id}/atomicswap/take/${retake.data.tx_id}`)).data.txStatus, 'cancelled_swap_take');
       assert.deepEqual((await ledgerOf(d.company_id, d.fund_id, m.data.tx_id)).map((e) => e.status), ['cancelled']);
