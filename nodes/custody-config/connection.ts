@@ -223,6 +223,9 @@ export function redact(text: string, secrets: ReadonlyArray<string | undefined>)
   return out;
 }
 
+/** How an answer names an environment (the dialog's words). */
+const ENVIRONMENT_NAMES: Record<Environment, string> = { simulator: 'the built-in simulator', sandbox: 'Sandbox', play: 'Play', production: 'Production', custom: 'the custom URL' };
+
 /** One step of a connection test: the v1 call or the v2 call. */
 export interface TestStep {
   ok: boolean;
@@ -313,7 +316,7 @@ export async function testConnection(settings: ConnectionSettings, credentials: 
   } else {
     answer.ok = true;
     const v2 = answer.v2 ? ` v2 workspace ${answer.v2.workspaceId}: ${answer.v2.policies} ${answer.v2.policies === 1 ? 'policy' : 'policies'} (${answer.v2.ms} ms).` : '';
-    answer.message = `Connected to ${environment === 'simulator' ? 'the built-in simulator' : environment}: GET /assets listed ${answer.v1.assets} assets (${answer.v1.ms} ms).${v2}`;
+    answer.message = `Connected to ${ENVIRONMENT_NAMES[environment] ?? environment}: GET /assets listed ${answer.v1.assets} assets (${answer.v1.ms} ms).${v2}`;
   }
   return answer;
 }
