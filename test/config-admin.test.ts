@@ -163,11 +163,13 @@ describe('custody-config admin endpoints: test connection and lookups', function
       assert.equal(n.ok, true, n.message);
     });
 
-    it('a stored credential of an unknown node is no credential: cause config, nothing sent', async () => {
-      const a = await testWith({ id: 'not-deployed', ...custom(), apiKey: '__PWRD__', privateKey: '__PWRD__' });
-      assert.equal(a.ok, false);
-      assert.equal(a.cause, 'config');
-      assert.match(a.message, /apiKey: set the API key/);
+    it('a stored credential of an unknown node, or of a node that is not a custody-config, is no credential: cause config, nothing sent', async () => {
+      for (const id of ['not-deployed', 'tab']) {
+        const a = await testWith({ id, ...custom(), apiKey: '__PWRD__', privateKey: '__PWRD__' });
+        assert.equal(a.ok, false);
+        assert.equal(a.cause, 'config');
+        assert.match(a.message, /apiKey: set the API key/);
+      }
       const b = await testWith({ ...custom(), apiKey: sim.account.apiKey, privateKey: '-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----' });
       assert.equal(b.cause, 'config');
       assert.match(b.message, /privateKey: the PEM text could not be parsed/);
@@ -352,6 +354,37 @@ describe('custody-config admin endpoints: test connection and lookups', function
       const spy = (helper as unknown as { log(): { args: unknown[][] } }).log();
       assert.ok(spy.args.length > 0, 'the log spy saw the runtime log');
       assertNoSecret(JSON.stringify(spy.args), 'the log');
+    });
+  });
+
+  describe('editor definition', () => {
+    it('registerType("custody-config", {...}) is an inline object literal: literal category, color, icon, ports, paletteLabel, no spread; credentials in .html and .ts alike', () => {
+      // acorn is Node-RED's own dependency (the flow library's scorecard parses the .html with it).
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const acorn = require('acorn') as { parse(src: string, o: object): any };
+      const html = fs.readFileSync(path.join(__dirname, '..', 'nodes', 'custody-config', 'custody-config.html'), 'utf8');
+      const calls: any[] = [];
+      const visit = (n: any): void => {
+        if (!n || typeof n.type !== 'string') return;
+        if (n.type === 'CallExpression' && n.callee.type === 'MemberExpression' && n.callee.property.name === 'registerType') calls.push(n);
+        for (const v of Object.values(n)) (Array.isArray(v) ? v : [v]).forEach((c) => c && typeof c === 'object' && visit(c));
+      };
+      for (const m of html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)) visit(acorn.parse(m[1], { ecmaVersion: 2020 }));
+      assert.equal(calls.length, 1);
+      const [type, def] = calls[0].arguments;
+      assert.equal(type.value, 'custody-config');
+      assert.equal(def.type, 'ObjectExpression');
+      assert.ok(def.properties.every((p: any) => p.type === 'Property'), 'no spread element');
+      const literal = (k: string) => def.properties.find((p: any) => p.key.name === k)?.value;
+      const want: Record<string, unknown> = { category: 'config', color: '#a6bbcf', icon: 'custody.svg', inputs: 0, outputs: 0, paletteLabel: 'custody connection' };
+      for (const [k, v] of Object.entries(want)) {
+        assert.equal(literal(k)?.type, 'Literal', `${k} is a literal`);
+        assert.equal(literal(k).value, v);
+      }
+      const htmlCreds = literal('credentials').properties.map((p: any) => [p.key.name, p.value.properties[0].value.value]);
+      assert.deepEqual(htmlCreds, [['apiKey', 'password'], ['privateKey', 'password'], ['token', 'password']]);
+      const ts = fs.readFileSync(path.join(__dirname, '..', '..', 'nodes', 'custody-config', 'custody-config.ts'), 'utf8');
+      for (const [k] of htmlCreds) assert.match(ts, new RegExp(`${k}: \\{ type: 'password' \\}`), `${k} declared in the .ts too`);
     });
   });
 

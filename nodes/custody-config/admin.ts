@@ -6,7 +6,8 @@
  *   "Test connection". Body: the dialog's settings ({@link ConnectionSettings}) plus `id` (the
  *   config node's id) and the credential fields `apiKey`, `privateKey`, `token` as the dialog
  *   holds them: the text typed, or Node-RED's placeholder `__PWRD__` for a credential left
- *   unchanged, which is replaced by the stored credential of the deployed node `id`. Answers
+ *   unchanged, which is replaced by the stored credential of the deployed custody-config node
+ *   `id` (none when `id` is not one). Answers
  *   200 with a {@link TestAnswer} (`ok` false with a `cause` when the connection fails), 400
  *   `{cause: 'input', message}` for a body that is not such an object. Write permission,
  *   because it signs with the stored credentials towards a URL the request chooses, as a deploy can.
@@ -106,7 +107,9 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
       return;
     }
     const id = typeof sent.id === 'string' ? sent.id : '';
-    const stored = id ? (RED.nodes.getCredentials(id) as ConnectionCredentials | undefined) : undefined;
+    // Only a deployed custody-config node's credentials: never another node type's that happen to share a field name.
+    const storedNode = id ? RED.nodes.getNode(id) : null;
+    const stored = storedNode && storedNode.type === 'custody-config' ? (RED.nodes.getCredentials(id) as ConnectionCredentials | undefined) : undefined;
     const credentials = resolveCredentials(sent, stored);
     testConnection(settings, credentials, startSimulator).then(
       (answer) => {
