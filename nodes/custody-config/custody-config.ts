@@ -9,36 +9,20 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
-import { CustodyClient, CoreClientFeed, ConfigError, resolveBaseUrl, Environment, SigningMode, FeedState, WorkspaceClient, resolveV2BaseUrl } from '../../lib';
+import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient } from '../../lib';
 import { HubFeed, WalletsFeed, type SignedFeed, type Action, type ActionListing, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { journalFile, openSharedJournal, type JournalLease, type SubmissionJournal } from '../../lib';
 import { sharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
+import { buildV1Client, buildV2Client, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
+import { registerAdminRoutes } from './admin';
 
-/** Editor properties of `custody-config`. */
-interface ConfigDef extends NodeDef {
-  environment?: Environment;
-  baseUrl?: string;
-  signingMode?: SigningMode;
-  /** Request timeout in seconds. */
-  timeout?: number | string;
-  /** Built-in simulator only: sign with the account's full API key (default) or its read-only key. */
-  simulatorV1Key?: 'full' | 'readOnly';
-  /** v2 base URL; empty: the environment's default (spec section 4 `{base_url_v2}`). */
-  v2BaseUrl?: string;
-  /** v2 workspace id; empty in simulator mode: the provisioned workspace. */
-  workspaceId?: string;
-  /** Simulator mode: whose v2 token the v2 nodes use, `k.partner` (default) or `k.agent`. */
-  simulatorApiKey?: string;
-}
+/** Editor properties of `custody-config`: the name and the {@link ConnectionSettings} (connection.ts). */
+type ConfigDef = NodeDef & ConnectionSettings;
 
-/** Credentials of `custody-config` (all `password`: never sent back to the editor). */
-interface ConfigCredentials {
-  apiKey?: string;
-  privateKey?: string;
-  token?: string;
-}
+/** Credentials of `custody-config` (all `password`: never sent back to the editor): see connection.ts. */
+type ConfigCredentials = ConnectionCredentials;
 
 /** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` while it cannot be. */
 interface SharedFeed<U extends FeedStatusCallbacks> {
@@ -125,10 +109,7 @@ export = function register(RED: NodeAPI): void {
   function CustodyConfig(this: Node<ConfigCredentials> & CustodyConfigNode, def: ConfigDef) {
     RED.nodes.createNode(this, def);
     const node = this;
-    const environment: Environment = def.environment || 'simulator';
-    node.environment = environment;
-    const signingMode: SigningMode = def.signingMode || 'timestamp';
-    const timeoutSeconds = Number(def.timeout) > 0 ? Number(def.timeout) : 30;
+    node.environment = environmentOf(def);
     const credentials: ConfigCredentials = node.credentials || {};
     let closed = false;
     /** The journal file of the account, known once the client is built (it names the account). */
@@ -151,36 +132,15 @@ export = function register(RED: NodeAPI): void {
     }
 
     async function build(): Promise<CustodyClient> {
-      const timeoutMs = timeoutSeconds * 1000;
-      if (environment === 'simulator') {
-        const sim = await startSimulator();
-        // The read-only key is signed with the same account key pair (simulator README).
-        const apiKey = def.simulatorV1Key === 'readOnly' ? sim.account.readOnlyApiKey : sim.account.apiKey;
-        // The built-in simulator listens on a new port each start: its journal is named by its account alone.
-        accountJournalFile = journalFile(journalDir((RED.settings as { userDir?: string }).userDir), 'built-in-simulator', sim.account.apiKey);
-        return new CustodyClient({ baseUrl: sim.baseUrl, apiKey, privateKey: sim.account.privateKeyPem, signingMode, timeoutMs });
-      }
-      const baseUrl = resolveBaseUrl(environment, def.baseUrl);
-      if (!credentials.apiKey) throw new ConfigError('apiKey: set the API key in the custody-config node');
-      if (!credentials.privateKey) throw new ConfigError('privateKey: set the RSA private key (PEM) in the custody-config node');
-      accountJournalFile = journalFile(journalDir((RED.settings as { userDir?: string }).userDir), baseUrl, credentials.apiKey);
-      return new CustodyClient({ baseUrl, apiKey: credentials.apiKey, privateKey: credentials.privateKey, signingMode, timeoutMs });
+      const built = await buildV1Client(def, credentials, startSimulator);
+      // The built-in simulator listens on a new port each start: its journal is named by its account alone.
+      accountJournalFile = journalFile(journalDir((RED.settings as { userDir?: string }).userDir), built.accountBase, built.accountApiKey);
+      return built.client;
     }
 
     /** The v2 client: the simulator's provisioned workspace and token, or the configured ones. */
-    async function buildWorkspace(): Promise<WorkspaceClient> {
-      const timeoutMs = timeoutSeconds * 1000;
-      if (environment === 'simulator') {
-        const sim = await startSimulator();
-        const keyId = def.simulatorApiKey || 'k.partner';
-        const key = sim.v2.apiKeys.find((k) => k.id === keyId);
-        if (!key) throw new ConfigError(`simulatorApiKey: expected one of ${sim.v2.apiKeys.map((k) => k.id).join(', ')}`);
-        return new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: key.token, workspaceId: (def.workspaceId || '').trim() || sim.v2.workspaceId, timeoutMs });
-      }
-      const baseUrl = resolveV2BaseUrl(environment, def.v2BaseUrl);
-      if (!(def.workspaceId || '').trim()) throw new ConfigError('workspaceId: set the v2 workspace id in the custody-config node');
-      if (!credentials.token) throw new ConfigError('token: set the v2 token (x-token) in the custody-config node');
-      return new WorkspaceClient({ baseUrl, token: credentials.token, workspaceId: def.workspaceId!.trim(), timeoutMs });
+    function buildWorkspace(): Promise<WorkspaceClient> {
+      return buildV2Client(def, credentials, startSimulator);
     }
 
     const v1Client = lazyClient(build, () => closed);
@@ -302,4 +262,8 @@ export = function register(RED: NodeAPI): void {
       token: { type: 'password' },
     },
   });
+
+  // "Test connection" and the id lookups of the edit dialogs (admin.ts). A test of the simulator
+  // environment starts the process's built-in simulator, as the first node using it would.
+  registerAdminRoutes(RED, () => sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir)));
 };

@@ -1,0 +1,322 @@
+/**
+ * The clients of a `custody-config` connection, built from its settings and credentials, and the
+ * connection test of its edit dialog ("Test connection", issue 10). One code path builds the
+ * clients for the deployed node (custody-config.ts) and for a test of what the dialog holds, so
+ * a test passes exactly when the deployed node would work.
+ *
+ * No Node-RED import: the admin routes (admin.ts) are the glue. Source: DESIGN.md "The config
+ * node"; spec section 5 (authentication), section 7 (errors), section 4 (GET /assets, GET v2
+ * policies).
+ */
+import { ApiError, ConfigError, CustodyClient, KeyFormatError, ValidationError, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
+import type { Environment, SigningMode } from '../../lib';
+import type { Simulator } from '../../simulator';
+
+/** The editor properties of a connection that decide where and how it signs (the `custody-config` defaults). */
+export interface ConnectionSettings {
+  environment?: Environment;
+  /** v1 base URL, for `custom`. */
+  baseUrl?: string;
+  signingMode?: SigningMode;
+  /** Request timeout in seconds (text or number); default 30. */
+  timeout?: number | string;
+  /** Built-in simulator only: sign with the account's full API key (default) or its read-only key. */
+  simulatorV1Key?: 'full' | 'readOnly';
+  /** v2 base URL; empty: the environment's default. */
+  v2BaseUrl?: string;
+  /** v2 workspace id; empty in simulator mode: the provisioned workspace. */
+  workspaceId?: string;
+  /** Simulator mode: whose v2 token the v2 nodes use, `k.partner` (default) or `k.agent`. */
+  simulatorApiKey?: string;
+}
+
+/** The credentials of a connection (Node-RED `password` credentials). Secrets: never logged, never answered. */
+export interface ConnectionCredentials {
+  apiKey?: string;
+  privateKey?: string;
+  token?: string;
+}
+
+/** Starts (or returns) the process's built-in simulator. */
+export type SimulatorStarter = () => Promise<Simulator>;
+
+/** Options of the client builders beyond the settings. */
+export interface BuildOptions {
+  /** Attempts of an idempotent request (default the client's, 3); the connection test uses 1, to answer at once. */
+  attempts?: number;
+}
+
+/** The environment of `settings`, `simulator` when none is set. */
+export function environmentOf(settings: ConnectionSettings): Environment {
+  return settings.environment || 'simulator';
+}
+
+/** The request timeout of `settings` in milliseconds: `timeout` seconds when a positive number, else 30 s. */
+export function timeoutMsOf(settings: ConnectionSettings): number {
+  return (Number(settings.timeout) > 0 ? Number(settings.timeout) : 30) * 1000;
+}
+
+/** A v1 client and what names its API account (for the submission journal's file). */
+export interface BuiltV1 {
+  client: CustodyClient;
+  /** The base URL the account is reached at (`built-in-simulator` for the built-in simulator, whose port changes per start). */
+  accountBase: string;
+  /** The API key that names the account (the full key in simulator mode). A secret. */
+  accountApiKey: string;
+}
+
+/**
+ * Build the v1 client of a connection.
+ * @param startSimulator called in simulator mode only.
+ * @throws {ConfigError} naming `apiKey` or `privateKey` when missing (hosted environments), or
+ *   the bad base URL; {KeyFormatError} when the private key cannot be parsed (never quoting it);
+ *   what `startSimulator` throws.
+ */
+export async function buildV1Client(settings: ConnectionSettings, credentials: ConnectionCredentials, startSimulator: SimulatorStarter, options: BuildOptions = {}): Promise<BuiltV1> {
+  const environment = environmentOf(settings);
+  const common = { signingMode: settings.signingMode || 'timestamp', timeoutMs: timeoutMsOf(settings), ...(options.attempts ? { attempts: options.attempts } : {}) };
+  if (environment === 'simulator') {
+    const sim = await startSimulator();
+    // The read-only key is signed with the same account key pair (simulator README).
+    const apiKey = settings.simulatorV1Key === 'readOnly' ? sim.account.readOnlyApiKey : sim.account.apiKey;
+    return {
+      client: new CustodyClient({ baseUrl: sim.baseUrl, apiKey, privateKey: sim.account.privateKeyPem, ...common }),
+      accountBase: 'built-in-simulator',
+      accountApiKey: sim.account.apiKey,
+    };
+  }
+  const baseUrl = resolveBaseUrl(environment, settings.baseUrl);
+  if (!credentials.apiKey) throw new ConfigError('apiKey: set the API key in the custody-config node');
+  if (!credentials.privateKey) throw new ConfigError('privateKey: set the RSA private key (PEM) in the custody-config node');
+  return {
+    client: new CustodyClient({ baseUrl, apiKey: credentials.apiKey, privateKey: credentials.privateKey, ...common }),
+    accountBase: baseUrl,
+    accountApiKey: credentials.apiKey,
+  };
+}
+
+/**
+ * Build the v2 (workspace) client of a connection: the simulator's provisioned workspace and
+ * token, or the configured ones.
+ * @throws {ConfigError} naming `simulatorApiKey`, `workspaceId`, `token` or `v2BaseUrl`; what `startSimulator` throws.
+ */
+export async function buildV2Client(settings: ConnectionSettings, credentials: ConnectionCredentials, startSimulator: SimulatorStarter, options: BuildOptions = {}): Promise<WorkspaceClient> {
+  const environment = environmentOf(settings);
+  const common = { timeoutMs: timeoutMsOf(settings), ...(options.attempts ? { attempts: options.attempts } : {}) };
+  if (environment === 'simulator') {
+    const sim = await startSimulator();
+    const keyId = settings.simulatorApiKey || 'k.partner';
+    const key = sim.v2.apiKeys.find((k) => k.id === keyId);
+    if (!key) throw new ConfigError(`simulatorApiKey: expected one of ${sim.v2.apiKeys.map((k) => k.id).join(', ')}`);
+    return new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: key.token, workspaceId: (settings.workspaceId || '').trim() || sim.v2.workspaceId, ...common });
+  }
+  const baseUrl = resolveV2BaseUrl(environment, settings.v2BaseUrl);
+  if (!(settings.workspaceId || '').trim()) throw new ConfigError('workspaceId: set the v2 workspace id in the custody-config node');
+  if (!credentials.token) throw new ConfigError('token: set the v2 token (x-token) in the custody-config node');
+  return new WorkspaceClient({ baseUrl, token: credentials.token, workspaceId: settings.workspaceId!.trim(), ...common });
+}
+
+/**
+ * Whether the connection has the v2 calls configured: always in simulator mode (it provisions a
+ * workspace and token), else when a v2 token or a workspace id is set (one without the other is
+ * tested, and fails naming the missing one).
+ */
+export function v2Configured(settings: ConnectionSettings, credentials: ConnectionCredentials): boolean {
+  return environmentOf(settings) === 'simulator' || !!credentials.token || !!(settings.workspaceId || '').trim();
+}
+
+/**
+ * Why a connection failed, told apart for the person configuring it:
+ * - `config`: the settings cannot be used (missing or unparsable key, bad URL); nothing was sent;
+ * - `badApiKey`: 401 (or 403 reason `api key`) other than a bad signature: the API key is wrong or unknown;
+ * - `badSignature`: 401 `errPartnerAuth` reason `signature` (spec section 7): the private key is not the registered one;
+ * - `badTimestamp`: 401 reason `timestamp` or `nonce`: the clock is off, or a nonce went backwards;
+ * - `badToken`: a v2 call answered 401: the v2 token is wrong;
+ * - `forbidden`: 403: the key lacks the permission, or the account is not set up;
+ * - `tls`: the TLS handshake failed (untrusted or self-signed certificate, wrong host name, TLS < 1.2, not TLS);
+ * - `unreachable`: the host name did not resolve, or the connection was refused / had no route;
+ * - `timeout`: no answer within the timeout;
+ * - `network`: any other failure without an answer (a reset connection);
+ * - `http`: any other HTTP status (404 for a wrong base path, 5xx).
+ */
+export type FailureCause = 'config' | 'badApiKey' | 'badSignature' | 'badTimestamp' | 'badToken' | 'forbidden' | 'tls' | 'unreachable' | 'timeout' | 'network' | 'http';
+
+/** A failure as the test endpoint and the lookups answer it: never a secret. */
+export interface DescribedFailure {
+  cause: FailureCause;
+  /** What failed and what to check, in words (the API's message and reason included, secrets removed). */
+  message: string;
+  /** The HTTP status; 0 when no answer came; absent for a `config` failure. */
+  statusCode?: number;
+  /** The body's `code`, or the socket error code (e.g. `ECONNREFUSED`, `DEPTH_ZERO_SELF_SIGNED_CERT`). */
+  code?: number | string;
+}
+
+/** Socket error codes of a host that cannot be reached. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENETUNREACH', 'EHOSTUNREACH', 'EHOSTDOWN', 'EADDRNOTAVAIL']);
+/** Socket error codes of a request that got no answer in time. */
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT']);
+/** Error codes of a failed TLS handshake (Node's and OpenSSL's). */
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|EPROTO$|HOSTNAME_MISMATCH$|ERR_OSSL_)/;
+
+/** What to check, per cause: the first words of a failure's message. */
+const ADVICE: Record<FailureCause, string> = {
+  config: 'The connection settings cannot be used',
+  badApiKey: 'The API key was refused: check the API key (and that it belongs to this environment)',
+  badSignature: 'The signature was refused: the private key is not the one registered with this API key',
+  badTimestamp: 'The x-timestamp or x-nonce was refused: check the clock of the Node-RED host (timestamp signing) or the nonce counter',
+  badToken: 'The v2 token was refused: check the v2 token',
+  forbidden: 'The API key lacks the permission for this call, or the account is not set up',
+  tls: 'The TLS connection failed: the server certificate is not trusted (self-signed, wrong host name, expired) or the server does not speak TLS 1.2 or later',
+  unreachable: 'The server cannot be reached: check the host name and port (name not resolved, connection refused or no route)',
+  timeout: 'No answer within the timeout: check the address, a firewall or proxy, or raise the timeout',
+  network: 'The connection failed without an answer',
+  http: 'The server answered with an error: check the base URL (its version path)',
+};
+
+/**
+ * The cause of a failed call, told apart for the editor.
+ * @param err what a client call or a client builder threw.
+ * @param api which call failed: `v2` maps a 401 to `badToken`.
+ * @param secrets texts to remove from the message wherever they appear (the credentials in use).
+ */
+export function describeFailure(err: unknown, api: 'v1' | 'v2' = 'v1', secrets: ReadonlyArray<string | undefined> = []): DescribedFailure {
+  const clean = (text: string) => redact(text, secrets);
+  if (err instanceof ConfigError || err instanceof KeyFormatError || err instanceof ValidationError) {
+    return { cause: 'config', message: clean(`${ADVICE.config}: ${err.message}`) };
+  }
+  if (err instanceof ApiError) {
+    const code = err.code;
+    const reason = typeof err.detail.reason === 'string' ? err.detail.reason.toLowerCase() : '';
+    let cause: FailureCause;
+    if (err.statusCode === 0) {
+      const c = String(code);
+      if (TIMEOUT_CODES.has(c)) cause = 'timeout';
+      else if (TLS_CODE.test(c) || /certificate|ssl|tls/i.test(err.msg)) cause = 'tls';
+      else if (UNREACHABLE_CODES.has(c)) cause = 'unreachable';
+      else cause = 'network';
+    } else if (err.isSignatureError) cause = 'badSignature';
+    else if (err.statusCode === 401 && api === 'v2') cause = 'badToken';
+    else if (err.statusCode === 401 && (reason === 'timestamp' || reason === 'nonce')) cause = 'badTimestamp';
+    else if (err.statusCode === 401 || (err.statusCode === 403 && reason.startsWith('api key') && !reason.includes('read only'))) cause = 'badApiKey';
+    else if (err.statusCode === 403) cause = 'forbidden';
+    else cause = 'http';
+    return { cause, message: clean(`${ADVICE[cause]} (${err.message})`), statusCode: err.statusCode, code };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { cause: 'network', message: clean(`${ADVICE.network} (${message})`) };
+}
+
+/**
+ * `text` with every occurrence of each secret (of 4 characters or more; a PEM key also by each
+ * of its base64 lines) replaced by `[redacted]`.
+ */
+export function redact(text: string, secrets: ReadonlyArray<string | undefined>): string {
+  let out = text;
+  const parts: string[] = [];
+  for (const s of secrets) {
+    if (!s) continue;
+    parts.push(s);
+    if (s.includes('PRIVATE KEY')) parts.push(...s.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length >= 16 && !l.startsWith('-----')));
+  }
+  for (const p of parts.filter((p) => p.length >= 4).sort((a, b) => b.length - a.length)) out = out.split(p).join('[redacted]');
+  return out;
+}
+
+/** How an answer names an environment (the dialog's words). */
+const ENVIRONMENT_NAMES: Record<Environment, string> = { simulator: 'the built-in simulator', sandbox: 'Sandbox', play: 'Play', production: 'Production', custom: 'the custom URL' };
+
+/** One step of a connection test: the v1 call or the v2 call. */
+export interface TestStep {
+  ok: boolean;
+  /** The call made, e.g. `GET /assets` (no host, no secret). */
+  call: string;
+  /** Milliseconds the call took (client build included). */
+  ms: number;
+  /** v1: the number of assets GET /assets listed. */
+  assets?: number;
+  /** v2: the number of policies of the workspace. */
+  policies?: number;
+  /** v2: the workspace tested. */
+  workspaceId?: string;
+  /** The failure, when `ok` is false. */
+  failure?: DescribedFailure;
+}
+
+/**
+ * The answer of a connection test (`POST <admin>/custodyflow/config/test`). Never holds a secret.
+ * `ok` is true when every step passed; otherwise `cause` and `message` are the first failed
+ * step's (`step` names it). Example:
+ * `{ok: true, environment: 'sandbox', baseUrl: 'https://sandbox-api.qredo.network/api/v1/p', message: 'Connected: GET /assets listed 4 assets (120 ms).', v1: {...}}`.
+ */
+export interface TestAnswer {
+  ok: boolean;
+  environment: Environment;
+  /** The v1 base URL tested (the simulator's loopback address in simulator mode); absent when it could not be resolved. */
+  baseUrl?: string;
+  /** One line for the dialog. */
+  message: string;
+  /** The first failed step: `v1` or `v2`. */
+  step?: 'v1' | 'v2';
+  cause?: FailureCause;
+  statusCode?: number;
+  code?: number | string;
+  v1: TestStep;
+  /** Absent when v2 is not configured ({@link v2Configured}). */
+  v2?: TestStep;
+}
+
+/**
+ * Test a connection: sign GET /assets with the given settings and credentials (one attempt, no
+ * retry) and, when v2 is configured, list the workspace's policies with the v2 token. Clients
+ * built here are closed before the answer.
+ * @param startSimulator called in simulator mode only.
+ * @returns the answer; never rejects for a failed call (the failure is in the answer).
+ */
+export async function testConnection(settings: ConnectionSettings, credentials: ConnectionCredentials, startSimulator: SimulatorStarter): Promise<TestAnswer> {
+  const environment = environmentOf(settings);
+  const secrets = [credentials.apiKey, credentials.privateKey, credentials.token];
+  const answer: TestAnswer = { ok: false, environment, message: '', v1: { ok: false, call: 'GET /assets', ms: 0 } };
+  let started = Date.now();
+  let v1: CustodyClient | undefined;
+  try {
+    const built = await buildV1Client(settings, credentials, startSimulator, { attempts: 1 });
+    v1 = built.client;
+    answer.baseUrl = v1.baseUrl;
+    const res = await listAssets(v1);
+    answer.v1 = { ok: true, call: 'GET /assets', ms: Date.now() - started, assets: Array.isArray(res.data.assets) ? res.data.assets.length : 0 };
+  } catch (err) {
+    answer.v1 = { ok: false, call: 'GET /assets', ms: Date.now() - started, failure: describeFailure(err, 'v1', secrets) };
+  } finally {
+    await v1?.close();
+  }
+  if (v2Configured(settings, credentials)) {
+    started = Date.now();
+    let v2: WorkspaceClient | undefined;
+    const call = 'GET {v2}/workspaces/{workspaceID}/policies';
+    try {
+      v2 = await buildV2Client(settings, credentials, startSimulator, { attempts: 1 });
+      const res = await listPolicies(v2);
+      const policies = (res.data as { policies?: unknown[] }).policies;
+      answer.v2 = { ok: true, call, ms: Date.now() - started, policies: Array.isArray(policies) ? policies.length : 0, workspaceId: v2.workspaceId };
+    } catch (err) {
+      answer.v2 = { ok: false, call, ms: Date.now() - started, failure: describeFailure(err, 'v2', secrets) };
+    } finally {
+      await v2?.close();
+    }
+  }
+  const failed = !answer.v1.ok ? answer.v1 : answer.v2 && !answer.v2.ok ? answer.v2 : undefined;
+  if (failed) {
+    const f = failed.failure!;
+    answer.step = failed === answer.v1 ? 'v1' : 'v2';
+    answer.cause = f.cause;
+    if (f.statusCode !== undefined) answer.statusCode = f.statusCode;
+    if (f.code !== undefined) answer.code = f.code;
+    answer.message = answer.step === 'v2' ? `v1 OK (GET /assets listed ${answer.v1.assets} assets); v2 failed: ${f.message}` : f.message;
+  } else {
+    answer.ok = true;
+    const v2 = answer.v2 ? ` v2 workspace ${answer.v2.workspaceId}: ${answer.v2.policies} ${answer.v2.policies === 1 ? 'policy' : 'policies'} (${answer.v2.ms} ms).` : '';
+    answer.message = `Connected to ${ENVIRONMENT_NAMES[environment] ?? environment}: GET /assets listed ${answer.v1.assets} assets (${answer.v1.ms} ms).${v2}`;
+  }
+  return answer;
+}
