@@ -44,7 +44,7 @@ function keyInput(page: Page): Promise<{ type: string; value: string; visible: b
 /** Pick `type` from the open dialog's partner_txID TypedInput menu, as a user does. */
 async function pickType(page: Page, type: string): Promise<void> {
   await page.click('.custody-row[data-property="partnerTxId"] .red-ui-typedInput-type-select');
-  await page.click(`.red-ui-typedInput-options a[value="${type}"]`);
+  await page.click(`.red-ui-typedInput-options:visible a[value="${type}"]`);
   await page.waitForTimeout(200);
 }
 
@@ -134,7 +134,7 @@ describe('partner_txID TypedInput in the editor: the transfer dialog saves partn
       await page.click('.custody-row[data-property="partnerTxId"] .red-ui-typedInput-type-select');
       const offered = await page.$$eval('.red-ui-typedInput-options:visible a', (as) => as.map((a) => a.getAttribute('value')));
       assert.deepEqual(offered, ['template', 'msg', 'jsonata', 'str']);
-      await page.click('.red-ui-typedInput-options a[value="msg"]');
+      await page.click('.red-ui-typedInput-options:visible a[value="msg"]');
       await page.waitForTimeout(200);
       assert.equal((await keyInput(page)).type, 'msg');
       await pickType(page, 'template');

@@ -225,7 +225,8 @@ describe('end to end: node-red with the pack and the example flows', function ()
       }, types);
       assert.deepEqual([...new Set(result.map((r) => r.type))].sort(), [...types].sort(), 'every dialog opened');
       for (const r of result.filter((x) => x.type !== 'custody-request')) {
-        assert.match(r.tip, /^Calls (GET|POST|PUT|DELETE) \//, `${r.type}.${r.operation} shows its call`);
+        if (r.operation === 'msg.operation') assert.match(r.tip, /^Reads the operation from msg\.operation, one of: /, `${r.type}: from msg.operation lists the operations`);
+        else assert.match(r.tip, /^Calls (GET|POST|PUT|DELETE) \//, `${r.type}.${r.operation} shows its call`);
       }
       const tipOf = (type: string, operation: string) => result.find((r) => r.type === type && r.operation === operation)?.tip ?? '';
       assert.match(tipOf('custody-sweep', 'status'), /POST \/coreclient\/\{client_id\}\/sweep\/tx_id/);

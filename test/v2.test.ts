@@ -687,7 +687,10 @@ describe('v2 policy editor in a real node-red: a policy built in the dialog, dep
       const row = page.locator('#node-input-members-list li').last();
       await row.locator('select.custody-member-kind').selectOption('apiKey');
       await row.locator('input.custody-member-id').fill('k.agent');
-      await page.fill('#node-input-threshold', '3');
+      // The threshold is a TypedInput (num): its visible text input.
+      const threshold = page.locator('.custody-row[data-property="threshold"] input.red-ui-typedInput-input');
+      await threshold.fill('3');
+      await threshold.dispatchEvent('change');
       await page.click('#node-dialog-ok');
       await page.waitForTimeout(300);
       const saved = await page.evaluate(() => {

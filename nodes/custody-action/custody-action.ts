@@ -1,16 +1,11 @@
 /**
  * `custody-action`: the `action` operations of spec section 4 (see `lib/v1`), one per
- * `operation` value. Editor fields: client_id,action_id; any of them left empty is read from
- * `msg.payload`, with every other request field.
+ * `operation` value. Editor fields (TypedInputs, nodes/shared/editor-table.ts): client_id,action_id; any of them left empty is
+ * read from `msg.payload`, with every other request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-action',
-    operations: v1Operations.action,
-    editorFields: ['client_id', 'action_id'],
-  });
+  registerOperationNode(RED, { type: 'custody-action' });
 };

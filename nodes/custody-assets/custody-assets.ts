@@ -1,16 +1,11 @@
 /**
  * `custody-assets`: the `assets` operations of spec section 4 (see `lib/v1`), one per
- * `operation` value. Editor fields: feeType (the fee request's `type`), asset; any of them left empty is read from
- * `msg.payload`, with every other request field.
+ * `operation` value. Editor fields (TypedInputs, nodes/shared/editor-table.ts): feeType (the fee request's `type`), asset; any of them left empty is
+ * read from `msg.payload`, with every other request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-assets',
-    operations: v1Operations.assets,
-    editorFields: [['type', 'feeType'], 'asset'],
-  });
+  registerOperationNode(RED, { type: 'custody-assets' });
 };

@@ -1,16 +1,11 @@
 /**
  * `custody-company`: the `company` operations of spec section 4 (see `lib/v1`), one per
- * `operation` value. Editor fields: company_id,query; any of them left empty is read from
- * `msg.payload`, with every other request field.
+ * `operation` value. Editor fields (TypedInputs, nodes/shared/editor-table.ts): company_id,query; any of them left empty is
+ * read from `msg.payload`, with every other request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-company',
-    operations: v1Operations.company,
-    editorFields: ['company_id', 'query'],
-  });
+  registerOperationNode(RED, { type: 'custody-company' });
 };

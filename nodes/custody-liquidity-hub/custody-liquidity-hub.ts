@@ -4,13 +4,8 @@
  * request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-liquidity-hub',
-    operations: v1Operations.liquidityHub,
-    editorFields: ['company_id', 'tx_id', 'action_id'],
-  });
+  registerOperationNode(RED, { type: 'custody-liquidity-hub' });
 };

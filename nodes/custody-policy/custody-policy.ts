@@ -7,21 +7,9 @@
  * `approveAction` are simulator only (not in the spec): refused with ECONFIG on a hosted environment.
  */
 import type { NodeAPI } from 'node-red';
-import {
-  v2Operations,
-  createPolicy,
-  listPolicies,
-  addPolicyMember,
-  getWorkspaceAction,
-  approveWorkspaceAction,
-  ValidationError,
-  PolicyMember,
-  PolicyExpression,
-} from '../../lib';
-import { isPlainObject } from '../shared/input';
-import { registerWorkspaceNode, flag } from '../shared/workspace-node';
-
-const ops = v2Operations.policy;
+import { createPolicy, listPolicies, addPolicyMember, getWorkspaceAction, approveWorkspaceAction, ValidationError, PolicyMember, PolicyExpression } from '../../lib';
+import { isPlainObject, flag } from '../shared/input';
+import { registerOperationNode } from '../shared/operation-node';
 
 /** The editor's threshold: a whole number, or undefined when left empty. @throws {ValidationError} naming `threshold`. */
 function editorThreshold(v: unknown): number | undefined {
@@ -38,32 +26,23 @@ function editorMembers(v: unknown): PolicyMember[] | undefined {
   return members.length ? members : undefined;
 }
 
-/** A boolean from the editor (checked wins) or else from msg.payload. */
-function booleanField(config: Record<string, unknown>, property: string, input: Record<string, unknown>, field: string): boolean {
-  if (flag(config[property])) return true;
+/** A boolean from the editor (true wins) or else from msg.payload. */
+function booleanField(editor: Record<string, unknown>, property: string, input: Record<string, unknown>, field: string): boolean {
+  if (flag(editor[property])) return true;
   return typeof input[field] === 'boolean' ? (input[field] as boolean) : false;
 }
 
 export = function register(RED: NodeAPI): void {
-  registerWorkspaceNode(RED, {
+  registerOperationNode(RED, {
     type: 'custody-policy',
-    editorFields: ['workspaceID', ['name', 'policyName'], 'adminPolicyID', 'policyID', 'memberID', 'actionID'],
-    operations: {
-      list: {
-        spec: ops.list,
-        properties: ['workspaceID'],
-        run: (client, input) => listPolicies(client, input),
-      },
+    behaviours: {
+      list: { run: (client, input) => listPolicies(client, input) },
       create: {
-        spec: ops.create,
-        properties: ['workspaceID', 'policyName', 'policyType', 'threshold', 'members', 'adminPolicyID', 'adminLocked', 'allowDuplicates'],
-        fields: ['workspaceID', 'name', 'threshold', 'members', 'adminPolicyID', 'adminLocked', 'allowDuplicates', 'expression (instead of threshold and members)'],
-        required: ['name', 'threshold and members (or expression)'],
-        run: (client, input, config) => {
-          const adminLocked = booleanField(config, 'adminLocked', input, 'adminLocked');
-          const allowDuplicates = booleanField(config, 'allowDuplicates', input, 'allowDuplicates');
-          const threshold = editorThreshold(config.threshold);
-          const members = editorMembers(config.members);
+        run: (client, input, editor) => {
+          const adminLocked = booleanField(editor, 'adminLocked', input, 'adminLocked');
+          const allowDuplicates = booleanField(editor, 'allowDuplicates', input, 'allowDuplicates');
+          const threshold = editorThreshold(editor.threshold);
+          const members = editorMembers(editor.members);
           if (threshold === undefined && members === undefined && input.expression !== undefined) {
             // The whole expression of spec section 2 given in msg.payload.
             return createPolicy(client, { ...input, expression: input.expression as PolicyExpression, adminLocked, allowDuplicates, policyType: 'transaction' });
@@ -81,10 +60,6 @@ export = function register(RED: NodeAPI): void {
         },
       },
       addMember: {
-        spec: ops.update,
-        properties: ['workspaceID', 'policyID', 'memberID'],
-        fields: ['workspaceID', 'policyID', 'memberID'],
-        required: ['policyID', 'memberID'],
         run: (client, input) => addPolicyMember(client, input as { policyID: string; memberID: string; workspaceID?: string }),
         note: (data, input) => {
           const d = data as { actionID?: string; status?: string };
@@ -93,18 +68,12 @@ export = function register(RED: NodeAPI): void {
         },
       },
       getAction: {
-        spec: ops.getAction,
-        properties: ['actionID'],
         run: (client, input) => getWorkspaceAction(client, input as { actionID: string }),
         note: (data) => pendingNote(data),
-        simulatorOnly: true,
       },
       approveAction: {
-        spec: ops.approveAction,
-        properties: ['actionID'],
         run: (client, input) => approveWorkspaceAction(client, input as { actionID: string }),
         note: (data) => pendingNote(data),
-        simulatorOnly: true,
       },
     },
   });

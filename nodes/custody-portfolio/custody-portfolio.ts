@@ -6,43 +6,37 @@
  * environment) to see an address computed after the wait.
  */
 import type { NodeAPI } from 'node-red';
-import { v2Operations, createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, ValidationError, ConnectPlugin, PortfolioType } from '../../lib';
-import { registerWorkspaceNode } from '../shared/workspace-node';
-
-const ops = v2Operations.portfolio;
+import { createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, ValidationError, ConnectPlugin, PortfolioType } from '../../lib';
+import { registerOperationNode } from '../shared/operation-node';
 
 /** The editor's waitForAddress (seconds) or msg.payload's. @throws {ValidationError} naming `waitForAddress`. */
-function waitForAddress(config: Record<string, unknown>, input: Record<string, unknown>): number | undefined {
-  const s = String(config.waitForAddress ?? '').trim();
+function waitForAddress(editor: Record<string, unknown>, input: Record<string, unknown>): number | undefined {
+  const s = String(editor.waitForAddress ?? '').trim();
   if (s === '') return input.waitForAddress as number | undefined;
   if (!/^\d+$/.test(s)) throw new ValidationError('waitForAddress', `must be a whole number of seconds, got ${JSON.stringify(s)}`);
   return Number(s);
 }
 
+/** The editor's name (text, trimmed) or else msg.payload's. */
+function editorName(v: unknown, input: Record<string, unknown>): unknown {
+  return String(v ?? '').trim() || input.name;
+}
+
 export = function register(RED: NodeAPI): void {
-  registerWorkspaceNode(RED, {
+  registerOperationNode(RED, {
     type: 'custody-portfolio',
-    editorFields: ['workspaceID', 'accountID', 'walletID', 'policyID', ['type', 'portfolioType'], 'connectPlugin'],
-    operations: {
+    behaviours: {
       create: {
-        spec: ops.create,
-        properties: ['workspaceID', 'portfolioName', 'portfolioType'],
-        run: (client, input, config) => {
-          const name = String(config.portfolioName ?? '').trim() || input.name;
-          return createPortfolio(client, { ...input, name: name as string, type: (input.type as PortfolioType) ?? 'standard' });
-        },
+        run: (client, input, editor) => createPortfolio(client, { ...input, name: editorName(editor.portfolioName, input) as string, type: (input.type as PortfolioType) ?? 'standard' }),
       },
       createWallet: {
-        spec: ops.createWallet,
-        properties: ['workspaceID', 'accountID', 'walletName', 'connectPlugin', 'policyID', 'waitForAddress'],
-        run: (client, input, config) => {
-          input.waitForAddress = waitForAddress(config, input);
-          const name = String(config.walletName ?? '').trim() || input.name;
+        run: (client, input, editor) => {
+          input.waitForAddress = waitForAddress(editor, input);
           return createPortfolioWallet(client, {
             ...input,
             accountID: input.accountID as string,
             policyID: input.policyID as string,
-            name: name as string,
+            name: editorName(editor.walletName, input) as string,
             connectPlugin: input.connectPlugin as ConnectPlugin,
             waitForAddress: input.waitForAddress as number | undefined,
           });
@@ -53,18 +47,10 @@ export = function register(RED: NodeAPI): void {
           return `address not computed yet: the key computation takes about 4 to 5 seconds and waitForAddress was ${input.waitForAddress ?? 0} s; read the wallet later (getWallet, walletID ${d.walletID})`;
         },
       },
-      get: {
-        spec: ops.get,
-        properties: ['workspaceID', 'accountID'],
-        run: (client, input) => getPortfolio(client, input as { accountID: string }),
-        simulatorOnly: true,
-      },
+      get: { run: (client, input) => getPortfolio(client, input as { accountID: string }) },
       getWallet: {
-        spec: ops.getWallet,
-        properties: ['workspaceID', 'accountID', 'walletID'],
         run: (client, input) => getPortfolioWallet(client, input as { accountID: string; walletID: string }),
         note: (data) => ((data as { address?: string }).address === '' ? 'address not computed yet: read the wallet again in a few seconds' : undefined),
-        simulatorOnly: true,
       },
     },
   });

@@ -4,13 +4,8 @@
  * request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-read',
-    operations: v1Operations.read,
-    editorFields: ['fund_id', 'wallet_id', 'direction'],
-  });
+  registerOperationNode(RED, { type: 'custody-read' });
 };

@@ -4,14 +4,8 @@
  * request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-swap-take',
-    operations: v1Operations.swapTake,
-    resolve: 'swapTake',
-    editorFields: ['company_id', 'swap_id', 'send_wallet_id', 'receive_wallet_id', 'tx_id'],
-  });
+  registerOperationNode(RED, { type: 'custody-swap-take' });
 };

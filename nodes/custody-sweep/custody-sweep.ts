@@ -4,14 +4,8 @@
  * request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-sweep',
-    operations: v1Operations.sweep,
-    resolve: 'sweep',
-    editorFields: ['client_id', 'wallet_id', 'recipient_wallet_id', 'tx_id'],
-  });
+  registerOperationNode(RED, { type: 'custody-sweep' });
 };

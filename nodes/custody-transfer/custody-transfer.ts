@@ -1,17 +1,11 @@
 /**
  * `custody-transfer`: the `transfer` operations of spec section 4 (see `lib/v1`), one per
- * `operation` value. Editor fields: company_id,wallet_id,counterparty_wallet_address,tx_id; any of them left empty is read from
- * `msg.payload`, with every other request field.
+ * `operation` value. Editor fields (TypedInputs, nodes/shared/editor-table.ts): company_id,wallet_id,counterparty_wallet_address,tx_id; any of them left empty is
+ * read from `msg.payload`, with every other request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-transfer',
-    operations: v1Operations.transfer,
-    resolve: 'transfer',
-    editorFields: ['company_id', 'wallet_id', 'counterparty_wallet_address', 'tx_id'],
-  });
+  registerOperationNode(RED, { type: 'custody-transfer' });
 };

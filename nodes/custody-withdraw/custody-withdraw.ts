@@ -4,14 +4,8 @@
  * request field.
  */
 import type { NodeAPI } from 'node-red';
-import { v1Operations } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
 
 export = function register(RED: NodeAPI): void {
-  registerOperationNode(RED, {
-    type: 'custody-withdraw',
-    operations: v1Operations.withdraw,
-    resolve: 'withdraw',
-    editorFields: ['company_id', 'wallet_id', 'address', 'tx_id'],
-  });
+  registerOperationNode(RED, { type: 'custody-withdraw' });
 };

@@ -47,3 +47,8 @@ export function editorSeconds(value: unknown, property: string, fallback: number
   if (!Number.isFinite(n) || n < min) throw new ConfigError(`${property}: expected seconds >= ${min}, got ${JSON.stringify(value)}`);
   return n;
 }
+
+/** A boolean editor property: `true`/`"true"` is true, anything else false. */
+export function flag(v: unknown): boolean {
+  return v === true || v === 'true';
+}

@@ -1,36 +1,75 @@
 /**
- * The one runtime shape of every operation node (DESIGN.md "A node file reads top to bottom:
- * read config, resolve input, call lib, send"): resolve the input from the editor and
- * `msg.payload`, apply the node's input options (decimal amounts, default expiry), call the
- * lib operation, and send `msg.payload` = body, `msg.statusCode` = HTTP status, `msg.custody` =
- * {@link CustodyTrace} (node type, operation, path ids used); on error set
- * `msg.statusCode` and call `done(err)` so Catch nodes receive it.
+ * The one runtime of every operation node, v1 and v2 (DESIGN.md "A node file reads top to
+ * bottom: read config, resolve input, call lib, send"), driven by lib/registry.ts
+ * `NODE_OPERATIONS` (what each operation sends) and nodes/shared/editor-table.ts (which editor
+ * property fills which field): read the editor's TypedInput fields for the msg and merge them
+ * over `msg.payload`, apply the node's input options (business key, decimal amounts, default
+ * expiry), call the lib operation, and send `msg.payload` = body, `msg.statusCode` = HTTP status;
+ * v1 nodes add `msg.custody` = {@link CustodyTrace}, v2 nodes `msg.note` when the answer is not
+ * final. On error `msg.statusCode` is set and `done(err)` called, so Catch nodes receive it.
+ *
+ * The operation is the node's `operation` property, or with {@link OPERATION_FROM_MSG} the msg's
+ * `msg.operation`, one of the node's operations (else refused with `EINPUT` naming `operation`).
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { callOperation, submitOperation, resolveSubmission, resolveInputFrom, describeResolve, SUBMISSION_KINDS, decimalAmountsToBaseUnits, describeOperation, ConfigError, OperationSpec, CustodyClient, OperationDescription, type SubmissionKind } from '../../lib';
-import { resolveInput, EditorField } from './input';
+import {
+  callOperation,
+  submitOperation,
+  resolveSubmission,
+  resolveInputFrom,
+  describeResolve,
+  SUBMISSION_KINDS,
+  decimalAmountsToBaseUnits,
+  describeOperation,
+  callWorkspaceOperation,
+  ConfigError,
+  ValidationError,
+  NODE_OPERATIONS,
+  type OperationNodeType,
+  type ApiVersion,
+  type ApiResponse,
+  type OperationSpec,
+  type CustodyClient,
+  type WorkspaceClient,
+  type OperationDescription,
+  type SubmissionKind,
+} from '../../lib';
+import { isPlainObject, type EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';
 import { partnerTxIdSource } from './business-key';
+import { fieldReader, refusingReader, type FieldReader } from './typed-field';
+import { OPERATION_NODES, OPERATION_FROM_MSG, RESOLVE_OPERATION, fieldOf, type NodeOperation } from './editor-table';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
 
-/** How a node type maps its `operation` values to lib operations, and which editor fields it has. */
-export interface OperationNodeType {
-  /** The Node-RED type name, e.g. `custody-transfer`. */
-  type: string;
-  /** `operation` value -> lib operation, e.g. `{create: v1Operations.transfer.create}`. */
-  operations: Record<string, OperationSpec>;
-  /** Editor properties that are API fields (path ids, selected body fields), e.g. `company_id`. */
-  editorFields: readonly EditorField[];
+export { RESOLVE_OPERATION, OPERATION_FROM_MSG };
+
+/** The msg of an operation node: v2 nodes add `note`, in words, when the answer is not final. */
+export type OperationMessage = CustodyMessage & { note?: string; operation?: unknown };
+
+/**
+ * What the node's own code does for one operation, when not the registry's plain call (the v2
+ * policy built from a form, a wallet's wait for its address).
+ */
+export interface OperationBehaviour {
   /**
-   * For the money-moving nodes: the submission kind their `resolve` operation looks up (lib
-   * `resolveSubmission`): the operation is offered besides `operations`.
+   * Send the request(s).
+   * @param client the connection's v2 client.
+   * @param input the request fields: `msg.payload` with the applied editor fields over it.
+   * @param editor every editor property this operation shows, read for this msg (undefined when empty).
    */
-  resolve?: SubmissionKind;
+  run?(client: WorkspaceClient, input: Record<string, unknown>, editor: Record<string, unknown>): Promise<ApiResponse>;
+  /** A note when the answer is not final (shown as a yellow status and set as `msg.note`). */
+  note?(data: unknown, input: Record<string, unknown>): string | undefined;
 }
 
-/** The operation name of the look-up of a payment whose outcome is unknown. */
-export const RESOLVE_OPERATION = 'resolve';
+/** How a node module registers its operation node: the type, and the v2 behaviours of its operations. */
+export interface OperationNodeOptions {
+  /** The node type, a key of lib's `NODE_OPERATIONS` and of the editor table. */
+  type: OperationNodeType;
+  /** Per operation name: what the node's own code does instead of the plain call. */
+  behaviours?: Record<string, OperationBehaviour>;
+}
 
 /**
  * The trace an operation node leaves on its output msg (`msg.custody`): which node type and
@@ -50,67 +89,183 @@ export function custodyTrace(type: string, operation: string, input: Record<stri
 /** `amountFormat` editor option: amounts are base units (default) or decimal strings in whole units. */
 type AmountFormat = 'baseUnits' | 'decimal';
 
+/** One operation of a node, resolved against the registry. */
+interface ResolvedOperation {
+  name: string;
+  /** The registry declaration it sends (the paying operation's for `resolve`). */
+  spec: OperationSpec | undefined;
+  resolving: boolean;
+  table: NodeOperation;
+  /** The editor properties it shows. */
+  properties: string[];
+}
+
+/** The operations of a node type, by name, with their registry declarations. */
+function nodeOperations(type: OperationNodeType): Map<string, ResolvedOperation> {
+  const table = OPERATION_NODES[type];
+  const specs = NODE_OPERATIONS[type].operations as Record<string, OperationSpec>;
+  const described = editorDescription(type);
+  const out = new Map<string, ResolvedOperation>();
+  for (const [name, op] of Object.entries(table.operations)) {
+    const resolving = Boolean(table.resolve) && name === RESOLVE_OPERATION;
+    const spec = resolving ? undefined : specs[op.spec ?? name];
+    if (!resolving && !spec) throw new Error(`${type}: operation ${name} has no registry declaration ${op.spec ?? name}`);
+    out.set(name, { name, spec, resolving, table: op, properties: described[name].properties });
+  }
+  return out;
+}
+
 /**
- * Register an operation node type with Node-RED.
- * @param RED the Node-RED API passed to the node module.
- * @param nodeType the type name, operations and editor fields.
+ * The error of a simulator-only operation on a connection to a hosted environment, or
+ * undefined when it may run (environment `simulator` or `custom`; lib checks a custom address).
  */
-export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType): void {
+function simulatorOnlyError(op: ResolvedOperation, connection: CustodyConfigNode): ConfigError | undefined {
+  if (!op.table.simulatorOnly) return undefined;
+  const environment = connection.environment ?? 'simulator';
+  if (environment === 'simulator' || environment === 'custom') return undefined;
+  return new ConfigError(`operation: ${op.name} is simulator only (made up for the simulator, not in the spec); the connection's environment is ${environment}`);
+}
+
+/**
+ * Register an operation node type with Node-RED, and serve what its edit dialog shows per
+ * operation at `GET <admin>/custody/operations/<type>` (behind the type's read permission).
+ * @param RED the Node-RED API passed to the node module.
+ * @param options the node type and its v2 behaviours.
+ */
+export function registerOperationNode(RED: NodeAPI, options: OperationNodeOptions): void {
+  const type = options.type;
+  const version: ApiVersion = NODE_OPERATIONS[type].version;
+  const table = OPERATION_NODES[type];
+  const operations = nodeOperations(type);
+  const names = [...operations.keys()];
+  const paying = Object.values(NODE_OPERATIONS[type].operations as Record<string, OperationSpec>).find((o) => o.submission);
+
   function OperationNode(this: Node, def: OperationNodeDef) {
     RED.nodes.createNode(this, def);
     const node = this;
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
-    const resolving = Boolean(nodeType.resolve) && def.operation === RESOLVE_OPERATION;
-    const spec: OperationSpec | undefined = nodeType.operations[def.operation];
+    const config = def as Record<string, unknown>;
+    const fromMsg = def.operation === OPERATION_FROM_MSG;
+    const fixed = fromMsg ? undefined : operations.get(def.operation);
     const amountFormat: AmountFormat = def.amountFormat === 'decimal' ? 'decimal' : 'baseUnits';
     const expiresAfter = Number(def.expiresAfter);
-    const defaultExpiry = spec && describeOperation(spec).expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
-    const config = def as Record<string, unknown>;
     const runRequest = requestRunner(node);
 
+    // Each editor property's reader, checked now: a typed value that can never work turns the
+    // status red (when the operation uses it) and refuses the msgs that need it.
+    const readers = new Map<string, FieldReader>();
+    const refused = new Map<string, Error>();
+    for (const property of table.fields) {
+      const f = fieldOf(type, property);
+      if (f.custom) continue;
+      try {
+        readers.set(property, fieldReader(RED, node, config, property, f.field, f.kind));
+      } catch (e) {
+        refused.set(property, e as Error);
+        readers.set(property, refusingReader(e as Error));
+      }
+    }
+    const firstRefusal = (op: ResolvedOperation | undefined) => [...refused].find(([p]) => !op || op.properties.includes(p))?.[1];
+    const simulatorOnly = connection && fixed ? simulatorOnlyError(fixed, connection) : undefined;
+
     if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
-    else if (!spec && !resolving) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    else if (!fixed && !fromMsg) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    else if (simulatorOnly) showError(node, simulatorOnly);
+    else if (firstRefusal(fixed)) showError(node, firstRefusal(fixed));
     else node.status({});
-    // After the first status: a partnerTxId refused at deploy turns it red.
-    // The money-moving operation's key setting also names the payment `resolve` looks up.
-    const keyed = spec ?? (resolving ? Object.values(nodeType.operations).find((o) => o.submission) : undefined);
+    // After the first status: a partnerTxId refused at deploy turns it red. The money-moving
+    // operation's key setting also names the payment `resolve` looks up.
+    const keyed = fixed ? (fixed.resolving ? paying : fixed.spec) : paying;
     const partnerTxId = partnerTxIdSource(RED, node, config, keyed);
 
-    async function run(client: CustodyClient, msg: CustodyMessage): Promise<RequestOutcome> {
-      let input = resolveInput(config, nodeType.editorFields, msg.payload);
-      if (partnerTxId) input.partner_txID = await partnerTxId(msg);
-      if (resolving) return resolvePayment(client, msg, input);
-      if (defaultExpiry && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + defaultExpiry;
-      if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec!, input);
-      msg.custody = custodyTrace(nodeType.type, def.operation, input);
-      if (spec!.submission) {
+    /** The operation of this msg: the node's, or `msg.operation` checked against the node's list. */
+    function operationOf(msg: OperationMessage): ResolvedOperation {
+      if (fixed) return fixed;
+      const name = msg.operation;
+      const op = typeof name === 'string' ? operations.get(name) : undefined;
+      if (!op) throw new ValidationError('operation', `msg.operation: expected one of ${names.join(', ')}, got ${shortText(name)}`);
+      const sim = simulatorOnlyError(op, connection!);
+      if (sim) throw sim;
+      return op;
+    }
+
+    /** The editor properties `op` shows, read for `msg`; then `msg.payload` with the applied ones over it. */
+    async function readInput(op: ResolvedOperation, msg: OperationMessage): Promise<{ input: Record<string, unknown>; editor: Record<string, unknown> }> {
+      const input: Record<string, unknown> = isPlainObject(msg.payload) ? { ...msg.payload } : {};
+      const editor: Record<string, unknown> = {};
+      for (const property of table.fields) {
+        const f = fieldOf(type, property);
+        if (f.custom) {
+          editor[property] = config[property];
+          continue;
+        }
+        const typed = config[`${property}Type`] !== undefined && config[`${property}Type`] !== '';
+        // A typed property is read only for the operations that show it (a msg property of
+        // another operation's field need not exist); an untyped one is its text, as before.
+        if (typed && !op.properties.includes(property)) continue;
+        const value = await readers.get(property)!(msg);
+        editor[property] = value;
+        if (f.applied === false || value === undefined) continue;
+        if (!typed && typeof value !== 'string') continue; // as before: only text was applied
+        input[f.field] = value;
+      }
+      return { input, editor };
+    }
+
+    async function run(msg: OperationMessage): Promise<RequestOutcome> {
+      const op = operationOf(msg);
+      let { input, editor } = await readInput(op, msg);
+      if (partnerTxId && (op.resolving || (op.spec && describeOperation(op.spec).fields.includes('partner_txID')))) input.partner_txID = await partnerTxId(msg);
+      if (version === 'v2') return runWorkspace(op, msg, input, editor);
+      const client = await connection!.client();
+      if (op.resolving) return resolvePayment(client, msg, input);
+      const spec = op.spec!;
+      if (describeOperation(spec).expires && Number.isInteger(expiresAfter) && expiresAfter > 0 && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + expiresAfter;
+      if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec, input);
+      msg.custody = custodyTrace(type, op.name, input);
+      if (spec.submission) {
         // Money moves: through the config node's submission journal, exactly once.
-        const res = await submitOperation(client, spec!, input, { journal: await connection!.journal() });
+        const res = await submitOperation(client, spec, input, { journal: await connection!.journal() });
         msg.payload = res.data;
         msg.statusCode = res.statusCode;
         msg.outcome = res.outcome;
         return { statusCode: res.statusCode, note: res.outcome === 'existing' ? `existing ${(res.data as { tx_id?: string }).tx_id ?? ''}`.trim() : undefined };
       }
-      const res = await callOperation(client, spec!, input);
+      const res = await callOperation(client, spec, input);
       msg.payload = res.data;
       msg.statusCode = res.statusCode;
       return { statusCode: res.statusCode };
     }
 
+    /** A v2 operation: over the connection's v2 client (`x-token`); `msg.note` when the answer is not final. */
+    async function runWorkspace(op: ResolvedOperation, msg: OperationMessage, input: Record<string, unknown>, editor: Record<string, unknown>): Promise<RequestOutcome> {
+      if (typeof connection!.workspaceClient !== 'function') throw new ConfigError('connection: this custody-config node has no v2 support');
+      const client = await connection!.workspaceClient();
+      const behaviour = options.behaviours?.[op.name];
+      const res = behaviour?.run ? await behaviour.run(client, input, editor) : await callWorkspaceOperation(client, op.spec!, input);
+      msg.payload = res.data;
+      msg.statusCode = res.statusCode;
+      const note = behaviour?.note?.(res.data, input);
+      if (note) msg.note = note;
+      else delete msg.note;
+      return { statusCode: res.statusCode, note };
+    }
+
     /** The `resolve` operation: look a payment up (lib `resolveSubmission`); `msg.payload` = its result. */
-    async function resolvePayment(client: CustodyClient, msg: CustodyMessage, input: Record<string, unknown>): Promise<RequestOutcome> {
-      const result = await resolveSubmission(client, resolveInputFrom(nodeType.resolve!, input), await connection!.journal());
+    async function resolvePayment(client: CustodyClient, msg: OperationMessage, input: Record<string, unknown>): Promise<RequestOutcome> {
+      const result = await resolveSubmission(client, resolveInputFrom(table.resolve!, input), await connection!.journal());
       msg.payload = result;
       delete msg.statusCode;
-      msg.custody = custodyTrace(nodeType.type, RESOLVE_OPERATION, input);
+      msg.custody = custodyTrace(type, RESOLVE_OPERATION, input);
       return { statusCode: 200, note: result.result === 'found' ? undefined : result.result === 'ambiguous' ? 'ambiguous' : result.keyFreed ? 'not found: key freed' : 'not found yet' };
     }
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
-      const out = msg as CustodyMessage;
+      const out = msg as OperationMessage;
       if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
-      if (!spec && !resolving) return done(new ConfigError(`operation: expected one of ${[...Object.keys(nodeType.operations), ...(nodeType.resolve ? [RESOLVE_OPERATION] : [])].join(', ')}, got ${JSON.stringify(def.operation)}`));
-      runRequest(out, send, done, () => connection.client().then((client) => run(client, out)));
+      if (!fixed && !fromMsg) return done(new ConfigError(`operation: expected one of ${[...names, OPERATION_FROM_MSG].join(', ')}, got ${JSON.stringify(def.operation)}`));
+      if (simulatorOnly) return done(simulatorOnly);
+      runRequest(out, send, done, () => run(out));
     });
 
     node.on('close', (_removed: boolean, done: () => void) => {
@@ -119,25 +274,18 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     });
   }
 
-  registerWithEditorDescription(RED, nodeType.type, OperationNode, editorDescription(nodeType));
-}
-
-/**
- * Register a request-sending node type (v1 operation nodes, v2 workspace nodes) with Node-RED,
- * and serve what its edit dialog shows per operation at
- * `GET <admin>/custody/operations/<type>` (behind the type's read permission). The edit dialog
- * reads its per-operation rows and tips from there (resources/custody-editor.js), so they come
- * from the same declarations the runtime sends.
- * @param RED the Node-RED API.
- * @param type the node type name, e.g. `custody-transfer`.
- * @param constructor the node's constructor.
- * @param described the per-operation description, served as JSON.
- */
-export function registerWithEditorDescription(RED: NodeAPI, type: string, constructor: (this: Node, def: OperationNodeDef) => void, described: unknown): void {
-  RED.nodes.registerType(type, constructor as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+  RED.nodes.registerType(type, OperationNode as unknown as Parameters<NodeAPI['nodes']['registerType']>[1]);
+  const described = editorDescription(type);
   RED.httpAdmin.get(`/custody/operations/${type}`, RED.auth.needsPermission(`${type}.read`), (_req, res) => {
     res.json(described);
   });
+}
+
+/** A msg value for an error message: text quoted, anything else by its JSON or type. */
+function shortText(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
 }
 
 /** Per operation: its description plus the editor properties (rows) it uses. */
@@ -147,30 +295,65 @@ export interface EditorOperation extends OperationDescription {
 }
 
 /**
- * What the edit dialog of a node type shows per operation: served at
- * `GET <admin>/custody/operations/<type>`.
+ * The shape {@link editorDescription} also takes: a node type's operations and its editor
+ * fields (`field` or `[field, property]`), for a type that is not in the editor table.
  */
-export function editorDescription(nodeType: OperationNodeType): Record<string, EditorOperation> {
+export interface EditorDescriptionInput {
+  /** The node type. */
+  type: string;
+  /** Operation name -> declaration. */
+  operations: Record<string, OperationSpec>;
+  /** The editor properties that are API fields. */
+  editorFields: readonly EditorField[];
+  /** The submission kind of a `resolve` operation, if any. */
+  resolve?: SubmissionKind;
+}
+
+/**
+ * What the edit dialog of a node type shows per operation: served at
+ * `GET <admin>/custody/operations/<type>`, and written into the generated dialogs.
+ * @param node an operation node type of the editor table, or its shape ({@link EditorDescriptionInput}).
+ */
+export function editorDescription(node: OperationNodeType | EditorDescriptionInput): Record<string, EditorOperation> {
+  const input: EditorDescriptionInput & { table?: Record<string, NodeOperation> } =
+    typeof node === 'string'
+      ? {
+          type: node,
+          operations: NODE_OPERATIONS[node].operations as Record<string, OperationSpec>,
+          editorFields: OPERATION_NODES[node].fields.map((p) => [fieldOf(node, p).field, p] as const),
+          resolve: OPERATION_NODES[node].resolve,
+          table: OPERATION_NODES[node].operations,
+        }
+      : node;
+  const names = input.table ? Object.keys(input.table) : Object.keys(input.operations);
+  const pairs = input.editorFields.map((e) => (typeof e === 'string' ? ([e, e] as const) : e));
   const out: Record<string, EditorOperation> = {};
-  for (const [operation, spec] of Object.entries(nodeType.operations)) {
+  for (const name of names) {
+    if (name === RESOLVE_OPERATION && input.resolve) continue;
+    const op = input.table?.[name];
+    const spec = input.operations[op?.spec ?? name];
     const d = describeOperation(spec);
+    if (op?.properties) {
+      // An operation the node builds itself (v2): its own rows and field lists.
+      // workspaceID defaults to the connection's workspace: not something the user must give.
+      const required = [...(op.required ?? d.required)].filter((f) => f !== 'workspaceID');
+      out[name] = { ...d, fields: [...(op.fields ?? d.fields)], required, properties: [...op.properties] };
+      continue;
+    }
     const topLevel = new Set(d.fields.map((f) => f.split('.')[0]));
-    const properties = nodeType.editorFields
-      .map((e) => (typeof e === 'string' ? [e, e] : e))
-      .filter(([field]) => topLevel.has(field))
-      .map(([, property]) => property);
+    const properties = pairs.filter(([field]) => topLevel.has(field)).map(([, property]) => property);
     if (topLevel.has('partner_txID')) properties.push('partnerTxId'); // the business key row (nodes/shared/business-key.ts)
     if (d.amounts) properties.push('amountFormat');
     if (d.expires) properties.push('expiresAfter');
     // The node fills `expires` from "Expires after" when the msg has none.
     const required = d.expires ? d.required.map((f) => (f === 'expires' ? 'expires (or Expires after)' : f)) : d.required;
-    out[operation] = { ...d, required, properties };
+    out[name] = { ...d, required, properties };
   }
-  if (nodeType.resolve) {
+  if (input.resolve) {
     // Its rows: the owner id and the key; the other fields it reads come from msg.payload.
-    const owner = SUBMISSION_KINDS[nodeType.resolve].owner;
-    const properties = nodeType.editorFields.map((e) => (typeof e === 'string' ? e : e[1])).filter((p) => p === owner);
-    out[RESOLVE_OPERATION] = { ...describeResolve(nodeType.resolve), properties: [...properties, 'partnerTxId'] };
+    const owner = SUBMISSION_KINDS[input.resolve].owner;
+    const properties = pairs.filter(([field]) => field === owner).map(([, property]) => property);
+    out[RESOLVE_OPERATION] = { ...describeResolve(input.resolve), properties: [...properties, 'partnerTxId'] };
   }
   return out;
 }

@@ -1,6 +1,6 @@
 /**
  * The send/status/error rules every request-sending node shares (DESIGN.md "The msg
- * contract", "Status"): `registerOperationNode` (v1) and `registerWorkspaceNode` (v2) both run
+ * contract", "Status"): `registerOperationNode` (v1 and v2) runs
  * each input msg through one {@link RequestRunner}.
  */
 import type { Node, NodeMessageInFlow } from 'node-red';
