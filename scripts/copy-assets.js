@@ -4,6 +4,13 @@
 // catalog, and locales/<lang>/<type>.html, the help), and the shared icons/ folder (Node-RED
 // looks for icons in an `icons` folder beside each node's .js file).
 //
+// Node-RED registers a node's catalog under the node's own namespace (`<package>/<type>`, the
+// node set), and the `RED._` a node module gets looks keys up there only: there is no catalog
+// several node sets share. So the texts the shared runtime (nodes/shared) shows, written once in
+// nodes/shared/locales/<lang>/common.json under the top-level key `common` (as Node-RED's core
+// nodes keep theirs under `common` in one catalog), are merged here into every node's catalog
+// of that language; a node catalog with a top-level key other than its type fails the build.
+//
 // Help written once for several nodes lives in nodes/shared/help/<name>.html (its first line
 // is a comment saying what it is). A node's .html or locale help file includes it with a line
 // `<!-- custody-help <name> key="value" ... -->`: the fragment, with each `${key}` replaced by
@@ -19,6 +26,7 @@ const nodesSrc = path.join(root, 'nodes');
 const nodesOut = path.join(root, 'dist', 'nodes');
 const icons = path.join(root, 'icons');
 const helpDir = path.join(nodesSrc, 'shared', 'help');
+const commonLocales = path.join(nodesSrc, 'shared', 'locales');
 const { SUBMISSION_KINDS } = require(path.join(root, 'dist', 'lib', 'submission', 'kinds.js'));
 
 /**
@@ -47,17 +55,39 @@ function expandHelp(file) {
 }
 
 /**
- * Copy a node's locales/ folder: each language's help file (`<type>.html`) with its
- * fragments expanded, every other file as it is.
+ * A node's message catalog with the shared texts of the same language merged in: the node's
+ * own keys under its type, the shared ones under `common`.
+ * @param {string} file the node's catalog, locales/<lang>/<type>.json.
+ * @param {string} type the node type, the only top-level key the node's catalog may have.
+ * @param {string} lang the language folder, e.g. `en-US`.
+ * @returns {string} the merged catalog, JSON.
+ * @throws {Error} for a top-level key other than `type` in the node's catalog.
+ */
+function mergeCatalog(file, type, lang) {
+  const own = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const stray = Object.keys(own).filter((k) => k !== type);
+  if (stray.length) throw new Error(`${file}: top-level keys other than ${type}: ${stray.join(', ')}`);
+  const commonFile = path.join(commonLocales, lang, 'common.json');
+  const common = fs.existsSync(commonFile) ? JSON.parse(fs.readFileSync(commonFile, 'utf8')) : {};
+  return JSON.stringify({ ...common, ...own }, null, 2) + '\n';
+}
+
+/**
+ * Copy a node's locales/ folder: each language's help file (`<type>.html`) with its fragments
+ * expanded, its catalog (`<type>.json`) with the shared texts merged in, anything else as it is.
  * @param {string} src the node's locales/ folder.
  * @param {string} out where it goes in dist.
+ * @param {string} type the node type.
  */
-function copyLocales(src, out) {
+function copyLocales(src, out, type) {
   fs.cpSync(src, out, { recursive: true });
   for (const lang of fs.readdirSync(src, { withFileTypes: true })) {
     if (!lang.isDirectory()) continue;
-    for (const file of fs.readdirSync(path.join(src, lang.name))) {
-      if (file.endsWith('.html')) fs.writeFileSync(path.join(out, lang.name, file), expandHelp(path.join(src, lang.name, file)));
+    const dir = path.join(src, lang.name);
+    for (const file of fs.readdirSync(dir)) {
+      const target = path.join(out, lang.name, file);
+      if (file === `${type}.html`) fs.writeFileSync(target, expandHelp(path.join(dir, file)));
+      else if (file === `${type}.json`) fs.writeFileSync(target, mergeCatalog(path.join(dir, file), type, lang.name));
     }
   }
 }
@@ -70,6 +100,6 @@ for (const entry of fs.readdirSync(nodesSrc, { withFileTypes: true })) {
   const html = path.join(src, `${entry.name}.html`);
   if (fs.existsSync(html)) fs.writeFileSync(path.join(out, `${entry.name}.html`), expandHelp(html));
   const locales = path.join(src, 'locales');
-  if (fs.existsSync(locales)) copyLocales(locales, path.join(out, 'locales'));
+  if (fs.existsSync(locales)) copyLocales(locales, path.join(out, 'locales'), entry.name);
   if (fs.existsSync(icons)) fs.cpSync(icons, path.join(out, 'icons'), { recursive: true });
 }

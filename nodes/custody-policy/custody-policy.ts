@@ -24,10 +24,10 @@ import { registerWorkspaceNode, flag } from '../shared/workspace-node';
 const ops = v2Operations.policy;
 
 /** The editor's threshold: a whole number, or undefined when left empty. @throws {ValidationError} naming `threshold`. */
-function editorThreshold(v: unknown): number | undefined {
+function editorThreshold(RED: NodeAPI, v: unknown): number | undefined {
   const s = String(v ?? '').trim();
   if (s === '') return undefined;
-  if (!/^\d+$/.test(s)) throw new ValidationError('threshold', `must be a whole number, got ${JSON.stringify(s)}`);
+  if (!/^\d+$/.test(s)) throw new ValidationError('threshold', RED._('custody-policy.errors.threshold', { value: JSON.stringify(s) }));
   return Number(s);
 }
 
@@ -62,7 +62,7 @@ export = function register(RED: NodeAPI): void {
         run: (client, input, config) => {
           const adminLocked = booleanField(config, 'adminLocked', input, 'adminLocked');
           const allowDuplicates = booleanField(config, 'allowDuplicates', input, 'allowDuplicates');
-          const threshold = editorThreshold(config.threshold);
+          const threshold = editorThreshold(RED, config.threshold);
           const members = editorMembers(config.members);
           if (threshold === undefined && members === undefined && input.expression !== undefined) {
             // The whole expression of spec section 2 given in msg.payload.
@@ -89,30 +89,30 @@ export = function register(RED: NodeAPI): void {
         note: (data, input) => {
           const d = data as { actionID?: string; status?: string };
           if (d.status !== 'pending') return undefined;
-          return `update request ${d.actionID} awaiting approval: ${input.memberID} joins policy ${input.policyID} only once it is approved`;
+          return RED._('custody-policy.status.memberPending', { actionID: String(d.actionID), memberID: String(input.memberID), policyID: String(input.policyID) });
         },
       },
       getAction: {
         spec: ops.getAction,
         properties: ['actionID'],
         run: (client, input) => getWorkspaceAction(client, input as { actionID: string }),
-        note: (data) => pendingNote(data),
+        note: (data) => pendingNote(RED, data),
         simulatorOnly: true,
       },
       approveAction: {
         spec: ops.approveAction,
         properties: ['actionID'],
         run: (client, input) => approveWorkspaceAction(client, input as { actionID: string }),
-        note: (data) => pendingNote(data),
+        note: (data) => pendingNote(RED, data),
         simulatorOnly: true,
       },
     },
   });
 };
 
-/** A note for an update request that is still pending after this answer. */
-function pendingNote(data: unknown): string | undefined {
+/** A note for an update request that is still pending after this answer (the text of the node's catalog). */
+function pendingNote(RED: NodeAPI, data: unknown): string | undefined {
   const d = data as { actionID?: string; status?: string; approvedCount?: number; threshold?: number };
   if (d.status !== 'pending') return undefined;
-  return `update request ${d.actionID} awaiting approval: ${d.approvedCount ?? 0} of ${d.threshold ?? '?'} approvals`;
+  return RED._('custody-policy.status.actionPending', { actionID: String(d.actionID), approved: d.approvedCount ?? 0, threshold: d.threshold ?? '?' });
 }

@@ -12,10 +12,10 @@ import { registerWorkspaceNode } from '../shared/workspace-node';
 const ops = v2Operations.portfolio;
 
 /** The editor's waitForAddress (seconds) or msg.payload's. @throws {ValidationError} naming `waitForAddress`. */
-function waitForAddress(config: Record<string, unknown>, input: Record<string, unknown>): number | undefined {
+function waitForAddress(RED: NodeAPI, config: Record<string, unknown>, input: Record<string, unknown>): number | undefined {
   const s = String(config.waitForAddress ?? '').trim();
   if (s === '') return input.waitForAddress as number | undefined;
-  if (!/^\d+$/.test(s)) throw new ValidationError('waitForAddress', `must be a whole number of seconds, got ${JSON.stringify(s)}`);
+  if (!/^\d+$/.test(s)) throw new ValidationError('waitForAddress', RED._('custody-portfolio.errors.waitForAddress', { value: JSON.stringify(s) }));
   return Number(s);
 }
 
@@ -36,7 +36,7 @@ export = function register(RED: NodeAPI): void {
         spec: ops.createWallet,
         properties: ['workspaceID', 'accountID', 'walletName', 'connectPlugin', 'policyID', 'waitForAddress'],
         run: (client, input, config) => {
-          input.waitForAddress = waitForAddress(config, input);
+          input.waitForAddress = waitForAddress(RED, config, input);
           const name = String(config.walletName ?? '').trim() || input.name;
           return createPortfolioWallet(client, {
             ...input,
@@ -50,7 +50,7 @@ export = function register(RED: NodeAPI): void {
         note: (data, input) => {
           const d = data as { walletID?: string; address?: string };
           if (d.address !== '') return undefined;
-          return `address not computed yet: the key computation takes about 4 to 5 seconds and waitForAddress was ${input.waitForAddress ?? 0} s; read the wallet later (getWallet, walletID ${d.walletID})`;
+          return RED._('custody-portfolio.status.addressPending', { wait: String(input.waitForAddress ?? 0), walletID: String(d.walletID) });
         },
       },
       get: {
@@ -63,7 +63,7 @@ export = function register(RED: NodeAPI): void {
         spec: ops.getWallet,
         properties: ['workspaceID', 'accountID', 'walletID'],
         run: (client, input) => getPortfolioWallet(client, input as { accountID: string; walletID: string }),
-        note: (data) => ((data as { address?: string }).address === '' ? 'address not computed yet: read the wallet again in a few seconds' : undefined),
+        note: (data) => ((data as { address?: string }).address === '' ? RED._('custody-portfolio.status.addressPendingRead') : undefined),
         simulatorOnly: true,
       },
     },

@@ -66,10 +66,10 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
     const expiresAfter = Number(def.expiresAfter);
     const defaultExpiry = spec && describeOperation(spec).expires && Number.isInteger(expiresAfter) && expiresAfter > 0 ? expiresAfter : 0;
     const config = def as Record<string, unknown>;
-    const runRequest = requestRunner(node);
+    const runRequest = requestRunner(RED, node);
 
-    if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
-    else if (!spec && !resolving) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    if (!connection) showError(node, new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+    else if (!spec && !resolving) showError(node, new ConfigError(`operation: ${RED._('common.errors.unknownOperation', { operation: JSON.stringify(def.operation) })}`));
     else node.status({});
     // After the first status: a partnerTxId refused at deploy turns it red.
     // The money-moving operation's key setting also names the payment `resolve` looks up.
@@ -89,7 +89,7 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
         msg.payload = res.data;
         msg.statusCode = res.statusCode;
         msg.outcome = res.outcome;
-        return { statusCode: res.statusCode, note: res.outcome === 'existing' ? `existing ${(res.data as { tx_id?: string }).tx_id ?? ''}`.trim() : undefined };
+        return { statusCode: res.statusCode, note: res.outcome === 'existing' ? RED._('common.status.existing', { tx_id: (res.data as { tx_id?: string }).tx_id ?? '' }).trim() : undefined };
       }
       const res = await callOperation(client, spec!, input);
       msg.payload = res.data;
@@ -103,13 +103,13 @@ export function registerOperationNode(RED: NodeAPI, nodeType: OperationNodeType)
       msg.payload = result;
       delete msg.statusCode;
       msg.custody = custodyTrace(nodeType.type, RESOLVE_OPERATION, input);
-      return { statusCode: 200, note: result.result === 'found' ? undefined : result.result === 'ambiguous' ? 'ambiguous' : result.keyFreed ? 'not found: key freed' : 'not found yet' };
+      return { statusCode: 200, note: result.result === 'found' ? undefined : result.result === 'ambiguous' ? RED._('common.status.ambiguous') : result.keyFreed ? RED._('common.status.notFoundKeyFreed') : RED._('common.status.notFoundYet') };
     }
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as CustodyMessage;
-      if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
-      if (!spec && !resolving) return done(new ConfigError(`operation: expected one of ${[...Object.keys(nodeType.operations), ...(nodeType.resolve ? [RESOLVE_OPERATION] : [])].join(', ')}, got ${JSON.stringify(def.operation)}`));
+      if (!connection) return done(new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+      if (!spec && !resolving) return done(new ConfigError(`operation: ${RED._('common.errors.expectedOperation', { operations: [...Object.keys(nodeType.operations), ...(nodeType.resolve ? [RESOLVE_OPERATION] : [])].join(', '), operation: JSON.stringify(def.operation) })}`));
       runRequest(out, send, done, () => connection.client().then((client) => run(client, out)));
     });
 

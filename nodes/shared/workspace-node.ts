@@ -51,11 +51,11 @@ export interface WorkspaceNodeType {
  * The error of a simulator-only operation on a connection to a hosted environment, or
  * undefined when it may run (environment `simulator` or `custom`; lib checks a custom address).
  */
-function simulatorOnlyError(name: string, op: WorkspaceOperation, connection: CustodyConfigNode): ConfigError | undefined {
+function simulatorOnlyError(RED: NodeAPI, name: string, op: WorkspaceOperation, connection: CustodyConfigNode): ConfigError | undefined {
   if (!op.simulatorOnly) return undefined;
   const environment = connection.environment ?? 'simulator';
   if (environment === 'simulator' || environment === 'custom') return undefined;
-  return new ConfigError(`operation: ${name} is simulator only (made up for the simulator, not in the spec); the connection's environment is ${environment}`);
+  return new ConfigError(`operation: ${RED._('common.errors.simulatorOnly', { operation: name, environment })}`);
 }
 
 /** What the edit dialog shows per operation (served at `GET <admin>/custody/operations/<type>`). */
@@ -82,20 +82,20 @@ export function registerWorkspaceNode(RED: NodeAPI, nodeType: WorkspaceNodeType)
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const op: WorkspaceOperation | undefined = nodeType.operations[def.operation];
     const config = def as Record<string, unknown>;
-    const runRequest = requestRunner(node);
+    const runRequest = requestRunner(RED, node);
 
-    const simulatorOnly = connection && op ? simulatorOnlyError(def.operation, op, connection) : undefined;
-    if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
-    else if (!op) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    const simulatorOnly = connection && op ? simulatorOnlyError(RED, def.operation, op, connection) : undefined;
+    if (!connection) showError(node, new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+    else if (!op) showError(node, new ConfigError(`operation: ${RED._('common.errors.unknownOperation', { operation: JSON.stringify(def.operation) })}`));
     else if (simulatorOnly) showError(node, simulatorOnly);
     else node.status({});
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as WorkspaceMessage;
-      if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
-      if (!op) return done(new ConfigError(`operation: expected one of ${Object.keys(nodeType.operations).join(', ')}, got ${JSON.stringify(def.operation)}`));
+      if (!connection) return done(new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+      if (!op) return done(new ConfigError(`operation: ${RED._('common.errors.expectedOperation', { operations: Object.keys(nodeType.operations).join(', '), operation: JSON.stringify(def.operation) })}`));
       if (simulatorOnly) return done(simulatorOnly);
-      if (typeof connection.workspaceClient !== 'function') return done(new ConfigError('connection: this custody-config node has no v2 support'));
+      if (typeof connection.workspaceClient !== 'function') return done(new ConfigError(`connection: ${RED._('common.errors.noV2Support')}`));
       const input = resolveInput(config, nodeType.editorFields, msg.payload);
       runRequest(out, send, done, () =>
         connection
