@@ -50,7 +50,8 @@ export = function register(RED: NodeAPI): void {
     const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0 };
 
     function showCounts(): void {
-      const text = RED._(dryRun ? 'custody-approver.status.dryRunCounts' : 'custody-approver.status.counts', { approved: counts.approved, rejected: counts.rejected, held: counts.held });
+      const { approved, rejected, held } = counts;
+      const text = dryRun ? RED._('custody-approver.status.dryRunCounts', { approved, rejected, held }) : RED._('custody-approver.status.counts', { approved, rejected, held });
       node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text });
     }
 
