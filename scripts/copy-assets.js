@@ -1,14 +1,21 @@
 #!/usr/bin/env node
-// Copies what tsc does not emit next to each compiled node: its .html (editor + help) and
-// locales/ when present; and the pack's icons/ folder ONCE, beside the first node listed in
-// package.json. Node-RED looks for icons in an `icons` folder beside each node's .js file and
-// finds any icon of a module in any of its icon folders, but lists every folder's icons in the
-// editor's icon picker: a copy per node listed each icon once per node (22 times).
-// The operation nodes' dialogs are not copied: scripts/generate-editors.js writes them (their
-// help is nodes/<type>/<type>.help.html, expanded with `expandHelp` below).
+// Copies what tsc does not emit next to each compiled node: its .html (edit dialog and
+// registerType, for the nodes whose dialog is not generated), locales/ when present (Node-RED's
+// way: locales/<lang>/<type>.json, the message catalog, and locales/<lang>/<type>.html, the
+// help); and the pack's icons/ folder ONCE, beside the first node listed in package.json.
+// Node-RED looks for icons in an `icons` folder beside each node's .js file and lists every
+// such folder in the editor's icon picker: a copy per node listed each icon once per node (22
+// times). The operation nodes' dialogs are not copied: scripts/generate-editors.js writes them.
+//
+// Node-RED registers a node's catalog under the node's own namespace (`<package>/<type>`, the
+// node set), and the `RED._` a node module gets looks keys up there only: there is no catalog
+// several node sets share. So the texts the shared runtime (nodes/shared) shows, written once in
+// nodes/shared/locales/<lang>/common.json under the top-level key `common` (as Node-RED's core
+// nodes keep theirs under `common` in one catalog), are merged here into every node's catalog
+// of that language; a node catalog with a top-level key other than its type fails the build.
 //
 // Help written once for several nodes lives in nodes/shared/help/<name>.html (its first line
-// is a comment saying what it is). A node's .html includes it with a line
+// is a comment saying what it is). A node's .html or locale help file includes it with a line
 // `<!-- custody-help <name> key="value" ... -->`: the fragment, with each `${key}` replaced by
 // the value. `kind="<submission kind>"` also gives `${owner}` and `${payingWallet}` from lib's
 // SUBMISSION_KINDS (dist/lib, compiled just before), so the help names the fields the code reads.
@@ -22,9 +29,16 @@ const nodesSrc = path.join(root, 'nodes');
 const nodesOut = path.join(root, 'dist', 'nodes');
 const icons = path.join(root, 'icons');
 const helpDir = path.join(nodesSrc, 'shared', 'help');
+const commonLocales = path.join(nodesSrc, 'shared', 'locales');
 const { SUBMISSION_KINDS } = require(path.join(root, 'dist', 'lib', 'submission', 'kinds.js'));
 
-/** A node's .html with every `<!-- custody-help ... -->` line replaced by its fragment. */
+/**
+ * The text of a node's .html or locale help file with every `<!-- custody-help ... -->` line
+ * replaced by its fragment.
+ * @param {string} file the file's path.
+ * @returns {string} the expanded text.
+ * @throws {Error} for an unknown fragment or kind, or a `${key}` without a value.
+ */
 function expandHelp(file) {
   return fs.readFileSync(file, 'utf8').replace(/^[ \t]*<!-- custody-help ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n/gm, (_line, name, attrs) => {
     const vars = {};
@@ -43,6 +57,44 @@ function expandHelp(file) {
   });
 }
 
+/**
+ * A node's message catalog with the shared texts of the same language merged in: the node's
+ * own keys under its type, the shared ones under `common`.
+ * @param {string} file the node's catalog, locales/<lang>/<type>.json.
+ * @param {string} type the node type, the only top-level key the node's catalog may have.
+ * @param {string} lang the language folder, e.g. `en-US`.
+ * @returns {string} the merged catalog, JSON.
+ * @throws {Error} for a top-level key other than `type` in the node's catalog.
+ */
+function mergeCatalog(file, type, lang) {
+  const own = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const stray = Object.keys(own).filter((k) => k !== type);
+  if (stray.length) throw new Error(`${file}: top-level keys other than ${type}: ${stray.join(', ')}`);
+  const commonFile = path.join(commonLocales, lang, 'common.json');
+  const common = fs.existsSync(commonFile) ? JSON.parse(fs.readFileSync(commonFile, 'utf8')) : {};
+  return JSON.stringify({ ...common, ...own }, null, 2) + '\n';
+}
+
+/**
+ * Copy a node's locales/ folder: each language's help file (`<type>.html`) with its fragments
+ * expanded, its catalog (`<type>.json`) with the shared texts merged in, anything else as it is.
+ * @param {string} src the node's locales/ folder.
+ * @param {string} out where it goes in dist.
+ * @param {string} type the node type.
+ */
+function copyLocales(src, out, type) {
+  fs.cpSync(src, out, { recursive: true });
+  for (const lang of fs.readdirSync(src, { withFileTypes: true })) {
+    if (!lang.isDirectory()) continue;
+    const dir = path.join(src, lang.name);
+    for (const file of fs.readdirSync(dir)) {
+      const target = path.join(out, lang.name, file);
+      if (file === `${type}.html`) fs.writeFileSync(target, expandHelp(path.join(dir, file)));
+      else if (file === `${type}.json`) fs.writeFileSync(target, mergeCatalog(path.join(dir, file), type, lang.name));
+    }
+  }
+}
+
 /** Copy each node's .html and locales/, and the icons once. */
 function copyAssets() {
   for (const entry of fs.readdirSync(nodesSrc, { withFileTypes: true })) {
@@ -53,7 +105,7 @@ function copyAssets() {
     const html = path.join(src, `${entry.name}.html`);
     if (fs.existsSync(html)) fs.writeFileSync(path.join(out, `${entry.name}.html`), expandHelp(html));
     const locales = path.join(src, 'locales');
-    if (fs.existsSync(locales)) fs.cpSync(locales, path.join(out, 'locales'), { recursive: true });
+    if (fs.existsSync(locales)) copyLocales(locales, path.join(out, 'locales'), entry.name);
     // Icons of an earlier build (one copy per node) would still be listed: removed.
     fs.rmSync(path.join(out, 'icons'), { recursive: true, force: true });
   }

@@ -1,8 +1,10 @@
 /**
  * Flows for node-red-node-test-helper: the tab and simulator config node the runtime tests
  * use, and loading a flow while collecting what its `helper` nodes receive.
+ * Importing it gives the pack's node modules their message catalogs in the helper (./red-catalogs).
  */
 import './isolated-dirs';
+import './red-catalogs';
 import helper from 'node-red-node-test-helper';
 import { until } from './support';
 

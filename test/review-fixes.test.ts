@@ -10,6 +10,7 @@
  *   checked like that operation, nothing sent for refused input, the body sent as given.
  */
 import './isolated-dirs';
+import './red-catalogs';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';

@@ -8,6 +8,7 @@
  * Every row of spec section 4 must be in the table: the test also counts them per group.
  */
 import './isolated-dirs';
+import './red-catalogs';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';

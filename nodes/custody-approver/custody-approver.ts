@@ -50,16 +50,17 @@ export = function register(RED: NodeAPI): void {
     const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0 };
 
     function showCounts(): void {
-      const text = `${dryRun ? 'dry run · ' : ''}approved ${counts.approved} · rejected ${counts.rejected} · held ${counts.held}`;
+      const { approved, rejected, held } = counts;
+      const text = dryRun ? RED._('custody-approver.status.dryRunCounts', { approved, rejected, held }) : RED._('custody-approver.status.counts', { approved, rejected, held });
       node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text });
     }
 
     /** The approver, once the configuration checks out and the audit file verifies; rejects with why not. */
     const ready: Promise<Approver> = (async () => {
-      if (!connection) throw new ConfigError('connection: no custody-config node selected');
+      if (!connection) throw new ConfigError(`connection: ${RED._('common.errors.noConnection')}`);
       const defaultDecision = def.defaultDecision || 'hold';
-      if (defaultDecision !== 'hold' && defaultDecision !== 'reject') throw new ConfigError(`defaultDecision: hold or reject, got ${JSON.stringify(defaultDecision)}`);
-      const cacheSeconds = editorSeconds(def.whitelistCacheSeconds, 'whitelistCacheSeconds', 60, 0);
+      if (defaultDecision !== 'hold' && defaultDecision !== 'reject') throw new ConfigError(`defaultDecision: ${RED._('custody-approver.errors.defaultDecision', { value: JSON.stringify(defaultDecision) })}`);
+      const cacheSeconds = editorSeconds(RED, def.whitelistCacheSeconds, 'whitelistCacheSeconds', 60, 0);
       let rules: CompiledRule[];
       try {
         rules = compileRules(def.rules);
@@ -78,7 +79,7 @@ export = function register(RED: NodeAPI): void {
     })();
     ready.then(showCounts, (err: Error) => {
       showError(node, err);
-      node.error(`not deciding anything: ${err.message}`);
+      node.error(RED._('custody-approver.errors.notDeciding', { message: err.message }));
     });
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: Array<NodeMessageInFlow | null>) => void, done: (err?: Error) => void) => {
@@ -113,7 +114,7 @@ export = function register(RED: NodeAPI): void {
     node.on('close', (_removed: boolean, done: () => void) => {
       ready
         .then((approver) => approver.close(), () => undefined)
-        .catch((err: Error) => node.warn(`closing the audit file: ${err.message}`))
+        .catch((err: Error) => node.warn(RED._('custody-approver.errors.closingAudit', { message: err.message })))
         .finally(() => {
           node.status({});
           done();

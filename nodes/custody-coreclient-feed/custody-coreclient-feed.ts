@@ -59,7 +59,7 @@ export = function register(RED: NodeAPI): void {
     const retries = new Set<NodeJS.Timeout>();
 
     if (!connection || !clientId) {
-      showError(node, new Error(!connection ? 'connection: no custody-config node selected' : 'clientId: required'));
+      showError(node, new Error(!connection ? `connection: ${RED._('common.errors.noConnection')}` : `clientId: ${RED._('custody-coreclient-feed.errors.clientIdRequired')}`));
       return;
     }
 
@@ -70,14 +70,11 @@ export = function register(RED: NodeAPI): void {
     let status: { refresh(): void } | undefined;
     function memoryFailed(err: Error & { code?: string }): void {
       if (memoryProblem) return;
-      memoryProblem = `memory file failed${err.code ? ': ' + err.code : ''}`;
-      node.warn(
-        `${memoryFile}: the memory of the actions sent failed (${err.message}); actions are still sent, ` +
-          'but one sent again after a redeploy or restart will not be marked msg.redelivered until the file works (redeploy to try again)',
-      );
+      memoryProblem = err.code ? RED._('custody-coreclient-feed.status.memoryFailedCode', { code: err.code }) : RED._('custody-coreclient-feed.status.memoryFailed');
+      node.warn(RED._('custody-coreclient-feed.errors.memoryFailed', { file: memoryFile, message: err.message }));
       status?.refresh();
     }
-    const onCompactionError = (err: Error): void => node.warn(`${memoryFile}: compaction failed (nothing is lost): ${err.message}`);
+    const onCompactionError = (err: Error): void => node.warn(RED._('custody-coreclient-feed.errors.compactionFailed', { file: memoryFile, message: err.message }));
     const memory: Promise<SentIds> = SentIds.open(memoryFile, { onCompactionError }).catch((err: Error) => {
       memoryFailed(err);
       return SentIds.detached({ onCompactionError });
@@ -104,7 +101,7 @@ export = function register(RED: NodeAPI): void {
     }
 
     function emit(action: Action): void {
-      const p = deliver(action).catch((err: Error) => node.error(`action ${action.id}: ${err.message}`));
+      const p = deliver(action).catch((err: Error) => node.error(RED._('custody-coreclient-feed.errors.action', { id: action.id, message: err.message })));
       inFlight.add(p);
       void p.finally(() => inFlight.delete(p));
     }
@@ -128,12 +125,12 @@ export = function register(RED: NodeAPI): void {
         .then(
           (pending) => {
             if (pending) emit({ ...action, ...pending });
-            else if (attempt > 0) node.warn(`action ${action.id} is no longer pending: not sent`);
+            else if (attempt > 0) node.warn(RED._('custody-coreclient-feed.errors.noLongerPending', { id: action.id }));
           },
           (err: Error) => {
             const payload = { ...action, client_id: clientId, action_id: action.id };
-            if (attempt === 0) node.error(`action ${action.id}: details could not be read: ${err.message}; trying again`, { payload });
-            else node.warn(`action ${action.id}: details could not be read (attempt ${attempt + 1}): ${err.message}`);
+            if (attempt === 0) node.error(RED._('custody-coreclient-feed.errors.detailsFailed', { id: action.id, message: err.message }), { payload });
+            else node.warn(RED._('custody-coreclient-feed.errors.detailsFailedAgain', { id: action.id, attempt: attempt + 1, message: err.message }));
             const delayMs = Math.min(DETAILS_RETRY_MAX_MS, DETAILS_RETRY_FIRST_MS * 3 ** attempt);
             const expired = Number(action.expireTime) > 0 && Date.now() + delayMs > Number(action.expireTime) * 1000;
             if (expired || !running) return;
@@ -147,6 +144,7 @@ export = function register(RED: NodeAPI): void {
     }
 
     status = joinSharedFeed(
+      RED,
       node,
       (callbacks) =>
         connection.subscribeFeed(clientId, {

@@ -26,11 +26,11 @@ export = function register(RED: NodeAPI): void {
     const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
 
     if (!connection) {
-      showError(node, new Error('connection: no custody-config node selected'));
+      showError(node, new Error(`connection: ${RED._('common.errors.noConnection')}`));
       return;
     }
 
-    joinSharedFeed(node, (status) =>
+    joinSharedFeed(RED, node, (status) =>
       connection.subscribeHubFeed({
         ...status,
         onMessage(message: HubFeedMessage) {

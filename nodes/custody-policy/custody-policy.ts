@@ -12,10 +12,10 @@ import { isPlainObject, flag } from '../shared/input';
 import { registerOperationNode } from '../shared/operation-node';
 
 /** The editor's threshold: a whole number, or undefined when left empty. @throws {ValidationError} naming `threshold`. */
-function editorThreshold(v: unknown): number | undefined {
+function editorThreshold(RED: NodeAPI, v: unknown): number | undefined {
   const s = String(v ?? '').trim();
   if (s === '') return undefined;
-  if (!/^\d+$/.test(s)) throw new ValidationError('threshold', `must be a whole number, got ${JSON.stringify(s)}`);
+  if (!/^\d+$/.test(s)) throw new ValidationError('threshold', RED._('custody-policy.errors.threshold', { value: JSON.stringify(s) }));
   return Number(s);
 }
 
@@ -41,7 +41,7 @@ export = function register(RED: NodeAPI): void {
         run: (client, input, editor) => {
           const adminLocked = booleanField(editor, 'adminLocked', input, 'adminLocked');
           const allowDuplicates = booleanField(editor, 'allowDuplicates', input, 'allowDuplicates');
-          const threshold = editorThreshold(editor.threshold);
+          const threshold = editorThreshold(RED, editor.threshold);
           const members = editorMembers(editor.members);
           if (threshold === undefined && members === undefined && input.expression !== undefined) {
             // The whole expression of spec section 2 given in msg.payload.
@@ -64,24 +64,24 @@ export = function register(RED: NodeAPI): void {
         note: (data, input) => {
           const d = data as { actionID?: string; status?: string };
           if (d.status !== 'pending') return undefined;
-          return `update request ${d.actionID} awaiting approval: ${input.memberID} joins policy ${input.policyID} only once it is approved`;
+          return RED._('custody-policy.status.memberPending', { actionID: String(d.actionID), memberID: String(input.memberID), policyID: String(input.policyID) });
         },
       },
       getAction: {
         run: (client, input) => getWorkspaceAction(client, input as { actionID: string }),
-        note: (data) => pendingNote(data),
+        note: (data) => pendingNote(RED, data),
       },
       approveAction: {
         run: (client, input) => approveWorkspaceAction(client, input as { actionID: string }),
-        note: (data) => pendingNote(data),
+        note: (data) => pendingNote(RED, data),
       },
     },
   });
 };
 
-/** A note for an update request that is still pending after this answer. */
-function pendingNote(data: unknown): string | undefined {
+/** A note for an update request that is still pending after this answer (the text of the node's catalog). */
+function pendingNote(RED: NodeAPI, data: unknown): string | undefined {
   const d = data as { actionID?: string; status?: string; approvedCount?: number; threshold?: number };
   if (d.status !== 'pending') return undefined;
-  return `update request ${d.actionID} awaiting approval: ${d.approvedCount ?? 0} of ${d.threshold ?? '?'} approvals`;
+  return RED._('custody-policy.status.actionPending', { actionID: String(d.actionID), approved: d.approvedCount ?? 0, threshold: d.threshold ?? '?' });
 }

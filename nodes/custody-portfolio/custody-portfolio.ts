@@ -10,10 +10,10 @@ import { createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWalle
 import { registerOperationNode } from '../shared/operation-node';
 
 /** The editor's waitForAddress (seconds) or msg.payload's. @throws {ValidationError} naming `waitForAddress`. */
-function waitForAddress(editor: Record<string, unknown>, input: Record<string, unknown>): number | undefined {
+function waitForAddress(RED: NodeAPI, editor: Record<string, unknown>, input: Record<string, unknown>): number | undefined {
   const s = String(editor.waitForAddress ?? '').trim();
   if (s === '') return input.waitForAddress as number | undefined;
-  if (!/^\d+$/.test(s)) throw new ValidationError('waitForAddress', `must be a whole number of seconds, got ${JSON.stringify(s)}`);
+  if (!/^\d+$/.test(s)) throw new ValidationError('waitForAddress', RED._('custody-portfolio.errors.waitForAddress', { value: JSON.stringify(s) }));
   return Number(s);
 }
 
@@ -31,7 +31,7 @@ export = function register(RED: NodeAPI): void {
       },
       createWallet: {
         run: (client, input, editor) => {
-          input.waitForAddress = waitForAddress(editor, input);
+          input.waitForAddress = waitForAddress(RED, editor, input);
           return createPortfolioWallet(client, {
             ...input,
             accountID: input.accountID as string,
@@ -44,13 +44,13 @@ export = function register(RED: NodeAPI): void {
         note: (data, input) => {
           const d = data as { walletID?: string; address?: string };
           if (d.address !== '') return undefined;
-          return `address not computed yet: the key computation takes about 4 to 5 seconds and waitForAddress was ${input.waitForAddress ?? 0} s; read the wallet later (getWallet, walletID ${d.walletID})`;
+          return RED._('custody-portfolio.status.addressPending', { wait: String(input.waitForAddress ?? 0), walletID: String(d.walletID) });
         },
       },
       get: { run: (client, input) => getPortfolio(client, input as { accountID: string }) },
       getWallet: {
         run: (client, input) => getPortfolioWallet(client, input as { accountID: string; walletID: string }),
-        note: (data) => ((data as { address?: string }).address === '' ? 'address not computed yet: read the wallet again in a few seconds' : undefined),
+        note: (data) => ((data as { address?: string }).address === '' ? RED._('custody-portfolio.status.addressPendingRead') : undefined),
       },
     },
   });

@@ -36,15 +36,15 @@ export = function register(RED: NodeAPI): void {
     const method = (def.method ?? '').trim().toUpperCase();
     const path = (def.path ?? '').trim();
     const sendBody = def.body !== 'none';
-    const run = requestRunner(node);
+    const run = requestRunner(RED, node);
 
-    if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
-    else if (method && !(REQUEST_METHODS as readonly string[]).includes(method)) showError(node, new ConfigError(`method: expected GET, POST, PUT or DELETE, got ${JSON.stringify(def.method)}`));
+    if (!connection) showError(node, new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+    else if (method && !(REQUEST_METHODS as readonly string[]).includes(method)) showError(node, new ConfigError(`method: ${RED._('custody-request.errors.method', { method: JSON.stringify(def.method) })}`));
     else node.status({});
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as RequestMessage;
-      if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
+      if (!connection) return done(new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
       const m = method || (typeof out.method === 'string' ? out.method : '');
       const p = path || (typeof out.path === 'string' ? out.path : '');
       const hasBody = sendBody && (m.trim().toUpperCase() === 'POST' || m.trim().toUpperCase() === 'PUT');

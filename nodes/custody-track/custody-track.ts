@@ -117,11 +117,11 @@ export = function register(RED: NodeAPI): void {
     let configError: Error | undefined;
     let firstDelay = 1, maxDelay = 30, margin = 60;
     try {
-      firstDelay = editorSeconds(def.firstDelay, 'firstDelay', 1, 0);
-      maxDelay = editorSeconds(def.maxDelay, 'maxDelay', 30, 0.001);
-      margin = editorSeconds(def.margin, 'margin', 60, 0);
-      if (kindSetting !== 'msg' && !isTransactionKind(kindSetting)) throw new ConfigError(`kind: expected msg or one of ${TRANSACTION_KINDS.join(', ')}, got ${JSON.stringify(kindSetting)}`);
-      if (!connection) throw new ConfigError('connection: no custody-config node selected');
+      firstDelay = editorSeconds(RED, def.firstDelay, 'firstDelay', 1, 0);
+      maxDelay = editorSeconds(RED, def.maxDelay, 'maxDelay', 30, 0.001);
+      margin = editorSeconds(RED, def.margin, 'margin', 60, 0);
+      if (kindSetting !== 'msg' && !isTransactionKind(kindSetting)) throw new ConfigError(`kind: ${RED._('custody-track.errors.kindSetting', { kinds: TRANSACTION_KINDS.join(', '), kind: JSON.stringify(kindSetting) })}`);
+      if (!connection) throw new ConfigError(`connection: ${RED._('common.errors.noConnection')}`);
     } catch (e) {
       configError = e as Error;
     }
@@ -159,7 +159,7 @@ export = function register(RED: NodeAPI): void {
             msg.statusCode = t.last.statusCode;
           }
           msg.track = { ...info(t, false, true), finishedAt: Date.now() };
-          lastFinal = `timed out (${t.state ?? 'no answer'})`;
+          lastFinal = t.state === undefined ? RED._('custody-track.status.timedOutNoAnswer') : RED._('custody-track.status.timedOut', { state: t.state });
           finish();
           t.context.send([msg, null]);
           t.context.done();
@@ -193,12 +193,12 @@ export = function register(RED: NodeAPI): void {
       if (err) showError(node, err);
       if (tracker.size === 0) {
         leaveFeeds();
-        if (!err) node.status({ fill: 'green', shape: 'dot', text: `${lastFinal} at ${new Date().toLocaleTimeString()}` });
+        if (!err) node.status({ fill: 'green', shape: 'dot', text: RED._('custody-track.status.final', { state: String(lastFinal), time: new Date().toLocaleTimeString() }) });
       } else if (!err) showTracking();
     }
 
     function showTracking(): void {
-      node.status({ fill: 'blue', shape: 'dot', text: `tracking ${tracker.size}` });
+      node.status({ fill: 'blue', shape: 'dot', text: RED._('custody-track.status.tracking', { tracked: tracker.size }) });
     }
 
     /** Wake on a feed message naming a followed transaction. */
@@ -238,18 +238,18 @@ export = function register(RED: NodeAPI): void {
       let kind: unknown = kindSetting;
       if (kindSetting === 'msg') {
         kind = text(msg.kind) ?? (trace.type ? KIND_BY_TRACE[`${trace.type}/${trace.operation}`] : undefined);
-        if (kind === undefined) throw new ValidationError('kind', `set in the node, or known from msg.custody (an answer of a transfer, withdraw, swap make, swap take or sweep node) or msg.kind (${TRANSACTION_KINDS.join(', ')})`);
+        if (kind === undefined) throw new ValidationError('kind', RED._('custody-track.errors.kindUnknown', { kinds: TRANSACTION_KINDS.join(', ') }));
       }
-      if (!isTransactionKind(kind)) throw new ValidationError('kind', `expected one of ${TRANSACTION_KINDS.join(', ')}, got ${JSON.stringify(kind)}`);
+      if (!isTransactionKind(kind)) throw new ValidationError('kind', RED._('custody-track.errors.kindExpected', { kinds: TRANSACTION_KINDS.join(', '), kind: JSON.stringify(kind) }));
       const tx_id = text(payload.tx_id) ?? text(payload.txID);
-      if (!tx_id) throw new ValidationError('tx_id', 'required in msg.payload.tx_id (the answer of a create node, or {tx_id, company_id})');
+      if (!tx_id) throw new ValidationError('tx_id', RED._('custody-track.errors.txIdRequired'));
       if (TRANSACTION_STATES[kind].owner === 'client_id') {
         const client_id = editorClient ?? text(payload.client_id) ?? text(trace.client_id);
-        if (!client_id) throw new ValidationError('client_id', 'required for a sweep: set it in the node, or msg.payload.client_id (the exchange core client)');
+        if (!client_id) throw new ValidationError('client_id', RED._('custody-track.errors.clientIdRequired'));
         return { kind, tx_id, client_id };
       }
       const company_id = editorCompany ?? text(payload.company_id) ?? text(trace.company_id);
-      if (!company_id) throw new ValidationError('company_id', 'required: set it in the node, or msg.payload.company_id');
+      if (!company_id) throw new ValidationError('company_id', RED._('custody-track.errors.companyIdRequired'));
       return { kind, tx_id, company_id };
     }
 

@@ -30,11 +30,11 @@ export = function register(RED: NodeAPI): void {
     const walletId = (def.walletId || '').trim();
 
     if (!connection) {
-      showError(node, new Error('connection: no custody-config node selected'));
+      showError(node, new Error(`connection: ${RED._('common.errors.noConnection')}`));
       return;
     }
 
-    joinSharedFeed(node, (status) =>
+    joinSharedFeed(RED, node, (status) =>
       connection.subscribeWalletsFeed({
         ...status,
         onMessage(message: WalletFeedMessage) {

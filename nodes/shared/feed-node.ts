@@ -3,7 +3,7 @@
  * `custody-wallets-feed`): the status shown from the shared feed's state, and leaving the
  * shared feed when the node closes. The feed itself is owned by the `custody-config` node.
  */
-import type { Node } from 'node-red';
+import type { Node, NodeAPI } from 'node-red';
 import type { FeedState } from '../../lib';
 import { showFeedState, showError } from './status';
 import type { FeedMembership, FeedStatusCallbacks } from './types';
@@ -31,19 +31,20 @@ export interface FeedNodeStatus {
 /**
  * Join a shared feed for `node` and leave it when the node closes (then release, clear the
  * status and call `done`, once the feed has been left: the last member closes the websocket).
+ * @param RED the Node-RED API of the node's module (the status texts of its catalog).
  * @param node the feed node.
  * @param join subscribes with the given status callbacks (plus the node's own message callback)
  *   and returns the membership, e.g. `(status) => connection.subscribeHubFeed({...status, onMessage})`.
  * @param hooks what the node adds: see {@link FeedNodeHooks}.
  */
-export function joinSharedFeed(node: Node, join: (status: FeedStatusCallbacks) => FeedMembership, hooks: FeedNodeHooks = {}): FeedNodeStatus {
+export function joinSharedFeed(RED: NodeAPI, node: Node, join: (status: FeedStatusCallbacks) => FeedMembership, hooks: FeedNodeHooks = {}): FeedNodeStatus {
   /** The last state shown; undefined while an unusable connection's error is shown. */
   let shown: FeedState | undefined;
   let closing = false;
   let membership: FeedMembership | undefined = join({
     onState(state: FeedState) {
       shown = state;
-      if (!closing) showFeedState(node, state, hooks.note?.());
+      if (!closing) showFeedState(RED, node, state, hooks.note?.());
     },
     onUnusable(err: Error) {
       shown = undefined;
@@ -57,7 +58,7 @@ export function joinSharedFeed(node: Node, join: (status: FeedStatusCallbacks) =
     hooks.onClose?.();
     (m ? m.leave() : Promise.resolve())
       .then(() => hooks.release?.(removed === true))
-      .catch((err: Error) => node.warn(`closing: ${err.message}`))
+      .catch((err: Error) => node.warn(RED._('common.errors.closing', { message: err.message })))
       .finally(() => {
         node.status({});
         done();
@@ -65,7 +66,7 @@ export function joinSharedFeed(node: Node, join: (status: FeedStatusCallbacks) =
   });
   return {
     refresh() {
-      if (shown && !closing) showFeedState(node, shown, hooks.note?.());
+      if (shown && !closing) showFeedState(RED, node, shown, hooks.note?.());
     },
   };
 }

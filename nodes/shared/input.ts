@@ -2,6 +2,7 @@
  * Input resolution (DESIGN.md "The msg contract"): request fields use the API's names; a
  * field set in the node's editor wins, a field left empty is read from `msg.payload.<name>`.
  */
+import type { NodeAPI } from 'node-red';
 import { ConfigError } from '../../lib';
 
 /** True for a plain object (not null, not an array, not a Buffer). */
@@ -35,16 +36,17 @@ export function resolveInput(config: Record<string, unknown>, editorFields: read
 
 /**
  * A duration in seconds from an editor property (string or number text).
+ * @param RED the Node-RED API of the node's module (the error text of its catalog).
  * @param value the property's value; empty (undefined, null, blank) gives `fallback`.
  * @param property the property's name, named in the error.
  * @param fallback the default, seconds.
  * @param min the least value accepted, seconds.
  * @throws {ConfigError} naming the property when the value is not a number >= `min`.
  */
-export function editorSeconds(value: unknown, property: string, fallback: number, min: number): number {
+export function editorSeconds(RED: NodeAPI, value: unknown, property: string, fallback: number, min: number): number {
   if (value === undefined || value === null || String(value).trim() === '') return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < min) throw new ConfigError(`${property}: expected seconds >= ${min}, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(n) || n < min) throw new ConfigError(`${property}: ${RED._('common.errors.seconds', { min, value: JSON.stringify(value) })}`);
   return n;
 }
 

@@ -119,11 +119,11 @@ function nodeOperations(type: OperationNodeType): Map<string, ResolvedOperation>
  * The error of a simulator-only operation on a connection to a hosted environment, or
  * undefined when it may run (environment `simulator` or `custom`; lib checks a custom address).
  */
-function simulatorOnlyError(op: ResolvedOperation, connection: CustodyConfigNode): ConfigError | undefined {
+function simulatorOnlyError(RED: NodeAPI, op: ResolvedOperation, connection: CustodyConfigNode): ConfigError | undefined {
   if (!op.table.simulatorOnly) return undefined;
   const environment = connection.environment ?? 'simulator';
   if (environment === 'simulator' || environment === 'custom') return undefined;
-  return new ConfigError(`operation: ${op.name} is simulator only (made up for the simulator, not in the spec); the connection's environment is ${environment}`);
+  return new ConfigError(`operation: ${RED._('common.errors.simulatorOnly', { operation: op.name, environment })}`);
 }
 
 /**
@@ -149,7 +149,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
     const fixed = fromMsg ? undefined : operations.get(def.operation);
     const amountFormat: AmountFormat = def.amountFormat === 'decimal' ? 'decimal' : 'baseUnits';
     const expiresAfter = Number(def.expiresAfter);
-    const runRequest = requestRunner(node);
+    const runRequest = requestRunner(RED, node);
 
     // Each editor property's reader, checked now: a typed value that can never work turns the
     // status red (when the operation uses it) and refuses the msgs that need it.
@@ -166,10 +166,10 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
       }
     }
     const firstRefusal = (op: ResolvedOperation | undefined) => [...refused].find(([p]) => !op || op.properties.includes(p))?.[1];
-    const simulatorOnly = connection && fixed ? simulatorOnlyError(fixed, connection) : undefined;
+    const simulatorOnly = connection && fixed ? simulatorOnlyError(RED, fixed, connection) : undefined;
 
-    if (!connection) showError(node, new ConfigError('connection: no custody-config node selected'));
-    else if (!fixed && !fromMsg) showError(node, new ConfigError(`operation: unknown operation ${JSON.stringify(def.operation)}`));
+    if (!connection) showError(node, new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+    else if (!fixed && !fromMsg) showError(node, new ConfigError(`operation: ${RED._('common.errors.unknownOperation', { operation: JSON.stringify(def.operation) })}`));
     else if (simulatorOnly) showError(node, simulatorOnly);
     else if (firstRefusal(fixed)) showError(node, firstRefusal(fixed));
     else node.status({});
@@ -184,7 +184,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
       const name = msg.operation;
       const op = typeof name === 'string' ? operations.get(name) : undefined;
       if (!op) throw new ValidationError('operation', `msg.operation: expected one of ${names.join(', ')}, got ${shortText(name)}`);
-      const sim = simulatorOnlyError(op, connection!);
+      const sim = simulatorOnlyError(RED, op, connection!);
       if (sim) throw sim;
       return op;
     }
@@ -229,7 +229,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
         msg.payload = res.data;
         msg.statusCode = res.statusCode;
         msg.outcome = res.outcome;
-        return { statusCode: res.statusCode, note: res.outcome === 'existing' ? `existing ${(res.data as { tx_id?: string }).tx_id ?? ''}`.trim() : undefined };
+        return { statusCode: res.statusCode, note: res.outcome === 'existing' ? RED._('common.status.existing', { tx_id: (res.data as { tx_id?: string }).tx_id ?? '' }).trim() : undefined };
       }
       const res = await callOperation(client, spec, input);
       msg.payload = res.data;
@@ -239,7 +239,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
 
     /** A v2 operation: over the connection's v2 client (`x-token`); `msg.note` when the answer is not final. */
     async function runWorkspace(op: ResolvedOperation, msg: OperationMessage, input: Record<string, unknown>, editor: Record<string, unknown>): Promise<RequestOutcome> {
-      if (typeof connection!.workspaceClient !== 'function') throw new ConfigError('connection: this custody-config node has no v2 support');
+      if (typeof connection!.workspaceClient !== 'function') throw new ConfigError(`connection: ${RED._('common.errors.noV2Support')}`);
       const client = await connection!.workspaceClient();
       const behaviour = options.behaviours?.[op.name];
       const res = behaviour?.run ? await behaviour.run(client, input, editor) : await callWorkspaceOperation(client, op.spec!, input);
@@ -257,13 +257,13 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
       msg.payload = result;
       delete msg.statusCode;
       msg.custody = custodyTrace(type, RESOLVE_OPERATION, input);
-      return { statusCode: 200, note: result.result === 'found' ? undefined : result.result === 'ambiguous' ? 'ambiguous' : result.keyFreed ? 'not found: key freed' : 'not found yet' };
+      return { statusCode: 200, note: result.result === 'found' ? undefined : result.result === 'ambiguous' ? RED._('common.status.ambiguous') : result.keyFreed ? RED._('common.status.notFoundKeyFreed') : RED._('common.status.notFoundYet') };
     }
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as OperationMessage;
-      if (!connection) return done(new ConfigError('connection: no custody-config node selected'));
-      if (!fixed && !fromMsg) return done(new ConfigError(`operation: expected one of ${[...names, OPERATION_FROM_MSG].join(', ')}, got ${JSON.stringify(def.operation)}`));
+      if (!connection) return done(new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+      if (!fixed && !fromMsg) return done(new ConfigError(`operation: ${RED._('common.errors.expectedOperation', { operations: [...names, OPERATION_FROM_MSG].join(', '), operation: JSON.stringify(def.operation) })}`));
       if (simulatorOnly) return done(simulatorOnly);
       runRequest(out, send, done, () => run(out));
     });

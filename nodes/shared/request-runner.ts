@@ -3,7 +3,7 @@
  * contract", "Status"): `registerOperationNode` (v1 and v2) runs
  * each input msg through one {@link RequestRunner}.
  */
-import type { Node, NodeMessageInFlow } from 'node-red';
+import type { Node, NodeAPI, NodeMessageInFlow } from 'node-red';
 import { ApiError, OutcomeUnknownError } from '../../lib';
 import { showRequesting, showSuccess, showError, showNote, showOutcomeUnknown } from './status';
 import type { CustodyMessage } from './types';
@@ -35,22 +35,23 @@ export type RequestRunner = (
  * of a burst starts; when its last ends, green with the HTTP status (yellow with the note of the
  * last request to end, when it has one), unless one of the burst failed: a red ring stays until
  * the next burst.
+ * @param RED the Node-RED API of the node's module (the status texts of its catalog).
  * @param node the node whose status it sets.
  */
-export function requestRunner(node: Node): RequestRunner {
+export function requestRunner(RED: NodeAPI, node: Node): RequestRunner {
   let inFlight = 0;
   /** Failures in the current burst: the status stays red after its last request. */
   let burstFailures = 0;
   let lastNote: string | undefined;
   return (msg, send, done, work) => {
-    if (inFlight++ === 0) showRequesting(node);
+    if (inFlight++ === 0) showRequesting(RED, node);
     work().then(
       (outcome) => {
         lastNote = outcome.note;
         if (--inFlight === 0) {
           if (burstFailures === 0) {
             if (lastNote) showNote(node, lastNote);
-            else showSuccess(node, outcome.statusCode);
+            else showSuccess(RED, node, outcome.statusCode);
           }
           burstFailures = 0;
         }
@@ -65,7 +66,7 @@ export function requestRunner(node: Node): RequestRunner {
         else delete msg.statusCode;
         // What the failure tells about the request's effect (issue 9).
         msg.outcome = err instanceof ApiError ? err.failure : 'notSent';
-        if (err instanceof OutcomeUnknownError) showOutcomeUnknown(node, err);
+        if (err instanceof OutcomeUnknownError) showOutcomeUnknown(RED, node, err);
         else showError(node, err);
         done(err);
       },

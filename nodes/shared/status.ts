@@ -1,49 +1,73 @@
 /**
  * Node status, set in one place (DESIGN.md "Status"): blue dot while requesting, green dot
  * with the time on success, red ring on error; feeds yellow ring connecting, green dot
- * connected, red ring disconnected (retrying).
+ * connected, red ring disconnected (retrying). The texts are the `common.status.*` entries of
+ * the node's message catalog (nodes/shared/locales/<lang>/common.json, merged into every node's
+ * catalog by scripts/copy-assets.js), looked up with the `RED._` of the node's module.
  */
-import type { Node } from 'node-red';
+import type { Node, NodeAPI } from 'node-red';
 import type { FeedState } from '../../lib';
 
-/** Blue dot "requesting". */
-export function showRequesting(node: Node): void {
-  node.status({ fill: 'blue', shape: 'dot', text: 'requesting' });
+/** A status text cut to at most 60 characters. */
+function short(text: string): string {
+  return text.length > 60 ? text.slice(0, 57) + '...' : text;
 }
 
-/** Green dot with the local time of the answer and the HTTP status. */
-export function showSuccess(node: Node, statusCode: number): void {
-  node.status({ fill: 'green', shape: 'dot', text: `${statusCode} at ${new Date().toLocaleTimeString()}` });
+/**
+ * Blue dot "requesting".
+ * @param RED the Node-RED API of the node's module (its `_` reads the node's catalog).
+ * @param node the node whose status it sets.
+ */
+export function showRequesting(RED: NodeAPI, node: Node): void {
+  node.status({ fill: 'blue', shape: 'dot', text: RED._('common.status.requesting') });
 }
 
-/** Red ring with a short error text (at most 60 characters). */
+/**
+ * Green dot with the HTTP status and the local time of the answer.
+ * @param RED the Node-RED API of the node's module.
+ * @param node the node whose status it sets.
+ * @param statusCode the HTTP status of the answer.
+ */
+export function showSuccess(RED: NodeAPI, node: Node, statusCode: number): void {
+  node.status({ fill: 'green', shape: 'dot', text: RED._('common.status.success', { statusCode, time: new Date().toLocaleTimeString() }) });
+}
+
+/** Red ring with a short error text (the Error's message, at most 60 characters). */
 export function showError(node: Node, err: unknown): void {
   const text = err instanceof Error ? err.message : String(err);
-  node.status({ fill: 'red', shape: 'ring', text: text.length > 60 ? text.slice(0, 57) + '...' : text });
+  node.status({ fill: 'red', shape: 'ring', text: short(text) });
 }
 
-/** Red ring "outcome unknown" with the payment's kind and key: it may have moved money. */
-export function showOutcomeUnknown(node: Node, err: { kind: string; partner_txID: string }): void {
-  const text = `outcome unknown: ${err.kind} ${err.partner_txID}`;
-  node.status({ fill: 'red', shape: 'ring', text: text.length > 60 ? text.slice(0, 57) + '...' : text });
+/**
+ * Red ring "outcome unknown" with the payment's kind and key: it may have moved money.
+ * @param RED the Node-RED API of the node's module.
+ * @param node the node whose status it sets.
+ * @param err the payment whose outcome is unknown.
+ */
+export function showOutcomeUnknown(RED: NodeAPI, node: Node, err: { kind: string; partner_txID: string }): void {
+  node.status({ fill: 'red', shape: 'ring', text: short(RED._('common.status.outcomeUnknown', { kind: err.kind, partner_txID: err.partner_txID })) });
 }
 
 /**
  * Feed connection state as a status. With a `note` (a problem of the node's own, e.g. a memory
  * file it cannot write), the text is `<state> · <note>` and `connected` is a yellow dot instead
  * of a green one.
+ * @param RED the Node-RED API of the node's module.
+ * @param node the feed node.
+ * @param state the feed's connection state.
+ * @param note the node's own problem, already in words, or undefined.
  */
-export function showFeedState(node: Node, state: FeedState, note?: string): void {
-  const text = (t: string): string => (note ? `${t} · ${note}` : t);
+export function showFeedState(RED: NodeAPI, node: Node, state: FeedState, note?: string): void {
+  const text = (t: string): string => (note ? RED._('common.status.withNote', { state: t, note }) : t);
   switch (state) {
     case 'connecting':
-      node.status({ fill: 'yellow', shape: 'ring', text: text('connecting') });
+      node.status({ fill: 'yellow', shape: 'ring', text: text(RED._('common.status.connecting')) });
       break;
     case 'connected':
-      node.status({ fill: note ? 'yellow' : 'green', shape: 'dot', text: text('connected') });
+      node.status({ fill: note ? 'yellow' : 'green', shape: 'dot', text: text(RED._('common.status.connected')) });
       break;
     case 'disconnected':
-      node.status({ fill: 'red', shape: 'ring', text: text('disconnected (retrying)') });
+      node.status({ fill: 'red', shape: 'ring', text: text(RED._('common.status.disconnected')) });
       break;
     default:
       node.status({});
@@ -52,5 +76,5 @@ export function showFeedState(node: Node, state: FeedState, note?: string): void
 
 /** Yellow ring with a note (at most 60 characters): the answer is not the end of the story. */
 export function showNote(node: Node, note: string): void {
-  node.status({ fill: 'yellow', shape: 'ring', text: note.length > 60 ? note.slice(0, 57) + '...' : note });
+  node.status({ fill: 'yellow', shape: 'ring', text: short(note) });
 }
