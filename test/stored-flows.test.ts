@@ -39,20 +39,28 @@ const nodeModules = [
   ),
 ];
 
-/*
+/**
  * node-red-node-test-helper registers its own catch node once per catch node of a flow, and a
- * second registration fails ("catch already registered"): example 11 has two. The second is skipped.
+ * second registration fails ("catch already registered"): example 11 has two. The second is
+ * skipped. Called in `before`: every test file's `helper.init` replaces the helper's module table.
  */
-const helperModules = (helper as unknown as { _nodeModules: Record<string, (red: unknown) => unknown> })._nodeModules;
-const coreCatch = helperModules.catch;
-helperModules.catch = (red: unknown) => {
-  try {
-    return coreCatch(red);
-  } catch (e) {
-    if (/already registered/.test((e as Error).message)) return undefined;
-    throw e;
-  }
-};
+function registerCatchOnce(): () => void {
+  const helperModules = (helper as unknown as { _nodeModules: Record<string, (red: unknown) => unknown> })._nodeModules;
+  const coreCatch = helperModules.catch;
+  // The other test files list the core catch module too; the helper skips it only when its own is that same function.
+  const restore = () => {
+    helperModules.catch = coreCatch;
+  };
+  helperModules.catch = (red: unknown) => {
+    try {
+      return coreCatch(red);
+    } catch (e) {
+      if (/already registered/.test((e as Error).message)) return undefined;
+      throw e;
+    }
+  };
+  return restore;
+}
 
 /** The editor fields of each v1 operation node as its module listed them before TypedInputs. */
 const EDITOR_FIELDS_BEFORE: Record<string, readonly EditorField[]> = {
@@ -158,8 +166,10 @@ function requestBefore(def: FlowNode, msg: Record<string, unknown>): { method: s
 describe('stored flows: the examples as saved before TypedInputs', function () {
   this.timeout(120000);
   const inbox: Inbox = new Map();
+  let restoreCatch = () => {};
 
   before(async () => {
+    restoreCatch = registerCatchOnce();
     await sharedSimulator(dataDir);
     await startHelperServer();
   });
@@ -167,6 +177,7 @@ describe('stored flows: the examples as saved before TypedInputs', function () {
     await helper.unload();
   });
   after(async () => {
+    restoreCatch();
     await stopHelperServer();
     await stopSharedSimulator();
     fs.rmSync(dataDir, { recursive: true, force: true });
