@@ -3,8 +3,9 @@
  * headless Chromium. The fund node's dialog (written at build by scripts/generate-editors.js)
  * shows its field TypedInputs and the Operation option "from msg.operation"; the Company id field
  * is switched to the env type and given a variable's name, the node is deployed, an inject is
- * clicked, and the read reaches the built-in simulator with the variable's value. Also: the
- * editor lists each of the pack's icons once.
+ * clicked, and the read reaches the built-in simulator with the variable's value. Then the same
+ * field, typed into, completes the simulator's company ids through the deployed connection's
+ * look-up (resources/custody-lookup.js). Also: the editor lists each of the pack's icons once.
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/editor-typedinput.test.js`.
  */
@@ -120,6 +121,39 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
       const msg = JSON.parse(seen.msg ?? '{}');
       assert.equal(msg.statusCode, 200, seen.msg);
       assert.deepEqual(msg.custody, { type: 'custody-fund', operation: 'getFund', company_id: 'demo-company' });
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('completes a company id in the generated dialog from the deployed connection (the simulator\'s companies)', async () => {
+    const browser = await launchChromium();
+    try {
+      const { page, errors } = await openEditor(browser, red!.base, { width: 1400, height: 1000 });
+      await page.waitForFunction((id) => (window as any).RED?.nodes?.getType?.('custody-fund') && (window as any).RED?.nodes?.node?.(id), FUND, { timeout: 30000 });
+      await page.waitForTimeout(500);
+      await page.evaluate(
+        ([id, z]) => {
+          const RED = (window as any).RED;
+          RED.workspaces.show(z);
+          RED.editor.edit(RED.nodes.node(id));
+        },
+        [FUND, TAB],
+      );
+      const row = '.custody-row[data-property="company_id"]';
+      await page.waitForSelector(`${row} .red-ui-typedInput-container`, { state: 'visible' });
+      // Back to a fixed value (the previous test saved the env type), then type the first letters.
+      await page.evaluate(() => (window as any).$('#node-input-company_id').typedInput('type', 'str'));
+      const field = page.locator(`${row} input.red-ui-typedInput-input`);
+      await field.fill('');
+      await field.pressSequentially('demo-c', { delay: 60 });
+      await page.waitForSelector('.red-ui-autoComplete-container a', { timeout: 15000 });
+      const shown = await page.$$eval('.red-ui-autoComplete-container a', (as) => as.map((a) => a.textContent ?? ''));
+      assert.ok(shown.some((t) => t.includes('demo-company')), `suggestions: ${shown.join(' | ')}`);
+      await page.locator('.red-ui-autoComplete-container a', { hasText: 'demo-company' }).first().click();
+      assert.equal(await page.evaluate(() => (window as any).$('#node-input-company_id').typedInput('value')), 'demo-company', 'choosing puts the id in the field');
+      await page.click('#node-dialog-cancel');
       assert.deepEqual(errors, []);
     } finally {
       await browser.close();
