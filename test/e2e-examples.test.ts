@@ -9,6 +9,8 @@
  * `existing` (the business key on the button); the swap (08) settles both legs; the exchange
  * desk (09) approves a wallet connection request and sweeps the connected wallet; the ledger
  * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403);
+ * the examples move no id into msg.payload with a change or function node (issue 10): the
+ * operation nodes' typed fields read them (03, 04, 05, 07 clicked through, their calls answered);
  * last, every button of every example pressed once more, tab by tab, shows no error but that 403.
  */
 import assert from 'node:assert/strict';
@@ -219,6 +221,38 @@ describe('end to end: the example flows, clicked as a new user does', function (
     }
   });
 
+  it('the operation nodes take their ids in their own fields: no change or function node only moves a value into msg.payload', () => {
+    // Per example: [change, function, switch] nodes, each doing real work (issue 10). A node whose
+    // only job was to put an id into msg.payload.<field> became the operation node's TypedInput.
+    const expected: Record<string, [number, number, number]> = {
+      '01': [0, 0, 0],
+      '02': [0, 1, 0], // build transfer: the body (reference, customer fields, amount); the wallets are on the transfer node
+      '03': [1, 0, 0], // the invitation (address, type, name); company_id is the trusted party node's msg field
+      '04': [1, 0, 0], // the wallets to add; fund_id is the add wallet node's msg field
+      '05': [1, 1, 2], // actions -> split; the transfer body; anything pending?
+      '06': [1, 0, 0], // build withdrawal
+      '07': [1, 0, 0], // flow.policyID, read by the portfolio and policy nodes' flow fields
+      '08': [4, 0, 1], // build quote; msg.quote_tx_id and payload = that quote (the taker's pick); reference of the take; price and size OK?
+      '09': [2, 0, 2], // the simulator's connect-request; build sweep; answered?; connected?
+      '10': [1, 1, 0], // msg.assets (scales); the CSV rows
+      '11': [1, 1, 0], // msg.assets (scales); the thresholds
+    };
+    const counted: Record<string, [number, number, number]> = {};
+    for (const { file, nodes } of readExamples()) {
+      counted[file.slice(0, 2)] = (['change', 'function', 'switch'] as const).map((t) => nodes.filter((n) => n.type === t).length) as [number, number, number];
+    }
+    assert.deepEqual(counted, expected);
+    const typed = (prefix: string, type: string, name: string | undefined, field: string) => {
+      const n = example(prefix).nodes.find((x) => x.type === type && (name === undefined || x.name === name) && (x as unknown as Record<string, unknown>)[`${field}Type`] !== undefined) as unknown as Record<string, unknown> | undefined;
+      return n ? [n[`${field}Type`], n[field]] : undefined;
+    };
+    assert.deepEqual(typed('05 ', 'custody-action', undefined, 'action_id'), ['jsonata', 'payload.actions[0].id']);
+    assert.deepEqual(typed('05 ', 'custody-core-client', undefined, 'action_id'), ['msg', 'payload.id']);
+    assert.deepEqual(typed('07 ', 'custody-policy', 'add member m.carol', 'policyID'), ['flow', 'policyID']);
+    assert.deepEqual(typed('07 ', 'custody-portfolio', 'create wallet (wait 6 s)', 'policyID'), ['flow', 'policyID']);
+    assert.deepEqual(typed('08 ', 'custody-swap-take', undefined, 'swap_id'), ['msg', 'payload.tx_id']);
+  });
+
   it('nothing reports an error on deploy (the monitor has read once)', async () => {
     const compare = nodeId('11 ', 'function', 'compare with thresholds');
     await waitFor('the monitor compared the balance', () => /^(ok|low)/.test(status.get(compare)?.text ?? ''));
@@ -395,6 +429,35 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(debugOf(nodeId('11 ', 'debug', 'write answered (not expected)'), /./, from), undefined);
     const compare = nodeId('11 ', 'function', 'compare with thresholds');
     assert.match(status.get(compare)?.text ?? '', /^ok at /, 'the balances are above the thresholds');
+  });
+
+  it('03, 04, 05, 07: the ids read by the typed fields reach the calls (company, fund, action, policy)', async () => {
+    let from = debug.length;
+    // 03: the new company's id (msg payload.company_id) names the company the invitation is for.
+    await click(nodeId('03 ', 'inject', 'create Acme Trading'));
+    const invited = JSON.parse((await waitFor('invitation sent', () => debugOf(nodeId('03 ', 'debug', 'invitation sent'), /./, from))).msg!);
+    assert.equal(invited.statusCode, 200);
+    // 04: the new fund's id (msg payload.fund_id) names the fund the wallet is added to.
+    await click(nodeId('04 ', 'inject', 'create Ops fund'));
+    const added = JSON.parse((await waitFor('wallet added', () => debugOf(nodeId('04 ', 'debug', 'wallet added'), /./, from))).msg!);
+    assert.equal(added.statusCode, 200);
+    // 05: a pending action, approved by the action node whose action_id is JSONata payload.actions[0].id.
+    await click(nodeId('05 ', 'inject', 'Pay invoice INV-5001: 0.001 BTC-TESTNET (waits for a person)'));
+    await waitFor('transfer created', () => debugOf(nodeId('05 ', 'debug', 'transfer created'), /./, from));
+    await click(nodeId('05 ', 'inject', 'pending actions'));
+    const detailed = JSON.parse((await waitFor('action with details', () => debugOf(nodeId('05 ', 'debug', 'action with details'), /./, from))).msg!);
+    assert.equal(detailed.statusCode, 200);
+    await click(nodeId('05 ', 'inject', 'approve the oldest pending action'));
+    const approved = JSON.parse((await waitFor('approved', () => debugOf(nodeId('05 ', 'debug', 'approved'), /./, from))).msg!);
+    assert.equal(approved.statusCode, 200);
+    // 07: the policy id kept in flow.policyID reaches the wallet and the new member; the debug node picks that policy.
+    from = debug.length;
+    await click(nodeId('07 ', 'inject', 'set up the workspace'));
+    const policy = JSON.parse((await waitFor('Treasury policy now', () => debugOf(nodeId('07 ', 'debug', 'Treasury policy now (3 members)'), /./, from))).msg!);
+    const created = JSON.parse(debugOf(nodeId('07 ', 'debug', 'policy created'), /./, from)!.msg!);
+    assert.equal(policy.policyID, created.payload.policyID);
+    assert.match(JSON.stringify(policy), /m\.carol/);
+    assert.deepEqual(errorsSeen(), []);
   });
 
   it('no example reported an error in the whole run', () => {
