@@ -45,7 +45,7 @@
  * - Expiry: the take shares the quote's `expires`; at expiry both close and every hold is released.
  */
 import type { Engine } from './engine';
-import type { SwapMakeRequest, SwapTakeRequest } from '../lib/v1/swap';
+import { swapMakeOperations, type SwapMakeRequest, type SwapTakeRequest } from '../lib/v1/swap';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
@@ -74,7 +74,8 @@ function sameAccount(a: CompanyRecord | undefined, b: CompanyRecord | undefined)
  */
 export function createSwap(eng: Engine, companyId: string, input: SwapMakeRequest, txUrlBase: string): { tx_id: string; tx_url: string; status: 'new' | 'existing' } {
   const company = net.getCompany(eng, companyId);
-  const url = (id: string) => `${txUrlBase}/company/${encodeURIComponent(companyId)}/atomicswap/make/${id}`;
+  // The quote's GET URL, from the registry's path of that GET (lib/v1/swap.ts).
+  const url = (id: string) => txUrlBase + swapMakeOperations.get.path.replace('{company_id}', encodeURIComponent(companyId)).replace('{tx_id}', encodeURIComponent(id));
   const existing = existingTx(eng, 'swap', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, tx_url: url(existing), status: 'existing' };
   const send = ownWallet(eng, companyId, input.send_wallet_id, 'send_wallet_id');
