@@ -65,11 +65,17 @@ export interface SimRouter {
   (req: SimRequest, res: SimResponse, next: NextFunction): void;
   /** Dispatch a request; `done` is called when no handler answered (with the error, if any). */
   handle(req: SimRequest, res: SimResponse, done: NextFunction): void;
+  /** Add middleware (or a router, or an error handler) for every request. */
   use(...handlers: Array<RequestHandler | ErrorRequestHandler | SimRouter>): this;
+  /** Add middleware for the requests below `path` (a prefix; inside it `req.url` is relative to it and `req.baseUrl` is it). */
   use(path: string, ...handlers: Array<RequestHandler | ErrorRequestHandler | SimRouter>): this;
+  /** Add a GET route (it answers HEAD too). */
   get(path: string, ...handlers: RequestHandler[]): this;
+  /** Add a POST route. */
   post(path: string, ...handlers: RequestHandler[]): this;
+  /** Add a PUT route. */
   put(path: string, ...handlers: RequestHandler[]): this;
+  /** Add a DELETE route. */
   delete(path: string, ...handlers: RequestHandler[]): this;
 }
 
@@ -97,7 +103,7 @@ export function requestListener(app: SimRouter): (req: IncomingMessage, res: Ser
         res.destroy();
         return;
       }
-      if (err !== undefined) {
+      if (err) {
         sendJson(res, ...toErrorResponse(err));
         return;
       }
