@@ -32,10 +32,9 @@
  * | POST | /_simulator/v2/actions/{actionID}/reject | `{user_id}` | the v2 action |
  * | POST | /_simulator/v2/wallets/{walletID}/transactions | `{}` | a v2 action of type `transaction` awaiting the wallet policy's approvals |
  */
-import express, { type Router } from 'express';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
-import { controlGuard, noRoute, route, type RouteHandler } from './http';
+import { controlGuard, createRouter, noRoute, protocolOf, route, type RouteHandler, type SimRouter } from './http';
 import * as net from './network';
 import * as txs from './transactions';
 import { chainRejectWithdrawal } from './withdrawals';
@@ -54,8 +53,8 @@ export interface FeedControls {
 }
 
 /** Build the router mounted at {@link CONTROL_PREFIX}. */
-export function controlRouter(eng: Engine, feeds: FeedControls, faults: HttpFaults): Router {
-  const r = express.Router();
+export function controlRouter(eng: Engine, feeds: FeedControls, faults: HttpFaults): SimRouter {
+  const r = createRouter();
   const h = (fn: RouteHandler) =>
     route(eng, fn, {
       before: (req) => {
@@ -79,7 +78,7 @@ export function controlRouter(eng: Engine, feeds: FeedControls, faults: HttpFaul
   r.post('/exchange/connect-request', h(({ body }) => requestConnection(eng, validate<ConnectRequestInput>('connectRequest', body))));
   r.post(
     '/foreign/quote',
-    h(({ req, body }) => createForeignQuote(eng, validate<ForeignQuoteInput>('foreignQuote', body), `${req.protocol}://${req.headers.host ?? ''}${API_PREFIX}`)),
+    h(({ req, body }) => createForeignQuote(eng, validate<ForeignQuoteInput>('foreignQuote', body), `${protocolOf(req)}://${req.headers.host ?? ''}${API_PREFIX}`)),
   );
   r.get(
     '/events',

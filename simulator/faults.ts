@@ -5,7 +5,7 @@
  * `POST /_simulator/faults/http` and `POST /_simulator/faults/clear`. Not persisted.
  */
 import { STATUS_CODES } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import { pathOf, sendJson, type RequestHandler } from './http';
 
 /** One injected fault. */
 export interface HttpFault {
@@ -39,12 +39,15 @@ export class HttpFaults {
     return this.faults.map((f) => ({ ...f }));
   }
 
-  /** Express middleware for the API router: answers a matching request with its fault. */
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const fault = this.faults.find((f) => (!f.method || f.method === req.method) && req.path.includes(f.path));
+  /**
+   * Middleware in front of the API router: answers a matching request (method, and `path` within
+   * the path below the mount point) with its fault's status and section 7 body, else passes on.
+   */
+  readonly middleware: RequestHandler = (req, res, next) => {
+    const fault = this.faults.find((f) => (!f.method || f.method === req.method) && pathOf(req).includes(f.path));
     if (!fault) return next();
     fault.count -= 1;
     if (fault.count <= 0) this.faults = this.faults.filter((f) => f !== fault);
-    res.status(fault.status).json({ code: fault.status, msg: STATUS_CODES[fault.status] ?? 'Error', detail: { reason: 'injected fault' } });
+    sendJson(res, fault.status, { code: fault.status, msg: STATUS_CODES[fault.status] ?? 'Error', detail: { reason: 'injected fault' } });
   };
 }

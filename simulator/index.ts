@@ -35,7 +35,6 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import express from 'express';
 import { loadPrivateKey, loadPublicKey } from '../lib/signing';
 import { Authenticator } from './auth';
 import { controlRouter } from './control';
@@ -43,7 +42,7 @@ import { createDemo, upgradeDemo } from './demo';
 import { Engine, type DedupeMode } from './engine';
 import { FeedHub } from './feeds';
 import { HttpFaults } from './faults';
-import { errorHandler } from './http';
+import { createRouter, errorHandler, pathOf, rawBodyParser, requestListener, sendJson, type RequestHandler } from './http';
 import { ensureUsers } from './network';
 import { apiRouter } from './routes';
 import { API_PREFIX, CONTROL_PREFIX, V2_CONTROL_PREFIX, V2_PREFIX } from './paths';
@@ -290,22 +289,24 @@ export class Simulator {
 
     const auth = new Authenticator(eng, loadPublicKey(state.publicKeyPem), opts.timestampWindowSeconds ?? 60);
     const feeds = new FeedHub(eng, auth, tls);
-    const app = express();
-    app.disable('x-powered-by');
-    app.set('etag', false);
-    app.use(express.raw({ type: () => true, limit: '1mb' }));
+    // The app: every body read first (1 MB at most), then the routers by prefix, the 404 of
+    // anything else, the error handler (http.ts).
+    const app = createRouter();
+    app.use(rawBodyParser());
     const faults = new HttpFaults();
     app.use(API_PREFIX, faults.middleware, apiRouter(eng, auth, tls));
     const v2 = v2Service(eng);
     app.use(V2_PREFIX, v2.api);
     app.use(V2_CONTROL_PREFIX, v2.control);
     app.use(CONTROL_PREFIX, controlRouter(eng, feeds, faults));
-    app.use((req, res) => res.status(404).json({ code: 404, msg: 'Not Found', detail: { reason: `path: no route ${req.method} ${req.path}` } }));
+    const unrouted: RequestHandler = (req, res) => sendJson(res, 404, { code: 404, msg: 'Not Found', detail: { reason: `path: no route ${req.method} ${pathOf(req)}` } });
+    app.use(unrouted);
     app.use(errorHandler);
 
+    const listener = requestListener(app);
     const server: http.Server = tls
-      ? (https.createServer({ cert: opts.tls!.cert, key: opts.tls!.key, minVersion: 'TLSv1.2' }, app) as unknown as http.Server)
-      : http.createServer(app);
+      ? (https.createServer({ cert: opts.tls!.cert, key: opts.tls!.key, minVersion: 'TLSv1.2' }, listener) as unknown as http.Server)
+      : http.createServer(listener);
     server.keepAliveTimeout = 30000;
     server.on('upgrade', (req, socket, head) => feeds.handleUpgrade(req, socket, head));
     await new Promise<void>((resolve, reject) => {

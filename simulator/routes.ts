@@ -5,12 +5,11 @@
  * the due expiries, the registry validation of query and body, the handler. Unknown routes
  * answer 404, after authentication.
  */
-import express, { type Request, type Router } from 'express';
 import type { Engine } from './engine';
 import type { Authenticator } from './auth';
 import { ASSETS, feeFor, findAsset, isSafeQuote } from './assets';
 import { badRequest } from './errors';
-import { guard, mountOperations, noRoute, originOf, type OperationHandlers } from './http';
+import { createRouter, guard, mountOperations, noRoute, originOf, rawBody, type OperationHandlers, type SimRequest, type SimRouter } from './http';
 import * as net from './network';
 import * as ro from './readonly';
 import * as txs from './transactions';
@@ -35,8 +34,8 @@ const OK = { code: 200, msg: 'OK' };
  * @param tls whether the server speaks HTTPS (the scheme of the URLs in answers).
  */
 function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
-  const wsBase = (req: Request): string => `${tls ? 'wss' : 'ws'}://${req.headers.host ?? ''}${API_PREFIX}`;
-  const httpBase = (req: Request): string => originOf(req, tls) + API_PREFIX;
+  const wsBase = (req: SimRequest): string => `${tls ? 'wss' : 'ws'}://${req.headers.host ?? ''}${API_PREFIX}`;
+  const httpBase = (req: SimRequest): string => originOf(req, tls) + API_PREFIX;
   const take: OperationHandlers[string] = ({ params, body }) => swaps.takeSwap(eng, params.company_id, body as SwapTakeRequest);
   const sweepStatus: OperationHandlers[string] = ({ params }) => xch.getSweep(eng, params.client_id, params.tx_id);
   return {
@@ -152,9 +151,9 @@ function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
  * @param tls whether the server speaks HTTPS (decides the scheme of signed URLs and feed URLs).
  * @throws {Error} when a registry route has no handler (see http.ts `mountOperations`).
  */
-export function apiRouter(eng: Engine, auth: Authenticator, tls: boolean): Router {
-  const r = express.Router();
-  r.use(guard(eng, 'v1', (req) => auth.check({ headers: req.headers, url: originOf(req, tls) + req.originalUrl, body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), method: req.method })));
+export function apiRouter(eng: Engine, auth: Authenticator, tls: boolean): SimRouter {
+  const r = createRouter();
+  r.use(guard(eng, 'v1', (req) => auth.check({ headers: req.headers, url: originOf(req, tls) + req.originalUrl, body: rawBody(req), method: req.method ?? '' })));
   mountOperations(r, eng, 'v1', v1Handlers(eng, tls), { before: () => txs.applyExpiry(eng) });
   r.use(noRoute(eng, API_PREFIX));
   return r;

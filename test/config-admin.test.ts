@@ -16,7 +16,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import express from 'express';
+import http from 'node:http';
+import Router from 'router';
 import helper from 'node-red-node-test-helper';
 import type { NodeAPI } from 'node-red';
 import { Simulator, DATA_FILES } from '../simulator';
@@ -390,16 +391,16 @@ describe('custody-config admin endpoints: test connection and lookups', function
 
   describe('permission guard', () => {
     it('each route is mounted behind RED.auth.needsPermission: write for the test, read for the lookups', async () => {
-      const app = express();
-      app.use(express.json());
+      // RED.httpAdmin stands in as a bare router on node:http: the refusals answer before any body is read.
+      const app = Router();
       const asked: string[] = [];
       const fakeRed = {
         httpAdmin: app,
         auth: {
           needsPermission: (permission: string) => {
             asked.push(permission);
-            return (_req: express.Request, res: express.Response) => {
-              res.status(401).json({ denied: permission });
+            return (_req: http.IncomingMessage, res: http.ServerResponse) => {
+              res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ denied: permission }));
             };
           },
         },
@@ -412,7 +413,7 @@ describe('custody-config admin endpoints: test connection and lookups', function
       assert.equal(LOOKUP_PERMISSION, 'custody-config.read');
       assert.equal(TEST_PATH, '/custodyflow/config/test');
       assert.equal(LOOKUP_PATH, '/custodyflow/lookup/:kind');
-      const server = app.listen(0, '127.0.0.1');
+      const server = http.createServer((req, res) => app.handle(req, res, () => res.writeHead(404).end())).listen(0, '127.0.0.1');
       await new Promise((r) => server.once('listening', r));
       try {
         const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;

@@ -2,7 +2,7 @@
  * The simulator's modules import only downward: entry -> routers (HTTP and websocket glue) ->
  * shared HTTP glue -> domain (one module per resource) -> state -> base. A module may import its
  * own layer (except the routers, which stand side by side and never import one another) and any
- * layer below; never a layer above. Below the HTTP glue nothing imports express, ws or node:http.
+ * layer below; never a layer above. Below the HTTP glue nothing imports router (or express), ws or node:http.
  * The imports are read from the TypeScript sources, so a new module must be placed in a layer here.
  */
 import assert from 'node:assert/strict';
@@ -27,7 +27,7 @@ const LAYERS: ReadonlyArray<{ name: string; peers: boolean; files: readonly stri
 ];
 
 /** Packages of the HTTP and websocket glue, refused below the `http glue` layer. */
-const GLUE_PACKAGES = ['express', 'ws', 'node:http', 'node:https', 'http', 'https'];
+const GLUE_PACKAGES = ['router', 'express', 'ws', 'node:http', 'node:https', 'http', 'https'];
 
 /** Every .ts file below the simulator folder, relative, with `/`. */
 function sources(dir = SIM): string[] {
@@ -103,8 +103,9 @@ describe('simulator layering: modules import only downward', () => {
     assert.match(layeringProblems('network.ts', ['./routes']).join(), /network\.ts \(domain\) imports routes\.ts \(routers\): upward/);
     assert.match(layeringProblems('control.ts', ['./routes']).join(), /control\.ts imports routes\.ts: both are routers/);
     assert.match(layeringProblems('readonly.ts', ['express']).join(), /readonly\.ts \(domain\) imports express/);
+    assert.match(layeringProblems('network.ts', ['router']).join(), /network\.ts \(domain\) imports router/);
     assert.match(layeringProblems('v2/state.ts', ['../v2/routes']).join(), /upward/);
     assert.match(layeringProblems('engine.ts', ['../nodes/shared/x']).join(), /imports \.\.\/nodes\/shared\/x/);
-    assert.deepEqual(layeringProblems('routes.ts', ['./http', './network', './paths', '../lib/registry', 'express']), []);
+    assert.deepEqual(layeringProblems('routes.ts', ['./http', './network', './paths', '../lib/registry', 'router']), []);
   });
 });

@@ -9,18 +9,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Router } from 'express';
 import { ApiError, CustodyClient, WorkspaceClient } from '../lib';
 import { entriesForRoute, REGISTRY, routePattern, type ApiVersion, type RegistryEntry } from '../lib/registry';
 import { Simulator } from '../simulator';
 import type { Authenticator } from '../simulator/auth';
-import { expressPath } from '../simulator/http';
+import { routerPath, type SimRouter } from '../simulator/http';
 import { apiRoutes, entryKey, EXTRA_ENTRIES } from '../simulator/route-table';
 import { apiRouter } from '../simulator/routes';
 import { v2Service } from '../simulator/v2/routes';
 
-/** `METHOD /express/:path` of every route a router serves (its 404 fallback has no route). */
-function served(router: Router): string[] {
+/** `METHOD /router/:path` of every route a router serves (its 404 fallback has no route). */
+function served(router: SimRouter): string[] {
   const stack = (router as unknown as { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> }).stack;
   return stack.flatMap((l) => (l.route ? Object.keys(l.route.methods).map((m) => `${m.toUpperCase()} ${l.route!.path}`) : []));
 }
@@ -29,7 +28,7 @@ function served(router: Router): string[] {
 function entriesOf(version: ApiVersion, route: string): RegistryEntry[] {
   const [method, p] = route.split(' ');
   const concrete = p.replace(/:\w+/g, 'probe-id');
-  // express matches with and without a trailing `/`, as a registry template may be written (`/funds/`).
+  // the router matches with and without a trailing `/`, as a registry template may be written (`/funds/`).
   const matches = (e: RegistryEntry): boolean => e.version === version && e.spec.method === method && [concrete, `${concrete}/`].some((c) => routePattern(e.spec.path).test(c));
   return [...REGISTRY, ...EXTRA_ENTRIES].filter(matches);
 }
@@ -56,7 +55,7 @@ describe('simulator routes come from the registry', function () {
   });
 
   it('serves every registry entry, v1 and v2', () => {
-    const missing = REGISTRY.filter((e) => !routers[e.version].includes(`${e.spec.method} ${expressPath(e.spec.path)}`)).map(entryKey);
+    const missing = REGISTRY.filter((e) => !routers[e.version].includes(`${e.spec.method} ${routerPath(e.spec.path)}`)).map(entryKey);
     assert.deepEqual(missing, []);
     assert.ok(routers.v1.length >= 45 && routers.v2.length >= 10, `${routers.v1.length} v1 and ${routers.v2.length} v2 routes`);
   });
@@ -110,7 +109,7 @@ describe('simulator routes come from the registry', function () {
     const root = path.resolve(__dirname, '..', '..', 'simulator');
     const files = (dir: string): string[] =>
       fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(path.join(dir, d.name)) : d.name.endsWith('.ts') ? [path.join(dir, d.name)] : []));
-    const paths = new Set([...REGISTRY, ...EXTRA_ENTRIES].flatMap((e) => [e.spec.path, expressPath(e.spec.path)]));
+    const paths = new Set([...REGISTRY, ...EXTRA_ENTRIES].flatMap((e) => [e.spec.path, routerPath(e.spec.path)]));
     // Control endpoints are below /_simulator, not API paths, even where a name is the same.
     const notApi = new Set(['control.ts: /account']);
     const found: string[] = [];

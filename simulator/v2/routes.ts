@@ -15,10 +15,9 @@
  * | POST | /wallets/{walletID}/transactions | `{}`: a transaction of the wallet awaiting its policy's approvals (an action of type `transaction`) |
  */
 import { timingSafeEqual } from 'node:crypto';
-import express, { type Request, type Router } from 'express';
 import type { Engine } from '../engine';
 import { SimError } from '../errors';
-import { controlGuard, guard, mountOperations, noRoute, route, type OperationHandlers, type RouteHandler } from '../http';
+import { controlGuard, createRouter, guard, mountOperations, noRoute, route, type OperationHandlers, type RouteHandler, type SimRequest, type SimRouter } from '../http';
 import { V2_CONTROL_PREFIX, V2_PREFIX } from '../paths';
 import { validate } from '../validation';
 import { businessMs, v2State, type V2ApiKey } from './state';
@@ -67,9 +66,9 @@ class Waits {
 /** The v2 routers and what must be stopped with the simulator. */
 export interface V2Service {
   /** mount at {@link V2_PREFIX} */
-  api: Router;
+  api: SimRouter;
   /** mount at {@link V2_CONTROL_PREFIX} (before the v1 control router) */
-  control: Router;
+  control: SimRouter;
   /** end every pending `waitForAddress` wait (the simulator is stopping) */
   close(): void;
 }
@@ -79,7 +78,7 @@ export function v2Service(eng: Engine): V2Service {
   const waits = new Waits();
 
   /** The `x-token` check (spec section 5.8): 401 `empty token` or `invalid token`; the key goes to `res.locals.key`. */
-  const authenticate = (req: Request, locals: Record<string, unknown>): void => {
+  const authenticate = (req: SimRequest, locals: Record<string, unknown>): void => {
     const h = req.headers['x-token'];
     const token = Array.isArray(h) ? h[0] : h;
     if (!token) throw unauthorized('empty token');
@@ -118,7 +117,7 @@ export function v2Service(eng: Engine): V2Service {
     'custody-portfolio.getWallet': ({ params }) => ws.walletView(eng, ws.getWallet(eng, params.workspaceID, params.accountID, params.walletID)),
   };
 
-  const api = express.Router();
+  const api = createRouter();
   api.use(guard(eng, 'v2', (req, res) => authenticate(req, res.locals)));
   mountOperations(api, eng, 'v2', handlers);
   api.use(noRoute(eng, V2_PREFIX));
@@ -126,7 +125,7 @@ export function v2Service(eng: Engine): V2Service {
   // The control endpoints' guard (loopback caller and Host, JSON POSTs), as the v1 control router's.
   const c = (fn: RouteHandler) => route(eng, fn, { before: controlGuard });
   const userId = (body: unknown): string => validate<{ user_id: string }>('userDecision', body).user_id;
-  const control = express.Router();
+  const control = createRouter();
   control.get(
     '/',
     c(() => {
