@@ -11,7 +11,8 @@ import { policyOperations } from './v2/policy';
 import { portfolioOperations } from './v2/portfolio';
 
 /**
- * How a failed call may be retried (spec section 8 "Retries"):
+ * How a failed call may be retried (the pack's rule, lib/transport.ts; spec section 3: a repeated
+ * `partner_txID` answers `existing`, which makes a repeated payment safe):
  * - `read`: a call that a repeat cannot change beyond its first effect: every GET, the fee quote
  *   (POST /fees), the sweep status (POST .../sweep/tx_id), a company update (PUT, the same body
  *   sets the same fields); retried freely;

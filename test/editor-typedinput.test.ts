@@ -31,6 +31,27 @@ const FLOWS = [
   { id: DEBUG, type: 'debug', z: TAB, name: 'fund', active: true, tosidebar: true, complete: 'true', x: 520, y: 80, wires: [] },
 ];
 
+/** The Company id row of the fund dialog. */
+const COMPANY_ROW = '.custody-row[data-property="company_id"]';
+
+/** Open the editor and the fund node's dialog; resolves once its Company id TypedInput shows. */
+async function openFundDialog(browser: Awaited<ReturnType<typeof launchChromium>>, base: string): Promise<Awaited<ReturnType<typeof openEditor>>> {
+  const opened = await openEditor(browser, base, { width: 1400, height: 1000 });
+  const { page } = opened;
+  await page.waitForFunction((id) => (window as any).RED?.nodes?.getType?.('custody-fund') && (window as any).RED?.nodes?.node?.(id), FUND, { timeout: 30000 });
+  await page.waitForTimeout(500);
+  await page.evaluate(
+    ([id, z]) => {
+      const RED = (window as any).RED;
+      RED.workspaces.show(z);
+      RED.editor.edit(RED.nodes.node(id));
+    },
+    [FUND, TAB],
+  );
+  await page.waitForSelector(`${COMPANY_ROW} .red-ui-typedInput-container`, { state: 'visible' });
+  return opened;
+}
+
 describe('a generated dialog in the editor: a field set to the env type reaches the simulator', function () {
   this.timeout(120000);
   let red: RedProcess | undefined;
@@ -60,19 +81,8 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
   it('sets Company id to env in the fund dialog, deploys, and the read reaches the simulator with the value', async () => {
     const browser = await launchChromium();
     try {
-      const { page, errors } = await openEditor(browser, red!.base, { width: 1400, height: 1000 });
-      await page.waitForFunction((id) => (window as any).RED?.nodes?.getType?.('custody-fund') && (window as any).RED?.nodes?.node?.(id), FUND, { timeout: 30000 });
-      await page.waitForTimeout(500);
-      await page.evaluate(
-        ([id, z]) => {
-          const RED = (window as any).RED;
-          RED.workspaces.show(z);
-          RED.editor.edit(RED.nodes.node(id));
-        },
-        [FUND, TAB],
-      );
-      const row = '.custody-row[data-property="company_id"]';
-      await page.waitForSelector(`${row} .red-ui-typedInput-container`, { state: 'visible' });
+      const { page, errors } = await openFundDialog(browser, red!.base);
+      const row = COMPANY_ROW;
       await page.waitForFunction(() => (document.querySelector('#custody-operation-tip')?.textContent ?? '').includes('Calls'));
 
       // A node saved without company_idType opens as a str field; the menu offers the field's types.
@@ -130,19 +140,8 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
   it('completes a company id in the generated dialog from the deployed connection (the simulator\'s companies)', async () => {
     const browser = await launchChromium();
     try {
-      const { page, errors } = await openEditor(browser, red!.base, { width: 1400, height: 1000 });
-      await page.waitForFunction((id) => (window as any).RED?.nodes?.getType?.('custody-fund') && (window as any).RED?.nodes?.node?.(id), FUND, { timeout: 30000 });
-      await page.waitForTimeout(500);
-      await page.evaluate(
-        ([id, z]) => {
-          const RED = (window as any).RED;
-          RED.workspaces.show(z);
-          RED.editor.edit(RED.nodes.node(id));
-        },
-        [FUND, TAB],
-      );
-      const row = '.custody-row[data-property="company_id"]';
-      await page.waitForSelector(`${row} .red-ui-typedInput-container`, { state: 'visible' });
+      const { page, errors } = await openFundDialog(browser, red!.base);
+      const row = COMPANY_ROW;
       // Back to a fixed value (the previous test saved the env type), then type the first letters.
       await page.evaluate(() => (window as any).$('#node-input-company_id').typedInput('type', 'str'));
       const field = page.locator(`${row} input.red-ui-typedInput-input`);

@@ -633,13 +633,15 @@ describe('v2 nodes in the Node-RED runtime', function () {
     const example = JSON.parse(fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json'), 'utf8')) as any[];
     // Watch the final debug node and the Catch node through helper nodes wired beside them.
     const flow = example.map((n) => {
-      if (n.name === 'payload = Treasury policy') return { ...n, wires: [[...n.wires[0], 'watch']] };
+      // The list of policies at the end (the example's debug node picks the policy by flow.policyID).
+      if (n.name === 'list policies') return { ...n, wires: [[...n.wires[0], 'watch']] };
+      if (n.name === 'create policy Treasury (2 of 2)') return { ...n, wires: [[...n.wires[0], 'created']] };
       if (n.type === 'catch') return { ...n, wires: [[...n.wires[0], 'errors']] };
       if (n.name === 'create wallet (wait 6 s)') return { ...n, wires: [[...n.wires[0], 'wallet']] };
       return n;
     });
     const z = example.find((n) => n.type === 'tab').id;
-    flow.push({ id: 'watch', z, type: 'helper', x: 10, y: 10 }, { id: 'errors', z, type: 'helper', x: 10, y: 10 }, { id: 'wallet', z, type: 'helper', x: 10, y: 10 });
+    flow.push({ id: 'watch', z, type: 'helper', x: 10, y: 10 }, { id: 'errors', z, type: 'helper', x: 10, y: 10 }, { id: 'wallet', z, type: 'helper', x: 10, y: 10 }, { id: 'created', z, type: 'helper', x: 10, y: 10 });
     await load(flow);
     const inject = example.find((n) => n.type === 'inject');
     helper.getNode(inject.id).receive({});
@@ -647,7 +649,9 @@ describe('v2 nodes in the Node-RED runtime', function () {
     const errors = inbox.get('errors')!;
     await until(() => (watch.length || errors.length ? true : undefined), 'the end of the example', 30000);
     assert.deepEqual(errors.map((m) => m.error?.message), []);
-    const policy = watch[0].payload;
+    const policyID = inbox.get('created')![0].payload.policyID;
+    const policy = watch[0].payload.policies.find((p: any) => p.policyID === policyID);
+    assert.ok(policy, `the created policy ${policyID} is listed`);
     assert.equal(policy.name, 'Treasury');
     assert.equal(policy.expression.threshold, 2);
     assert.deepEqual(policy.expression.rules.map((r: any) => r.arguments.id), ['m.alice', 'm.bob', 'm.carol']);
