@@ -255,6 +255,10 @@ describe('custody-coreclient-feed redelivery across SIGKILL and restart of a rea
     assertNeverTwiceUnmarked();
     const unmarked = unmarkedCounts(deliveries());
     for (const id of [...firstIds, ...burst.map((d) => d.action_id)]) assert.equal(unmarked.get(id), 1, `${id}: one unmarked delivery`);
-    assert.deepEqual(debugRuns.flat().filter((d) => d.name === 'errors' || (d.level ?? 0) >= 30), [], 'no error at a Catch node, no warning or error logged');
+    // Node-RED's own start-up warning "Encrypted credentials not found" (no flows_cred.json yet,
+    // e.g. after a SIGKILL that came before the runtime wrote it) reaches the sidebar when the
+    // subscription is first; it is no node's doing (as in test/e2e-examples.test.ts).
+    const startupWarning = (d: DebugMessage) => d.level === 30 && d.msg === 'Encrypted credentials not found';
+    assert.deepEqual(debugRuns.flat().filter((d) => (d.name === 'errors' || (d.level ?? 0) >= 30) && !startupWarning(d)), [], 'no error at a Catch node, no warning or error logged');
   });
 });
