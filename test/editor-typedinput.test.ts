@@ -144,10 +144,28 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
       const row = COMPANY_ROW;
       // Back to a fixed value (the previous test saved the env type), then type the first letters.
       await page.evaluate(() => (window as any).$('#node-input-company_id').typedInput('type', 'str'));
+      // The dialog's connection select is filled before typing (an empty one suggests nothing).
+      await page.waitForFunction(() => {
+        const v = (window as any).$('#node-input-connection').val();
+        return typeof v === 'string' && v !== '' && v !== '_ADD_';
+      }, undefined, { timeout: 15000 });
+      const lookups: string[] = [];
+      page.on('response', (r) => {
+        if (r.url().includes('custodyflow/lookup/')) lookups.push(`${r.status()} ${r.url()}`);
+      });
       const field = page.locator(`${row} input.red-ui-typedInput-input`);
       await field.fill('');
       await field.pressSequentially('demo-c', { delay: 60 });
-      await page.waitForSelector('.red-ui-autoComplete-container a', { timeout: 15000 });
+      // A keystroke that lands while the dialog is still sliding in may not reach the widget;
+      // the End key asks again, as a user would by typing on.
+      let shownMenu = false;
+      for (let attempt = 0; attempt < 4 && !shownMenu; attempt++) {
+        if (attempt > 0) await field.press('End');
+        shownMenu = await page
+          .waitForSelector('.red-ui-autoComplete-container a', { timeout: 5000 })
+          .then(() => true, () => false);
+      }
+      assert.ok(shownMenu, `a suggestion list; lookups answered: ${lookups.join(' | ') || 'none'}\n${red!.log.slice(-1500)}`);
       const shown = await page.$$eval('.red-ui-autoComplete-container a', (as) => as.map((a) => a.textContent ?? ''));
       assert.ok(shown.some((t) => t.includes('demo-company')), `suggestions: ${shown.join(' | ')}`);
       await page.locator('.red-ui-autoComplete-container a', { hasText: 'demo-company' }).first().click();
