@@ -1,0 +1,61 @@
+/**
+ * The one table `npm run bench` prints (issue 11): every benchmark module returns rows of ratios
+ * measured within one run, and bench/index.ts prints them together.
+ */
+
+/** One measured figure of a benchmark, compared with its goal. */
+export interface BenchRow {
+  /** which benchmark: `simulator`, `transport`, `approval`, `dedupe`, `footprint`, ... */
+  group: string;
+  /** what is measured, e.g. `POST transfer p50, 100k vs empty` */
+  measure: string;
+  /** the raw figures the ratio comes from, e.g. `4.1 ms vs 3.0 ms` */
+  figures: string;
+  /** the ratio (or the absolute figure when the goal is absolute), e.g. 1.37 */
+  value: number;
+  /** the goal as text, e.g. `<= 2x` or `>= 0.85x` or `<= 5 s` */
+  goal: string;
+  /** true when `value` meets the goal */
+  pass: boolean;
+}
+
+/**
+ * A row whose goal is an upper bound: pass when `value <= limit`.
+ * @param unit appended to the limit in the goal text (`x` for ratios, ` s`, ` ms`, ` MB`).
+ */
+export function atMost(group: string, measure: string, figures: string, value: number, limit: number, unit = 'x'): BenchRow {
+  return { group, measure, figures, value, goal: `<= ${limit}${unit}`, pass: value <= limit };
+}
+
+/**
+ * A row whose goal is a lower bound: pass when `value >= limit`.
+ * @param unit appended to the limit in the goal text.
+ */
+export function atLeast(group: string, measure: string, figures: string, value: number, limit: number, unit = 'x'): BenchRow {
+  return { group, measure, figures, value, goal: `>= ${limit}${unit}`, pass: value >= limit };
+}
+
+/** The median of `xs` (NaN for none). Does not modify `xs`. */
+export function median(xs: number[]): number {
+  return percentile(xs, 50);
+}
+
+/**
+ * The `p`th percentile of `xs` (nearest rank; NaN for none). Does not modify `xs`.
+ * @param p 0..100
+ */
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+/** The rows as a fixed-width text table (Markdown-compatible), with a PASS/MISS column. */
+export function formatTable(rows: BenchRow[]): string {
+  const head = ['group', 'measure', 'figures', 'value', 'goal', 'result'];
+  const body = rows.map((r) => [r.group, r.measure, r.figures, Number.isFinite(r.value) ? String(Math.round(r.value * 1000) / 1000) : String(r.value), r.goal, r.pass ? 'PASS' : 'MISS']);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+}
