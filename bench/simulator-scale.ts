@@ -14,8 +14,10 @@
  * Both then get the same preparation through the public surface: 10 faucet deposits on the demo
  * BTC-TESTNET wallet (so its ledger has at least 10 entries at empty too) and {@link BACKLOG}
  * transfers POSTed through lib and left pending: the measured core client (the demo approver)
- * has exactly that backlog at empty and at N. Measured, in this order, through lib's signed
- * client over real sockets (a few warm-up calls first, not counted):
+ * has exactly that backlog at empty and at N. Both simulators stay up while measured; each
+ * measure alternates between them in 5 rounds (which goes first alternates too), after 3
+ * uncounted warm-up calls on each, so machine load and warm-up fall on both alike. Measured, in
+ * this order, through lib's signed client over real sockets, one call at a time:
  * 1. ledger page: GET /company/{company_id}/fund/{fund_id}/ledger?wallet_id={demo BTC
  *    wallet}&limit=10 (spec section 4 "Funds, deposits, ledger, whitelist"; `limit` is the
  *    simulator's paging, network.ts `fundLedger`; lib's `getLedger` has no paging, so the signed
@@ -101,18 +103,6 @@ function clientOf(sim: SimInfo): CustodyClient {
   return new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem, attempts: 1 });
 }
 
-/** Time `count` sequential calls of `fn` after `warmup` uncounted ones; ms each. */
-async function timed(count: number, warmup: number, fn: () => Promise<void>): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await fn();
-  const out: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const t0 = performance.now();
-    await fn();
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
-
 /**
  * One feed connect (see the module comment): a new CoreClientFeed from start() until open,
  * catch-up answered and `backlog` actions emitted; then stopped.
@@ -154,45 +144,83 @@ async function feedConnect(client: CustodyClient, clientId: string, backlog: num
   }
 }
 
+/** A prepared simulator under measurement. */
+interface Target {
+  sim: SimInfo;
+  client: CustodyClient;
+  /** tx id of the last transfer POSTed through the API */
+  lastTx: string;
+  point: Point;
+}
+
 /**
- * Prepare a simulator as the module comment says (10 deposits, the backlog) and measure it.
- * @returns the latencies and the tx id of the last transfer POSTed.
+ * Prepare a simulator as the module comment says: 10 faucet deposits on the demo BTC-TESTNET
+ * wallet, {@link BACKLOG} transfers POSTed and left pending; check the backlog.
+ * @throws {Error} when the demo approver's pending actions are not exactly the backlog.
  */
-async function measurePoint(sim: SimInfo, o: Required<SimulatorScaleOptions>, say: (s: string) => void): Promise<{ point: Point; lastTx: string }> {
+async function prepare(sim: SimInfo): Promise<Target> {
   const client = clientOf(sim);
   const demo = sim.demo;
-  const btc = demo.wallets['BTC-TESTNET'].wallet_id;
-  try {
-    for (let i = 0; i < 10; i++) await faucet(sim.controlUrl, btc, 1000);
-    let lastTx = '';
-    for (let i = 0; i < BACKLOG; i++) lastTx = (await createTransfer(client, benchTransfer(demo, 1000))).data.tx_id;
-    const pending = await listActions(client, { client_id: demo.core_client_id });
-    if (pending.data.count !== BACKLOG) throw new Error(`the demo approver has ${pending.data.count} pending actions, expected ${BACKLOG}`);
+  for (let i = 0; i < 10; i++) await faucet(sim.controlUrl, demo.wallets['BTC-TESTNET'].wallet_id, 1000);
+  let lastTx = '';
+  for (let i = 0; i < BACKLOG; i++) lastTx = (await createTransfer(client, benchTransfer(demo, 1000))).data.tx_id;
+  const pending = await listActions(client, { client_id: demo.core_client_id });
+  if (pending.data.count !== BACKLOG) throw new Error(`the demo approver has ${pending.data.count} pending actions, expected ${BACKLOG}`);
+  return { sim, client, lastTx, point: { ledger: [], pending: [], feed: [], post: [] } };
+}
 
-    say('ledger page');
-    const ledgerPath = `/company/${encodeURIComponent(demo.company_id)}/fund/${encodeURIComponent(demo.fund_id)}/ledger`;
-    const ledger = await timed(o.samples, 5, async () => {
-      const res = await client.request<{ List: unknown[] }>('GET', ledgerPath, { query: { wallet_id: btc, limit: 10 }, idempotent: true });
+/** The four measured calls of a target, each one call (see the module comment). */
+function calls(t: Target): Record<keyof Point, () => Promise<void>> {
+  const demo = t.sim.demo;
+  const btc = demo.wallets['BTC-TESTNET'].wallet_id;
+  const ledgerPath = `/company/${encodeURIComponent(demo.company_id)}/fund/${encodeURIComponent(demo.fund_id)}/ledger`;
+  return {
+    ledger: async () => {
+      const res = await t.client.request<{ List: unknown[] }>('GET', ledgerPath, { query: { wallet_id: btc, limit: 10 }, idempotent: true });
       if (res.data.List.length !== 10) throw new Error(`ledger page: ${res.data.List.length} entries, expected 10`);
-    });
-    say('pending-action list');
-    const pendingList = await timed(o.samples, 5, async () => {
-      const res = await listActions(client, { client_id: demo.core_client_id });
+    },
+    pending: async () => {
+      const res = await listActions(t.client, { client_id: demo.core_client_id });
       if (res.data.count !== BACKLOG) throw new Error(`pending list: ${res.data.count} actions, expected ${BACKLOG}`);
-    });
-    say('feed connect');
-    const feed: number[] = [];
-    await feedConnect(client, demo.core_client_id, BACKLOG);
-    for (let i = 0; i < o.feedConnects; i++) feed.push(await feedConnect(client, demo.core_client_id, BACKLOG));
-    say('POST transfer');
-    const post = await timed(o.posts, 5, async () => {
-      const res = await createTransfer(client, benchTransfer(demo, 1000));
+    },
+    feed: async () => {
+      await feedConnect(t.client, demo.core_client_id, BACKLOG);
+    },
+    post: async () => {
+      const res = await createTransfer(t.client, benchTransfer(demo, 1000));
       if (res.data.status !== 'new') throw new Error(`POST transfer answered ${res.data.status}`);
-      lastTx = res.data.tx_id;
-    });
-    return { point: { ledger, pending: pendingList, feed, post }, lastTx };
-  } finally {
-    await client.close();
+      t.lastTx = res.data.tx_id;
+    },
+  };
+}
+
+/** Rounds each measure is split into, alternating the two targets (and which goes first). */
+const ROUNDS = 5;
+
+/**
+ * Measure `kind` on both targets: 3 uncounted warm-up calls each, then {@link ROUNDS} rounds of
+ * `count / ROUNDS` calls per target, alternating which target goes first, so machine load and
+ * warm-up fall on both alike. Latencies (ms) are appended to each target's point. The feed
+ * connect is timed by {@link feedConnect} itself (start() to done).
+ */
+async function measureBoth(kind: keyof Point, count: number, targets: [Target, Target]): Promise<void> {
+  const per = Math.max(1, Math.ceil(count / ROUNDS));
+  const fns = targets.map(calls);
+  for (const f of fns) for (let i = 0; i < 3; i++) await f[kind]();
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 === 0 ? [0, 1] : [1, 0];
+    for (const k of order) {
+      const t = targets[k];
+      for (let i = 0; i < per; i++) {
+        if (kind === 'feed') {
+          t.point.feed.push(await feedConnect(t.client, t.sim.demo.core_client_id, BACKLOG));
+          continue;
+        }
+        const t0 = performance.now();
+        await fns[k][kind]();
+        t.point[kind].push(performance.now() - t0);
+      }
+    }
   }
 }
 
@@ -247,32 +275,46 @@ export async function run(opts: SimulatorScaleOptions = {}): Promise<BenchRow[]>
   const emptyDir = path.join(root, 'empty');
   const seededDir = path.join(root, 'seeded');
   const children: ChildProcess[] = [];
+  const targets: Target[] = [];
   try {
-    // Empty simulator.
+    // Both simulators are up during the measures, which alternate between them.
     log('empty simulator');
-    let started = await startSimulatorProcess(emptyDir, true);
-    children.push(started.child);
-    const empty = await measurePoint(started.sim, o, (s) => log(`empty: ${s}`));
-    await stopSimulatorProcess(started.child);
+    const emptyStart = await startSimulatorProcess(emptyDir, true);
+    children.push(emptyStart.child);
+    const empty = await prepare(emptyStart.sim);
+    targets.push(empty);
+
+    log(`seeding ${o.n} transfers`);
+    const fullStart = await startSimulatorProcess(seededDir, true);
+    children.push(fullStart.child);
+    const demo = fullStart.sim.demo;
+    // Each seeded transfer sends `amount` 1000 base units + 1 fee; top up the wallets it debits.
+    const need = Math.ceil(o.n * 1001 * 1.1);
+    for (const w of [demo.wallets['BTC-TESTNET'].wallet_id, demo.wallets['ETH-TESTNET'].wallet_id, demo.manual.wallets['BTC-TESTNET'].wallet_id]) await faucet(fullStart.sim.controlUrl, w, need);
+    const seeded: SeedResult = await seedSimulator(fullStart.child, { n: o.n, batch: o.batch, amount: 1000 });
+    log(`seeded ${seeded.created} transfers in ${(seeded.ms / 1000).toFixed(1)} s: ${seeded.approved} approved, ${seeded.rejected} rejected, ${seeded.pending} pending (manual core client)`);
+    const full = await prepare(fullStart.sim);
+    targets.push(full);
+
+    const pair: [Target, Target] = [empty, full];
+    log('ledger page');
+    await measureBoth('ledger', o.samples, pair);
+    log('pending-action list');
+    await measureBoth('pending', o.samples, pair);
+    log('feed connect');
+    await measureBoth('feed', o.feedConnects, pair);
+    log('POST transfer');
+    await measureBoth('post', o.posts, pair);
+    for (const t of targets.splice(0)) await t.client.close();
+    const bytes = folderBytes(seededDir);
+
+    log('restart of the empty simulator');
+    await stopSimulatorProcess(emptyStart.child);
     const emptyRestart = await timedRestart(emptyDir, empty.lastTx);
     children.push(emptyRestart.child);
     await stopSimulatorProcess(emptyRestart.child);
-
-    // Seeded simulator.
-    log(`seeding ${o.n} transfers`);
-    started = await startSimulatorProcess(seededDir, true);
-    children.push(started.child);
-    const demo = started.sim.demo;
-    // Each seeded transfer sends `amount` 1000 base units + 1 fee; top up the wallets it debits.
-    const need = Math.ceil(o.n * 1001 * 1.1);
-    for (const w of [demo.wallets['BTC-TESTNET'].wallet_id, demo.wallets['ETH-TESTNET'].wallet_id, demo.manual.wallets['BTC-TESTNET'].wallet_id]) await faucet(started.sim.controlUrl, w, need);
-    const seeded: SeedResult = await seedSimulator(started.child, { n: o.n, batch: o.batch, amount: 1000 });
-    log(`seeded ${seeded.created} transfers in ${(seeded.ms / 1000).toFixed(1)} s: ${seeded.approved} approved, ${seeded.rejected} rejected, ${seeded.pending} pending (manual core client)`);
-    const full = await measurePoint(started.sim, o, (s) => log(`${N}: ${s}`));
-    const bytes = folderBytes(seededDir);
-
     log('restart after SIGKILL');
-    await killSimulatorProcess(started.child);
+    await killSimulatorProcess(fullStart.child);
     const killRestart = await timedRestart(seededDir, full.lastTx);
     children.push(killRestart.child);
     log('restart after a clean stop');
@@ -296,6 +338,7 @@ export async function run(opts: SimulatorScaleOptions = {}): Promise<BenchRow[]>
       atMost('simulator', `restart with ${N} transfers after a clean stop`, `${cleanRestart.seconds.toFixed(2)} s to an API read (empty: ${emptyRestart.seconds.toFixed(2)} s)`, cleanRestart.seconds, 5, ' s'),
     ];
   } finally {
+    for (const t of targets) await t.client.close();
     for (const c of children) await killSimulatorProcess(c);
     if (process.env.BENCH_KEEP === '1') console.error(`simulator-scale: data kept in ${root}`);
     else fs.rmSync(root, { recursive: true, force: true });
