@@ -48,7 +48,9 @@ export interface ApprovalOptions {
 
 /** fsync latency of the disk under `dir`, ms per call. */
 export interface FsyncLatency {
+  /** median of write + fsync, ms */
   p50: number;
+  /** 99th percentile of write + fsync, ms */
   p99: number;
   /** appends measured */
   count: number;
