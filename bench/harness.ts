@@ -9,6 +9,9 @@ import path from 'node:path';
 import http from 'node:http';
 import type { DedupeMode, DemoDataset } from '../simulator';
 import type { TransferRequest } from '../lib';
+import type { SeedRequest, SeedResult } from './simulator-process';
+
+export type { SeedRequest, SeedResult } from './simulator-process';
 
 /** What the simulator child process reports once listening. */
 export interface SimInfo {
@@ -74,6 +77,73 @@ export function simulatorCensus(child: ChildProcess, prefix: string): Promise<{ 
 export async function stopSimulatorProcess(child: ChildProcess): Promise<void> {
   child.send('stop');
   await new Promise((r) => child.once('exit', r));
+}
+
+/**
+ * Kill a child started by {@link startSimulatorProcess} with SIGKILL (no flush, no goodbye: what
+ * a crash leaves on disk) and wait for it to exit.
+ */
+export async function killSimulatorProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+let seedSeq = 0;
+
+/**
+ * Seed transfers in the simulator child, in-process, through the domain functions the API uses
+ * (simulator-process.ts `seedTransfers`: batches with a group commit each, a progress line per
+ * batch on stderr). Top the wallets up first ({@link faucet}) when `n` transfers need more than
+ * the demo balances.
+ * @returns what was seeded ({@link SeedResult}).
+ * @throws {Error} when the seeding fails in the child or the child exits first (rejects).
+ */
+export function seedSimulator(child: ChildProcess, req: SeedRequest): Promise<SeedResult> {
+  const id = ++seedSeq;
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: unknown) => {
+      if (!m || typeof m !== 'object' || (m as { seed?: unknown }).seed !== id) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      const { result, error } = m as { result?: SeedResult; error?: string };
+      if (error !== undefined) reject(new Error(`seeding failed in the simulator: ${error}`));
+      else resolve(result!);
+    };
+    const onExit = () => {
+      child.off('message', onMessage);
+      reject(new Error('the simulator exited while seeding'));
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.send({ seed: id, ...req });
+  });
+}
+
+/**
+ * POST a control endpoint of the simulator (`/_simulator/...`, unsigned JSON, loopback only).
+ * @param controlUrl `SimInfo.controlUrl`.
+ * @param route below the control prefix, e.g. `/faucet`.
+ * @returns the parsed JSON answer.
+ * @throws {Error} on a non-2xx answer (rejects), with its body.
+ */
+export async function controlPost(controlUrl: string, route: string, body: unknown): Promise<unknown> {
+  const res = await fetch(controlUrl + route, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`POST ${route}: HTTP ${res.status} ${text}`);
+  return text ? JSON.parse(text) : {};
+}
+
+/**
+ * A faucet deposit (`POST /_simulator/faucet`): credits `amount` base units to a wallet (id or
+ * short code) and writes its deposit ledger entry.
+ * @returns the wallet's new balance (base units).
+ * @throws {Error} on a refusal (rejects).
+ */
+export async function faucet(controlUrl: string, walletId: string, amount: number): Promise<number> {
+  const res = (await controlPost(controlUrl, '/faucet', { wallet_id: walletId, amount })) as { balance: number };
+  return res.balance;
 }
 
 /**
