@@ -54,6 +54,11 @@ const UNIT_DEPTH: Record<string, number> = { ledger: 3, whitelists: 3, v2: 3 };
 
 type Handler = ProxyHandler<object>;
 
+/** Read through a tracking proxy: its raw target. */
+const RAW = Symbol('raw');
+/** Read through a tracking proxy: its handler. */
+const HANDLER = Symbol('handler');
+
 /**
  * Proxy handler of an object above the unit depth (the root, a collection, a fund's ledger
  * array): a write of key `k` records `path + [k]`.
@@ -74,7 +79,8 @@ class InnerNode implements Handler {
 
   get(target: object, prop: string | symbol): unknown {
     const v = (target as Record<string | symbol, unknown>)[prop];
-    if (typeof prop === 'symbol' || v === null || typeof v !== 'object') return v;
+    if (typeof prop === 'symbol') return prop === RAW ? target : prop === HANDLER ? this : v;
+    if (v === null || typeof v !== 'object') return v;
     return this.tracker.wrapChild(v, this, prop);
   }
 
@@ -107,19 +113,28 @@ class InnerNode implements Handler {
 
 /** Proxy handler shared by a unit's object and every object below it: any write records the unit. */
 class UnitNode implements Handler {
-  readonly key: string;
+  private p: string[] | undefined;
+  private k: string | undefined;
   constructor(
     readonly tracker: ChangeTracker,
     readonly parent: InnerNode,
     readonly name: string,
-    readonly path: string[],
-  ) {
-    this.key = path.join('\0');
+  ) {}
+
+  /** the unit's path (computed on first write: most units are only read) */
+  get path(): string[] {
+    return (this.p ??= [...this.parent.path, this.name]);
+  }
+
+  /** the path joined with NUL */
+  get key(): string {
+    return (this.k ??= this.path.join('\0'));
   }
 
   get(target: object, prop: string | symbol): unknown {
     const v = (target as Record<string | symbol, unknown>)[prop];
-    if (typeof prop === 'symbol' || v === null || typeof v !== 'object') return v;
+    if (typeof prop === 'symbol') return prop === RAW ? target : prop === HANDLER ? this : v;
+    if (v === null || typeof v !== 'object') return v;
     return this.tracker.wrapWith(v, this);
   }
 
@@ -154,9 +169,10 @@ export class ChangeTracker<T extends object = object> {
   readonly proxy: T;
   /** dirty paths by NUL-joined key, in the order first recorded */
   private dirty = new Map<string, string[]>();
+  /** raw object -> its proxy (the handler is read back through the proxy's HANDLER) */
   private readonly proxies = new WeakMap<object, object>();
-  private readonly handlers = new WeakMap<object, Handler>();
-  private readonly raws = new WeakMap<object, object>();
+  /** raw object stored through a proxy -> the handler it belongs under (for {@link track}) */
+  private readonly adopted = new WeakMap<object, Handler>();
 
   /**
    * @param raw the state document (a plain JSON-compatible object)
@@ -173,34 +189,39 @@ export class ChangeTracker<T extends object = object> {
   private make(raw: object, handler: Handler): object {
     const p = new Proxy(raw, handler);
     this.proxies.set(raw, p);
-    this.handlers.set(raw, handler);
-    this.raws.set(p, raw);
     return p;
+  }
+
+  private static handlerOf(proxy: object | undefined): Handler | undefined {
+    return proxy === undefined ? undefined : ((proxy as Record<symbol, unknown>)[HANDLER] as Handler);
   }
 
   /** The raw object behind a proxy of this tracker, or the value itself. */
   unwrap<V>(value: V): V {
-    if (value !== null && typeof value === 'object') return (this.raws.get(value) as V | undefined) ?? value;
+    if (value !== null && typeof value === 'object') return ((value as Record<symbol, unknown>)[RAW] as V | undefined) ?? value;
     return value;
   }
 
   /** @internal proxy of `raw` inside the unit of `unit` */
   wrapWith(raw: object, unit: UnitNode): object {
-    if (this.handlers.get(raw) === unit) return this.proxies.get(raw) ?? this.make(raw, unit);
+    const cached = this.proxies.get(raw);
+    if (cached !== undefined && ChangeTracker.handlerOf(cached) === unit) return cached;
     return this.make(raw, unit);
   }
 
   /** @internal proxy of `raw`, the value of key `name` of the object handled by `parent` */
   wrapChild(raw: object, parent: InnerNode, name: string): object {
-    const h = this.handlers.get(raw) as InnerNode | UnitNode | undefined;
-    if (h && h.parent === parent && h.name === name) return this.proxies.get(raw) ?? this.make(raw, h);
+    const cached = this.proxies.get(raw);
+    if (cached !== undefined) {
+      const h = ChangeTracker.handlerOf(cached) as InnerNode | UnitNode;
+      if (h.parent === parent && h.name === name) return cached;
+    }
     return this.make(raw, this.childHandler(parent, name));
   }
 
   private childHandler(parent: InnerNode, name: string): InnerNode | UnitNode {
-    const p = [...parent.path, name];
     const depth = parent.parent === null ? (UNIT_DEPTH[name] ?? 2) : parent.unitDepth;
-    return p.length >= depth ? new UnitNode(this, parent, name, p) : new InnerNode(this, parent, name, p, depth);
+    return parent.path.length + 1 >= depth ? new UnitNode(this, parent, name) : new InnerNode(this, parent, name, [...parent.path, name], depth);
   }
 
   /**
@@ -210,7 +231,7 @@ export class ChangeTracker<T extends object = object> {
    */
   adopt(raw: object, parent: InnerNode, name: string): void {
     const h = this.childHandler(parent, name);
-    this.handlers.set(raw, h);
+    this.adopted.set(raw, h);
     if (h instanceof UnitNode) {
       for (const v of Object.values(raw)) if (v !== null && typeof v === 'object') this.adoptInUnit(this.unwrap(v as object), h);
     } else {
@@ -220,8 +241,8 @@ export class ChangeTracker<T extends object = object> {
 
   /** @internal {@link adopt} for an object stored inside the unit of `unit`. */
   adoptInUnit(raw: object, unit: UnitNode): void {
-    if (this.handlers.get(raw) === unit) return;
-    this.handlers.set(raw, unit);
+    if (this.adopted.get(raw) === unit) return;
+    this.adopted.set(raw, unit);
     for (const v of Object.values(raw)) if (v !== null && typeof v === 'object') this.adoptInUnit(this.unwrap(v as object), unit);
   }
 
@@ -233,9 +254,11 @@ export class ChangeTracker<T extends object = object> {
   track<V>(value: V): V {
     if (value === null || typeof value !== 'object') return value;
     const raw = this.unwrap(value as object);
-    const h = this.handlers.get(raw);
+    const h = this.adopted.get(raw);
     if (!h) return value;
-    return (this.proxies.get(raw) ?? this.make(raw, h)) as V;
+    const cached = this.proxies.get(raw);
+    if (cached !== undefined && ChangeTracker.handlerOf(cached) === h) return cached as V;
+    return this.make(raw, h) as V;
   }
 
   /** @internal record a changed path */
