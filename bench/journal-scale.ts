@@ -2,6 +2,7 @@
  * Issue 11, "Simulator persistence whose cost per change is constant": the journal's cost at
  * scale, measured in one run in this process (simulator/state.ts, simulator/journal.ts).
  *
+ * - (after a warm-up round at the empty state, not counted)
  * - group commit of 1 transfer (domain call + journal line + fdatasync), p50 at an empty state
  *   vs at `transfers` transfers (seeded in process through simulator/transactions.ts
  *   `createTransfer`, committed 1,000 at a time, so compactions happen as in a long run);
@@ -77,6 +78,7 @@ export async function run(opts: JournalBenchOptions = {}): Promise<BenchRow[]> {
       }
       return { commit, post };
     };
+    await measure(); // warm-up (JIT, sockets, first journal open): not counted
     const empty = await measure();
 
     const seedStart = performance.now();
