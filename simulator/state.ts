@@ -747,7 +747,11 @@ export class Store {
   }
 
   private async journal(): Promise<FileHandle> {
-    this.fh ??= await fsp.open(this.journalFile, 'a', 0o600);
+    if (!this.fh) {
+      this.fh = await fsp.open(this.journalFile, 'a', 0o600);
+      // The file may be new: make its folder entry durable before the first line counts.
+      await syncDir(path.dirname(this.journalFile));
+    }
     return this.fh;
   }
 
