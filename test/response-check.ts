@@ -8,11 +8,17 @@
  * every simulator of this process, and of every child process started from it (a Node-RED
  * started by a test inherits the environment), appends its violations there as JSON lines. The
  * `afterAll` root hook reads the file and fails the run, printing each violation.
+ *
+ * It also sets `CUSTODYFLOW_SIM_CHECK_JOURNAL` (simulator/journal.ts `JOURNAL_CHECK_ENV`): every
+ * simulator with persistence, on stop, reloads its data folder (snapshot + journal) and reports
+ * a difference with the state in memory as a violation line in the same file (a mutation that
+ * bypassed the change tracking).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHECK_ENV } from '../simulator/response-check';
+import { JOURNAL_CHECK_ENV } from '../simulator/journal';
 
 /** One violation line as the simulator writes it (simulator/response-check.ts `Violation`). */
 interface ViolationLine {
@@ -53,6 +59,10 @@ if (!process.env[CHECK_ENV]) {
   process.env[CHECK_ENV] = path.join(dir, 'violations.jsonl');
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 }
+
+// The journal check (simulator/journal.ts): every simulator of the run, in this process or a
+// child, reloads its data folder on stop and reports a difference with its memory to the same file.
+process.env[JOURNAL_CHECK_ENV] ||= '1';
 
 /** The file of this run, fixed at load (a test may point the variable elsewhere for a while). */
 const runFile = process.env[CHECK_ENV]!;

@@ -15,7 +15,7 @@ const SIM = path.resolve(__dirname, '..', '..', 'simulator');
 /** The layers, bottom first. `peers`: whether modules of the layer may import one another. */
 const LAYERS: ReadonlyArray<{ name: string; peers: boolean; files: readonly string[] }> = [
   { name: 'base', peers: true, files: ['words.ts', 'ids.ts', 'errors.ts', 'assets.ts', 'paths.ts', 'route-table.ts'] },
-  { name: 'state', peers: true, files: ['state.ts', 'engine.ts', 'v2/state.ts'] },
+  { name: 'state', peers: true, files: ['state.ts', 'journal.ts', 'engine.ts', 'v2/state.ts'] },
   {
     name: 'domain',
     peers: true,
