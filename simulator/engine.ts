@@ -196,9 +196,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   private readonly expiryHeap = new ExpiryHeap();
   private expirySeq = 0;
   /**
-   * The last {@link EVENT_LOG_SIZE} hub and walletTx events with a sequence number, newest last
-   * (not persisted): served by `GET /_simulator/events` so tests and flows can see what the
-   * hub and wallets feeds are given.
+   * The last hub and walletTx events with a sequence number, newest last (not persisted): at
+   * least the last {@link EVENT_LOG_SIZE} and at most twice as many (trimmed in batches, so an
+   * event costs O(1)); read them with {@link recentEvents}, served by `GET /_simulator/events`
+   * so tests and flows can see what the hub and wallets feeds are given.
    */
   readonly eventLog: EngineEventRecord[] = [];
   private eventSeq = 0;
@@ -266,8 +267,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (sw.txStatus === 'taker_pending' && sw.hubAdded > 0) this.hubSwaps.add(sw.txID);
     }
     for (const a of Object.values(s.actions)) this.indexAction(a);
-    for (const tx of this.allTxs()) {
-      if (isLive(tx)) this.trackExpiry(tx);
+    for (const coll of [s.transfers, s.withdrawals, s.swaps, s.swapTakes] as Record<string, CustodyTxRecord>[]) {
+      for (const tx of Object.values(coll)) if (isLive(tx)) this.trackExpiry(tx);
     }
     for (const [fundId, records] of Object.entries(s.ledger)) {
       this.catchUpLedger(fundId);
@@ -280,7 +281,15 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   private log(event: 'hub' | 'walletTx', message: HubFeedMessage | WalletFeedMessage): void {
     this.eventLog.push({ seq: ++this.eventSeq, event, message });
-    if (this.eventLog.length > EVENT_LOG_SIZE) this.eventLog.splice(0, this.eventLog.length - EVENT_LOG_SIZE);
+    if (this.eventLog.length >= 2 * EVENT_LOG_SIZE) this.eventLog.splice(0, this.eventLog.length - EVENT_LOG_SIZE);
+  }
+
+  /** The last {@link EVENT_LOG_SIZE} events (oldest first) with a sequence number above `after`. */
+  recentEvents(after = 0): EngineEventRecord[] {
+    const log = this.eventLog;
+    const out: EngineEventRecord[] = [];
+    for (let i = Math.max(0, log.length - EVENT_LOG_SIZE); i < log.length; i++) if (log[i].seq > after) out.push(log[i]);
+    return out;
   }
 
   /** Every custody transaction of every kind (walks every collection: for start-up and tests, not for request paths). */
@@ -353,10 +362,12 @@ export class Engine extends EventEmitter<EngineEvents> {
       w.assets.add(r.entry.asset);
       let a = idx.assets.get(r.entry.asset);
       if (!a) idx.assets.set(r.entry.asset, (a = dirPositions()));
-      for (const lists of [idx.all, w, a]) {
-        lists.all.push(pos);
-        lists[dir].push(pos);
-      }
+      idx.all.all.push(pos);
+      idx.all[dir].push(pos);
+      w.all.push(pos);
+      w[dir].push(pos);
+      a.all.push(pos);
+      a[dir].push(pos);
     }
     return records.length - 1;
   }

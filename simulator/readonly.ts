@@ -114,7 +114,13 @@ export interface BalanceItem {
  */
 export function accountBalance(eng: Engine): { total_count: number; balances: BalanceItem[] } {
   const sums = new Map<string, number>();
-  for (const w of Object.values(eng.state.wallets)) if (ownCompany(eng, w.company_id)) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+  // The account's own wallets through the engine's index per company (not every wallet of every account).
+  for (const c of accountCompanies(eng)) {
+    for (const id of eng.walletIdsOfCompany(c.company_id)) {
+      const w = eng.state.wallets[id];
+      if (w && w.company_id === c.company_id) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+    }
+  }
   const order = ASSETS.map((a) => a.code as string);
   const balances = [...sums]
     .sort(([a], [b]) => (order.indexOf(a) >>> 0) - (order.indexOf(b) >>> 0) || a.localeCompare(b))
