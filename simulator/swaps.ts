@@ -453,7 +453,8 @@ export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlB
   return eng.asAccount(FOREIGN_ACCOUNT, () => {
     let company = Object.values(eng.state.companies).find((c) => c.account === FOREIGN_ACCOUNT);
     if (!company) {
-      company = net.createCompany(eng, { name: 'Foreign Markets Ltd', country: 'CH', domain: 'foreign-markets.example', ref: 'foreign account' });
+      const created = net.createCompany(eng, { name: 'Foreign Markets Ltd', country: 'CH', domain: 'foreign-markets.example', ref: 'foreign account' });
+      company = eng.state.companies[created.company_id]; // written through the state document
       company.account = FOREIGN_ACCOUNT;
       const client = net.createCoreClient(eng, 'Foreign approver');
       net.addTrustedParty(eng, company.company_id, { address: client.id, type: 'core-client' });
