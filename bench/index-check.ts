@@ -1,15 +1,14 @@
 /**
  * Quick check of the simulator's read-path indexes (issue 11, "indexes for every read path"):
  * the p50 of a 10-entry fund ledger page, the history of a wallet whose fund's ledger grows (not
- * its own), the pending-action list of a core
- * client, a core client feed connect (upgrade + catch-up of its pending actions) and a POST
- * transfer, on a simulator with an empty history and on a second one (same process) after N
+ * its own), the pending-action list of a core client, a core client feed connect (upgrade +
+ * catch-up of its pending actions) and a POST transfer, on a simulator with an empty history and on a second one (same process) after N
  * transfers (seeded in-process through the domain functions, each approved by its core client,
  * so the fund ledgers grow by one entry each per transfer and `state.actions` by 1), sampled in
  * alternating rounds. Ratios are within one run. Persistence is off (in memory): the journal is
  * another part of issue 11; this measures the reads only.
  *
- *   node dist/bench/index-check.js                 # N = 100000 (about 40 s here)
+ *   node dist/bench/index-check.js                 # N = 100000 (about a minute here)
  *   INDEX_CHECK_TRANSFERS=2000 node dist/bench/index-check.js   # a quick run
  *
  * The pending list and the feed catch-up carry the same 5 actions (of the demo's manual core
