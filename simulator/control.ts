@@ -85,7 +85,7 @@ export function controlRouter(eng: Engine, feeds: FeedControls, faults: HttpFaul
     h(({ query }) => {
       const after = query.after === undefined ? 0 : Number(query.after);
       if (!Number.isSafeInteger(after) || after < 0) throw badRequest('after: must be a non-negative integer');
-      return { events: eng.eventLog.filter((e) => e.seq > after) };
+      return { events: eng.recentEvents(after) };
     }),
   );
   r.post(

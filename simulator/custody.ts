@@ -13,7 +13,7 @@
  *   `TxID` the tx id, `chainTxID` '', `timestamp` the creation time, `expireTime` the
  *   transaction's `expires`, `amount` gross (= netAmount + fees), `fees`, `netAmount`, the
  *   reference fields and the counterparty fields known then (a swap quote's taker is not).
- * - It is updated in place, found through `Engine.debitEntries` (no scan): at settlement
+ * - It is updated in place, found through its position (`Engine.debitEntry`, no scan): at settlement
  *   ({@link ledgerFor}) `approved` with the chainTxID, amounts and counterparty fields of the
  *   settlement (`timestamp` stays the creation time); when the transaction ends without settling
  *   ({@link closeTx}) `rejected` (custody or initiator rejection), `expired` or `cancelled`; a
@@ -133,10 +133,14 @@ export interface DebitEntryInput {
  * its pending debit ledger entry (see the module comment), watch the expiry, create one
  * `actionType` action per custodian of `group` and announce the core clients' actions (engine
  * event `action`).
+ * @param stored the new transaction, already stored in its collection; it is read back through
+ *   `eng.state` and written through it.
  * @param debit the debit entry's type and counterparty fields.
  * @returns the new actions.
  */
-export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRecord, group: CustodyGroupRecord, actionType: ActionType, debit: DebitEntryInput): ActionRecord[] {
+export function openCustody(eng: Engine, company: CompanyRecord, stored: CustodyTxRecord, group: CustodyGroupRecord, actionType: ActionType, debit: DebitEntryInput): ActionRecord[] {
+  // Write through the state document, not through the caller's reference to the new record.
+  const tx = eng.findTx(stored.txID) ?? stored;
   const origin = eng.state.wallets[tx.wallet_id];
   tx.thresholdRequired = group.threshold;
   tx.custodians = [...group.members];
@@ -144,8 +148,7 @@ export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRe
   tx.held = true;
   if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] ??= tx.txID;
   const entry = newLedgerEntry(origin, tx, tx.initiatedTimestamp, { ...debit, chainTxID: '', status: 'pending', amount: tx.amount, fees: tx.fees, netAmount: tx.netAmount });
-  writeLedger(eng, origin, entry);
-  eng.debitEntries.set(tx.txID, entry);
+  eng.setDebitPosition(tx.txID, { fund_id: origin.fund_id, index: writeLedger(eng, origin, entry) });
   eng.trackExpiry(tx);
   const created: ActionRecord[] = [];
   for (const custodian of tx.custodians) {
@@ -160,6 +163,7 @@ export function openCustody(eng: Engine, company: CompanyRecord, tx: CustodyTxRe
       custodianType: custodianTypeOf(eng, company, custodian),
     };
     eng.state.actions[action.id] = action;
+    eng.indexAction(action);
     tx.actionIDs.push(action.id);
     created.push(action);
   }
@@ -230,9 +234,9 @@ export function closeTx(eng: Engine, tx: CustodyTxRecord, status: string, now: n
   tx.txStatus = status;
   tx.finished = now;
   expireActions(eng, tx.actionIDs);
-  eng.pendingTxs.delete(tx.txID);
+  eng.untrackExpiry(tx.txID);
   const ended = endedLedgerStatus(status);
-  const entry = eng.debitEntries.get(tx.txID);
+  const entry = eng.debitEntry(tx.txID);
   if (ended && entry?.status === 'pending') entry.status = ended;
   eng.changed();
 }
@@ -240,8 +244,7 @@ export function closeTx(eng: Engine, tx: CustodyTxRecord, status: string, now: n
 /** Mark the still-pending actions among `ids` expired. */
 export function expireActions(eng: Engine, ids: string[]): void {
   for (const aid of ids) {
-    const a = eng.state.actions[aid];
-    if (a && a.status === 'pending') a.status = 'expired';
+    if (eng.state.actions[aid]?.status === 'pending') eng.setActionStatus(aid, 'expired');
   }
 }
 
@@ -250,7 +253,7 @@ export type ApproverInfo = Omit<ApproverRecord, 'actionID' | 'status' | 'timesta
 
 /** Add the approver record of an approved action. @returns true when the threshold is reached. */
 export function recordApproval(eng: Engine, tx: CustodyTxRecord, action: ActionRecord, approver: ApproverInfo, now: number): boolean {
-  action.status = 'approved';
+  eng.setActionStatus(action.id, 'approved');
   tx.approvals.push({ actionID: action.id, firstName: approver.firstName, lastName: approver.lastName, status: 'approved', timestamp: now, userID: approver.userID, username: approver.username });
   eng.changed();
   return tx.approvals.length >= tx.thresholdRequired;
@@ -303,15 +306,15 @@ export function ledgerFor(
   e: MovementFields & { now: number },
 ): LedgerEntry {
   const debit = wallet.wallet_id === tx.wallet_id;
-  const open = debit ? eng.debitEntries.get(tx.txID) : undefined;
+  const open = debit ? eng.debitEntry(tx.txID) : undefined;
   if (open) {
     Object.assign(open, settledFields(e));
     eng.changed();
     return open;
   }
   const entry = newLedgerEntry(wallet, tx, e.now, e);
-  writeLedger(eng, wallet, entry);
-  if (debit) eng.debitEntries.set(tx.txID, entry);
+  const index = writeLedger(eng, wallet, entry);
+  if (debit) eng.setDebitPosition(tx.txID, { fund_id: wallet.fund_id, index });
   return entry;
 }
 

@@ -59,14 +59,23 @@ export function createExchange(eng: Engine, x: Omit<ExchangeRecord, 'fields'> & 
     ],
   };
   eng.state.exchanges[rec.id] = rec;
+  eng.indexExchange(rec);
   eng.changed();
   return rec;
+}
+
+/** A wallet's connection requests (any status), oldest first, through the engine's index (no scan of every connection). */
+function connectionsOf(eng: Engine, walletId: string): WalletConnectionRecord[] {
+  return eng
+    .connectionIdsOfWallet(walletId)
+    .map((id) => eng.state.connections[id])
+    .filter((c) => c !== undefined && c.wallet_id === walletId);
 }
 
 /** The exchange whose core client this is. @throws 404 unknown client, or not an exchange core client. */
 function exchangeOf(eng: Engine, clientId: string): ExchangeRecord {
   net.getCoreClient(eng, clientId);
-  const x = Object.values(eng.state.exchanges).find((e) => e.client_id === clientId);
+  const x = eng.exchangeOfClient(clientId);
   if (!x) throw notFound(`client_id: ${clientId} is not the core client of an exchange`);
   return x;
 }
@@ -90,7 +99,7 @@ export function requestConnection(eng: Engine, input: ConnectRequestInput): { co
   exchangeOf(eng, input.client_id);
   const w = net.getWallet(eng, input.wallet_id, 'wallet_id');
   if (w.type !== 1 && w.type !== 2) throw badRequest(`wallet_id: wallet ${w.wallet_id} is type ${w.type}; only dedicated (1) or multi-counterparty (2) wallets can be connected to an exchange`);
-  const open = Object.values(eng.state.connections).find((c) => c.client_id === input.client_id && c.wallet_id === w.wallet_id && c.status !== 'rejected');
+  const open = connectionsOf(eng, w.wallet_id).find((c) => c.client_id === input.client_id && c.status !== 'rejected');
   if (open) throw conflict(`wallet_id: wallet ${w.wallet_id} already has a ${open.status} connection to ${input.client_id}`);
   const now = eng.now();
   const conn: WalletConnectionRecord = {
@@ -113,7 +122,9 @@ export function requestConnection(eng: Engine, input: ConnectRequestInput): { co
     custodianType: 'core-client',
   };
   eng.state.connections[conn.id] = conn;
+  eng.indexConnection(conn);
   eng.state.actions[action.id] = action;
+  eng.indexAction(action);
   eng.changed();
   eng.emit('action', action);
   return { connection_id: conn.id, action_id: action.id, client_id: conn.client_id, wallet_id: conn.wallet_id, status: conn.status };
@@ -123,7 +134,7 @@ export function requestConnection(eng: Engine, input: ConnectRequestInput): { co
 export function decideConnection(eng: Engine, action: ActionRecord, approve: boolean): void {
   const conn = eng.state.connections[action.txID];
   if (!conn || conn.status !== 'pending') throw conflict(`action_id: wallet connection ${action.txID} is ${conn?.status ?? 'unknown'}`);
-  action.status = approve ? 'approved' : 'rejected';
+  eng.setActionStatus(action.id, approve ? 'approved' : 'rejected');
   conn.status = approve ? 'approved' : 'rejected';
   eng.changed();
 }
@@ -142,8 +153,10 @@ export function connectionDetails(eng: Engine, action: ActionRecord): Record<str
 /** GET /coreclient/{client_id}/wallets -> `{wallets:[{wallet_id, action_id, status, expires}]}` (OpenAPI CoreClientWallet). @throws 404 */
 export function connectedWallets(eng: Engine, clientId: string): { wallets: { wallet_id: string; action_id: string; status: string; expires: number }[] } {
   net.getCoreClient(eng, clientId);
-  const wallets = Object.values(eng.state.connections)
-    .filter((c) => c.client_id === clientId && c.status !== 'rejected')
+  const wallets = eng
+    .connectionIdsOfClient(clientId)
+    .map((id) => eng.state.connections[id])
+    .filter((c) => c !== undefined && c.client_id === clientId && c.status !== 'rejected')
     .sort((a, b) => a.created - b.created)
     .map((c) => ({ wallet_id: c.wallet_id, action_id: c.action_id, status: eng.state.actions[c.action_id]?.status ?? c.status, expires: 0 }));
   return { wallets };
@@ -163,7 +176,7 @@ export function createSweep(eng: Engine, clientId: string, input: SweepRequest):
   const from = net.getWallet(eng, input.wallet_id, 'wallet_id');
   const to = net.getWallet(eng, input.recipient_wallet_id, 'recipient_wallet_id');
   if (from.wallet_id === to.wallet_id) throw badRequest('recipient_wallet_id: must differ from wallet_id');
-  const connected = (wid: string) => Object.values(eng.state.connections).some((c) => c.client_id === clientId && c.wallet_id === wid && c.status === 'approved');
+  const connected = (wid: string) => connectionsOf(eng, wid).some((c) => c.client_id === clientId && c.status === 'approved');
   if (!connected(from.wallet_id) && !connected(to.wallet_id)) throw badRequest(`wallet_id: neither wallet_id nor recipient_wallet_id is connected to core client ${clientId}`);
   if (to.asset !== from.asset) throw badRequest(`recipient_wallet_id: holds ${to.asset}, wallet_id holds ${from.asset}`);
   if (input.send.symbol !== from.asset) throw badRequest(`send.symbol: must be ${from.asset}, the asset of wallet_id`);
@@ -239,7 +252,7 @@ export function getSweep(eng: Engine, clientId: string, txId: unknown): SweepTra
   if (typeof txId !== 'string' || txId === '') throw badRequest('tx_id: is required');
   const s = eng.state.sweeps[txId];
   if (!s || s.client_id !== clientId) throw notFound(`tx_id: no sweep ${txId} of core client ${clientId}`);
-  const x = Object.values(eng.state.exchanges).find((e) => e.client_id === clientId);
+  const x = eng.exchangeOfClient(clientId);
   return {
     approver_count: 1,
     expires: s.expires,

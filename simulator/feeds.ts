@@ -52,7 +52,7 @@ export class FeedHub {
   /** Open sockets by feed: a core client id, {@link HUB_KEY} or {@link WALLETS_KEY}. */
   private readonly sockets = new Map<string, Set<WebSocket>>();
   /** Engine event listeners: each sends once the state holding the event is written (a failed write sends nothing). */
-  private readonly onAction = this.afterCommit((a: ActionRecord) => this.send(a.custodianID, [a]));
+  private readonly onAction = this.afterCommit((a: ActionRecord) => this.send(a.custodianID, [this.eng.state.actions[a.id] ?? a]));
   private readonly onHub = this.afterCommit((m: HubFeedMessage) => this.broadcast(HUB_KEY, m));
   private readonly onWalletTx = this.afterCommit((m: WalletFeedMessage) => this.broadcast(WALLETS_KEY, m));
 
@@ -134,6 +134,7 @@ export class FeedHub {
     ws.on('error', () => undefined);
     ws.on('message', () => undefined); // the feed is one-way; client messages are ignored
     // Only the core client feed replays on connect; the hub and wallets feeds have no catch-up.
+    // The pending actions come from the engine's index per custodian (transactions.ts pendingActionsOf), not a scan.
     if (key !== HUB_KEY && key !== WALLETS_KEY && this.faults.replayOnConnect) this.sendTo(ws, pendingActionsOf(this.eng, key));
   }
 

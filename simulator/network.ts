@@ -190,10 +190,11 @@ export function removeTrustedParty(eng: Engine, companyId: string, partyId: stri
     }
     throw notFound(`trustedparty_id: no trusted party ${partyId} in company ${companyId}`);
   }
-  for (const f of Object.values(eng.state.funds)) {
-    if (f.company_id !== companyId) continue;
+  for (const fid of eng.fundIdsOfCompany(companyId)) {
+    const f = eng.state.funds[fid];
+    if (!f || f.company_id !== companyId) continue;
     const groups = [f.custodygroup_tx, f.custodygroup_withdraw];
-    for (const w of Object.values(eng.state.wallets)) if (w.fund_id === f.fund_id) groups.push(w.custodygroup_tx, w.custodygroup_withdraw);
+    for (const w of fundWallets(eng, f.fund_id)) groups.push(w.custodygroup_tx, w.custodygroup_withdraw);
     if (groups.some((g) => eng.state.custodyGroups[g]?.members.includes(partyId))) {
       throw conflict(`trustedparty_id: ${partyId} is a custodian of fund ${f.fund_id}`);
     }
@@ -350,6 +351,7 @@ export function createFund(
     created: eng.now(),
   };
   eng.state.funds[fund.fund_id] = fund;
+  eng.indexFund(fund);
   eng.state.ledger[fund.fund_id] = [];
   const wallets = attachWallets(eng, fund, makers);
   eng.changed();
@@ -460,22 +462,27 @@ export function walletView(eng: Engine, w: WalletRecord): WalletView {
   };
 }
 
+/** The wallet's connection requests not rejected, oldest first (through the engine's index: no scan of every connection). */
 function connectedList(eng: Engine, walletId: string): WalletView['connected'] {
-  const list = Object.values(eng.state.connections ?? {})
-    .filter((c) => c.wallet_id === walletId && c.status !== 'rejected')
+  const list = eng
+    .connectionIdsOfWallet(walletId)
+    .map((id) => eng.state.connections?.[id])
+    .filter((c) => c !== undefined && c.wallet_id === walletId && c.status !== 'rejected')
     .map((c) => ({
-      client_id: c.client_id,
-      counterparty_id: c.clientData.customer_id,
-      name: Object.values(eng.state.exchanges).find((x) => x.client_id === c.client_id)?.name ?? '',
-      status: c.status === 'approved' ? 'Active' : 'Pending',
+      client_id: c!.client_id,
+      counterparty_id: c!.clientData.customer_id,
+      name: eng.exchangeOfClient(c!.client_id)?.name ?? '',
+      status: c!.status === 'approved' ? 'Active' : 'Pending',
     }));
   return list.length ? list : null;
 }
 
-/** Wallets of a fund in creation order. */
+/** Wallets of a fund in creation order (`created`, ties in the order added), through the engine's index of wallets per fund. */
 export function fundWallets(eng: Engine, fundId: string): WalletRecord[] {
-  return Object.values(eng.state.wallets)
-    .filter((w) => w.fund_id === fundId)
+  return eng
+    .walletIdsOfFund(fundId)
+    .map((id) => eng.state.wallets[id])
+    .filter((w) => w !== undefined && w.fund_id === fundId)
     .sort((a, b) => a.created - b.created);
 }
 
@@ -514,7 +521,10 @@ export function fundDeposits(eng: Engine, companyId: string, fundId: string): { 
 export function companyHoldings(eng: Engine, companyId: string): { total_count: number; holdings: { code: string; amount: number }[] } {
   getCompany(eng, companyId);
   const sums = new Map<string, number>();
-  for (const w of Object.values(eng.state.wallets)) if (w.company_id === companyId) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+  for (const id of eng.walletIdsOfCompany(companyId)) {
+    const w = eng.state.wallets[id];
+    if (w && w.company_id === companyId) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+  }
   const holdings = [...sums].map(([code, amount]) => ({ code, amount }));
   return { total_count: holdings.length, holdings };
 }
@@ -558,10 +568,15 @@ export function moveBalance(eng: Engine, wallet: WalletRecord, direction: 'in' |
   eng.emitWalletTx(msg);
 }
 
-/** Append a ledger entry for a wallet. */
-export function writeLedger(eng: Engine, wallet: WalletRecord, entry: LedgerEntry): void {
+/**
+ * Append a ledger entry for a wallet (to `state.ledger[wallet.fund_id]`) and index it
+ * (`Engine.catchUpLedger`).
+ * @returns its position in the fund's ledger array (0 = the oldest).
+ */
+export function writeLedger(eng: Engine, wallet: WalletRecord, entry: LedgerEntry): number {
   (eng.state.ledger[wallet.fund_id] ??= []).push({ wallet_id: wallet.wallet_id, entry });
   eng.changed();
+  return eng.catchUpLedger(wallet.fund_id);
 }
 
 /**
@@ -654,10 +669,12 @@ export function fundLedger(eng: Engine, companyId: string, fundId: string, q: Re
   };
   const offset = int('offset', 0);
   const limit = int('limit', Number.MAX_SAFE_INTEGER);
-  const list = (eng.state.ledger[fundId] ?? [])
-    .filter((r) => (!walletId || r.wallet_id === walletId) && (!asset || r.entry.asset === asset))
-    .filter((r) => direction === 'all' || ledgerDirection(r.entry.type) === direction)
-    .map((r) => r.entry)
-    .reverse();
-  return { Total: list.length, List: list.slice(offset, offset + limit) };
+  // The filtered entries come from the engine's index (positions, oldest first): the page is
+  // read from the newest end without walking the ledger (issue 11).
+  const positions = eng.ledgerPositions(fundId, { walletId, asset, direction: direction as 'all' | 'in' | 'out' });
+  const records = eng.state.ledger[fundId] ?? [];
+  const total = positions.length;
+  const List: LedgerEntry[] = [];
+  for (let i = offset; i < total && i - offset < limit; i++) List.push(records[positions[total - 1 - i]].entry);
+  return { Total: total, List };
 }

@@ -114,7 +114,13 @@ export interface BalanceItem {
  */
 export function accountBalance(eng: Engine): { total_count: number; balances: BalanceItem[] } {
   const sums = new Map<string, number>();
-  for (const w of Object.values(eng.state.wallets)) if (ownCompany(eng, w.company_id)) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+  // The account's own wallets through the engine's index per company (not every wallet of every account).
+  for (const c of accountCompanies(eng)) {
+    for (const id of eng.walletIdsOfCompany(c.company_id)) {
+      const w = eng.state.wallets[id];
+      if (w && w.company_id === c.company_id) sums.set(w.asset, (sums.get(w.asset) ?? 0) + w.balance);
+    }
+  }
   const order = ASSETS.map((a) => a.code as string);
   const balances = [...sums]
     .sort(([a], [b]) => (order.indexOf(a) >>> 0) - (order.indexOf(b) >>> 0) || a.localeCompare(b))
@@ -197,7 +203,8 @@ export function historyItem(walletId: string, e: LedgerEntry): WalletHistoryItem
  * entries that moved its balance ({@link ledgerMovedBalance}: deposits and `approved` entries),
  * newest first, as history items, so the amounts add up to the wallet's balance. Pending,
  * rejected, expired and cancelled transactions and chain-rejected (refunded) withdrawals are
- * left out. A transaction's `timestamp` is its creation time, also once settled.
+ * left out. A transaction's `timestamp` is its creation time, also once settled. Cost: the
+ * wallet's own ledger entries (the answer has no paging), not the fund's.
  * @param walletIdOrCode wallet id or short code (spec section 2).
  * @param since optional query value: epoch seconds; only entries with a later timestamp are kept.
  * @throws 404 `wallet_id` unknown; 403 a wallet of another API account; 400 `since` not a
@@ -211,9 +218,14 @@ export function walletHistory(eng: Engine, walletIdOrCode: string, since: unknow
   }
   const w = getWallet(eng, walletIdOrCode);
   getCompany(eng, w.company_id);
-  const history = (eng.state.ledger[w.fund_id] ?? [])
-    .filter((r) => r.wallet_id === w.wallet_id && r.entry.timestamp > after && ledgerMovedBalance(r.entry))
-    .map((r) => historyItem(w.wallet_id, r.entry))
-    .reverse();
+  // The wallet's own entries through the engine's index (positions into the fund ledger, oldest
+  // first): the fund's other wallets are not walked (issue 11).
+  const records = eng.state.ledger[w.fund_id] ?? [];
+  const positions = eng.ledgerPositions(w.fund_id, { walletId: w.wallet_id });
+  const history: WalletHistoryItem[] = [];
+  for (let i = positions.length - 1; i >= 0; i--) {
+    const e = records[positions[i]].entry;
+    if (e.timestamp > after && ledgerMovedBalance(e)) history.push(historyItem(w.wallet_id, e));
+  }
   return { history };
 }

@@ -98,6 +98,7 @@ export function createSwap(eng: Engine, companyId: string, input: SwapMakeReques
     txStatus: 'pending_swap',
   };
   eng.state.swaps[tx.txID] = tx;
+  eng.indexSwap(tx);
   openCustody(eng, company, tx, group, 'ApproveSwap', { type: 'swapOut', counterpartyID: '', counterpartyName: '' }); // the taker is not known yet
   return { tx_id: tx.txID, tx_url: url(tx.txID), status: 'new' };
 }
@@ -106,6 +107,7 @@ export function createSwap(eng: Engine, companyId: string, input: SwapMakeReques
 function publish(eng: Engine, swap: SwapRecord, now: number): void {
   if (swap.hubAdded) return;
   swap.hubAdded = now;
+  eng.indexHubQuote(swap.txID);
   eng.changed();
   eng.emit('hub', { txID: swap.txID, status: 'taker_pending' });
 }
@@ -144,15 +146,18 @@ export interface HubItem {
 
 /**
  * GET /company/{company_id}/liquidityhub (owner = made by that company) or GET /liquidityhub
- * (companyId null: owner = made by a company of the partner's account) -> `{items}`, oldest first.
+ * (companyId null: owner = made by a company of the partner's account) -> `{items}`, oldest first
+ * (by `added`, ties in creation order). The published quotes come from the engine's index
+ * (`Engine.hubQuoteIds`), not from a scan of every quote (issue 11).
  * @throws 404 unknown company.
  */
 export function hubItems(eng: Engine, companyId: string | null): { items: HubItem[] } {
   if (companyId !== null) net.getCompany(eng, companyId);
   const now = eng.now();
-  const items = Object.values(eng.state.swaps)
+  const items = eng
+    .hubQuoteIds()
+    .map((id) => eng.state.swaps[id])
     .filter((s) => s.txStatus === 'taker_pending' && s.hubAdded > 0 && !s.takeID && s.expires > now)
-    .sort((a, b) => a.hubAdded - b.hubAdded)
     .map((s) => ({
       tx_id: s.txID,
       send_asset: s.asset,
@@ -293,6 +298,7 @@ export function takeSwap(eng: Engine, companyId: string, input: SwapTakeRequest)
   };
   companyAction.txID = take.txID;
   eng.state.actions[companyAction.id] = companyAction;
+  eng.indexAction(companyAction);
   eng.state.swapTakes[take.txID] = take;
   swap.takeID = take.txID;
   openCustody(eng, company, take, group, 'ApproveSwapTake', { type: 'swapOut', counterpartyID: swap.company_id, counterpartyName: eng.state.companies[swap.company_id]?.name ?? '' });
@@ -381,7 +387,7 @@ export function companyDecide(eng: Engine, companyId: string, actionId: string, 
   if (!take || take.txStatus !== 'pending_swap_take') throw conflict(`action_id: take ${action.txID} is ${take?.txStatus ?? 'unknown'}`);
   const now = eng.now();
   if (!approve) {
-    action.status = 'rejected';
+    eng.setActionStatus(action.id, 'rejected');
     rejectTake(eng, take, now);
     return;
   }
@@ -389,7 +395,7 @@ export function companyDecide(eng: Engine, companyId: string, actionId: string, 
     const problem = settleProblem(eng, take);
     if (problem) throw conflict(`action_id: the swap cannot settle: ${problem}`);
   }
-  action.status = 'approved';
+  eng.setActionStatus(action.id, 'approved');
   eng.changed();
   if (takeReady(eng, take)) settleSwap(eng, take, now);
 }
@@ -447,7 +453,8 @@ export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlB
   return eng.asAccount(FOREIGN_ACCOUNT, () => {
     let company = Object.values(eng.state.companies).find((c) => c.account === FOREIGN_ACCOUNT);
     if (!company) {
-      company = net.createCompany(eng, { name: 'Foreign Markets Ltd', country: 'CH', domain: 'foreign-markets.example', ref: 'foreign account' });
+      const created = net.createCompany(eng, { name: 'Foreign Markets Ltd', country: 'CH', domain: 'foreign-markets.example', ref: 'foreign account' });
+      company = eng.state.companies[created.company_id]; // written through the state document
       company.account = FOREIGN_ACCOUNT;
       const client = net.createCoreClient(eng, 'Foreign approver');
       net.addTrustedParty(eng, company.company_id, { address: client.id, type: 'core-client' });
@@ -456,7 +463,10 @@ export function createForeignQuote(eng: Engine, input: ForeignQuoteInput, txUrlB
       for (const w of fund.wallets) net.faucetDeposit(eng, w, eng.state.wallets[w].asset.startsWith('ETH') ? 100_000_000_000 : 10_000_000_000);
     }
     const cid = company.company_id;
-    const wallets = Object.values(eng.state.wallets).filter((w) => w.company_id === cid);
+    const wallets = eng
+      .walletIdsOfCompany(cid)
+      .map((id) => eng.state.wallets[id])
+      .filter((w) => w !== undefined && w.company_id === cid);
     const walletOf = (asset: string) => wallets.find((w) => w.asset === asset)!;
     const made = createSwap(
       eng,

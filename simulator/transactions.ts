@@ -80,26 +80,23 @@ const CLOSED = {
  * Expire every live transaction (pending custody, or a quote open for a taker) whose `expires`
  * has passed on the business clock: final status `expired_*`, its pending actions `expired`, its
  * hold released (a quote also leaves the hub; its pending take expires with it). Cheap when
- * nothing is due: it compares the clock with the earliest expiry first.
+ * nothing is due: it compares the clock with the earliest expiry first; otherwise it takes the
+ * due transactions from the engine's expiry heap (`Engine.takeDueExpiries`, earliest first),
+ * without walking the pending ones that are not due (issue 11).
  * @returns the number of transactions expired.
  */
 export function applyExpiry(eng: Engine): number {
   const now = eng.now();
   if (now < eng.nextExpiry) return 0;
   let count = 0;
-  let next = Infinity;
-  for (const id of [...eng.pendingTxs]) {
+  for (const id of eng.takeDueExpiries(now)) {
     const tx = eng.findTx(id);
-    if (!tx || !isLive(tx)) {
-      eng.pendingTxs.delete(id);
-      continue;
-    }
+    if (!tx || !isLive(tx)) continue;
     if (tx.expires <= now) {
       expire(eng, tx, now);
       count++;
-    } else next = Math.min(next, tx.expires);
+    } else eng.trackExpiry(tx); // not due after all (its expires changed): watch it again
   }
-  eng.nextExpiry = next;
   return count;
 }
 
@@ -177,7 +174,7 @@ function decide(eng: Engine, action: ActionRecord, approve: boolean, approver: A
   const now = eng.now();
   const kind = kindOf(tx);
   if (!approve) {
-    action.status = 'rejected';
+    eng.setActionStatus(action.id, 'rejected');
     if (kind === 'take') rejectTake(eng, tx as SwapTakeRecord, now);
     else closeTx(eng, tx, CLOSED[kind].rejected, now);
     return;
@@ -267,12 +264,14 @@ function summary(a: ActionRecord): Action {
   return { id: a.id, type: a.type, status: a.status, timestamp: a.timestamp, expireTime: a.expireTime };
 }
 
-/** Pending actions of a core client, oldest first. */
+/**
+ * Pending actions of a core client, oldest first (by `timestamp`, ties in creation order), read
+ * through the engine's index of pending actions per custodian (`Engine.pendingActionIds`): no
+ * scan of every action (issue 11). Due expiries are applied first.
+ */
 export function pendingActionsOf(eng: Engine, clientId: string): ActionRecord[] {
   applyExpiry(eng);
-  return Object.values(eng.state.actions)
-    .filter((a) => a.custodianID === clientId && a.status === 'pending')
-    .sort((a, b) => a.timestamp - b.timestamp);
+  return eng.pendingActionIds(clientId).map((id) => eng.state.actions[id]);
 }
 
 /** GET /coreclient/{client_id}/actions -> `{count, actions}` (pending only). @throws 404 unknown client */

@@ -122,7 +122,7 @@ export function chainRejectWithdrawal(eng: Engine, txId: string): Transaction {
   const origin = eng.state.wallets[tx.wallet_id];
   tx.txStatus = 'chain_rejected_withdrawal';
   moveBalance(eng, origin, 'in', { tx_id: tx.txID, chain_tx_id: tx.chainTxID, status: tx.txStatus, amount: tx.amount, fee: 0 }, now);
-  const entry = eng.debitEntries.get(tx.txID);
+  const entry = eng.debitEntry(tx.txID);
   if (entry) entry.status = 'chain_rejected';
   eng.changed();
   return withdrawalView(eng, tx);

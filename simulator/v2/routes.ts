@@ -103,15 +103,17 @@ export function v2Service(eng: Engine): V2Service {
     'custody-portfolio.get': ({ params }) => ws.accountView(eng, params.workspaceID, params.accountID),
     'custody-portfolio.createWallet': async ({ params, body }) => {
       const b = body as { name: string; connectPlugin: ConnectPlugin; policyID: string; waitForAddress?: number };
-      const w = ws.createWallet(eng, params.workspaceID, params.accountID, b);
+      const { walletID } = ws.createWallet(eng, params.workspaceID, params.accountID, b);
       // Wait (real time) up to waitForAddress seconds for the key computation (business clock):
       // the answer comes as soon as the address is there, or with '' when the wait ends first.
+      // After each wait the wallet is read again from the state (no reference kept across ticks).
+      const current = () => v2State(eng).wallets[walletID];
       const deadline = Date.now() + (b.waitForAddress ?? 0) * 1000;
       await eng.store.commit();
-      while (!waits.closed && businessMs(eng) < w.addressReadyAtMs && Date.now() < deadline) {
-        await waits.sleep(Math.min(100, deadline - Date.now(), w.addressReadyAtMs - businessMs(eng)));
+      while (!waits.closed && businessMs(eng) < current().addressReadyAtMs && Date.now() < deadline) {
+        await waits.sleep(Math.min(100, deadline - Date.now(), current().addressReadyAtMs - businessMs(eng)));
       }
-      const view = ws.walletView(eng, w);
+      const view = ws.walletView(eng, current());
       return { walletID: view.walletID, address: view.address };
     },
     'custody-portfolio.getWallet': ({ params }) => ws.walletView(eng, ws.getWallet(eng, params.workspaceID, params.accountID, params.walletID)),
