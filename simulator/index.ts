@@ -207,20 +207,6 @@ async function journalCheck(store: Store, dataDir: string): Promise<void> {
   await fsp.appendFile(file, JSON.stringify({ at: new Date().toISOString(), what: `journal check ${dataDir}`, violations: diffs, body: null }) + '\n');
 }
 
-/**
- * Stopgap until `Engine.debitEntries` holds positions (issue 11, the index work): custody.ts
- * stores the debit ledger entries it creates raw in that map and later updates them in place
- * through it (custody.ts `closeTx`, `ledgerFor`; withdrawals.ts `chainRejectWithdrawal`), which
- * the journal's change tracking would not see. Make the map hold the tracking views instead.
- * Harmless for values that are not objects of the state.
- */
-function trackDebitEntries(eng: Engine, store: Store): void {
-  const map = eng.debitEntries as Map<string, unknown>;
-  if (!(map instanceof Map)) return;
-  const set = map.set.bind(map);
-  map.set = (key: string, value: unknown) => set(key, store.track(value));
-}
-
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
   return host.includes(':') ? `[${host}]` : host;
@@ -315,7 +301,6 @@ export class Simulator {
     const store = new Store(state, dataDir, opts.persist ?? true);
     const readOnly = await provisionReadOnlyKey(store.state, dataDir);
     const eng = new Engine(store, { dedupe: opts.dedupe });
-    trackDebitEntries(eng, store);
     ensureUsers(eng);
     const v2State = ensureV2(eng);
     const v2TokenFile = path.join(dataDir, DATA_FILES.v2Token);

@@ -515,7 +515,7 @@ export function emptyState(apiKey: string, publicKeyPem: string): SimState {
  * re-keyed per kind of transaction. The version stays 1. The ledger needs nothing: older files
  * have no pending entries (a transaction then pending gets its entry when it settles, as
  * before; custody.ts `ledgerFor`), and the index of debit entries is rebuilt from the ledger on
- * every start (engine.ts `debitEntries`).
+ * every start (engine.ts `debitPositions`).
  */
 export function upgradeState(s: SimState): SimState {
   s.withdrawals ??= {};
