@@ -13,7 +13,11 @@
  *
  * Sides:
  * - `minimal`: the floor a client cannot go below (no validation, no retries, no journal).
- * - `lib`: `createTransfer(client, ...)` on a {@link CustodyClient}, what the node calls.
+ * - `lib`: `createTransfer(client, ...)` on a {@link CustodyClient}, what the node calls, with
+ *   lib's default (in-memory) submission journal.
+ * - `journal`: the same with a submission journal file (`openSharedJournal`, fsync per commit),
+ *   as the node has one (custody-config opens one per account): the node/lib rows compare the
+ *   node with this side, so they measure Node-RED and the node's own code, not the journal.
  * - `node`: a custody-transfer node in an embedded Node-RED, messages in with `node.receive`.
  * - `nonce`: lib with `signingMode: 'nonce'` (compared with `lib`, timestamp mode, at 64).
  *
@@ -26,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { createPrivateKey, sign as rsaSign, type KeyObject } from 'node:crypto';
-import { CustodyClient, createTransfer } from '../lib';
+import { CustodyClient, createTransfer, openSharedJournal } from '../lib';
 import { benchTransfer, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
 import { atLeast, atMost, formatTable, median, type BenchRow } from './table';
 
@@ -151,7 +155,7 @@ function figures(a: number, b: number, unit: string): string {
 /**
  * Measure the transport (issue 11): see the module comment.
  * @returns rows: lib/minimal req/s (>= 0.85x) and CPU per request (<= 1.2x) at each concurrency,
- *   node/lib req/s (>= 0.95x), warnings seen (0), nonce/timestamp req/s at the highest concurrency.
+ *   node/lib req/s (>= 0.95x; lib with a journal file), lib with/without journal file (report), warnings seen (0), nonce/timestamp req/s at the highest concurrency.
  * @throws {Error} when any request fails (rejects).
  */
 export async function run(opts: TransportBenchOptions = {}): Promise<BenchRow[]> {
@@ -167,16 +171,18 @@ export async function run(opts: TransportBenchOptions = {}): Promise<BenchRow[]>
   const minimal = minimalClient(sim);
   const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
   const nonceClient = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem, signingMode: 'nonce' });
+  const lease = await openSharedJournal(path.join(dataDir, 'lib-journal', 'journal.jsonl'));
   const viaLib = (c: CustodyClient) => () => createTransfer(c, benchTransfer(sim.demo)).then(() => undefined);
+  const viaJournal = () => createTransfer(client, benchTransfer(sim.demo), { journal: lease.journal }).then(() => undefined);
   const node = await nodePath(sim, path.join(dataDir, 'node-red'));
-  const sides: Record<string, () => Promise<void>> = { minimal: minimal.one, lib: viaLib(client), node: node.one, nonce: viaLib(nonceClient) };
+  const sides: Record<string, () => Promise<void>> = { minimal: minimal.one, lib: viaLib(client), journal: viaJournal, node: node.one, nonce: viaLib(nonceClient) };
   const rows: BenchRow[] = [];
   try {
     // Warm up every side (connections, JIT).
     for (const one of Object.values(sides)) await measure(100, 8, one);
     const top = Math.max(...levels);
     for (const c of levels) {
-      const names = c === top ? ['minimal', 'lib', 'node', 'nonce'] : ['minimal', 'lib', 'node'];
+      const names = c === top ? ['minimal', 'lib', 'journal', 'node', 'nonce'] : ['minimal', 'lib', 'journal', 'node'];
       const got: Record<string, Measured[]> = Object.fromEntries(names.map((s) => [s, []]));
       for (let r = 0; r < rounds; r++) {
         // Alternate the order so no side always meets the fuller simulator state.
@@ -189,7 +195,8 @@ export async function run(opts: TransportBenchOptions = {}): Promise<BenchRow[]>
       const cpu = (m: Measured) => m.cpuMicros;
       rows.push(atLeast('transport', `lib/minimal req/s, concurrency ${c}`, figures(med('lib', rate), med('minimal', rate), 'req/s'), ratio('lib', 'minimal', rate), 0.85));
       rows.push(atMost('transport', `lib/minimal CPU per request, concurrency ${c}`, figures(med('lib', cpu), med('minimal', cpu), 'µs'), ratio('lib', 'minimal', cpu), 1.2));
-      rows.push(atLeast('transport', `node/lib req/s, concurrency ${c}`, figures(med('node', rate), med('lib', rate), 'req/s'), ratio('node', 'lib', rate), 0.95));
+      rows.push(atLeast('transport', `node/lib req/s (both with a journal file), concurrency ${c}`, figures(med('node', rate), med('journal', rate), 'req/s'), ratio('node', 'journal', rate), 0.95));
+      rows.push({ group: 'transport', measure: `lib with journal file/lib req/s, concurrency ${c}`, figures: figures(med('journal', rate), med('lib', rate), 'req/s'), value: ratio('journal', 'lib', rate), goal: 'report', pass: true });
       if (c === top) rows.push({ group: 'transport', measure: `nonce/timestamp req/s (lib), concurrency ${c}`, figures: figures(med('nonce', rate), med('lib', rate), 'req/s'), value: ratio('nonce', 'lib', rate), goal: 'report', pass: true });
     }
   } finally {
@@ -197,6 +204,7 @@ export async function run(opts: TransportBenchOptions = {}): Promise<BenchRow[]>
     await node.stop();
     await client.close();
     await nonceClient.close();
+    await lease.release();
     minimal.close();
     await stopSimulatorProcess(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
