@@ -101,10 +101,13 @@ export function jsonBytes(body: unknown): Buffer | undefined {
 
 /**
  * Whether requests go through the proxy named by the environment, decided once per transport.
- * axios reads `http_proxy`, `https_proxy`, `all_proxy` (any case) and honours `no_proxy` per
- * request (proxy-from-env); that lookup costs on every request, so it is kept only when one of
- * those variables is set (then axios's own rules apply unchanged), and turned off (`proxy:
- * false`) otherwise. A variable set after the client was created is not seen (issue 11).
+ * axios reads `http_proxy`, `https_proxy`, `all_proxy` (any case) and honours `no_proxy` on
+ * every request (proxy-from-env); that lookup costs on every request, so it is kept only when
+ * one of those variables is set when the transport is created (then axios's own rules apply
+ * unchanged, per request: a later change of `NO_PROXY` or of the proxy variables is followed),
+ * and turned off (`proxy: false`) otherwise: a proxy variable set after such a client was
+ * created is not seen by it (issue 11). Node's own `NODE_USE_ENV_PROXY` is not involved: these
+ * agents are created without `proxyEnv`.
  * @param env the environment to read (default `process.env`).
  * @returns `undefined` (let axios read the environment) or `false` (no proxy).
  */
