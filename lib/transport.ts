@@ -192,18 +192,24 @@ export class Transport {
         if (e instanceof ApiError && e.outcomeUnknown) unknownBefore = true;
         throw seen && e instanceof ApiError ? e.withFailure('outcomeUnknown') : e;
       });
+    const retryable = (e: unknown) => !signal.aborted && e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode));
+    // The wait before retry n (1, 2, ...): ours, ended by close() (exponential-backoff's own timer cannot be cancelled).
+    const waitBefore = async (n: number) => {
+      await this.#sleep(Math.random() * Math.min(10000, this.#retryDelayMs * 2 ** (n - 1)));
+      return !signal.aborted;
+    };
+    // The first attempt runs as is: exponential-backoff (its options, objects and promises) is
+    // only set up once an attempt has failed in a way worth retrying.
     const run =
       !idempotent || this.#attempts === 1
         ? attempt()
-        : backOff(attempt, {
-            numOfAttempts: this.#attempts,
-            // The waits are ours (abortable, below): exponential-backoff's own timer cannot be cancelled.
-            startingDelay: 0,
-            retry: async (e: unknown, attempt: number) => {
-              if (signal.aborted || !(e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode)))) return false;
-              await this.#sleep(Math.random() * Math.min(10000, this.#retryDelayMs * 2 ** (attempt - 1)));
-              return !signal.aborted;
-            },
+        : attempt().catch(async (first: unknown) => {
+            if (!retryable(first) || !(await waitBefore(1))) throw first;
+            return backOff(attempt, {
+              numOfAttempts: this.#attempts - 1,
+              startingDelay: 0,
+              retry: async (e: unknown, n: number) => retryable(e) && waitBefore(n + 1),
+            });
           });
     // An attempt that ends after close() (or a retry given up because of it) rejects as closed.
     const settled = run.catch((err: unknown) => {
