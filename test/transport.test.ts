@@ -109,7 +109,7 @@ describe('lean transport (issue 11)', function () {
     assert.deepEqual(seen.map((w) => `${w.name}: ${w.message}`), []);
   });
 
-  it('sends 200 concurrent nonce-mode requests (transfers and reads) that the simulator all accepts, the mark at the last nonce', async () => {
+  it('sends 200 concurrent nonce-mode requests (transfers and reads) that the simulator all accepts, raising the key's nonce mark', async () => {
     const client = accountClient(s.sim, { signingMode: 'nonce' });
     const apiKey = s.sim.account.apiKey;
     const before = BigInt(s.sim.engine.state.nonceMarks[apiKey] ?? '0');
@@ -131,6 +131,18 @@ describe('lean transport (issue 11)', function () {
       await client.close();
     }
     assert.deepEqual((await warnings.stop()).map((w) => w.message), []);
+  });
+
+  it('nonce mode: two clients of one key (two config nodes) send 150 requests each at once, none refused', async () => {
+    const a = accountClient(s.sim, { signingMode: 'nonce' });
+    const b = accountClient(s.sim, { signingMode: 'nonce' });
+    try {
+      const results = await Promise.allSettled(Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).request('GET', '/assets', { idempotent: true })));
+      assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), []);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 
   it('nonce mode: nonces reach the server in increasing order, and a retried request is signed again with a new nonce', async () => {
