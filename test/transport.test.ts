@@ -109,7 +109,7 @@ describe('lean transport (issue 11)', function () {
     assert.deepEqual(seen.map((w) => `${w.name}: ${w.message}`), []);
   });
 
-  it('sends 200 concurrent nonce-mode requests (transfers and reads) that the simulator all accepts, raising the key's nonce mark', async () => {
+  it('sends 200 concurrent nonce-mode requests (transfers and reads) that the simulator all accepts, raising the nonce mark of the key', async () => {
     const client = accountClient(s.sim, { signingMode: 'nonce' });
     const apiKey = s.sim.account.apiKey;
     const before = BigInt(s.sim.engine.state.nonceMarks[apiKey] ?? '0');
