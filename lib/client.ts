@@ -159,7 +159,11 @@ export class CustodyClient {
   async #send<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined): Promise<ApiResponse<T>> {
     const context = `${method} ${path}`;
     if (this.signingMode === 'nonce' && this.#key) {
-      return this.#lane.run((nonce) => this.#transport.exchange<T>(method, url, this.#headers(url, body, 'x-nonce', nonce), body, context));
+      // Signed now (nonce order = call order); sent once the key's previous request has settled.
+      return this.#lane.run(
+        (nonce) => this.#headers(url, body, 'x-nonce', nonce),
+        (headers) => this.#transport.exchange<T>(method, url, headers, body, context),
+      );
     }
     const prefix = String(Math.floor(Date.now() / 1000));
     return this.#transport.exchange<T>(method, url, this.#headers(url, body, 'x-timestamp', prefix), body, context);

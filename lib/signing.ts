@@ -33,11 +33,11 @@ export class KeyFormatError extends Error {
 export function signingPayload(input: SigningInput): Buffer {
   if (!input.prefix) throw new TypeError('signing: prefix (timestamp or nonce) is empty');
   if (!input.url) throw new TypeError('signing: url is empty');
-  const parts: Buffer[] = [Buffer.from(input.prefix, 'utf8'), Buffer.from(input.url, 'utf8')];
-  if (input.body !== undefined && input.body.length > 0) {
-    parts.push(typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body);
-  }
-  return Buffer.concat(parts);
+  // One string for the prefix and URL (both short ASCII in practice), then the body bytes as sent.
+  const head = Buffer.from(input.prefix + input.url, 'utf8');
+  const body = input.body;
+  if (body === undefined || body.length === 0) return head;
+  return Buffer.concat([head, typeof body === 'string' ? Buffer.from(body, 'utf8') : body]);
 }
 
 /**
