@@ -14,7 +14,7 @@
  *   (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts) are the two the spec names.
  */
 import { EventEmitter } from 'node:events';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { CustodyClient } from './client';
@@ -45,6 +45,19 @@ export const coreClientFeedMessageSchema = {
 
 /** A core client feed message ({@link coreClientFeedMessageSchema}); an {@link Action} with `coreClientID`. */
 export type CoreClientFeedMessage = Wire<typeof coreClientFeedMessageSchema>;
+
+/**
+ * The `ws` module, required on the first connect: a Node-RED whose flows open no feed does not
+ * load it (issue 11, "a palette that loads nothing it does not use").
+ */
+let wsModule: typeof WebSocket | undefined;
+
+/** The `ws` WebSocket class, loaded on first call. */
+function webSocketClass(): typeof WebSocket {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  wsModule ??= require('ws') as typeof WebSocket;
+  return wsModule;
+}
 
 /** Connection states, in the order a feed moves through them. */
 export type FeedState = 'connecting' | 'connected' | 'disconnected' | 'stopped';
@@ -114,7 +127,7 @@ export abstract class SignedFeed extends EventEmitter {
     this.#run = undefined;
     const socket = this.#socket;
     this.#socket = undefined;
-    if (socket && socket.readyState !== WebSocket.CLOSED) {
+    if (socket && socket.readyState !== socket.CLOSED) {
       await new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
         socket.terminate();
@@ -183,7 +196,8 @@ export abstract class SignedFeed extends EventEmitter {
     if (signal.aborted) return Promise.reject(new Error('feed stopped'));
     this.#setState('connecting');
     return new Promise<void>((resolve, reject) => {
-      const socket = new WebSocket(this.url, {
+      const WebSocketClass = webSocketClass();
+      const socket = new WebSocketClass(this.url, {
         headers: this.client.feedHeaders(this.url),
         handshakeTimeout: this.#options.handshakeTimeoutMs,
         minVersion: 'TLSv1.2',
