@@ -20,7 +20,7 @@
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import axios, { AxiosInstance } from 'axios';
+import type { AxiosInstance, AxiosStatic } from 'axios';
 import { backOff } from 'exponential-backoff';
 import { ApiError, ApiErrorBody } from './errors';
 import type { ApiResponse, HttpMethod, RequestOptions } from './client';
@@ -112,7 +112,9 @@ export class Transport {
     this.#retryDelayMs = options.retryDelayMs ?? 250;
     this.#httpAgent = new http.Agent({ keepAlive: true });
     this.#httpsAgent = new https.Agent({ keepAlive: true, minVersion: TLS_MIN, ...(options.ca ? { ca: options.ca } : {}) });
-    this.#http = axios.create({
+    // axios is required by the first client, not at load: a Node-RED whose flows send nothing does not load it (issue 11).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.#http = (require('axios') as AxiosStatic).create({
       timeout: options.timeoutMs ?? 30000,
       httpAgent: this.#httpAgent,
       httpsAgent: this.#httpsAgent,
