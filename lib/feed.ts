@@ -20,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { CustodyClient } from './client';
 import { Action, listActions, ACTION_TYPES } from './v1/core-client';
 import { W, type Wire } from './wire';
+import { ExpiringIdSet } from './expiring-ids';
 
 /**
  * A core client feed message (spec section 6: "one JSON message per pending action:
@@ -320,6 +321,15 @@ export class AccountFeed extends SignedFeed {
   }
 }
 
+/** Options of a {@link CoreClientFeed}: those of every feed, and how many emitted action ids it remembers at most. */
+export interface CoreClientFeedOptions extends FeedOptions {
+  /**
+   * The most action ids remembered (default 200,000, `EXPIRING_IDS_MAX_SIZE` of
+   * lib/expiring-ids.ts); above it the ids whose actions expire first are forgotten.
+   */
+  maxRememberedIds?: number;
+}
+
 /**
  * The feed path of a core client. @throws {TypeError} when `clientId` is empty or holds `/`, `?` or `#`.
  */
@@ -352,17 +362,25 @@ export interface ActionListing {
 export class CoreClientFeed extends SignedFeed {
   /** The core client whose actions this feed carries. */
   readonly clientId: string;
-  /** Emitted action ids -> when they may be forgotten (epoch seconds). */
-  #seen = new Map<string, number>();
+  /**
+   * Emitted action ids, each with the epoch second from which it may be forgotten (a day after
+   * its action's expiry); forgotten once 10,000 or more are kept and that second has passed, or
+   * when more than `maxRememberedIds` are kept (the earliest-expiring first). O(1) amortised per
+   * action (issue 11).
+   */
+  readonly #seen: ExpiringIdSet;
 
   /**
    * @param client the signed client (its base URL gives the feed URL, ws:// or wss://).
    * @param clientId the core client id.
    * @throws {TypeError} when `clientId` is empty or holds `/`, `?` or `#`.
+   * @throws {RangeError} when `maxRememberedIds` is not an integer of at least 1.
    */
-  constructor(client: CustodyClient, clientId: string, options: FeedOptions = {}) {
-    super(client, coreClientFeedPath(clientId), options);
+  constructor(client: CustodyClient, clientId: string, options: CoreClientFeedOptions = {}) {
+    const { maxRememberedIds, ...feedOptions } = options;
+    super(client, coreClientFeedPath(clientId), feedOptions);
     this.clientId = clientId;
+    this.#seen = new ExpiringIdSet(maxRememberedIds === undefined ? {} : { maxSize: maxRememberedIds });
   }
 
   /** Catch up with what was submitted while away; a failure is reported, the socket stays. */
@@ -388,17 +406,9 @@ export class CoreClientFeed extends SignedFeed {
   #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
     if (this.#seen.has(action.id)) return;
     // Forgettable a day after its expiry (or after now, when it carries none); epoch seconds,
-    // or milliseconds read as seconds.
+    // or milliseconds read as seconds. Past that an action cannot come back as pending.
     const expiry = Number(action.expireTime) || Math.floor(Date.now() / 1000);
-    this.#seen.set(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400);
-    this.#prune();
+    this.#seen.add(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400);
     this.emit('action', action, source);
-  }
-
-  /** Forget ids past their horizon (a day after expiry): they cannot come back as pending. */
-  #prune(): void {
-    if (this.#seen.size < 10000) return;
-    const now = Math.floor(Date.now() / 1000);
-    for (const [id, horizon] of this.#seen) if (horizon < now) this.#seen.delete(id);
   }
 }
