@@ -404,11 +404,10 @@ export class CoreClientFeed extends SignedFeed {
   }
 
   #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
-    if (this.#seen.has(action.id)) return;
     // Forgettable a day after its expiry (or after now, when it carries none); epoch seconds,
     // or milliseconds read as seconds. Past that an action cannot come back as pending.
     const expiry = Number(action.expireTime) || Math.floor(Date.now() / 1000);
-    this.#seen.add(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400);
-    this.emit('action', action, source);
+    // One lookup: add() is the duplicate check (false: emitted before, nothing changes).
+    if (this.#seen.add(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400)) this.emit('action', action, source);
   }
 }

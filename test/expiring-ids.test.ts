@@ -103,6 +103,42 @@ describe('ExpiringIdSet (the core client feed dedupe, issue 11)', () => {
     assert.throws(() => new ExpiringIdSet({ maxSize: 0 }), RangeError);
   });
 
+  it('agrees with a plain model (a list scanned per step) over 20,000 random steps: adds, duplicates, a moving clock, the cap', () => {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % n; // the high bits: the low ones of this generator repeat
+    };
+    const c = clock(100);
+    const set = new ExpiringIdSet({ maxSize: 150, pruneFrom: 40, now: c.now });
+    const model = new Map<string, { horizon: number; order: number }>();
+    const everAdded: string[] = [];
+    let order = 0;
+    for (let step = 0; step < 20000; step++) {
+      const r = rand(10);
+      // The clock moves slowly enough for the cap to bite (about 9,900 evictions, 2,000 prunes, 8,000 duplicates with this seed).
+      if (r === 0 && rand(8) === 0) c.set(c.now() + 1 + rand(3));
+      // Short ids over a small alphabet: many come back (duplicates, or new again once forgotten).
+      const id = r < 4 && everAdded.length > 0 ? everAdded[rand(everAdded.length)] : `k${rand(400)}`;
+      const horizon = c.now() + rand(60) - 10;
+      const isNew = !model.has(id);
+      assert.equal(set.add(id, horizon), isNew, `step ${step}: add ${id}`);
+      if (isNew) {
+        everAdded.push(id);
+        model.set(id, { horizon, order: order++ });
+        if (model.size >= 40) for (const [k, v] of model) if (v.horizon < c.now()) model.delete(k);
+        while (model.size > 150) {
+          let first: [string, { horizon: number; order: number }] | undefined;
+          for (const e of model) if (!first || e[1].horizon < first[1].horizon || (e[1].horizon === first[1].horizon && e[1].order < first[1].order)) first = e;
+          model.delete(first![0]);
+        }
+      }
+      assert.equal(set.size, model.size, `step ${step}: size`);
+      if (step % 97 === 0) for (let k = 0; k < 400; k++) assert.equal(set.has(`k${k}`), model.has(`k${k}`), `step ${step}: k${k}`);
+    }
+    for (const [k, v] of model) assert.equal(set.horizonOf(k), v.horizon);
+  });
+
   it('stays bounded and correct over many ids arriving out of order with a moving clock', () => {
     const c = clock(0);
     const set = new ExpiringIdSet({ maxSize: 2000, pruneFrom: 100, now: c.now });
