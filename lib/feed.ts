@@ -8,8 +8,9 @@
  *
  * - {@link CoreClientFeed} (this file): one `action` per pending action; after every (re)connect
  *   it reads GET /coreclient/{client_id}/actions, so an action submitted while it was away is
- *   emitted too; each action id is emitted once for the lifetime of the feed (the service
- *   re-sends pending actions on reconnect; NOTES.md "Behaviour").
+ *   emitted too; each action id is emitted once while the feed remembers it (until a day after
+ *   its expiry, at most `maxRememberedIds` ids; the service re-sends pending actions on
+ *   reconnect; NOTES.md "Behaviour").
  * - {@link AccountFeed} (this file): an account-wide feed without a catch-up; {@link HubFeed}
  *   (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts) are the two the spec names.
  */
@@ -353,7 +354,11 @@ export interface ActionListing {
 /**
  * The core client feed, `{ws_base_url}/coreclient/{client_id}/feed` (spec section 6): one
  * message per pending action of the wallets the core client guards. After every (re)connect it
- * reads GET /coreclient/{client_id}/actions (catch-up); each action id is emitted once.
+ * reads GET /coreclient/{client_id}/actions (catch-up); each action id is emitted once: it is
+ * remembered until a day after its action's expiry (forgotten past that only once 10,000 or more
+ * are remembered), and at most `maxRememberedIds` ids are (default 200,000; beyond, the ids
+ * whose actions expire first are forgotten). Checking and remembering an id costs O(1) amortised
+ * (lib/expiring-ids.ts; issue 11).
  *
  * Events (besides `state` and `error`, see {@link SignedFeed}):
  * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
