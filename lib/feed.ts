@@ -8,18 +8,20 @@
  *
  * - {@link CoreClientFeed} (this file): one `action` per pending action; after every (re)connect
  *   it reads GET /coreclient/{client_id}/actions, so an action submitted while it was away is
- *   emitted too; each action id is emitted once for the lifetime of the feed (the service
- *   re-sends pending actions on reconnect; NOTES.md "Behaviour").
+ *   emitted too; each action id is emitted once while the feed remembers it (until a day after
+ *   its expiry, at most `maxRememberedIds` ids; the service re-sends pending actions on
+ *   reconnect; NOTES.md "Behaviour").
  * - {@link AccountFeed} (this file): an account-wide feed without a catch-up; {@link HubFeed}
  *   (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts) are the two the spec names.
  */
 import { EventEmitter } from 'node:events';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { CustodyClient } from './client';
 import { Action, listActions, ACTION_TYPES } from './v1/core-client';
 import { W, type Wire } from './wire';
+import { ExpiringIdSet } from './expiring-ids';
 
 /**
  * A core client feed message (spec section 6: "one JSON message per pending action:
@@ -45,6 +47,19 @@ export const coreClientFeedMessageSchema = {
 
 /** A core client feed message ({@link coreClientFeedMessageSchema}); an {@link Action} with `coreClientID`. */
 export type CoreClientFeedMessage = Wire<typeof coreClientFeedMessageSchema>;
+
+/**
+ * The `ws` module, required on the first connect: a Node-RED whose flows open no feed does not
+ * load it (issue 11, "a palette that loads nothing it does not use").
+ */
+let wsModule: typeof WebSocket | undefined;
+
+/** The `ws` WebSocket class, loaded on first call. */
+function webSocketClass(): typeof WebSocket {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  wsModule ??= require('ws') as typeof WebSocket;
+  return wsModule;
+}
 
 /** Connection states, in the order a feed moves through them. */
 export type FeedState = 'connecting' | 'connected' | 'disconnected' | 'stopped';
@@ -114,7 +129,7 @@ export abstract class SignedFeed extends EventEmitter {
     this.#run = undefined;
     const socket = this.#socket;
     this.#socket = undefined;
-    if (socket && socket.readyState !== WebSocket.CLOSED) {
+    if (socket && socket.readyState !== socket.CLOSED) {
       await new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
         socket.terminate();
@@ -183,7 +198,8 @@ export abstract class SignedFeed extends EventEmitter {
     if (signal.aborted) return Promise.reject(new Error('feed stopped'));
     this.#setState('connecting');
     return new Promise<void>((resolve, reject) => {
-      const socket = new WebSocket(this.url, {
+      const WebSocketClass = webSocketClass();
+      const socket = new WebSocketClass(this.url, {
         headers: this.client.feedHeaders(this.url),
         handshakeTimeout: this.#options.handshakeTimeoutMs,
         minVersion: 'TLSv1.2',
@@ -306,6 +322,15 @@ export class AccountFeed extends SignedFeed {
   }
 }
 
+/** Options of a {@link CoreClientFeed}: those of every feed, and how many emitted action ids it remembers at most. */
+export interface CoreClientFeedOptions extends FeedOptions {
+  /**
+   * The most action ids remembered (default 200,000, `EXPIRING_IDS_MAX_SIZE` of
+   * lib/expiring-ids.ts); above it the ids whose actions expire first are forgotten.
+   */
+  maxRememberedIds?: number;
+}
+
 /**
  * The feed path of a core client. @throws {TypeError} when `clientId` is empty or holds `/`, `?` or `#`.
  */
@@ -329,7 +354,11 @@ export interface ActionListing {
 /**
  * The core client feed, `{ws_base_url}/coreclient/{client_id}/feed` (spec section 6): one
  * message per pending action of the wallets the core client guards. After every (re)connect it
- * reads GET /coreclient/{client_id}/actions (catch-up); each action id is emitted once.
+ * reads GET /coreclient/{client_id}/actions (catch-up); each action id is emitted once: it is
+ * remembered until a day after its action's expiry (forgotten past that only once 10,000 or more
+ * are remembered), and at most `maxRememberedIds` ids are (default 200,000; beyond, the ids
+ * whose actions expire first are forgotten). Checking and remembering an id costs O(1) amortised
+ * (lib/expiring-ids.ts; issue 11).
  *
  * Events (besides `state` and `error`, see {@link SignedFeed}):
  * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
@@ -338,17 +367,25 @@ export interface ActionListing {
 export class CoreClientFeed extends SignedFeed {
   /** The core client whose actions this feed carries. */
   readonly clientId: string;
-  /** Emitted action ids -> when they may be forgotten (epoch seconds). */
-  #seen = new Map<string, number>();
+  /**
+   * Emitted action ids, each with the epoch second from which it may be forgotten (a day after
+   * its action's expiry); forgotten once 10,000 or more are kept and that second has passed, or
+   * when more than `maxRememberedIds` are kept (the earliest-expiring first). O(1) amortised per
+   * action (issue 11).
+   */
+  readonly #seen: ExpiringIdSet;
 
   /**
    * @param client the signed client (its base URL gives the feed URL, ws:// or wss://).
    * @param clientId the core client id.
    * @throws {TypeError} when `clientId` is empty or holds `/`, `?` or `#`.
+   * @throws {RangeError} when `maxRememberedIds` is not an integer of at least 1.
    */
-  constructor(client: CustodyClient, clientId: string, options: FeedOptions = {}) {
-    super(client, coreClientFeedPath(clientId), options);
+  constructor(client: CustodyClient, clientId: string, options: CoreClientFeedOptions = {}) {
+    const { maxRememberedIds, ...feedOptions } = options;
+    super(client, coreClientFeedPath(clientId), feedOptions);
     this.clientId = clientId;
+    this.#seen = new ExpiringIdSet(maxRememberedIds === undefined ? {} : { maxSize: maxRememberedIds });
   }
 
   /** Catch up with what was submitted while away; a failure is reported, the socket stays. */
@@ -372,19 +409,10 @@ export class CoreClientFeed extends SignedFeed {
   }
 
   #emitOnce(action: Action, source: 'feed' | 'catch-up'): void {
-    if (this.#seen.has(action.id)) return;
     // Forgettable a day after its expiry (or after now, when it carries none); epoch seconds,
-    // or milliseconds read as seconds.
+    // or milliseconds read as seconds. Past that an action cannot come back as pending.
     const expiry = Number(action.expireTime) || Math.floor(Date.now() / 1000);
-    this.#seen.set(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400);
-    this.#prune();
-    this.emit('action', action, source);
-  }
-
-  /** Forget ids past their horizon (a day after expiry): they cannot come back as pending. */
-  #prune(): void {
-    if (this.#seen.size < 10000) return;
-    const now = Math.floor(Date.now() / 1000);
-    for (const [id, horizon] of this.#seen) if (horizon < now) this.#seen.delete(id);
+    // One lookup: add() is the duplicate check (false: emitted before, nothing changes).
+    if (this.#seen.add(action.id, (expiry > 1e11 ? Math.floor(expiry / 1000) : expiry) + 86400)) this.emit('action', action, source);
   }
 }

@@ -31,7 +31,7 @@
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import axios, { type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
+import type { AxiosAdapter, AxiosResponse, AxiosStatic, InternalAxiosRequestConfig } from 'axios';
 import { backOff } from 'exponential-backoff';
 import { ApiError, ApiErrorBody } from './errors';
 import type { ApiResponse, HttpMethod, RequestOptions } from './client';
@@ -151,6 +151,9 @@ export class Transport {
     this.#retryDelayMs = options.retryDelayMs ?? 250;
     this.#httpAgent = new http.Agent({ keepAlive: true });
     this.#httpsAgent = new https.Agent({ keepAlive: true, minVersion: TLS_MIN, ...(options.ca ? { ca: options.ca } : {}) });
+    // axios is required by the first client, not at load: a Node-RED whose flows send nothing does not load it (issue 11).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const axios = require('axios') as AxiosStatic;
     const instance = axios.create({
       timeout: options.timeoutMs ?? 30000,
       httpAgent: this.#httpAgent,

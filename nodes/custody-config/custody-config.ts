@@ -12,7 +12,6 @@ import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient } from '../../lib';
 import { HubFeed, WalletsFeed, type SignedFeed, type Action, type ActionListing, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { journalFile, openSharedJournal, type JournalLease, type SubmissionJournal } from '../../lib';
-import { sharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
 import { buildV1Client, buildV2Client, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
@@ -83,6 +82,20 @@ function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean): LazyCl
   };
 }
 
+/**
+ * The process's built-in simulator (simulator/shared.ts `sharedSimulator`), loaded on the first
+ * call: the simulator's modules (and `router`) are required here and nowhere else on the pack's
+ * load path, so a Node-RED that never uses the built-in simulator does not load them (issue 11,
+ * "a lazy simulator"; test/lazy-simulator.test.ts).
+ * @param userDir Node-RED's user directory, for the data folder ({@link simulatorDataDir}).
+ * @throws what `Simulator.start` throws (rejects); a failed start is retried by the next call.
+ */
+function builtInSimulator(userDir: string | undefined): Promise<Simulator> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { sharedSimulator } = require('../../simulator/shared') as typeof import('../../simulator/shared');
+  return sharedSimulator(simulatorDataDir(userDir));
+}
+
 /** Global context key under which the built-in simulator's addresses are published (see `startSimulator`). */
 const SIMULATOR_CONTEXT_KEY = 'custodyflowSimulator';
 
@@ -126,7 +139,7 @@ export = function register(RED: NodeAPI): void {
      * 09) with Node-RED's own http request node: the simulator listens on a port chosen at start.
      */
     async function startSimulator(): Promise<Simulator> {
-      const sim = await sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir));
+      const sim = await builtInSimulator((RED.settings as { userDir?: string }).userDir);
       node.context().global.set(SIMULATOR_CONTEXT_KEY, { baseUrl: sim.baseUrl, controlUrl: sim.controlUrl, v2BaseUrl: sim.v2.baseUrl });
       return sim;
     }
@@ -265,5 +278,5 @@ export = function register(RED: NodeAPI): void {
 
   // "Test connection" and the id lookups of the edit dialogs (admin.ts). A test of the simulator
   // environment starts the process's built-in simulator, as the first node using it would.
-  registerAdminRoutes(RED, () => sharedSimulator(simulatorDataDir((RED.settings as { userDir?: string }).userDir)));
+  registerAdminRoutes(RED, () => builtInSimulator((RED.settings as { userDir?: string }).userDir));
 };
