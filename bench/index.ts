@@ -18,18 +18,18 @@ import { formatTable, type BenchRow } from './table';
 export interface BenchModule {
   /**
    * Measure and return rows.
-   * @param opts `quick`: the small run.
+   * @param opts the module's own options; `{}` for its judged default run.
    */
-  run(opts?: { quick?: boolean }): Promise<BenchRow[]>;
+  run(opts?: Record<string, unknown>): Promise<BenchRow[]>;
 }
 
 /** The groups `npm run bench` runs, in order: name -> module file in this folder. */
-export const GROUPS: ReadonlyArray<{ name: string; module: string; what: string }> = [
-  { name: 'simulator', module: 'simulator-scale', what: 'simulator with persistence: p50 after 100,000 transfers vs empty, restart' },
-  { name: 'approval', module: 'approval', what: 'approval round trip POST -> feed -> approve -> approved, over 2,000 transfers' },
-  { name: 'transport', module: 'transport', what: 'lib and node vs a minimal node:http + crypto client at concurrency 1, 8, 64' },
-  { name: 'dedupe', module: 'feed-dedupe', what: 'core-client feed duplicate check per action, 0 to 100,000 remembered ids' },
-  { name: 'footprint', module: 'footprint', what: 'RSS and start time the pack adds to Node-RED without the built-in simulator' },
+export const GROUPS: ReadonlyArray<{ name: string; module: string; what: string; quick: Record<string, unknown> }> = [
+  { name: 'simulator', module: 'simulator-scale', what: 'simulator with persistence: p50 after 100,000 transfers vs empty, restart', quick: { n: 5000 } },
+  { name: 'approval', module: 'approval', what: 'approval round trip POST -> feed -> approve -> approved, over 2,000 transfers', quick: { transfers: 600 } },
+  { name: 'transport', module: 'transport', what: 'lib and node vs a minimal node:http + crypto client at concurrency 1, 8, 64', quick: { n: 100, rounds: 2 } },
+  { name: 'dedupe', module: 'feed-dedupe', what: 'core-client feed duplicate check per action, 0 to 100,000 remembered ids', quick: {} },
+  { name: 'footprint', module: 'footprint', what: 'RSS and start time the pack adds to Node-RED without the built-in simulator', quick: { runs: 3 } },
 ];
 
 /**
@@ -47,7 +47,7 @@ export async function runAll(names: string[], quick: boolean): Promise<BenchRow[
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const mod = require(path.join(__dirname, g.module)) as BenchModule;
-      const got = await mod.run({ quick });
+      const got = await mod.run(quick ? g.quick : {});
       rows.push(...got);
       process.stderr.write(`${formatTable(got)}\n(${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
     } catch (e) {

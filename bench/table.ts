@@ -51,10 +51,13 @@ export function percentile(xs: number[], p: number): number {
   return sorted[rank];
 }
 
-/** The rows as a fixed-width text table (Markdown-compatible), with a PASS/MISS column. */
+/** Goals of rows that inform and judge nothing: their result column shows `-`. */
+const INFORMATIVE = new Set(['info', 'report']);
+
+/** The rows as a fixed-width text table (Markdown-compatible), with a PASS/MISS column (`-` for rows whose goal is `info` or `report`). */
 export function formatTable(rows: BenchRow[]): string {
   const head = ['group', 'measure', 'figures', 'value', 'goal', 'result'];
-  const body = rows.map((r) => [r.group, r.measure, r.figures, Number.isFinite(r.value) ? String(Math.round(r.value * 1000) / 1000) : String(r.value), r.goal, r.pass ? 'PASS' : 'MISS']);
+  const body = rows.map((r) => [r.group, r.measure, r.figures, Number.isFinite(r.value) ? String(Math.round(r.value * 1000) / 1000) : String(r.value), r.goal, INFORMATIVE.has(r.goal) ? '-' : r.pass ? 'PASS' : 'MISS']);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
