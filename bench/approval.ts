@@ -30,7 +30,7 @@ import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { approveAction, CoreClientFeed, CustodyClient, createTransfer, WalletsFeed, type Action, type WalletFeedMessage } from '../lib';
 import { benchTransfer, killSimulatorProcess, startSimulatorProcess, stopSimulatorProcess } from './harness';
-import { atMost, formatTable, median, percentile, type BenchRow } from './table';
+import { atMost, median, percentile, type BenchRow, printWhenMain } from './table';
 
 /** Round trips compared at the start and at the end of the run (issue 11: "the first 200 vs the last 200"). */
 export const WINDOW = 200;
@@ -262,15 +262,4 @@ export async function run(opts: ApprovalOptions = {}): Promise<BenchRow[]> {
   }
 }
 
-if (require.main === module) {
-  run().then(
-    (rows) => {
-      console.log(formatTable(rows));
-      process.exit(0);
-    },
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+printWhenMain(module, run);

@@ -28,7 +28,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { CustodyClient, CoreClientFeed } from '../lib';
 import { ExpiringIdSet } from '../lib/expiring-ids';
-import { atMost, formatTable, median, type BenchRow } from './table';
+import { atMost, median, type BenchRow, printWhenMain } from './table';
 
 /** Options of {@link run}. */
 export interface DedupeBenchOptions {
@@ -204,15 +204,4 @@ export async function run(opts: DedupeBenchOptions = {}): Promise<BenchRow[]> {
   ];
 }
 
-if (require.main === module) {
-  run().then(
-    (rows) => {
-      console.log(formatTable(rows));
-      process.exit(0);
-    },
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+printWhenMain(module, run);

@@ -24,7 +24,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { atMost, formatTable, median, type BenchRow } from './table';
+import { atMost, median, type BenchRow, printWhenMain } from './table';
 
 /** The project root (this file runs from dist/bench). */
 const root = path.resolve(__dirname, '..', '..');
@@ -159,15 +159,4 @@ export async function run(opts: FootprintOptions = {}): Promise<BenchRow[]> {
   ];
 }
 
-if (require.main === module) {
-  run().then(
-    (rows) => {
-      console.log(formatTable(rows));
-      process.exit(0);
-    },
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+printWhenMain(module, run);

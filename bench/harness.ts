@@ -195,3 +195,32 @@ export function benchTransfer(demo: DemoDataset, amount = 1, overrides: Partial<
     ...overrides,
   };
 }
+
+/** Requests per second and the bench process's CPU per request of one {@link measure} run. */
+export interface Measured {
+  /** calls per second (wall clock) */
+  rate: number;
+  /** CPU time of this process (user + system) per call, in microseconds */
+  cpuMicros: number;
+}
+
+/**
+ * Run `n` calls of `one` with `concurrency` of them in flight at a time.
+ * @returns the rate and CPU per call ({@link Measured}).
+ * @throws the first call's failure (rejects).
+ */
+export async function measure(n: number, concurrency: number, one: () => Promise<void>): Promise<Measured> {
+  let started = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  async function worker(): Promise<void> {
+    while (started < n) {
+      started++;
+      await one();
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  return { rate: n / seconds, cpuMicros: (cpu.user + cpu.system) / n };
+}

@@ -26,7 +26,7 @@ import { createTransfer, coreClientDecide } from '../simulator/transactions';
 import { faucetDeposit } from '../simulator/network';
 import { CustodyClient, sign } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
-import { atMost, formatTable, median, type BenchRow } from './table';
+import { atMost, median, type BenchRow, printWhenMain } from './table';
 
 /** Options of {@link run}. */
 export interface IndexCheckOptions {
@@ -179,15 +179,4 @@ export async function run(opts: IndexCheckOptions = {}): Promise<BenchRow[]> {
   }
 }
 
-if (require.main === module) {
-  run().then(
-    (rows) => {
-      console.log(formatTable(rows));
-      process.exit(0);
-    },
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+printWhenMain(module, run);

@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { Simulator } from '../simulator';
 import { createTransfer } from '../simulator/transactions';
 import { CustodyClient } from '../lib';
-import { atMost, median, percentile, formatTable, type BenchRow } from './table';
+import { atMost, median, percentile, type BenchRow, printWhenMain } from './table';
 
 /** Options of {@link run}. */
 export interface JournalBenchOptions {
@@ -128,15 +128,4 @@ export async function run(opts: JournalBenchOptions = {}): Promise<BenchRow[]> {
   }
 }
 
-if (require.main === module) {
-  run().then(
-    (rows) => {
-      console.log(formatTable(rows));
-      process.exit(0);
-    },
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+printWhenMain(module, run);

@@ -46,7 +46,7 @@ import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { CoreClientFeed, CustodyClient, createTransfer, getTransfer, listActions } from '../lib';
 import { benchTransfer, faucet, killSimulatorProcess, seedSimulator, startSimulatorProcess, stopSimulatorProcess, type SeedResult, type SimInfo } from './harness';
-import { atMost, formatTable, median, percentile, type BenchRow } from './table';
+import { atMost, median, percentile, type BenchRow, printWhenMain } from './table';
 
 /** Pending actions of the measured core client (the demo approver) at empty and at N. */
 export const BACKLOG = 5;
@@ -345,15 +345,4 @@ export async function run(opts: SimulatorScaleOptions = {}): Promise<BenchRow[]>
   }
 }
 
-if (require.main === module) {
-  run().then(
-    (rows) => {
-      console.log(formatTable(rows));
-      process.exit(0);
-    },
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+printWhenMain(module, run);

@@ -62,3 +62,23 @@ export function formatTable(rows: BenchRow[]): string {
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
 }
+
+/**
+ * When `mod` is the script node was started with, run `run`, print its rows as a table
+ * ({@link formatTable}) and exit 0; on an error print it and exit 1. Otherwise do nothing (the
+ * module was loaded by bench/index.ts).
+ * @param mod the calling module's `module`.
+ */
+export function printWhenMain(mod: NodeJS.Module, run: () => Promise<BenchRow[]>): void {
+  if (require.main !== mod) return;
+  run().then(
+    (rows) => {
+      console.log(formatTable(rows));
+      process.exit(0);
+    },
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CustodyClient, createTransfer } from '../lib';
-import { benchTransfer, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
+import { benchTransfer, measure, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type Measured } from './harness';
 
 const N = Number(process.env.BENCH_TRANSFERS) || 300;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 9;
@@ -22,27 +22,6 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 16;
 
 
 /** What one measured round gives: requests per second, and this process's CPU time per request (µs). */
-interface Measured {
-  rate: number;
-  cpuMicros: number;
-}
-
-/** Run `n` calls of `one` with `CONCURRENCY` in flight. */
-async function measure(n: number, one: () => Promise<void>): Promise<Measured> {
-  let started = 0;
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  async function worker(): Promise<void> {
-    while (started < n) {
-      started++;
-      await one();
-    }
-  }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = process.cpuUsage(cpu0);
-  return { rate: n / seconds, cpuMicros: (cpu.user + cpu.system) / n };
-}
 
 /** The median: the middle value, or the mean of the two middle values. */
 function median(xs: number[]): number {
@@ -100,19 +79,19 @@ async function main(): Promise<void> {
     });
 
   // Warm up both paths (connections, JIT), then alternate measured rounds.
-  await measure(100, viaLib);
-  await measure(100, viaNode);
+  await measure(100, CONCURRENCY, viaLib);
+  await measure(100, CONCURRENCY, viaNode);
   const lib: Measured[] = [];
   const node: Measured[] = [];
   const ratios: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     // Alternate which side goes first, so neither always meets the fuller simulator state.
     if (r % 2 === 0) {
-      lib.push(await measure(N, viaLib));
-      node.push(await measure(N, viaNode));
+      lib.push(await measure(N, CONCURRENCY, viaLib));
+      node.push(await measure(N, CONCURRENCY, viaNode));
     } else {
-      node.push(await measure(N, viaNode));
-      lib.push(await measure(N, viaLib));
+      node.push(await measure(N, CONCURRENCY, viaNode));
+      lib.push(await measure(N, CONCURRENCY, viaLib));
     }
     ratios.push(node[r].rate / lib[r].rate);
     console.log(

@@ -33,8 +33,8 @@ import path from 'node:path';
 import http from 'node:http';
 import { createPrivateKey, sign as rsaSign, type KeyObject } from 'node:crypto';
 import { CustodyClient, createTransfer, openSharedJournal } from '../lib';
-import { benchTransfer, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
-import { atLeast, atMost, formatTable, median, type BenchRow } from './table';
+import { benchTransfer, measure, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type Measured, type SimInfo } from './harness';
+import { atLeast, atMost, median, printWhenMain, type BenchRow } from './table';
 
 /** Options of {@link run}; each defaults to its environment variable, then to the documented default. */
 export interface TransportBenchOptions {
@@ -47,28 +47,6 @@ export interface TransportBenchOptions {
 }
 
 /** One measured round of one side: requests per second and this process's CPU µs per request. */
-interface Measured {
-  rate: number;
-  cpuMicros: number;
-}
-
-/** Run `n` calls of `one` with `concurrency` in flight; throws the first failure. */
-async function measure(n: number, concurrency: number, one: () => Promise<void>): Promise<Measured> {
-  let started = 0;
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  async function worker(): Promise<void> {
-    while (started < n) {
-      started++;
-      await one();
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = process.cpuUsage(cpu0);
-  return { rate: n / seconds, cpuMicros: (cpu.user + cpu.system) / n };
-}
-
 /**
  * The minimal client: one keep-alive agent, the key parsed once, sign, send, read the JSON answer.
  * @returns a function sending one signed transfer; it rejects for a non-2xx answer.
@@ -225,14 +203,4 @@ export async function run(opts: TransportBenchOptions = {}): Promise<BenchRow[]>
   return rows;
 }
 
-if (require.main === module) {
-  run()
-    .then((rows) => {
-      console.log(formatTable(rows));
-      process.exit(0);
-    })
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
-}
+printWhenMain(module, run);
