@@ -143,7 +143,12 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
       const { page, errors } = await openFundDialog(browser, red!.base);
       const row = COMPANY_ROW;
       // Back to a fixed value (the previous test saved the env type), then type the first letters.
-      await page.evaluate(() => (window as any).$('#node-input-company_id').typedInput('type', 'str'));
+      // (The type switch keeps the env variable's name in the field: empty it through the widget.)
+      await page.evaluate(() => {
+        const input = (window as any).$('#node-input-company_id');
+        input.typedInput('type', 'str');
+        input.typedInput('value', '');
+      });
       // The dialog's connection select is filled before typing (an empty one suggests nothing).
       await page.waitForFunction(() => {
         const v = (window as any).$('#node-input-connection').val();
@@ -155,6 +160,8 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
       });
       const field = page.locator(`${row} input.red-ui-typedInput-input`);
       await field.fill('');
+      await field.click();
+      await field.press('End');
       await field.pressSequentially('demo-c', { delay: 60 });
       // A keystroke that lands while the dialog is still sliding in may not reach the widget;
       // the End key asks again, as a user would by typing on.
