@@ -171,7 +171,10 @@ describe('custody-config admin endpoints: test connection and lookups', function
         assert.equal(a.cause, 'config');
         assert.match(a.message, /apiKey: set the API key/);
       }
-      const b = await testWith({ ...custom(), apiKey: sim.account.apiKey, privateKey: '-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----' });
+      // PEM-shaped but no key: the generated key's armour lines around a body that is not DER.
+      const armour = pair.privateKey.trim().split('\n');
+      const unparsable = [armour[0], 'not a key', armour[armour.length - 1]].join('\n');
+      const b = await testWith({ ...custom(), apiKey: sim.account.apiKey, privateKey: unparsable });
       assert.equal(b.cause, 'config');
       assert.match(b.message, /privateKey: the PEM text could not be parsed/);
     });
