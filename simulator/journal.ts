@@ -87,7 +87,6 @@ class InnerNode implements Handler {
   set(target: object, prop: string | symbol, value: unknown): boolean {
     const v = this.tracker.unwrap(value);
     (target as Record<string | symbol, unknown>)[prop] = v;
-    if (typeof prop === 'string' && v !== null && typeof v === 'object') this.tracker.adopt(v, this, prop);
     if (typeof prop === 'string') {
       // A push sets the element, then `length` to what it already is: nothing more to record.
       if (prop === 'length' && Array.isArray(target) && target.length === value) return true;
@@ -141,7 +140,6 @@ class UnitNode implements Handler {
   set(target: object, prop: string | symbol, value: unknown): boolean {
     const v = this.tracker.unwrap(value);
     (target as Record<string | symbol, unknown>)[prop] = v;
-    if (v !== null && typeof v === 'object') this.tracker.adoptInUnit(v, this);
     this.tracker.mark(this.path, this.key);
     return true;
   }
@@ -171,8 +169,6 @@ export class ChangeTracker<T extends object = object> {
   private dirty = new Map<string, string[]>();
   /** raw object -> its proxy (the handler is read back through the proxy's HANDLER) */
   private readonly proxies = new WeakMap<object, object>();
-  /** raw object stored through a proxy -> the handler it belongs under (for {@link track}) */
-  private readonly adopted = new WeakMap<object, Handler>();
 
   /**
    * @param raw the state document (a plain JSON-compatible object)
@@ -222,43 +218,6 @@ export class ChangeTracker<T extends object = object> {
   private childHandler(parent: InnerNode, name: string): InnerNode | UnitNode {
     const depth = parent.parent === null ? (UNIT_DEPTH[name] ?? 2) : parent.unitDepth;
     return parent.path.length + 1 >= depth ? new UnitNode(this, parent, name) : new InnerNode(this, parent, name, [...parent.path, name], depth);
-  }
-
-  /**
-   * @internal An object just stored at key `name` of the object handled by `parent`: remember
-   * the handler of it and of every object inside it, so {@link track} can give the proxy of an
-   * object the domain code created raw and still holds. Costs the size of the stored value.
-   */
-  adopt(raw: object, parent: InnerNode, name: string): void {
-    const h = this.childHandler(parent, name);
-    this.adopted.set(raw, h);
-    if (h instanceof UnitNode) {
-      for (const v of Object.values(raw)) if (v !== null && typeof v === 'object') this.adoptInUnit(this.unwrap(v as object), h);
-    } else {
-      for (const [k, v] of Object.entries(raw)) if (v !== null && typeof v === 'object') this.adopt(this.unwrap(v as object), h, k);
-    }
-  }
-
-  /** @internal {@link adopt} for an object stored inside the unit of `unit`. */
-  adoptInUnit(raw: object, unit: UnitNode): void {
-    if (this.adopted.get(raw) === unit) return;
-    this.adopted.set(raw, unit);
-    for (const v of Object.values(raw)) if (v !== null && typeof v === 'object') this.adoptInUnit(this.unwrap(v as object), unit);
-  }
-
-  /**
-   * The tracking proxy of an object of the state that the caller holds raw (created outside
-   * the proxy, then stored into the state through it); any other value is returned as it is.
-   * Writes through the result are journaled; writes through the raw reference are not.
-   */
-  track<V>(value: V): V {
-    if (value === null || typeof value !== 'object') return value;
-    const raw = this.unwrap(value as object);
-    const h = this.adopted.get(raw);
-    if (!h) return value;
-    const cached = this.proxies.get(raw);
-    if (cached !== undefined && ChangeTracker.handlerOf(cached) === h) return cached as V;
-    return this.make(raw, h) as V;
   }
 
   /** @internal record a changed path */
@@ -450,32 +409,4 @@ export function jsonDifferences(expected: unknown, actual: unknown, max = 10, at
   }
   const show = (v: unknown): string => (v === undefined ? 'absent' : JSON.stringify(v).slice(0, 200));
   return [`${at || '/'}: in memory ${show(expected)}, reloaded ${show(actual)}`];
-}
-
-/** fsync a folder (ignored where unsupported, e.g. Windows: the rename is still atomic). */
-export async function syncDir(dir: string): Promise<void> {
-  try {
-    const fh = await fsp.open(dir, 'r');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    // not supported here
-  }
-}
-
-/** Write `text` to `file` atomically: `file.tmp` (mode 0600), fsync, rename, fsync the folder. */
-export async function writeAtomic(file: string, text: string): Promise<void> {
-  const tmp = file + '.tmp';
-  const fh = await fsp.open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(text, 'utf8');
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fsp.rename(tmp, file);
-  await syncDir(path.dirname(file));
 }

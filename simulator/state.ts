@@ -24,7 +24,8 @@
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { ChangeTracker, JOURNAL_FILE, SNAPSHOT_FILE, jsonDifferences, readDataFolder, syncDir, writeAtomic } from './journal';
+import { ChangeTracker, JOURNAL_FILE, SNAPSHOT_FILE, jsonDifferences, readDataFolder } from './journal';
+import { syncDir, writeAtomic } from '../lib/durable/atomic';
 import type { V2State } from './v2/state';
 import type { ApproverRecord } from '../lib/v1/transfer';
 
@@ -819,17 +820,8 @@ export class Store {
     this.compaction = null;
     try {
       const tail = c.tail.join('');
-      const tmp = this.journalFile + '.tmp';
-      const fh = await fsp.open(tmp, 'w', 0o600);
-      try {
-        await fh.writeFile(tail, 'utf8');
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
       await this.closeJournal();
-      await fsp.rename(tmp, this.journalFile);
-      await syncDir(path.dirname(this.journalFile));
+      await writeAtomic(this.journalFile, tail);
       this.journalBytes = Buffer.byteLength(tail);
       this.stats.compactions++;
     } catch {
@@ -896,15 +888,6 @@ export class Store {
       this.writing = false;
       await this.closeJournal();
     }
-  }
-
-  /**
-   * The tracking view of an object of the state that the caller created raw and stored into
-   * {@link state} (journal.ts `ChangeTracker.track`): writes through the result are journaled.
-   * Without persistence, or for anything else, the value itself.
-   */
-  track<V>(value: V): V {
-    return this.tracker ? this.tracker.track(value) : value;
   }
 
   /**
