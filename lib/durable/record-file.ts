@@ -13,6 +13,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeAtomic } from './atomic';
 
 /** A record waiting for the next group commit. */
 interface Pending {
@@ -153,23 +154,7 @@ export class RecordFile<T> {
 
   async #replace(records: readonly T[]): Promise<void> {
     if (this.#failed) throw this.#failed;
-    const tmp = this.path + '.tmp';
-    const out = await fs.promises.open(tmp, 'w', 0o600);
-    try {
-      await out.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
-      await out.sync();
-    } finally {
-      await out.close();
-    }
-    await fs.promises.rename(tmp, this.path);
-    const dir = await fs.promises.open(path.dirname(this.path), 'r');
-    try {
-      await dir.sync();
-    } catch {
-      // Some file systems cannot sync a folder; the rename still follows the data sync.
-    } finally {
-      await dir.close();
-    }
+    await writeAtomic(this.path, records.map((r) => JSON.stringify(r) + '\n').join(''));
     const old = this.#fh;
     this.#lines = records.length;
     try {
