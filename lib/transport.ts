@@ -134,18 +134,18 @@ export class Transport {
   readonly #retryDelayMs: number;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
-  /** Aborted by {@link close}; requests do not listen to it (see {@link #cancels}), callers' own waits do. */
+  /** Aborted by {@link close}; requests do not listen to it (see {@link #cancels}), waits before a retry and callers' own waits do. */
   readonly #abort = new AbortController();
-  /** How to cancel each request on the wire and each wait before a retry; {@link close} calls them all. */
+  /** How to cancel each request on the wire; {@link close} calls them all. */
   readonly #cancels = new Set<() => void>();
   /** Calls of {@link retrying} not settled yet; {@link close} waits for them. */
   readonly #inFlight = new Set<Promise<unknown>>();
 
   /** @param options timeout, retry attempts and first delay, extra CAs; the defaults as documented in {@link TransportOptions}. */
   constructor(options: TransportOptions) {
-    // Requests and retry waits never listen to this signal (each has its own canceller in
-    // #cancels); callers' waits between re-sends (lib/submission/submit.ts) do, and more than 10
-    // of those at once is normal use, not a leak.
+    // Requests never listen to this signal (each has its own canceller in #cancels); waits
+    // before a retry and callers' waits between re-sends (lib/submission/submit.ts) do, and more
+    // than 10 of those at once is normal use, not a leak.
     setMaxListeners(Infinity, this.#abort.signal);
     this.#attempts = Math.max(1, options.attempts ?? 3);
     this.#retryDelayMs = options.retryDelayMs ?? 250;
@@ -201,21 +201,17 @@ export class Transport {
     const retryable = (e: unknown) => !signal.aborted && e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode));
     // The wait before retry n (1, 2, ...): ours, ended by close() (exponential-backoff's own timer cannot be cancelled).
     const waitBefore = async (n: number) => {
-      await this.#sleep(Math.random() * Math.min(10000, this.#retryDelayMs * 2 ** (n - 1)));
+      await abortableSleep(Math.random() * Math.min(10000, this.#retryDelayMs * 2 ** (n - 1)), signal);
       return !signal.aborted;
     };
-    // The first attempt runs as is: exponential-backoff (its options, objects and promises) is
-    // only set up once an attempt has failed in a way worth retrying.
     const run =
       !idempotent || this.#attempts === 1
         ? attempt()
-        : attempt().catch(async (first: unknown) => {
-            if (!retryable(first) || !(await waitBefore(1))) throw first;
-            return backOff(attempt, {
-              numOfAttempts: this.#attempts - 1,
-              startingDelay: 0,
-              retry: async (e: unknown, n: number) => retryable(e) && waitBefore(n + 1),
-            });
+        : backOff(attempt, {
+            numOfAttempts: this.#attempts,
+            // The waits are ours (waitBefore): exponential-backoff's own timer cannot be cancelled.
+            startingDelay: 0,
+            retry: async (e: unknown, n: number) => retryable(e) && waitBefore(n),
           });
     // An attempt that ends after close() (or a retry given up because of it) rejects as closed.
     const settled = run.catch((err: unknown) => {
@@ -268,23 +264,6 @@ export class Transport {
     const parsed = parseBody(res.data);
     if (res.status >= 200 && res.status < 300) return { statusCode: res.status, data: (parsed ?? {}) as T };
     throw new ApiError(res.status, toErrorBody(res.status, res.statusText, parsed), context);
-  }
-
-  /**
-   * Wait `ms` milliseconds, ending at once when {@link close} is called (never rejects); the
-   * wait registers a canceller in {@link #cancels}, not a listener on the shared signal.
-   */
-  #sleep(ms: number): Promise<void> {
-    if (this.#abort.signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#cancels.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#cancels.add(done);
-    });
   }
 
   /** Aborted once {@link close} is called: lets a caller's own waits (re-sends) end with the client. */
