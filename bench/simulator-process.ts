@@ -17,7 +17,7 @@
  */
 import { parseArgs } from 'node:util';
 import { Simulator, type DedupeMode } from '../simulator';
-import * as txs from '../simulator/transactions';
+import { coreClientDecide, createTransfer } from '../simulator/transactions';
 import type { ActionRecord } from '../simulator/state';
 
 const USAGE = 'usage: simulator-process <dataDir> [persist] [--dedupe=all|transfers]';
@@ -105,19 +105,10 @@ export interface SeedResult {
  * entries approved and written, wallets feed events). `expires` is 7 days ahead (epoch seconds),
  * so the pending ones stay pending through the benchmark. Prints a progress line per batch on
  * stderr.
- * @throws {Error} when the simulator's domain functions are not found, or a transfer or a
- *   decision is refused (e.g. insufficient balance: top up with the faucet first).
+ * @throws {Error} when a transfer or a decision is refused (e.g. insufficient balance: top up with the faucet first).
  */
 export async function seedTransfers(sim: Simulator, req: SeedRequest): Promise<SeedResult> {
   const eng = sim.engine;
-  const create = (txs as Record<string, unknown>).createTransfer as typeof txs.createTransfer | undefined;
-  const decide = (txs as Record<string, unknown>).coreClientDecide as typeof txs.coreClientDecide | undefined;
-  if (typeof create !== 'function' || typeof decide !== 'function') throw new Error('seed: simulator/transactions.ts no longer exports createTransfer and coreClientDecide');
-  const store = (eng as unknown as { store?: { commit?: () => Promise<void>; flush?: () => Promise<void> } }).store;
-  const commit = async () => {
-    if (store && typeof store.commit === 'function') await store.commit();
-    else if (store && typeof store.flush === 'function') await store.flush();
-  };
   const demo = sim.demo;
   if (!demo.manual) throw new Error('seed: the demo dataset has no manual fund');
   const n = req.n;
@@ -141,7 +132,7 @@ export async function seedTransfers(sim: Simulator, req: SeedRequest): Promise<S
         const asset = pending || i % 3 !== 2 ? 'BTC-TESTNET' : 'ETH-TESTNET';
         const origin = pending ? demo.manual.wallets['BTC-TESTNET'] : demo.wallets[asset];
         announced = [];
-        const { tx_id, status } = create(eng, demo.company_id, {
+        const { tx_id, status } = createTransfer(eng, demo.company_id, {
           wallet_id: origin.wallet_id,
           counterparty_wallet_address: demo.counterparty.wallets[asset].wallet_id,
           expires,
@@ -160,11 +151,11 @@ export async function seedTransfers(sim: Simulator, req: SeedRequest): Promise<S
         const action = announced.find((a) => a.txID === tx_id && a.custodianID === demo.core_client_id);
         if (!action) throw new Error(`seed: no action of ${demo.core_client_id} announced for ${tx_id}`);
         const approve = !(rejectEvery > 0 && i % rejectEvery === rejectEvery - 2);
-        decide(eng, demo.core_client_id, action.id, approve);
+        coreClientDecide(eng, demo.core_client_id, action.id, approve);
         if (approve) result.approved++;
         else result.rejected++;
       }
-      await commit();
+      await eng.store.commit();
       console.error(`seed: ${i}/${n} transfers (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     }
   } finally {
