@@ -154,9 +154,18 @@ export class RedProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    const mark = this.log.length;
     child.stdout!.on('data', (d) => (this.log += d));
     child.stderr!.on('data', (d) => (this.log += d));
     await waitUntilUp(`${this.base}/nodes`, 'node-red did not start', () => this.log);
+    // The admin API answers before the runtime has started its flows; a deploy sent in between
+    // races the start (its credentials were seen lost once in a loaded full run). Wait for it.
+    const deadline = Date.now() + 30000;
+    const settled = (text: string) => text.includes('Started flows') || text.includes('Waiting for missing types');
+    while (!settled(this.log.slice(mark))) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node-red did not start its flows\n${this.log.slice(mark).slice(-3000)}`);
+      await sleep(50);
+    }
   }
 
   /**
