@@ -16,6 +16,7 @@ export * from './v1';
 export * from './v2';
 export * from './approver';
 export * from './submission';
+export * from './coordination';
 export * from './durable/record-file';
 export * from './asset-list';
 export * from './registry';

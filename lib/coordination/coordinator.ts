@@ -1,0 +1,628 @@
+/**
+ * Coordination of several Node-RED instances on one API key through Redis (issue 12): the one
+ * connection of a `custody-config` node to Redis and everything the instances share through it.
+ *
+ * - **Claims** ({@link Coordinator.claim}): before an approver decides an action it claims it
+ *   (a Lua script: `SET` if absent, with a lease in ms, fenced by an increasing number from
+ *   `INCR`). Another instance sees the claim and waits; a claim whose holder died is taken over
+ *   when its lease ends. "Decided" ({@link Coordinator.complete}) is written only after the API
+ *   accepted the call (or for a decision that calls nothing: hold, expired, dry run); a failed
+ *   call releases the claim ({@link Coordinator.release}) so the action is decided again.
+ * - **Velocity windows** ({@link Coordinator.velocityRead} / {@link Coordinator.velocityCommit}):
+ *   the approvals per approver, mode and asset in a sorted set (score: decision time, epoch ms;
+ *   member: action id) with amounts (base units, decimal text) in a hash and a version number.
+ *   A commit is a Lua script that adds the approval only if the version is the one read:
+ *   optimistic concurrency, so a limit holds across the instances together.
+ * - **The audit stream** ({@link Coordinator.audit}): every audit line also goes to one Redis
+ *   stream (`XADD`), in order per instance, queued while Redis is away.
+ * - **Data loss**: an epoch key is set on the first connect; when Redis comes back without it
+ *   (restarted with no persistence, flushed) the coordinator says so ('dataLoss', so each user
+ *   can write back what it knows) and takes no new claim for one lease (state `recovering`),
+ *   so a decision in flight before the loss finishes first.
+ *
+ * Fail closed: while Redis cannot be reached, every call rejects with
+ * {@link CoordinationUnavailableError} (code `ECOORDINATION`) at once; nothing waits in a queue
+ * of the client (`enableOfflineQueue: false`) and nothing is retried behind the caller's back
+ * (`maxRetriesPerRequest: 0`). The client reconnects by itself every 0.1-1 s.
+ *
+ * Keys, all below the key prefix (default `custodyflow:`): `epoch`, `fence`,
+ * `claim:<mode>:<client_id>:<action_id>`, `decided:<mode>:<client_id>:<action_id>`,
+ * `velocity:<scope>:<mode>:<asset>` (+ `:amounts`, `:version`), `audit` (stream), channel
+ * `decided` (pub/sub), and the submission journal's keys (shared-journal.ts).
+ * Redis Cluster is not supported (the scripts touch several keys); a single Redis, with
+ * replicas or Sentinel behind one URL, is.
+ */
+import { EventEmitter } from 'node:events';
+import crypto from 'node:crypto';
+import os from 'node:os';
+import type { Redis, RedisOptions } from 'ioredis';
+import { ConfigError } from '../errors';
+
+/**
+ * Redis cannot be reached (or has not come back from a data loss yet): nothing was done. `code`
+ * is `'ECOORDINATION'`. The message never carries the password.
+ */
+export class CoordinationUnavailableError extends Error {
+  override name = 'CoordinationUnavailableError';
+  /** Always `ECOORDINATION`. */
+  readonly code = 'ECOORDINATION';
+}
+
+/** Options of a {@link Coordinator}. */
+export interface CoordinatorOptions {
+  /** `redis://host:port/db` or `rediss://...` (TLS). No password in it: see `password`. */
+  url: string;
+  /** Connect with TLS (also implied by `rediss://`). */
+  tls?: boolean;
+  /** Redis password (`AUTH`); a secret: never logged, never in an error. */
+  password?: string;
+  /** Redis ACL user name, when the server uses ACLs (default: none, the `default` user). */
+  username?: string;
+  /** Prefix of every key (default `custodyflow:`): instances that share one must share it. */
+  keyPrefix?: string;
+  /** Lease of a claim, ms (default 60,000): longer than a decision can take (the request timeout and its retries). */
+  leaseMs?: number;
+  /** This instance's name in claims and the audit stream (default `<hostname>/<pid>`). */
+  instance?: string;
+  /** How long "decided" is kept, ms (default 8 days: past any action's expiry). */
+  decidedTtlMs?: number;
+  /** Approximate most entries of the audit stream (`XADD MAXLEN ~`; default 1,000,000). */
+  auditStreamMaxLength?: number;
+  /** Connect timeout, ms (default 5,000). */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * Where the coordinator stands: `connecting` (never connected yet), `ready`, `recovering` (Redis
+ * came back without its data: no new claim for one lease), `down` (lost; reconnecting), `closed`.
+ */
+export type CoordinationState = 'connecting' | 'ready' | 'recovering' | 'down' | 'closed';
+
+/** An action's claim as held: the fence number (increases with every claim in this Redis), holder and claim id. */
+export interface Claim {
+  /** The claim's key (without the prefix): `<mode>:<client_id>:<action_id>`. */
+  id: string;
+  fence: number;
+  instance: string;
+  claimId: string;
+}
+
+/** What {@link Coordinator.claim} found. */
+export type ClaimResult =
+  /** Claimed (by this call, or still by this claim id); `fresh` when the claim was new. */
+  | { kind: 'claimed'; claim: Claim; fresh: boolean }
+  /** Already decided: the record that {@link Coordinator.complete} stored. */
+  | { kind: 'decided'; record: string }
+  /** Held by another claim, for `pttl` ms more. */
+  | { kind: 'held'; holder: Claim; pttl: number };
+
+/** One approval in a velocity window. */
+export interface VelocityEntry {
+  /** Decision time, epoch ms. */
+  at: number;
+  action: string;
+  /** Base units. */
+  amount: bigint;
+}
+
+/** A velocity window as read: its version (for {@link Coordinator.velocityCommit}) and entries. */
+export interface VelocityRead {
+  version: string;
+  entries: VelocityEntry[];
+}
+
+const CLAIM = `
+local d = redis.call('GET', KEYS[2])
+if d then return {'decided', d, 0} end
+local c = redis.call('GET', KEYS[1])
+if c then
+  local h = cjson.decode(c)
+  if h.claimId == ARGV[2] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    return {'claimed', c, 0}
+  end
+  return {'held', c, redis.call('PTTL', KEYS[1])}
+end
+local fence = redis.call('INCR', KEYS[3])
+local v = cjson.encode({fence = fence, instance = ARGV[1], claimId = ARGV[2]})
+redis.call('SET', KEYS[1], v, 'PX', ARGV[3])
+return {'claimed', v, 1}`;
+
+// Keep (or re-establish, after a data loss) a claim by its claim id; -1 when another holds it, -2 when decided.
+const RENEW = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return -2 end
+local c = redis.call('GET', KEYS[1])
+if not c then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+if cjson.decode(c).claimId ~= ARGV[1] then return -1 end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+// Write "decided" (the first record stays), drop our claim, tell the waiters. 1: written, 0: was decided already.
+const COMPLETE = `
+local set = redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3], 'NX')
+local c = redis.call('GET', KEYS[1])
+if c and cjson.decode(c).claimId == ARGV[1] then redis.call('DEL', KEYS[1]) end
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+if set then return 1 end
+return 0`;
+
+const RELEASE = `
+local c = redis.call('GET', KEYS[1])
+if c and cjson.decode(c).claimId == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
+  return 1
+end
+return 0`;
+
+const EPOCH = `
+local e = redis.call('GET', KEYS[1])
+if e then return {e, 0} end
+redis.call('SET', KEYS[1], ARGV[1])
+return {ARGV[1], 1}`;
+
+const VELOCITY_READ = `
+local v = redis.call('GET', KEYS[3]) or '0'
+local items = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'WITHSCORES')
+local out = {v}
+for i = 1, #items, 2 do
+  out[#out + 1] = items[i]
+  out[#out + 1] = items[i + 1]
+  out[#out + 1] = redis.call('HGET', KEYS[2], items[i]) or '0'
+end
+return out`;
+
+// Add one approval if the window is still at the version read; prune what is past every window.
+const VELOCITY_COMMIT = `
+local v = redis.call('GET', KEYS[3]) or '0'
+if v ~= ARGV[1] then return 0 end
+local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[5])
+for i = 1, #old do redis.call('HDEL', KEYS[2], old[i]) end
+if #old > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[5]) end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+redis.call('INCR', KEYS[3])
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+return 1`;
+
+const VELOCITY_REMOVE = `
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('INCR', KEYS[3])
+  return 1
+end
+return 0`;
+
+// Write back approvals after a data loss (ARGV: ttl, then at, action, amount triples); existing ones stay.
+const VELOCITY_RESTORE = `
+local n = 0
+for i = 2, #ARGV, 3 do
+  if redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[i + 1]) == 1 then
+    redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i + 2])
+    n = n + 1
+  end
+end
+if n > 0 then redis.call('INCR', KEYS[3]) end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+return n`;
+
+/** The scripts as ioredis custom commands (run by EVALSHA, loaded on first use). */
+interface Scripts {
+  cfClaim(claim: string, decided: string, fence: string, instance: string, claimId: string, leaseMs: number): Promise<[string, string, number]>;
+  cfRenew(claim: string, decided: string, claimId: string, value: string, leaseMs: number): Promise<number>;
+  cfComplete(claim: string, decided: string, claimId: string, record: string, ttlMs: number, channel: string, message: string): Promise<number>;
+  cfRelease(claim: string, claimId: string, channel: string, message: string): Promise<number>;
+  cfEpoch(key: string, fresh: string): Promise<[string, number]>;
+  cfVelocityRead(set: string, amounts: string, version: string, since: number): Promise<string[]>;
+  cfVelocityCommit(set: string, amounts: string, version: string, expected: string, at: number, action: string, amount: string, pruneBefore: number, ttlMs: number): Promise<number>;
+  cfVelocityRemove(set: string, amounts: string, version: string, action: string): Promise<number>;
+  cfVelocityRestore(set: string, amounts: string, version: string, ...args: Array<string | number>): Promise<number>;
+}
+
+/** The scripts and their key counts. */
+const SCRIPTS: Record<keyof Scripts, { lua: string; keys: number }> = {
+  cfClaim: { lua: CLAIM, keys: 3 },
+  cfRenew: { lua: RENEW, keys: 2 },
+  cfComplete: { lua: COMPLETE, keys: 2 },
+  cfRelease: { lua: RELEASE, keys: 1 },
+  cfEpoch: { lua: EPOCH, keys: 1 },
+  cfVelocityRead: { lua: VELOCITY_READ, keys: 3 },
+  cfVelocityCommit: { lua: VELOCITY_COMMIT, keys: 3 },
+  cfVelocityRemove: { lua: VELOCITY_REMOVE, keys: 3 },
+  cfVelocityRestore: { lua: VELOCITY_RESTORE, keys: 3 },
+};
+
+/** Default {@link CoordinatorOptions.leaseMs}: 60 s. */
+export const DEFAULT_LEASE_MS = 60_000;
+/** Default {@link CoordinatorOptions.keyPrefix}. */
+export const DEFAULT_KEY_PREFIX = 'custodyflow:';
+
+/**
+ * Check a Redis URL as the config node takes it: `redis:` or `rediss:`, a host, no password.
+ * @returns the URL.
+ * @throws {ConfigError} naming `redisUrl`.
+ */
+export function checkRedisUrl(url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ConfigError('redisUrl: a Redis URL such as redis://127.0.0.1:6379/0');
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new ConfigError(`redisUrl: redis:// or rediss://, got ${u.protocol}//`);
+  if (!u.hostname) throw new ConfigError('redisUrl: the host is missing');
+  if (u.password) throw new ConfigError('redisUrl: put the password in the Redis password field (a credential), not in the URL');
+  return u;
+}
+
+/** Wait for `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * The Redis connection of a `custody-config` node and what it shares (see the module comment).
+ * Events: `state` (state, reason?) on every change; `dataLoss` () when Redis came back
+ * without its data (listeners write back what they know; see {@link Coordinator.onDataLoss}).
+ */
+export class Coordinator extends EventEmitter {
+  /** This instance's name in claims and the audit stream. */
+  readonly instance: string;
+  readonly leaseMs: number;
+  readonly prefix: string;
+  readonly decidedTtlMs: number;
+  #state: CoordinationState = 'connecting';
+  #reason = '';
+  readonly #redis: Redis & Scripts;
+  readonly #sub: Redis;
+  #epoch: string | undefined;
+  #recoverTimer: NodeJS.Timeout | undefined;
+  /** When Redis was last seen to have lost its data (epoch ms), 0 never. */
+  #lostAt = 0;
+  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #auditQueue: string[][] = [];
+  #auditFlushing = false;
+  readonly #auditMax: number;
+  readonly #lossHandlers = new Set<() => Promise<void>>();
+  /** Aborted by {@link close}: every wait ends. */
+  readonly #closing = new AbortController();
+
+  /**
+   * Connect (in the background: {@link state} tells) to the Redis of `options`.
+   * @throws {ConfigError} for a bad URL (naming `redisUrl`) or a lease under 1 s (`claimLeaseSeconds`).
+   */
+  constructor(options: CoordinatorOptions) {
+    super();
+    const url = checkRedisUrl(options.url);
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!(this.leaseMs >= 1000)) throw new ConfigError('claimLeaseSeconds: at least 1 second');
+    this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.instance = options.instance || `${os.hostname()}/${process.pid}`;
+    this.decidedTtlMs = options.decidedTtlMs ?? 8 * 24 * 3600_000;
+    this.#auditMax = options.auditStreamMaxLength ?? 1_000_000;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const IORedis = require('ioredis') as typeof import('ioredis');
+    const common: RedisOptions = {
+      connectTimeout: options.connectTimeoutMs ?? 5000,
+      retryStrategy: (times) => Math.min(100 * times, 1000),
+      ...(options.password ? { password: options.password } : {}),
+      ...(options.username ? { username: options.username } : {}),
+      ...(options.tls || url.protocol === 'rediss:' ? { tls: { servername: url.hostname } } : {}),
+    };
+    this.#redis = new IORedis.Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }) as Redis & Scripts;
+    for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
+    this.#sub = new IORedis.Redis(options.url, { ...common, maxRetriesPerRequest: null });
+    this.#redis.on('ready', () => void this.#onReady());
+    this.#redis.on('close', () => this.#down('the connection to Redis closed'));
+    this.#redis.on('error', (e: Error) => (this.#reason = e.message));
+    this.#sub.on('error', () => undefined);
+    this.#sub.on('message', (_channel: string, key: string) => this.#wake(key));
+    this.#sub.subscribe(this.key('decided')).catch(() => undefined);
+  }
+
+  /** Where the coordinator stands. */
+  get state(): CoordinationState {
+    return this.#state;
+  }
+
+  /** Why it is not ready (the last connection error), '' when ready. */
+  get reason(): string {
+    return this.#state === 'ready' ? '' : this.#reason;
+  }
+
+  /** When Redis was last seen to have lost its data, epoch ms (0: never, since this coordinator started). */
+  get lostAt(): number {
+    return this.#lostAt;
+  }
+
+  /** The full key of `parts` joined by `:` below the prefix. */
+  key(...parts: string[]): string {
+    return this.prefix + parts.join(':');
+  }
+
+  #setState(state: CoordinationState, reason = ''): void {
+    if (this.#state === 'closed') return;
+    if (reason) this.#reason = reason;
+    if (state === this.#state) return;
+    this.#state = state;
+    this.emit('state', state, reason || undefined);
+    if (state === 'ready') for (const set of this.#waiters.values()) for (const w of set) w();
+  }
+
+  #down(reason: string): void {
+    if (this.#state === 'closed') return;
+    clearTimeout(this.#recoverTimer);
+    this.#setState(this.#state === 'connecting' ? 'connecting' : 'down', this.#reason || reason);
+  }
+
+  /** On every (re)connect: check the epoch (did Redis lose its data?), then ready or recovering. */
+  async #onReady(): Promise<void> {
+    let epoch: string;
+    let created: number;
+    try {
+      [epoch, created] = await this.#redis.cfEpoch(this.key('epoch'), crypto.randomUUID());
+    } catch (e) {
+      this.#reason = (e as Error).message;
+      return; // the connection went again; the next 'ready' tries again
+    }
+    const lost = this.#epoch !== undefined && (epoch !== this.#epoch || created === 1);
+    this.#epoch = epoch;
+    if (!lost) {
+      this.#setState('ready');
+      void this.#flushAudit();
+      return;
+    }
+    this.#lostAt = Date.now();
+    this.#setState('recovering', 'Redis came back without its data: no new claim for one lease while decisions in flight finish');
+    await Promise.allSettled(Array.from(this.#lossHandlers, (h) => h()));
+    clearTimeout(this.#recoverTimer);
+    this.#recoverTimer = setTimeout(() => {
+      if (this.#redis.status === 'ready') this.#setState('ready');
+      void this.#flushAudit();
+    }, this.leaseMs);
+    void this.#flushAudit();
+  }
+
+  /**
+   * Register `handler`, run (and awaited, all together) each time Redis comes back without its
+   * data, before claims resume: write back what this instance knows. @returns the function that unregisters it.
+   */
+  onDataLoss(handler: () => Promise<void>): () => void {
+    this.#lossHandlers.add(handler);
+    return () => this.#lossHandlers.delete(handler);
+  }
+
+  /** @throws {CoordinationUnavailableError} unless the connection is up (`ready` or `recovering`). */
+  #connected(): void {
+    if (this.#state === 'closed') throw new CoordinationUnavailableError('coordination: closed');
+    if (this.#redis.status !== 'ready' || (this.#state !== 'ready' && this.#state !== 'recovering')) {
+      throw new CoordinationUnavailableError(`coordination: Redis is unavailable${this.#reason ? ` (${this.#reason})` : ''}`);
+    }
+  }
+
+  /**
+   * Run `fn` on the connection.
+   * @throws {CoordinationUnavailableError} (rejects) when Redis is unavailable, or the command
+   *   failed on the connection (then it may or may not have run: callers make it safe to repeat).
+   */
+  async run<T>(fn: (redis: Redis & Scripts) => Promise<T>): Promise<T> {
+    this.#connected();
+    try {
+      return await fn(this.#redis);
+    } catch (e) {
+      const err = e as Error;
+      // A script's own error (a bug) stays what it is; a connection failure is "unavailable".
+      if (/ERR|WRONGTYPE|NOSCRIPT/.test(err.message) && this.#redis.status === 'ready') throw err;
+      throw new CoordinationUnavailableError(`coordination: Redis is unavailable (${err.message})`);
+    }
+  }
+
+  /**
+   * Resolve once the coordinator is `ready` (with `claims`: not `recovering` either).
+   * @param signal ends the wait early (resolves; the caller checks why).
+   */
+  async whenReady(signal?: AbortSignal, claims = true): Promise<void> {
+    const ok = () => this.#state === 'ready' || (!claims && this.#state === 'recovering');
+    while (!ok() && !signal?.aborted && !this.#closing.signal.aborted) {
+      await this.#wait('', 1000, signal);
+    }
+  }
+
+  /** Wait until `key` is published (or the state turns ready, with key ''), `ms` passes, `signal` aborts or the coordinator closes. */
+  #wait(key: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.#waiters.get(key);
+      if (!set) this.#waiters.set(key, (set = new Set()));
+      const s = set;
+      const abort = new AbortController();
+      const done = () => {
+        abort.abort();
+        s.delete(done);
+        if (s.size === 0 && this.#waiters.get(key) === s) this.#waiters.delete(key);
+        signal?.removeEventListener('abort', done);
+        this.#closing.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      s.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+      this.#closing.signal.addEventListener('abort', done, { once: true });
+      void pause(ms, abort.signal).then(done);
+    });
+  }
+
+  #wake(key: string): void {
+    for (const w of Array.from(this.#waiters.get(key) ?? [])) w();
+  }
+
+  /**
+   * Wait until the claim `id` is decided or released (published), at most `ms`.
+   * @param signal ends the wait early.
+   */
+  waitForClaim(id: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return this.#wait(this.key('decided', id), ms, signal);
+  }
+
+  /**
+   * Claim `id` (`<mode>:<client_id>:<action_id>`) for {@link leaseMs}, with `claimId` (the same
+   * id again keeps the claim: a repeat after a lost answer is safe).
+   * @throws {CoordinationUnavailableError} (rejects) when Redis is unavailable or recovering from a data loss.
+   */
+  async claim(id: string, claimId: string): Promise<ClaimResult> {
+    if (this.#state === 'recovering') throw new CoordinationUnavailableError('coordination: Redis lost its data; no new claim until the decisions in flight finish');
+    const [kind, value, n] = await this.run((r) => r.cfClaim(this.key('claim', id), this.key('decided', id), this.key('fence'), this.instance, claimId, this.leaseMs));
+    if (kind === 'decided') return { kind, record: value };
+    const h = JSON.parse(value) as Omit<Claim, 'id'>;
+    const claim: Claim = { id, fence: Number(h.fence), instance: String(h.instance), claimId: String(h.claimId) };
+    return kind === 'claimed' ? { kind, claim, fresh: n === 1 } : { kind: 'held', holder: claim, pttl: Number(n) };
+  }
+
+  /**
+   * Before the call that acts on a claim: check it is still ours and extend its lease (or put it
+   * back, after a data loss).
+   * @returns `held` (go on), `lost` (another instance holds it now: do not call), `decided` (decided elsewhere: do not call).
+   * @throws {CoordinationUnavailableError} (rejects) when Redis is unavailable (do not call).
+   */
+  async renew(claim: Claim): Promise<'held' | 'lost' | 'decided'> {
+    const value = JSON.stringify({ fence: claim.fence, instance: claim.instance, claimId: claim.claimId });
+    const n = await this.run((r) => r.cfRenew(this.key('claim', claim.id), this.key('decided', claim.id), claim.claimId, value, this.leaseMs));
+    return n === 1 ? 'held' : n === -2 ? 'decided' : 'lost';
+  }
+
+  /**
+   * Record `claim` decided with `record` (kept {@link decidedTtlMs}), release the claim, wake the waiters.
+   * @returns false when it had been decided already (the first record stays).
+   * @throws {CoordinationUnavailableError} (rejects) when Redis is unavailable: call again once it is back.
+   */
+  async complete(claim: Claim, record: string): Promise<boolean> {
+    const decided = this.key('decided', claim.id);
+    return (await this.run((r) => r.cfComplete(this.key('claim', claim.id), decided, claim.claimId, record, this.decidedTtlMs, this.key('decided'), decided))) === 1;
+  }
+
+  /**
+   * Release `claim` without a decision (the call failed: the action is to be decided again).
+   * @throws {CoordinationUnavailableError} (rejects); the claim then ends with its lease.
+   */
+  async release(claim: Claim): Promise<void> {
+    const decided = this.key('decided', claim.id);
+    await this.run((r) => r.cfRelease(this.key('claim', claim.id), claim.claimId, this.key('decided'), decided));
+  }
+
+  /** The keys of the velocity window of (`scope`, `mode`, `asset`). */
+  #velocityKeys(scope: string, mode: string, asset: string): [string, string, string] {
+    const base = this.key('velocity', scope, mode, asset);
+    return [base, `${base}:amounts`, `${base}:version`];
+  }
+
+  /**
+   * Read the approvals of a velocity window since `since` (epoch ms) and its version.
+   * @param scope the approver (its node id: the same flow on every instance).
+   * @throws {CoordinationUnavailableError} (rejects).
+   */
+  async velocityRead(scope: string, mode: string, asset: string, since: number): Promise<VelocityRead> {
+    const out = await this.run((r) => r.cfVelocityRead(...this.#velocityKeys(scope, mode, asset), Math.floor(since)));
+    const entries: VelocityEntry[] = [];
+    for (let i = 1; i + 2 < out.length; i += 3) {
+      entries.push({ action: out[i], at: Number(out[i + 1]), amount: BigInt(out[i + 2]) });
+    }
+    return { version: out[0], entries };
+  }
+
+  /**
+   * Add `entry` to the window if it is still at `version` (atomically, Lua), dropping approvals
+   * older than `keepMs` before `entry.at`.
+   * @returns false when another instance changed the window since it was read: read and decide again.
+   * @throws {CoordinationUnavailableError} (rejects).
+   */
+  async velocityCommit(scope: string, mode: string, asset: string, version: string, entry: VelocityEntry, keepMs: number): Promise<boolean> {
+    const n = await this.run((r) => r.cfVelocityCommit(...this.#velocityKeys(scope, mode, asset), version, entry.at, entry.action, entry.amount.toString(), entry.at - keepMs, keepMs + 24 * 3600_000));
+    return n === 1;
+  }
+
+  /** Stop counting the approval of `action` (the API refused it). @throws {CoordinationUnavailableError} (rejects). */
+  async velocityRemove(scope: string, mode: string, asset: string, action: string): Promise<void> {
+    await this.run((r) => r.cfVelocityRemove(...this.#velocityKeys(scope, mode, asset), action));
+  }
+
+  /** Write back approvals after a data loss (those already there stay). @throws {CoordinationUnavailableError} (rejects). */
+  async velocityRestore(scope: string, mode: string, asset: string, entries: VelocityEntry[], keepMs: number): Promise<void> {
+    if (entries.length === 0) return;
+    const args: Array<string | number> = [keepMs + 24 * 3600_000];
+    for (const e of entries) args.push(e.at, e.action, e.amount.toString());
+    await this.run((r) => r.cfVelocityRestore(...this.#velocityKeys(scope, mode, asset), ...args));
+  }
+
+  /**
+   * Append an audit line to the shared stream `audit` (fields `instance`, `approver`, `line`: the
+   * line's JSON), in order; queued while Redis is away (at most 100,000 lines; older ones are
+   * dropped first and counted in {@link auditDropped}).
+   */
+  audit(approver: string, line: Record<string, unknown>): void {
+    this.#auditQueue.push(['instance', this.instance, 'approver', approver, 'line', JSON.stringify(line)]);
+    if (this.#auditQueue.length > 100_000) {
+      this.#auditQueue.shift();
+      this.auditDropped++;
+    }
+    void this.#flushAudit();
+  }
+
+  /** Audit lines dropped from a full queue during a long outage (they are in each instance's audit file). */
+  auditDropped = 0;
+
+  /** Audit lines waiting for Redis. */
+  get auditQueued(): number {
+    return this.#auditQueue.length;
+  }
+
+  async #flushAudit(): Promise<void> {
+    if (this.#auditFlushing) return;
+    this.#auditFlushing = true;
+    try {
+      while (this.#auditQueue.length > 0 && this.#redis.status === 'ready' && this.#state !== 'closed') {
+        const batch = this.#auditQueue.slice(0, 200);
+        const p = this.#redis.pipeline();
+        for (const fields of batch) p.xadd(this.key('audit'), 'MAXLEN', '~', this.#auditMax, '*', ...fields);
+        const results = await p.exec().catch(() => null);
+        const sent = results ? results.findIndex(([err]) => err) : 0;
+        const n = sent === -1 ? batch.length : sent;
+        this.#auditQueue.splice(0, n);
+        if (n < batch.length) break; // the connection went: the rest waits for 'ready'
+      }
+    } finally {
+      this.#auditFlushing = false;
+    }
+  }
+
+  /** Wait (at most `ms`) until the queued audit lines are in the stream. */
+  async drainAudit(ms = 2000): Promise<void> {
+    const until = Date.now() + ms;
+    while (this.#auditQueue.length > 0 && Date.now() < until && this.#redis.status === 'ready') {
+      await this.#flushAudit();
+      if (this.#auditQueue.length > 0) await pause(20);
+    }
+  }
+
+  /** Close both connections (after a short wait for queued audit lines); every wait ends. */
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    await this.drainAudit(1000);
+    this.#setState('closed');
+    this.#closing.abort();
+    clearTimeout(this.#recoverTimer);
+    this.#redis.removeAllListeners('close');
+    await Promise.allSettled([this.#redis.quit(), this.#sub.quit()]);
+    this.#redis.disconnect();
+    this.#sub.disconnect();
+  }
+}

@@ -1,0 +1,2 @@
+/** Coordination of several Node-RED instances through Redis (issue 12): see coordinator.ts. */
+export * from './coordinator';
