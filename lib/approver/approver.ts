@@ -112,6 +112,23 @@ interface DecidedRecord {
   instance: string;
 }
 
+/** How long a coordinated decision waits before trying Redis again after it was unavailable (ms). */
+const UNAVAILABLE_RETRY_MS = 200;
+
+/** Resolve after `ms`, or at once when `signal` aborts. */
+function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** Returned by a coordinated decision that must start again from the claim (the claim was lost, or Redis went away before the call). */
 const AGAIN = Symbol('again');
 
@@ -398,6 +415,9 @@ export class Approver {
         } catch (e) {
           if (!(e instanceof CoordinationUnavailableError)) throw e;
           wait(e.message);
+          // A timer, not only the state: the connection may fail before its 'close' event is
+          // handled, and a loop of promises alone would never let that event in.
+          await pauseFor(UNAVAILABLE_RETRY_MS, this.#closing.signal);
           await coord.whenReady(this.#closing.signal);
           continue;
         }
@@ -415,6 +435,7 @@ export class Approver {
         const outcome = await this.#decide(input, clientId, actionId, entry, earlier, { coord, claim: claimed.claim, mustRead, record: (o) => this.#finish(coord, claimed.claim, o) });
         if (outcome !== AGAIN) return outcome;
         contested = true;
+        await pauseFor(UNAVAILABLE_RETRY_MS, this.#closing.signal);
       }
     } finally {
       if (waiting) this.#opts.onCoordinationWait?.('');
@@ -450,6 +471,7 @@ export class Approver {
           return;
         } catch (e) {
           if (!(e instanceof CoordinationUnavailableError) || this.#closing.signal.aborted) return;
+          await pauseFor(UNAVAILABLE_RETRY_MS, this.#closing.signal);
           await coord.whenReady(this.#closing.signal, false);
           if (this.#closing.signal.aborted) return;
         }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
 import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient } from '../../lib';
 import { HubFeed, WalletsFeed, type SignedFeed, type Action, type ActionListing, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
-import { journalFile, openSharedJournal, type JournalLease, type SubmissionJournal } from '../../lib';
+import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLease, type PaymentJournal } from '../../lib';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
 import { Coordinator } from '../../lib';
@@ -189,14 +189,21 @@ export = function register(RED: NodeAPI): void {
     const v2Client = lazyClient(buildWorkspace, () => closed);
     node.client = v1Client.get;
     node.workspaceClient = v2Client.get;
-    node.journal = async (): Promise<SubmissionJournal> => {
+    /** With coordination: the journal shared through Redis over this process's file journal (made once). */
+    let sharedJournal: SharedSubmissionJournal | undefined;
+    node.journal = async (): Promise<PaymentJournal> => {
       await node.client();
       if (closed) throw new ConfigError('connection: the custody-config node was closed');
+      if (coordinationError) throw coordinationError;
       if (!journalLease) {
         journalLease = openSharedJournal(accountJournalFile!);
         journalLease.catch(() => (journalLease = undefined));
       }
-      return (await journalLease).journal;
+      const local = (await journalLease).journal;
+      if (!coordinator) return local;
+      if (closed) throw new ConfigError('connection: the custody-config node was closed');
+      sharedJournal ??= new SharedSubmissionJournal(local, coordinator);
+      return sharedJournal;
     };
 
     /** Build the client and open the shared feed `entry` of `kind`; on failure report it and try again later. */
@@ -292,6 +299,7 @@ export = function register(RED: NodeAPI): void {
       Promise.allSettled(stopping)
         .then(() => Promise.allSettled([pending?.then((c) => c.close(), () => undefined), closingWorkspace]))
         // The journal closes after the requests: their answers are recorded first.
+        .then(() => sharedJournal?.close())
         .then(() => lease?.then((l) => l.release(), () => undefined))
         // Redis last: the journal's and the approvers' last writes go out first.
         .then(() => coordinator?.close())

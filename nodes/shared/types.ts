@@ -3,7 +3,7 @@
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, ActionListing, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, SubmissionJournal, Coordinator, CoordinationState } from '../../lib';
+import type { CustodyClient, Action, ActionListing, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState } from '../../lib';
 
 /** The status callbacks of a feed subscription: the part every feed user has alike. */
 export interface FeedStatusCallbacks {
@@ -45,12 +45,13 @@ export interface CustodyConfigNode extends Node {
   /** The shared v2 client (`x-token`, spec section 5.8); resolves once. @throws ConfigError naming `workspaceId`, `token` or `v2BaseUrl` (rejects). */
   workspaceClient(): Promise<WorkspaceClient>;
   /**
-   * The submission journal of this connection's API account (lib `SubmissionJournal`), opened on
+   * The submission journal of this connection's API account (lib `SubmissionJournal`; with
+   * coordination, lib `SharedSubmissionJournal` over it, shared through Redis), opened on
    * first use in `<userDir>/custodyflow/journal/` (or `$CUSTODYFLOW_JOURNAL_DIR`) and shared by
    * every config node of the same account in this process.
    * @throws ConfigError when the client cannot be built; what the file system throws when the journal cannot be opened (rejects).
    */
-  journal(): Promise<SubmissionJournal>;
+  journal(): Promise<PaymentJournal>;
   /**
    * The coordination of this connection (issue 12): the Redis {@link Coordinator} shared by the
    * nodes of this connection, or undefined when coordination is `none`.
