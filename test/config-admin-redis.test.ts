@@ -142,19 +142,19 @@ describe('custody-config admin endpoints with Redis coordination', function () {
       const scheme = await testWith({ ...dialog(), redisUrl: `http://127.0.0.1:${redis.port}` });
       assert.match(scheme.redis.message, /redisUrl: redis:\/\/ or rediss:\/\//);
       const missing = await testWith({ ...dialog(), redisUrl: '' });
-      assert.match(missing.redis.message, /redisUrl: required/);
+      assert.match(missing.redis.message, /redisUrl: set the Redis URL/);
       const lease = await testWith({ ...dialog(), claimLeaseSeconds: '0.5', redisPassword: PASSWORD });
       assert.equal(lease.cause, 'config');
-      assert.match(lease.redis.message, /claimLeaseSeconds: a whole number of seconds, at least 1/);
+      assert.match(lease.redis.message, /claimLeaseSeconds: a number of seconds, at least 1/);
     });
 
-    it('nonce signing with Redis coordination: cause config (use timestamp), even with Redis up', async () => {
+    it('nonce signing with Redis coordination: refused as at deploy (step v1, cause config: use timestamp), Redis itself OK', async () => {
       const a = await testWith({ ...dialog(), signingMode: 'nonce', redisPassword: PASSWORD });
       assert.equal(a.ok, false);
-      assert.equal(a.step, 'redis');
+      assert.equal(a.step, 'v1');
       assert.equal(a.cause, 'config');
       assert.equal(a.redis.ok, true);
-      assert.match(a.message, /nonce signing is refused with Redis coordination.*use timestamp signing/);
+      assert.match(a.message, /signingMode: nonce signing cannot be used with coordination.*use timestamp signing.* Redis: OK\.$/);
     });
 
     it('coordination none (or absent): the answer has no redis part, as before', async () => {
@@ -186,10 +186,7 @@ describe('custody-config admin endpoints with Redis coordination', function () {
       }
     });
 
-    // Skipped until the runtime part (custody-config.ts coordinationStatus(), the lead's commit
-    // "approver: coordinated ...") is on main and merged here: the deployed node does not report
-    // its coordination before it (the endpoint answers 501 unsupported).
-    it.skip('a deployed node: its coordinationStatus(): redis ready with its instance; none for a node without coordination', async () => {
+    it('a deployed node: its coordinationStatus(): redis ready with its instance; none for a node without coordination', async () => {
       const deadline = Date.now() + 10000;
       let r = await helper.request().get('/custodyflow/config/cfg-redis/coordination').expect(200);
       while (r.body.state !== 'ready' && Date.now() < deadline) {

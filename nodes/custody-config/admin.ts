@@ -20,26 +20,28 @@
  *   `{cause, message, statusCode, code}` (the API call failed; causes as the test's).
  * - `GET <admin>/custodyflow/config/:id/coordination` (permission `custody-config.read`): the
  *   coordination of the deployed custody-config node `id` as its `coordinationStatus()` tells it
- *   ({@link CoordinationStatus}: `{coordination: 'none'}`, or `'redis'` with the coordinator's
- *   `state`, `reason` and `instance`), for the dialog's state line. 404
- *   `{cause: 'notDeployed', message}` when no custody-config node `id` is deployed, 501
- *   `{cause: 'unsupported', message}` when the deployed node does not report its coordination.
+ *   (shared/types.ts `CoordinationStatus`: `{coordination: 'none'}`, or `'redis'` with the
+ *   coordinator's `state`, `reason` and `instance`), for the dialog's state line. 404
+ *   `{cause: 'notDeployed', message}` when no custody-config node `id` is deployed.
  *
  * Coordination through Redis (issue 12) in the test: when the body's `coordination` is `redis`,
- * the test also connects a lib {@link Coordinator} with the dialog's `redisUrl`, `redisTls`,
- * `redisKeyPrefix`, `claimLeaseSeconds` and credential `redisPassword` (typed, or `__PWRD__` for
- * the deployed node's stored one), waits up to {@link REDIS_TEST_MS} for it to be ready and
- * closes it; the outcome is the answer's `redis` ({@link RedisTestResult}). Connecting writes at
- * most the `epoch` key every instance writes on its first connect; no claim is taken.
+ * the test also connects a lib {@link Coordinator} with the options the deployed node would use
+ * (connection.ts `coordinatorOptionsOf`: the dialog's `redisUrl`, `redisTls`, `redisKeyPrefix`,
+ * `claimLeaseSeconds`, and the credential `redisPassword`, typed or `__PWRD__` for the deployed
+ * node's stored one), waits up to {@link REDIS_TEST_MS} for it to be ready and closes it; the
+ * outcome is the answer's `redis` ({@link RedisTestResult}). Connecting writes at most the
+ * `epoch` key every instance writes on its first connect; no claim is taken. The API part is
+ * tested with the coordination too, so nonce signing is refused as at deploy (cause `config`).
  *
  * No answer and no log line holds a secret: messages are passed through {@link redact} with the
  * credentials in use (the Redis password included).
  */
 import type { NodeAPI } from 'node-red';
 import type { Request, Response } from 'express';
-import { ConfigError, Coordinator, DEFAULT_KEY_PREFIX, ValidationError, type CoordinationState } from '../../lib';
-import type { CustodyConfigNode } from '../shared/types';
+import { ConfigError, Coordinator, ValidationError, type CoordinationState } from '../../lib';
+import type { CoordinationStatus, CustodyConfigNode } from '../shared/types';
 import {
+  coordinatorOptionsOf,
   describeFailure,
   redact,
   testConnection,
@@ -70,21 +72,12 @@ export const REDIS_TEST_MS = 5000;
 export const UNCHANGED_CREDENTIAL = '__PWRD__';
 
 /** The credential fields of `custody-config`. */
-const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token'] as const;
+const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token', 'redisPassword'] as const;
 /** The settings fields the test takes from the body, each a string (or the timeout a number). */
 const SETTING_FIELDS = ['environment', 'baseUrl', 'signingMode', 'timeout', 'simulatorV1Key', 'v2BaseUrl', 'workspaceId', 'simulatorApiKey'] as const;
 const ENVIRONMENTS = new Set(['simulator', 'sandbox', 'play', 'production', 'custom']);
 /** Longest context value a lookup accepts (an id or a typed text). */
 const MAX_CONTEXT_LENGTH = 200;
-
-/**
- * One credential as a test uses it: `sent` as the dialog sent it, except the unchanged-credential
- * placeholder, replaced by `stored` (the deployed node's). @returns undefined for none.
- */
-export function resolveCredential(sent: unknown, stored: string | undefined): string | undefined {
-  if (sent === UNCHANGED_CREDENTIAL) return stored || undefined;
-  return typeof sent === 'string' && sent !== '' ? sent : undefined;
-}
 
 /**
  * The credentials a test uses: each field as the dialog sent it, except the unchanged-credential
@@ -93,8 +86,10 @@ export function resolveCredential(sent: unknown, stored: string | undefined): st
 export function resolveCredentials(sent: Record<string, unknown>, stored: ConnectionCredentials | undefined): ConnectionCredentials {
   const out: ConnectionCredentials = {};
   for (const k of CREDENTIAL_FIELDS) {
-    const v = resolveCredential(sent[k], stored?.[k]);
-    if (v !== undefined) out[k] = v;
+    const v = sent[k];
+    if (v === UNCHANGED_CREDENTIAL) {
+      if (stored?.[k]) out[k] = stored[k];
+    } else if (typeof v === 'string' && v !== '') out[k] = v;
   }
   return out;
 }
@@ -112,23 +107,12 @@ export function settingsFrom(body: Record<string, unknown>): ConnectionSettings 
   return out as ConnectionSettings;
 }
 
-/** The dialog's Coordination section, as a test body carries it. */
-export interface CoordinationSettings {
-  /** `none` (the default) or `redis`. */
-  coordination: 'none' | 'redis';
-  /** `redis://host:port/db` or `rediss://...`; no password in it. */
-  redisUrl?: string;
-  /** Connect with TLS. */
-  redisTls?: boolean;
-  /** Prefix of every key (default `custodyflow:`). */
-  redisKeyPrefix?: string;
-  /** Lease of a claim, whole seconds, at least 1 (default 60). */
-  claimLeaseSeconds?: number | string;
-}
+/** The dialog's Coordination section, as a test body carries it (the coordination fields of {@link ConnectionSettings}). */
+export type CoordinationSettings = Pick<ConnectionSettings, 'redisUrl' | 'redisTls' | 'redisKeyPrefix' | 'claimLeaseSeconds'> & { coordination: 'none' | 'redis' };
 
 /**
  * Why the Redis of a test failed:
- * - `config`: the settings cannot be used (a bad URL, a password in it, a bad lease; nonce signing with coordination); nothing was sent;
+ * - `config`: the settings cannot be used (no URL, a bad URL, a password in it, a bad lease); nothing was sent;
  * - `badPassword`: Redis refused the password (`WRONGPASS`) or asks for one (`NOAUTH`);
  * - `unreachable`: the host name did not resolve, the connection was refused, or it closed;
  * - `tls`: the TLS handshake failed (untrusted certificate, wrong host name, not TLS);
@@ -162,19 +146,6 @@ export type CoordinatedTestAnswer = Omit<TestAnswer, 'step' | 'cause'> & {
   /** Absent when the dialog's coordination is `none`. */
   redis?: RedisTestResult;
 };
-
-/** What the deployed config node's `coordinationStatus()` answers (wired in custody-config.ts). */
-export interface CoordinationStatus {
-  coordination: 'none' | 'redis';
-  state?: CoordinationState;
-  /** Why it is not ready (the last connection error). */
-  reason?: string;
-  /** This Node-RED instance's name in claims and the audit stream. */
-  instance?: string;
-}
-
-/** A deployed custody-config node that may report its coordination. */
-type MaybeCoordinated = CustodyConfigNode & { coordinationStatus?: () => CoordinationStatus };
 
 /** What to check, per Redis failure cause: the first words of its message. */
 const REDIS_ADVICE: Record<RedisFailureCause, string> = {
@@ -227,17 +198,17 @@ function redisCause(reason: string): RedisFailureCause {
 const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Test the Redis of the dialog's coordination settings: connect a {@link Coordinator}, wait up to
- * `ms` for it to be ready (or recovering), then close it. The first connection error ends the
- * wait (after a short grace for the error that explains a closed connection).
+ * Test the Redis of the dialog's coordination settings: connect a {@link Coordinator} with the
+ * options a deployed node would use (connection.ts `coordinatorOptionsOf`), wait up to `ms` for it
+ * to be ready (or recovering), then close it. The first connection error ends the wait (after a
+ * short grace for the error that explains a closed connection).
  * @param password the Redis password (resolved: typed, or the stored one), or undefined.
  * @returns the outcome; never rejects, never holds the password.
  */
 export async function testRedis(settings: CoordinationSettings, password: string | undefined, ms = REDIS_TEST_MS): Promise<RedisTestResult> {
   const started = Date.now();
   const tls = settings.redisTls === true;
-  const keyPrefix = settings.redisKeyPrefix ?? DEFAULT_KEY_PREFIX;
-  const result: RedisTestResult = { ok: false, tls, keyPrefix, ms: 0, message: '' };
+  const result: RedisTestResult = { ok: false, tls, keyPrefix: '', ms: 0, message: '' };
   const clean = (text: string) => redact(text, [password]);
   const fail = (cause: RedisFailureCause, detail: string): RedisTestResult => {
     result.ms = Date.now() - started;
@@ -245,13 +216,13 @@ export async function testRedis(settings: CoordinationSettings, password: string
     result.message = clean(`${REDIS_ADVICE[cause]}${detail ? ` (${detail})` : ''}`);
     return result;
   };
-  const url = (settings.redisUrl ?? '').trim();
-  if (!url) return fail('config', 'redisUrl: required with Redis coordination, e.g. redis://127.0.0.1:6379/0');
-  const leaseText = String(settings.claimLeaseSeconds ?? 60).trim();
-  if (!/^\d+$/.test(leaseText) || Number(leaseText) < 1) return fail('config', 'claimLeaseSeconds: a whole number of seconds, at least 1');
   let coordinator: Coordinator;
+  let url: string;
   try {
-    coordinator = new Coordinator({ url, tls, keyPrefix, leaseMs: Number(leaseText) * 1000, connectTimeoutMs: Math.max(1000, ms - 500), ...(password ? { password } : {}) });
+    const options = coordinatorOptionsOf(settings, password ? { redisPassword: password } : {});
+    url = options.url;
+    result.keyPrefix = options.keyPrefix ?? '';
+    coordinator = new Coordinator({ ...options, connectTimeoutMs: Math.max(1000, ms - 500) });
   } catch (e) {
     return fail('config', e instanceof ConfigError ? e.message : 'the Redis client could not be created');
   }
@@ -273,7 +244,7 @@ export async function testRedis(settings: CoordinationSettings, password: string
       result.ok = true;
       result.ms = Date.now() - started;
       const recovering = coordinator.state === 'recovering' ? ', recovering from a data loss' : '';
-      result.message = clean(`Redis ready at ${url}${tls ? ' (TLS)' : ''}, key prefix ${JSON.stringify(keyPrefix)}${recovering} (${result.ms} ms).`);
+      result.message = clean(`Redis ready at ${url}${tls ? ' (TLS)' : ''}, key prefix ${JSON.stringify(result.keyPrefix)}${recovering} (${result.ms} ms).`);
       return result;
     }
     const reason = coordinator.reason;
@@ -286,20 +257,13 @@ export async function testRedis(settings: CoordinationSettings, password: string
 
 /**
  * A test answer with the Redis outcome: `ok` only when the API steps and Redis passed; the first
- * failure (the API's first) gives `step`, `cause` and the start of `message`. With coordination,
- * nonce signing is refused (instances cannot keep one increasing nonce): cause `config`, step `redis`.
- * @param signingMode the dialog's signing mode.
+ * failure (the API's first) gives `step`, `cause` and the start of `message`.
  */
-export function withRedis(answer: TestAnswer, redis: RedisTestResult | undefined, signingMode?: string): CoordinatedTestAnswer {
+export function withRedis(answer: TestAnswer, redis: RedisTestResult | undefined): CoordinatedTestAnswer {
   if (!redis) return answer;
   const out: CoordinatedTestAnswer = { ...answer, redis };
   if (!answer.ok) {
     out.message = `${answer.message} Redis: ${redis.ok ? 'OK.' : redis.message}`;
-  } else if (signingMode === 'nonce') {
-    out.ok = false;
-    out.step = 'redis';
-    out.cause = 'config';
-    out.message = `${REDIS_ADVICE.config} (signingMode: nonce signing is refused with Redis coordination: several instances cannot keep one increasing nonce; use timestamp signing). ${answer.message}`;
   } else if (!redis.ok) {
     out.ok = false;
     out.step = 'redis';
@@ -345,13 +309,14 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
     const id = typeof sent.id === 'string' ? sent.id : '';
     // Only a deployed custody-config node's credentials: never another node type's that happen to share a field name.
     const storedNode = id ? RED.nodes.getNode(id) : null;
-    const stored = storedNode && storedNode.type === 'custody-config' ? (RED.nodes.getCredentials(id) as (ConnectionCredentials & { redisPassword?: string }) | undefined) : undefined;
+    const stored = storedNode && storedNode.type === 'custody-config' ? (RED.nodes.getCredentials(id) as ConnectionCredentials | undefined) : undefined;
     const credentials = resolveCredentials(sent, stored);
-    const redisPassword = resolveCredential(sent.redisPassword, stored?.redisPassword);
-    const secrets = [credentials.apiKey, credentials.privateKey, credentials.token, redisPassword];
-    Promise.all([testConnection(settings, credentials, startSimulator), coordination.coordination === 'redis' ? testRedis(coordination, redisPassword) : undefined]).then(
+    const secrets = [credentials.apiKey, credentials.privateKey, credentials.token, credentials.redisPassword];
+    // The API part with the coordination too: the same refusals as at deploy (nonce signing).
+    const apiSettings: ConnectionSettings = { ...settings, coordination: coordination.coordination };
+    Promise.all([testConnection(apiSettings, credentials, startSimulator), coordination.coordination === 'redis' ? testRedis(coordination, credentials.redisPassword) : undefined]).then(
       ([answer, redis]) => {
-        const out = withRedis(answer, redis, settings.signingMode);
+        const out = withRedis(answer, redis);
         if (!out.ok) RED.log.debug(redact(`custody-config test connection (${out.environment}${redis ? ', Redis' : ''}): ${out.step} ${out.cause}`, secrets));
         res.json(out);
       },
@@ -424,17 +389,13 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
 
   RED.httpAdmin.get(COORDINATION_PATH, RED.auth.needsPermission(COORDINATION_PERMISSION), (req: Request, res: Response) => {
     const id = String(req.params.id ?? '');
-    const node = RED.nodes.getNode(id) as MaybeCoordinated | null;
+    const node = RED.nodes.getNode(id) as CustodyConfigNode | null;
     if (!node || node.type !== 'custody-config') {
       res.status(404).json({ cause: 'notDeployed', message: `no deployed custody-config node ${JSON.stringify(id.slice(0, 40))}; deploy the flow first` });
       return;
     }
-    if (typeof node.coordinationStatus !== 'function') {
-      res.status(501).json({ cause: 'unsupported', message: 'the deployed custody-config node does not report its coordination' });
-      return;
-    }
     const status = node.coordinationStatus();
-    const stored = (RED.nodes.getCredentials(id) ?? {}) as { redisPassword?: string };
+    const stored = (RED.nodes.getCredentials(id) ?? {}) as ConnectionCredentials;
     // Only the fields of a CoordinationStatus, and no secret in the reason.
     const out: CoordinationStatus = { coordination: status.coordination === 'redis' ? 'redis' : 'none' };
     if (status.state) out.state = status.state;
