@@ -23,7 +23,7 @@ import type { NodeAPI } from 'node-red';
 import { Simulator, DATA_FILES } from '../simulator';
 import { stopSharedSimulator } from '../simulator/shared';
 import { CustodyClient, addTrustedParty, addWallet, createCompany, createCoreClient, createFund } from '../lib';
-import { registerAdminRoutes, LOOKUP_PATH, TEST_PATH, TEST_PERMISSION, LOOKUP_PERMISSION } from '../nodes/custody-config/admin';
+import { registerAdminRoutes, COORDINATION_PATH, COORDINATION_PERMISSION, LOOKUP_PATH, TEST_PATH, TEST_PERMISSION, LOOKUP_PERMISSION } from '../nodes/custody-config/admin';
 import { freePort } from './red-process';
 import { TAB, startHelperServer, stopHelperServer } from './node-flows';
 
@@ -386,14 +386,14 @@ describe('custody-config admin endpoints: test connection and lookups', function
         assert.equal(literal(k).value, v);
       }
       const htmlCreds = literal('credentials').properties.map((p: any) => [p.key.name, p.value.properties[0].value.value]);
-      assert.deepEqual(htmlCreds, [['apiKey', 'password'], ['privateKey', 'password'], ['token', 'password']]);
+      assert.deepEqual(htmlCreds, [['apiKey', 'password'], ['privateKey', 'password'], ['token', 'password'], ['redisPassword', 'password']]);
       const ts = fs.readFileSync(path.join(__dirname, '..', '..', 'nodes', 'custody-config', 'custody-config.ts'), 'utf8');
       for (const [k] of htmlCreds) assert.match(ts, new RegExp(`${k}: \\{ type: 'password' \\}`), `${k} declared in the .ts too`);
     });
   });
 
   describe('permission guard', () => {
-    it('each route is mounted behind RED.auth.needsPermission: write for the test, read for the lookups', async () => {
+    it('each route is mounted behind RED.auth.needsPermission: write for the test, read for the lookups and the coordination status', async () => {
       // RED.httpAdmin stands in as a bare router on node:http: the refusals answer before any body is read.
       const app = Router();
       const asked: string[] = [];
@@ -411,11 +411,13 @@ describe('custody-config admin endpoints: test connection and lookups', function
         log: { debug: () => undefined },
       } as unknown as NodeAPI;
       registerAdminRoutes(fakeRed, () => assert.fail('a refused request must not start a simulator'));
-      assert.deepEqual(asked, [TEST_PERMISSION, LOOKUP_PERMISSION]);
+      assert.deepEqual(asked, [TEST_PERMISSION, LOOKUP_PERMISSION, COORDINATION_PERMISSION]);
       assert.equal(TEST_PERMISSION, 'custody-config.write');
       assert.equal(LOOKUP_PERMISSION, 'custody-config.read');
+      assert.equal(COORDINATION_PERMISSION, 'custody-config.read');
       assert.equal(TEST_PATH, '/custodyflow/config/test');
       assert.equal(LOOKUP_PATH, '/custodyflow/lookup/:kind');
+      assert.equal(COORDINATION_PATH, '/custodyflow/config/:id/coordination');
       const server = http.createServer((req, res) => app.handle(req, res, () => res.writeHead(404).end())).listen(0, '127.0.0.1');
       await new Promise((r) => server.once('listening', r));
       try {
@@ -426,6 +428,9 @@ describe('custody-config admin endpoints: test connection and lookups', function
         const l = await fetch(base + '/custodyflow/lookup/company?connection=cfg');
         assert.equal(l.status, 401);
         assert.deepEqual(await l.json(), { denied: 'custody-config.read' });
+        const c = await fetch(base + '/custodyflow/config/cfg/coordination');
+        assert.equal(c.status, 401);
+        assert.deepEqual(await c.json(), { denied: 'custody-config.read' });
       } finally {
         server.close();
       }

@@ -633,7 +633,11 @@ export class Coordinator extends EventEmitter {
     }
   }
 
-  /** Close both connections (after a short wait for queued audit lines); every wait ends. */
+  /**
+   * Close both connections (after a short wait for queued audit lines); every wait ends. A
+   * connection that is not up is dropped at once: a `QUIT` would wait in the subscriber's
+   * offline queue for a Redis that may never answer (and its reconnecting would go on).
+   */
   async close(): Promise<void> {
     if (this.#state === 'closed') return;
     await this.drainAudit(1000);
@@ -641,7 +645,8 @@ export class Coordinator extends EventEmitter {
     this.#closing.abort();
     clearTimeout(this.#recoverTimer);
     this.#redis.removeAllListeners('close');
-    await Promise.allSettled([this.#redis.quit(), this.#sub.quit()]);
+    const quit = (r: Redis) => (r.status === 'ready' ? Promise.race([r.quit(), pause(1000)]) : undefined);
+    await Promise.allSettled([quit(this.#redis), quit(this.#sub)]);
     this.#redis.disconnect();
     this.#sub.disconnect();
   }

@@ -18,15 +18,39 @@
  *   call refuses), 404 `{cause: 'notDeployed', message}` (no deployed custody-config node with
  *   that id), 409 `{cause: 'config', message}` (the deployed connection cannot be used), 502
  *   `{cause, message, statusCode, code}` (the API call failed; causes as the test's).
+ * - `GET <admin>/custodyflow/config/:id/coordination` (permission `custody-config.read`): the
+ *   coordination of the deployed custody-config node `id` as its `coordinationStatus()` tells it
+ *   (shared/types.ts `CoordinationStatus`: `{coordination: 'none'}`, or `'redis'` with the
+ *   coordinator's `state`, `reason` and `instance`), for the dialog's state line. 404
+ *   `{cause: 'notDeployed', message}` when no custody-config node `id` is deployed.
+ *
+ * Coordination through Redis (issue 12) in the test: when the body's `coordination` is `redis`,
+ * the test also connects a lib {@link Coordinator} with the options the deployed node would use
+ * (connection.ts `coordinatorOptionsOf`: the dialog's `redisUrl`, `redisTls`, `redisKeyPrefix`,
+ * `claimLeaseSeconds`, and the credential `redisPassword`, typed or `__PWRD__` for the deployed
+ * node's stored one), waits up to {@link REDIS_TEST_MS} for it to be ready and closes it; the
+ * outcome is the answer's `redis` ({@link RedisTestResult}). Connecting writes at most the
+ * `epoch` key every instance writes on its first connect; no claim is taken. The API part is
+ * tested with the coordination too, so nonce signing is refused as at deploy (cause `config`).
  *
  * No answer and no log line holds a secret: messages are passed through {@link redact} with the
- * credentials in use.
+ * credentials in use (the Redis password included).
  */
 import type { NodeAPI } from 'node-red';
 import type { Request, Response } from 'express';
-import { ValidationError } from '../../lib';
-import type { CustodyConfigNode } from '../shared/types';
-import { describeFailure, testConnection, type ConnectionCredentials, type ConnectionSettings, type SimulatorStarter } from './connection';
+import { ConfigError, Coordinator, ValidationError, type CoordinationState } from '../../lib';
+import type { CoordinationStatus, CustodyConfigNode } from '../shared/types';
+import {
+  coordinatorOptionsOf,
+  describeFailure,
+  redact,
+  testConnection,
+  type ConnectionCredentials,
+  type ConnectionSettings,
+  type FailureCause,
+  type SimulatorStarter,
+  type TestAnswer,
+} from './connection';
 import { isLookupKind, LookupCache, LOOKUP_KINDS, type LookupContext } from './lookup';
 
 /** The path of the connection test, below Node-RED's admin root. */
@@ -37,12 +61,18 @@ export const LOOKUP_PATH = '/custodyflow/lookup/:kind';
 export const TEST_PERMISSION = 'custody-config.write';
 /** The permission of the lookups. */
 export const LOOKUP_PERMISSION = 'custody-config.read';
+/** The path of a deployed config node's coordination status, below Node-RED's admin root. */
+export const COORDINATION_PATH = '/custodyflow/config/:id/coordination';
+/** The permission of the coordination status. */
+export const COORDINATION_PERMISSION = 'custody-config.read';
+/** How long the test waits for Redis to be ready, ms. */
+export const REDIS_TEST_MS = 5000;
 
 /** What Node-RED's editor sends for a password credential left unchanged (runtime lib/nodes/credentials.js). */
 export const UNCHANGED_CREDENTIAL = '__PWRD__';
 
 /** The credential fields of `custody-config`. */
-const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token'] as const;
+const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token', 'redisPassword'] as const;
 /** The settings fields the test takes from the body, each a string (or the timeout a number). */
 const SETTING_FIELDS = ['environment', 'baseUrl', 'signingMode', 'timeout', 'simulatorV1Key', 'v2BaseUrl', 'workspaceId', 'simulatorApiKey'] as const;
 const ENVIRONMENTS = new Set(['simulator', 'sandbox', 'play', 'production', 'custom']);
@@ -77,6 +107,174 @@ export function settingsFrom(body: Record<string, unknown>): ConnectionSettings 
   return out as ConnectionSettings;
 }
 
+/** The dialog's Coordination section, as a test body carries it (the coordination fields of {@link ConnectionSettings}). */
+export type CoordinationSettings = Pick<ConnectionSettings, 'redisUrl' | 'redisTls' | 'redisKeyPrefix' | 'claimLeaseSeconds'> & { coordination: 'none' | 'redis' };
+
+/**
+ * Why the Redis of a test failed:
+ * - `config`: the settings cannot be used (no URL, a bad URL, a password in it, a bad lease); nothing was sent;
+ * - `badPassword`: Redis refused the password (`WRONGPASS`) or asks for one (`NOAUTH`);
+ * - `unreachable`: the host name did not resolve, the connection was refused, or it closed;
+ * - `tls`: the TLS handshake failed (untrusted certificate, wrong host name, not TLS);
+ * - `timeout`: Redis was not ready within {@link REDIS_TEST_MS};
+ * - `redis`: another refusal of Redis (for example `NOPERM` of an ACL user).
+ */
+export type RedisFailureCause = 'config' | 'badPassword' | 'unreachable' | 'tls' | 'timeout' | 'redis';
+
+/** The Redis part of a test answer. Never holds a secret. */
+export interface RedisTestResult {
+  ok: boolean;
+  /** The URL tested (it holds no password: one with a password is refused); absent when it could not be used. */
+  url?: string;
+  tls: boolean;
+  keyPrefix: string;
+  /** The coordinator's state when the test ended (`ready`, or `recovering` when Redis lost its data lately). */
+  state?: CoordinationState;
+  /** Milliseconds until the outcome. */
+  ms: number;
+  /** The failure, when `ok` is false. */
+  cause?: RedisFailureCause;
+  /** One line for the dialog. */
+  message: string;
+}
+
+/** A test answer with coordination: a {@link TestAnswer}, plus `redis` when the dialog's coordination is `redis`. */
+export type CoordinatedTestAnswer = Omit<TestAnswer, 'step' | 'cause'> & {
+  /** The first failed step: `v1`, `v2`, or `redis` (Redis, or a setting coordination refuses). */
+  step?: 'v1' | 'v2' | 'redis';
+  cause?: FailureCause | RedisFailureCause;
+  /** Absent when the dialog's coordination is `none`. */
+  redis?: RedisTestResult;
+};
+
+/** What to check, per Redis failure cause: the first words of its message. */
+const REDIS_ADVICE: Record<RedisFailureCause, string> = {
+  config: 'The coordination settings cannot be used',
+  badPassword: 'Redis refused the password: check the Redis password',
+  unreachable: 'Redis cannot be reached: check the host name and port (name not resolved, connection refused or closed)',
+  tls: 'The TLS connection to Redis failed: the server certificate is not trusted (self-signed, wrong host name, expired) or the server does not speak TLS',
+  timeout: 'Redis was not ready in time: check the address, a firewall, or whether the server speaks TLS as set',
+  redis: 'Redis refused the connection',
+};
+
+/**
+ * The coordination settings of a test body.
+ * @throws {ValidationError} naming the field for a value of the wrong type, or a coordination other than none or redis.
+ */
+export function coordinationFrom(body: Record<string, unknown>): CoordinationSettings {
+  const c = body.coordination;
+  if (c !== undefined && c !== null && c !== '' && c !== 'none' && c !== 'redis') throw new ValidationError('coordination', "'none' or 'redis'");
+  const out: CoordinationSettings = { coordination: c === 'redis' ? 'redis' : 'none' };
+  for (const k of ['redisUrl', 'redisKeyPrefix'] as const) {
+    const v = body[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string') throw new ValidationError(k, 'a string');
+    out[k] = v;
+  }
+  const tls = body.redisTls;
+  if (tls !== undefined && tls !== null && tls !== '') {
+    if (typeof tls === 'boolean') out.redisTls = tls;
+    else if (tls === 'true' || tls === 'false') out.redisTls = tls === 'true';
+    else throw new ValidationError('redisTls', 'a boolean');
+  }
+  const lease = body.claimLeaseSeconds;
+  if (lease !== undefined && lease !== null && lease !== '') {
+    if (typeof lease !== 'number' && typeof lease !== 'string') throw new ValidationError('claimLeaseSeconds', 'a number');
+    out.claimLeaseSeconds = lease;
+  }
+  return out;
+}
+
+/** The cause of a Redis connection failure, from the client's last error text (ioredis's, or the socket's). */
+function redisCause(reason: string): RedisFailureCause {
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(reason)) return 'badPassword';
+  if (/certificate|ssl|tls|EPROTO|wrong version number|self[- ]signed/i.test(reason)) return 'tls';
+  if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EAI_FAIL|EAI_NONAME|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|EADDRNOTAVAIL|ECONNRESET|connection to Redis closed|Connection is closed/i.test(reason)) return 'unreachable';
+  if (/ETIMEDOUT/i.test(reason)) return 'timeout';
+  return 'redis';
+}
+
+/** Wait for `ms`. */
+const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Test the Redis of the dialog's coordination settings: connect a {@link Coordinator} with the
+ * options a deployed node would use (connection.ts `coordinatorOptionsOf`), wait up to `ms` for it
+ * to be ready (or recovering), then close it. The first connection error ends the wait (after a
+ * short grace for the error that explains a closed connection).
+ * @param password the Redis password (resolved: typed, or the stored one), or undefined.
+ * @returns the outcome; never rejects, never holds the password.
+ */
+export async function testRedis(settings: CoordinationSettings, password: string | undefined, ms = REDIS_TEST_MS): Promise<RedisTestResult> {
+  const started = Date.now();
+  const tls = settings.redisTls === true;
+  const result: RedisTestResult = { ok: false, tls, keyPrefix: '', ms: 0, message: '' };
+  const clean = (text: string) => redact(text, [password]);
+  const fail = (cause: RedisFailureCause, detail: string): RedisTestResult => {
+    result.ms = Date.now() - started;
+    result.cause = cause;
+    result.message = clean(`${REDIS_ADVICE[cause]}${detail ? ` (${detail})` : ''}`);
+    return result;
+  };
+  let coordinator: Coordinator;
+  let url: string;
+  try {
+    const options = coordinatorOptionsOf(settings, password ? { redisPassword: password } : {});
+    url = options.url;
+    result.keyPrefix = options.keyPrefix ?? '';
+    coordinator = new Coordinator({ ...options, connectTimeoutMs: Math.max(1000, ms - 500) });
+  } catch (e) {
+    return fail('config', e instanceof ConfigError ? e.message : 'the Redis client could not be created');
+  }
+  result.url = url;
+  try {
+    const deadline = started + ms;
+    let seen = '';
+    let graceUntil = 0;
+    while (Date.now() < deadline && coordinator.state !== 'ready' && coordinator.state !== 'recovering') {
+      if (coordinator.reason && !seen) {
+        seen = coordinator.reason;
+        graceUntil = Date.now() + 200;
+      }
+      if (seen && Date.now() >= graceUntil) break;
+      await wait(25);
+    }
+    result.state = coordinator.state;
+    if (coordinator.state === 'ready' || coordinator.state === 'recovering') {
+      result.ok = true;
+      result.ms = Date.now() - started;
+      const recovering = coordinator.state === 'recovering' ? ', recovering from a data loss' : '';
+      result.message = clean(`Redis ready at ${url}${tls ? ' (TLS)' : ''}, key prefix ${JSON.stringify(result.keyPrefix)}${recovering} (${result.ms} ms).`);
+      return result;
+    }
+    const reason = coordinator.reason;
+    if (!reason) return fail('timeout', `not ready within ${Math.round(ms / 1000)} s`);
+    return fail(redisCause(reason), reason);
+  } finally {
+    await coordinator.close().catch(() => undefined);
+  }
+}
+
+/**
+ * A test answer with the Redis outcome: `ok` only when the API steps and Redis passed; the first
+ * failure (the API's first) gives `step`, `cause` and the start of `message`.
+ */
+export function withRedis(answer: TestAnswer, redis: RedisTestResult | undefined): CoordinatedTestAnswer {
+  if (!redis) return answer;
+  const out: CoordinatedTestAnswer = { ...answer, redis };
+  if (!answer.ok) {
+    out.message = `${answer.message} Redis: ${redis.ok ? 'OK.' : redis.message}`;
+  } else if (!redis.ok) {
+    out.ok = false;
+    out.step = 'redis';
+    out.cause = redis.cause;
+    out.message = `${redis.message}. API: ${answer.message}`;
+  } else {
+    out.message = `${answer.message} ${redis.message}`;
+  }
+  return out;
+}
+
 /** The first value of a query parameter as a string ('' when absent or not text). */
 function queryText(v: unknown): string {
   const first = Array.isArray(v) ? v[0] : v;
@@ -100,8 +298,10 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
     }
     const sent = body as Record<string, unknown>;
     let settings: ConnectionSettings;
+    let coordination: CoordinationSettings;
     try {
       settings = settingsFrom(sent);
+      coordination = coordinationFrom(sent);
     } catch (e) {
       res.status(400).json({ cause: 'input', message: (e as Error).message });
       return;
@@ -111,14 +311,18 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
     const storedNode = id ? RED.nodes.getNode(id) : null;
     const stored = storedNode && storedNode.type === 'custody-config' ? (RED.nodes.getCredentials(id) as ConnectionCredentials | undefined) : undefined;
     const credentials = resolveCredentials(sent, stored);
-    testConnection(settings, credentials, startSimulator).then(
-      (answer) => {
-        if (!answer.ok) RED.log.debug(`custody-config test connection (${answer.environment}): ${answer.cause}`);
-        res.json(answer);
+    const secrets = [credentials.apiKey, credentials.privateKey, credentials.token, credentials.redisPassword];
+    // The API part with the coordination too: the same refusals as at deploy (nonce signing).
+    const apiSettings: ConnectionSettings = { ...settings, coordination: coordination.coordination };
+    Promise.all([testConnection(apiSettings, credentials, startSimulator), coordination.coordination === 'redis' ? testRedis(coordination, credentials.redisPassword) : undefined]).then(
+      ([answer, redis]) => {
+        const out = withRedis(answer, redis);
+        if (!out.ok) RED.log.debug(redact(`custody-config test connection (${out.environment}${redis ? ', Redis' : ''}): ${out.step} ${out.cause}`, secrets));
+        res.json(out);
       },
       (err: unknown) => {
-        // testConnection answers failures itself; this is a bug: answer without detail.
-        const f = describeFailure(err, 'v1', [credentials.apiKey, credentials.privateKey, credentials.token]);
+        // testConnection and testRedis answer failures themselves; this is a bug: answer without detail.
+        const f = describeFailure(err, 'v1', secrets);
         res.status(500).json({ ok: false, cause: f.cause, message: f.message });
       },
     );
@@ -181,5 +385,22 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
           }
         },
       );
+  });
+
+  RED.httpAdmin.get(COORDINATION_PATH, RED.auth.needsPermission(COORDINATION_PERMISSION), (req: Request, res: Response) => {
+    const id = String(req.params.id ?? '');
+    const node = RED.nodes.getNode(id) as CustodyConfigNode | null;
+    if (!node || node.type !== 'custody-config') {
+      res.status(404).json({ cause: 'notDeployed', message: `no deployed custody-config node ${JSON.stringify(id.slice(0, 40))}; deploy the flow first` });
+      return;
+    }
+    const status = node.coordinationStatus();
+    const stored = (RED.nodes.getCredentials(id) ?? {}) as ConnectionCredentials;
+    // Only the fields of a CoordinationStatus, and no secret in the reason.
+    const out: CoordinationStatus = { coordination: status.coordination === 'redis' ? 'redis' : 'none' };
+    if (status.state) out.state = status.state;
+    if (status.reason) out.reason = redact(String(status.reason), [stored.redisPassword]);
+    if (status.instance) out.instance = String(status.instance);
+    res.json(out);
   });
 }
