@@ -62,8 +62,14 @@ export = function register(RED: NodeAPI): void {
         return;
       }
       const { approved, rejected, held, skipped } = counts;
-      const key = coordinated ? (dryRun ? 'dryRunCoordinatedCounts' : 'coordinatedCounts') : dryRun ? 'dryRunCounts' : 'counts';
-      node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text: RED._(`custody-approver.status.${key}`, { approved, rejected, held, skipped }) });
+      const text = coordinated
+        ? dryRun
+          ? RED._('custody-approver.status.dryRunCoordinatedCounts', { approved, rejected, held, skipped })
+          : RED._('custody-approver.status.coordinatedCounts', { approved, rejected, held, skipped })
+        : dryRun
+          ? RED._('custody-approver.status.dryRunCounts', { approved, rejected, held })
+          : RED._('custody-approver.status.counts', { approved, rejected, held });
+      node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text });
     }
 
     /** The approver, once the configuration checks out and the audit file verifies; rejects with why not. */
