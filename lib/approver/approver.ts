@@ -11,6 +11,7 @@ import crypto from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { CustodyClient } from '../client';
 import { ValidationError } from '../errors';
+import { abortableSleep } from '../transport';
 import { fromBaseUnits } from '../amounts';
 import { assetScale } from '../v1/assets';
 import { listWhitelist, getWallet } from '../v1/fund';
@@ -114,20 +115,6 @@ interface DecidedRecord {
 
 /** How long a coordinated decision waits before trying Redis again after it was unavailable (ms). */
 const UNAVAILABLE_RETRY_MS = 200;
-
-/** Resolve after `ms`, or at once when `signal` aborts. */
-function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** Returned by a coordinated decision that must start again from the claim (the claim was lost, or Redis went away before the call). */
 const AGAIN = Symbol('again');
@@ -417,7 +404,7 @@ export class Approver {
           wait(e.message);
           // A timer, not only the state: the connection may fail before its 'close' event is
           // handled, and a loop of promises alone would never let that event in.
-          await pauseFor(UNAVAILABLE_RETRY_MS, this.#closing.signal);
+          await abortableSleep(UNAVAILABLE_RETRY_MS, this.#closing.signal);
           await coord.whenReady(this.#closing.signal);
           continue;
         }
@@ -435,7 +422,7 @@ export class Approver {
         const outcome = await this.#decide(input, clientId, actionId, entry, earlier, { coord, claim: claimed.claim, mustRead, record: (o) => this.#finish(coord, claimed.claim, o) });
         if (outcome !== AGAIN) return outcome;
         contested = true;
-        await pauseFor(UNAVAILABLE_RETRY_MS, this.#closing.signal);
+        await abortableSleep(UNAVAILABLE_RETRY_MS, this.#closing.signal);
       }
     } finally {
       if (waiting) this.#opts.onCoordinationWait?.('');
@@ -471,7 +458,7 @@ export class Approver {
           return;
         } catch (e) {
           if (!(e instanceof CoordinationUnavailableError) || this.#closing.signal.aborted) return;
-          await pauseFor(UNAVAILABLE_RETRY_MS, this.#closing.signal);
+          await abortableSleep(UNAVAILABLE_RETRY_MS, this.#closing.signal);
           await coord.whenReady(this.#closing.signal, false);
           if (this.#closing.signal.aborted) return;
         }

@@ -37,6 +37,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Redis, RedisOptions } from 'ioredis';
 import { ConfigError } from '../errors';
+import { abortableSleep } from '../transport';
 
 /**
  * Redis cannot be reached (or has not come back from a data loss yet): nothing was done. `code`
@@ -258,20 +259,6 @@ export function checkRedisUrl(url: string): URL {
   return u;
 }
 
-/** Wait for `ms`, or less when `signal` aborts. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 /**
  * The Redis connection of a `custody-config` node and what it shares (see the module comment).
  * Events: `state` (state, reason?) on every change; `dataLoss` () when Redis came back
@@ -460,7 +447,7 @@ export class Coordinator extends EventEmitter {
       s.add(done);
       signal?.addEventListener('abort', done, { once: true });
       this.#closing.signal.addEventListener('abort', done, { once: true });
-      void pause(ms, abort.signal).then(done);
+      void abortableSleep(ms, abort.signal).then(done);
     });
   }
 
@@ -629,7 +616,7 @@ export class Coordinator extends EventEmitter {
     const until = Date.now() + ms;
     while (this.#auditQueue.length > 0 && Date.now() < until && this.#redis.status === 'ready') {
       await this.#flushAudit();
-      if (this.#auditQueue.length > 0) await pause(20);
+      if (this.#auditQueue.length > 0) await abortableSleep(20, this.#closing.signal);
     }
   }
 
@@ -645,7 +632,7 @@ export class Coordinator extends EventEmitter {
     this.#closing.abort();
     clearTimeout(this.#recoverTimer);
     this.#redis.removeAllListeners('close');
-    const quit = (r: Redis) => (r.status === 'ready' ? Promise.race([r.quit(), pause(1000)]) : undefined);
+    const quit = (r: Redis) => (r.status === 'ready' ? Promise.race([r.quit(), abortableSleep(1000, new AbortController().signal)]) : undefined);
     await Promise.allSettled([quit(this.#redis), quit(this.#sub)]);
     this.#redis.disconnect();
     this.#sub.disconnect();

@@ -45,6 +45,7 @@
  * was freed and reserved again) is left as that reservation wrote it.
  */
 import crypto from 'node:crypto';
+import { abortableSleep } from '../transport';
 import type { SubmissionRef } from '../errors';
 import { journalKey, type JournalEntry, type PaymentJournal, type SubmissionJournal } from '../submission/journal';
 import { submissionRef } from '../submission/kinds';
@@ -126,20 +127,6 @@ return 0`;
 /** SHA-256 hex of `text`: how journal keys and tx ids appear in Redis key names. */
 function sha256(text: string): string {
   return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-/** Wait `ms`, or less when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** The reference of a journaled payment, from its entry. */
@@ -273,7 +260,7 @@ export class SharedSubmissionJournal implements PaymentJournal {
         }
         const taken = await this.coordinator.run((r) => r.set(lockKey, token, 'PX', this.lockLeaseMs, 'NX'));
         if (taken === 'OK') break;
-        await pause(this.#pollMs * (1 + Math.random()), this.#closing.signal);
+        await abortableSleep(this.#pollMs * (1 + Math.random()), this.#closing.signal);
       }
     } catch (e) {
       releaseLocal();
