@@ -269,6 +269,8 @@ export class Approver {
   readonly #velocityScope: string;
   /** The shared velocity windows as last read, per asset: written back after a data loss of Redis. */
   readonly #sharedWindows = new Map<string, VelocityEntry[]>();
+  /** Per asset, the tail of the chain of decisions holding its shared window (see #lockWindow). */
+  readonly #windowLocks = new Map<string, Promise<void>>();
   /** "Decided" records still to be written to Redis (it was away when the decision ended). */
   readonly #finishing = new Set<Promise<unknown>>();
   readonly #closing = new AbortController();
@@ -429,6 +431,23 @@ export class Approver {
     }
   }
 
+  /**
+   * Hold the shared velocity window of `asset` in this process (callers run one after the other,
+   * in call order). @returns the function that releases it (call it exactly once).
+   */
+  async #lockWindow(asset: string): Promise<() => void> {
+    const before = this.#windowLocks.get(asset) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = before.then(() => mine);
+    this.#windowLocks.set(asset, tail);
+    await before;
+    return () => {
+      release();
+      if (this.#windowLocks.get(asset) === tail) this.#windowLocks.delete(asset);
+    };
+  }
+
   /** The action was decided by another instance (or by this one before a restart): no msg, nothing sent. */
   #decidedElsewhere(record: string, entry: Entry, action: Record<string, unknown>, coord: Coordinator): ApproverOutcome {
     let parsed: DecidedRecord;
@@ -577,6 +596,10 @@ export class Approver {
     const facts = actionFacts(action, clientId);
     const ctx = await this.#context(client, facts);
     let decision: DecisionRecord;
+    // One shared read-decide-commit per asset at a time in this process: concurrent decisions
+    // of one instance would otherwise invalidate each other's reads and retry without end.
+    const releaseWindow = co && this.#longestWindowMs > 0 && facts.asset ? await this.#lockWindow(facts.asset) : undefined;
+    try {
     for (;;) {
       let shared: VelocityRead | undefined;
       if (co && this.#longestWindowMs > 0 && facts.asset) {
@@ -624,11 +647,18 @@ export class Approver {
             if (e instanceof CoordinationUnavailableError) return AGAIN;
             throw e;
           }
-          if (!committed) continue;
+          if (!committed) {
+            // Another instance committed since the read: read again after a short random wait.
+            await abortableSleep(2 + Math.random() * 10, this.#closing.signal);
+            continue;
+          }
         }
         this.#book.velocity[this.mode].add(facts.asset, facts.amount, ctx.now, actionId);
       }
       break;
+    }
+    } finally {
+      releaseWindow?.();
     }
     entry.decision = decision;
     await this.#append({ kind: 'decision', approver: this.#opts.approverId, ...decision, ...(co ? { fence: co.claim.fence, instance: co.coord.instance } : {}) });
