@@ -7,6 +7,8 @@
  * `PUT`/`DELETE /coreclient/{client_id}/action/{action_id}`, section 6 (the core client feed
  * re-sends every pending action after a reconnect: decide each action id once).
  */
+import crypto from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { CustodyClient } from '../client';
 import { ValidationError } from '../errors';
 import { fromBaseUnits } from '../amounts';
@@ -15,13 +17,17 @@ import { listWhitelist, getWallet } from '../v1/fund';
 import { getAction, approveAction, rejectAction, type Action } from '../v1/core-client';
 import { AuditLog, type AuditLine } from './audit';
 import { VelocityLedger } from './velocity';
+import { CoordinationUnavailableError, type Claim, type Coordinator, type VelocityEntry, type VelocityRead } from '../coordination/coordinator';
 import { evaluateRules, type ActionFacts, type CompiledRule, type Decision, type DefaultDecision, type EvaluationContext, type VelocityReport } from './rules';
 
 /** `live`: call the API; `dryRun`: decide, audit and send the msg, call nothing. */
 export type ApproverMode = 'live' | 'dryRun';
 
-/** Which output a decision goes to: approved (1), rejected (2), held (3). */
-export type ApproverOutput = 'approved' | 'rejected' | 'held';
+/**
+ * Which output a decision goes to: approved (1), rejected (2), held (3); or `skipped`: with
+ * coordination, another instance decided the action (no msg is sent for it here).
+ */
+export type ApproverOutput = 'approved' | 'rejected' | 'held' | 'skipped';
 
 /**
  * The decision as `msg.decision` carries it and the audit file records it. Amounts: `amount`
@@ -51,6 +57,8 @@ export interface DecisionRecord {
   redelivered?: boolean;
   /** True when the action had expired before it could be approved: nothing was sent. */
   expired?: boolean;
+  /** With coordination: the instance that decided it, when that was another one (the outcome is then `skipped`). */
+  decidedBy?: string;
 }
 
 /** The outcome of {@link Approver.decide}: the decision, its output, the action and the call's answer or error. */
@@ -82,7 +90,30 @@ export interface ApproverOptions {
   approverId?: string;
   /** The clock, epoch ms (default Date.now). */
   now?: () => number;
+  /**
+   * Coordination with other instances through Redis (issue 12): claim each action before
+   * deciding it, share the velocity windows, copy each audit line to the shared stream. Absent:
+   * this approver decides alone.
+   */
+  coordinator?: Coordinator;
+  /** The scope of the shared velocity windows (default `approverId`, else the audit file's name): the same approver on every instance. */
+  velocityScope?: string;
+  /** Called while an action waits for Redis (unavailable, or recovering from a data loss), with why; and with '' once it decides again. */
+  onCoordinationWait?: (reason: string) => void;
 }
+
+/** After a data loss of the coordination Redis, every decision reads its action first for this long (ms): it may have been decided before the loss. */
+export const READ_AFTER_DATA_LOSS_MS = 10 * 60_000;
+
+/** What the coordination Redis keeps per decided action (JSON): the decision, its output and who decided. */
+interface DecidedRecord {
+  decision: DecisionRecord;
+  output: ApproverOutput;
+  instance: string;
+}
+
+/** Returned by a coordinated decision that must start again from the claim (the claim was lost, or Redis went away before the call). */
+const AGAIN = Symbol('again');
 
 /** What an action's id has led to: `deciding` while in hand, `open` decided with no result yet, `done`, or `failed` (the call failed: decide again). */
 type EntryState = 'deciding' | 'open' | 'done' | 'failed';
@@ -92,6 +123,8 @@ interface Entry {
   decision?: DecisionRecord;
   /** From the audit file of an earlier run. */
   fromFile: boolean;
+  /** Decided by another instance (coordination): a re-send here is skipped too. */
+  elsewhere?: boolean;
 }
 
 /**
@@ -219,7 +252,7 @@ interface Cached<T> {
 export class Approver {
   readonly mode: ApproverMode;
   readonly auditFile: string;
-  readonly #opts: Required<Omit<ApproverOptions, 'approverId'>> & { approverId?: string };
+  readonly #opts: Required<Pick<ApproverOptions, 'defaultDecision' | 'mode' | 'cacheMs' | 'now'>> & ApproverOptions;
   readonly #book: ApprovalBook;
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #whitelists = new Map<string, Cached<Array<{ asset: string; address: string }>>>();
@@ -228,6 +261,14 @@ export class Approver {
   readonly #needsWhitelist: boolean;
   readonly #shortCodeList: string[];
   readonly #longestWindowMs: number;
+  readonly #coordinator: Coordinator | undefined;
+  readonly #velocityScope: string;
+  /** The shared velocity windows as last read, per asset: written back after a data loss of Redis. */
+  readonly #sharedWindows = new Map<string, VelocityEntry[]>();
+  /** "Decided" records still to be written to Redis (it was away when the decision ended). */
+  readonly #finishing = new Set<Promise<unknown>>();
+  readonly #closing = new AbortController();
+  #unregisterLoss: (() => void) | undefined;
   #closed = false;
 
   private constructor(opts: ApproverOptions, book: ApprovalBook) {
@@ -239,6 +280,9 @@ export class Approver {
     this.#needsWhitelist = opts.rules.some((r) => r.needsWhitelist);
     this.#shortCodeList = Array.from(new Set(opts.rules.flatMap((r) => r.shortCodes)));
     this.#longestWindowMs = Math.max(0, ...opts.rules.map((r) => r.velocityWindowMs));
+    this.#coordinator = opts.coordinator;
+    setMaxListeners(0, this.#closing.signal);
+    this.#velocityScope = opts.velocityScope || opts.approverId || opts.auditFile.split(/[\\/]/).pop() || 'approver';
   }
 
   /**
@@ -254,6 +298,7 @@ export class Approver {
     const book = await acquireBook(opts.auditFile);
     const approver = new Approver(opts, book);
     book.keepMs = Math.max(book.keepMs, approver.#longestWindowMs);
+    if (opts.coordinator) approver.#unregisterLoss = opts.coordinator.onDataLoss(() => approver.#writeBack());
     return approver;
   }
 
@@ -261,6 +306,13 @@ export class Approver {
    * Decide one action: read its details when missing, evaluate the rules, write the decision
    * to the audit file (on disk before anything is sent), check expiry again, approve (PUT) or
    * reject (DELETE) in live mode, append the result.
+   *
+   * With a coordinator (issue 12), first claim the action in Redis: when another instance holds
+   * the claim, wait until it decided (outcome `skipped`, with its decision and `decidedBy`) or
+   * its lease ended (then take it over, reading the action first); while Redis is unavailable,
+   * hold the action in hand (nothing is called) until it is back or the action expired. The
+   * velocity limits count the approvals of every instance, and "decided" is written to Redis
+   * only after the API accepted the call (a failed call releases the claim).
    * @param input an action as the core client feed sends it: `client_id` and `action_id`
    *   (or `id`), and `type`, `expireTime`, `details` when known.
    * @returns the outcome; a failed call is returned in `error` (already audited), not thrown.
@@ -283,11 +335,12 @@ export class Approver {
         const d = this.#bare(action, clientId, actionId, 'hold', ['redelivered while its first delivery is being decided: decided once, there']);
         return { decision: { ...d, redelivered: true }, output: 'held', action };
       }
+      if (known.elsewhere) return { decision: { ...earlier, redelivered: true }, output: 'skipped', action };
       return { decision: { ...earlier, redelivered: true }, output: earlier.expired ? 'held' : OUTPUT[earlier.decision], action };
     }
     const entry: Entry = { state: 'deciding', fromFile: false };
     this.#book.entries.set(key, entry);
-    const work = this.#decide(input, clientId, actionId, entry, known);
+    const work = this.#coordinator ? this.#decideCoordinated(this.#coordinator, input, clientId, actionId, entry, known) : this.#decideOnce(input, clientId, actionId, entry, known);
     this.#inFlight.add(work);
     try {
       return await work;
@@ -303,6 +356,140 @@ export class Approver {
       throw e;
     } finally {
       this.#inFlight.delete(work);
+    }
+  }
+
+  /** {@link decide} without coordination. */
+  async #decideOnce(input: Record<string, unknown>, clientId: string, actionId: string, entry: Entry, earlier: Entry | undefined): Promise<ApproverOutcome> {
+    const outcome = await this.#decide(input, clientId, actionId, entry, earlier, undefined);
+    if (outcome === AGAIN) throw new Error('approver: internal: a decision without coordination asked to start again');
+    return outcome;
+  }
+
+  /** {@link decide} with coordination: claim, wait or take over, decide (see there). */
+  async #decideCoordinated(coord: Coordinator, input: Record<string, unknown>, clientId: string, actionId: string, entry: Entry, earlier: Entry | undefined): Promise<ApproverOutcome> {
+    const id = `${this.mode}:${clientId}:${actionId}`;
+    const claimId = crypto.randomUUID();
+    const action = { ...input, client_id: clientId, action_id: actionId };
+    const expireTime = Number(input.expireTime) || 0;
+    let contested = false;
+    let waiting = false;
+    const wait = (reason: string) => {
+      waiting = true;
+      this.#opts.onCoordinationWait?.(reason);
+    };
+    try {
+      for (;;) {
+        if (this.#closed) throw new Error('approver: closed');
+        if (expireTime > 0 && expireTime <= this.#opts.now() / 1000) {
+          // Expired while it waited: nothing can approve it any more.
+          const d = this.#bare(action, clientId, actionId, 'hold', [`expired: the action expired at ${new Date(expireTime * 1000).toISOString()} while it waited for coordination (${contested ? 'claimed by another instance' : 'Redis unavailable'}): not approved`]);
+          d.expired = true;
+          entry.decision = d;
+          await this.#append({ kind: 'decision', approver: this.#opts.approverId, ...d });
+          entry.state = 'done';
+          return { decision: d, output: contested ? 'skipped' : 'held', action };
+        }
+        let claimed;
+        try {
+          await coord.whenReady(this.#closing.signal);
+          if (this.#closed) continue;
+          claimed = await coord.claim(id, claimId);
+        } catch (e) {
+          if (!(e instanceof CoordinationUnavailableError)) throw e;
+          wait(e.message);
+          await coord.whenReady(this.#closing.signal);
+          continue;
+        }
+        if (claimed.kind === 'decided') return this.#decidedElsewhere(claimed.record, entry, action, coord);
+        if (claimed.kind === 'held') {
+          contested = true;
+          await coord.waitForClaim(id, Math.max(50, claimed.pttl + 25), this.#closing.signal);
+          continue;
+        }
+        if (waiting) {
+          waiting = false;
+          this.#opts.onCoordinationWait?.('');
+        }
+        const mustRead = contested || !claimed.fresh || (coord.lostAt > 0 && this.#opts.now() - coord.lostAt < READ_AFTER_DATA_LOSS_MS);
+        const outcome = await this.#decide(input, clientId, actionId, entry, earlier, { coord, claim: claimed.claim, mustRead, record: (o) => this.#finish(coord, claimed.claim, o) });
+        if (outcome !== AGAIN) return outcome;
+        contested = true;
+      }
+    } finally {
+      if (waiting) this.#opts.onCoordinationWait?.('');
+    }
+  }
+
+  /** The action was decided by another instance (or by this one before a restart): no msg, nothing sent. */
+  #decidedElsewhere(record: string, entry: Entry, action: Record<string, unknown>, coord: Coordinator): ApproverOutcome {
+    let parsed: DecidedRecord;
+    try {
+      parsed = JSON.parse(record) as DecidedRecord;
+    } catch {
+      parsed = { decision: this.#bare(action, String(action.client_id), String(action.action_id), 'hold', ['decided by another instance (its record could not be read)']), output: 'held', instance: 'unknown' };
+    }
+    const decision: DecisionRecord = { ...parsed.decision, ...(parsed.instance !== coord.instance ? { decidedBy: parsed.instance } : {}) };
+    entry.decision = decision;
+    entry.state = 'done';
+    entry.elsewhere = true;
+    return { decision, output: 'skipped', action };
+  }
+
+  /**
+   * Write "decided" for a claim: at once, or (Redis away) in the background until it is back.
+   * Safe either way: until it is written the claim stands, and whoever takes it over after its
+   * lease reads the action first.
+   */
+  #finish(coord: Coordinator, claim: Claim, outcome: ApproverOutcome): void {
+    const record = JSON.stringify({ decision: outcome.decision, output: outcome.output, instance: coord.instance } satisfies DecidedRecord);
+    const job = (async () => {
+      for (;;) {
+        try {
+          await coord.complete(claim, record);
+          return;
+        } catch (e) {
+          if (!(e instanceof CoordinationUnavailableError) || this.#closing.signal.aborted) return;
+          await coord.whenReady(this.#closing.signal, false);
+          if (this.#closing.signal.aborted) return;
+        }
+      }
+    })();
+    this.#finishing.add(job);
+    void job.finally(() => this.#finishing.delete(job));
+  }
+
+  /** Append a line to the audit file and, with coordination, to the shared stream. @throws what the file throws (rejects). */
+  async #append(record: Record<string, unknown>): Promise<AuditLine> {
+    const line = await this.#book.log.append(record);
+    this.#coordinator?.audit(this.#opts.approverId ?? this.#velocityScope, line);
+    return line;
+  }
+
+  /** After a data loss of Redis: write back what this approver knows (decided actions, the velocity windows). */
+  async #writeBack(): Promise<void> {
+    const coord = this.#coordinator!;
+    const decided: Array<[string, string]> = [];
+    const since = this.#opts.now() - coord.decidedTtlMs;
+    for (const [key, e] of this.#book.entries) {
+      const [mode, clientId, actionId] = key.split('\u0000');
+      if (mode !== this.mode || e.state !== 'done' || !e.decision || Date.parse(e.decision.decidedAt) < since) continue;
+      const output: ApproverOutput = e.decision.expired ? 'held' : OUTPUT[e.decision.decision];
+      decided.push([`${mode}:${clientId}:${actionId}`, JSON.stringify({ decision: e.decision, output, instance: e.decision.decidedBy ?? coord.instance } satisfies DecidedRecord)]);
+    }
+    await coord.restoreDecided(decided);
+    if (this.#longestWindowMs === 0) return;
+    const byAsset = new Map<string, Map<string, VelocityEntry>>();
+    const put = (asset: string, e: VelocityEntry) => {
+      let m = byAsset.get(asset);
+      if (!m) byAsset.set(asset, (m = new Map()));
+      m.set(e.action, e);
+    };
+    for (const [asset, entries] of this.#sharedWindows) for (const e of entries) put(asset, e);
+    for (const e of this.#book.velocity[this.mode].entries()) put(e.asset, { at: e.at, action: e.action, amount: e.amount });
+    const horizon = this.#opts.now() - this.#longestWindowMs;
+    for (const [asset, m] of byAsset) {
+      await coord.velocityRestore(this.#velocityScope, this.mode, asset, [...m.values()].filter((e) => e.at >= horizon), this.#longestWindowMs);
     }
   }
 
@@ -325,65 +512,149 @@ export class Approver {
     };
   }
 
-  async #decide(input: Record<string, unknown>, clientId: string, actionId: string, entry: Entry, earlier: Entry | undefined): Promise<ApproverOutcome> {
+  /**
+   * Decide one action (see {@link decide}). With `co` (coordination, the claim held): reads the
+   * action first when `mustRead`, counts velocity in the shared windows, checks the claim right
+   * before the call, and hands each final outcome to `co.record`.
+   * @returns the outcome, or {@link AGAIN} when the claim was lost or Redis went away before the call (nothing called).
+   */
+  async #decide(
+    input: Record<string, unknown>,
+    clientId: string,
+    actionId: string,
+    entry: Entry,
+    earlier: Entry | undefined,
+    co: { coord: Coordinator; claim: Claim; mustRead: boolean; record: (o: ApproverOutcome) => void } | undefined,
+  ): Promise<ApproverOutcome | typeof AGAIN> {
     const client = await this.#opts.client();
     let action: Record<string, unknown> = { ...input, client_id: clientId, action_id: actionId };
     const reasons: string[] = [];
+    const done = (o: ApproverOutcome): ApproverOutcome => {
+      co?.record(o);
+      return o;
+    };
     if (earlier?.state === 'failed') reasons.push('decided again: the earlier call failed');
     if (earlier?.state === 'open') {
       reasons.push('decided again: the earlier decision has no result in the audit file (the process stopped during the call)');
       this.#book.velocity[this.mode].remove(actionId);
     }
-    if (!action.details || typeof action.details !== 'object' || !action.type) {
+    if (co?.mustRead || !action.details || typeof action.details !== 'object' || !action.type) {
       try {
         const read = await getAction(client, { client_id: clientId, action_id: actionId });
         if (read.data.status !== 'pending') {
-          this.#book.entries.delete(entryKey(this.mode, clientId, actionId));
           const a = { ...action, ...read.data, client_id: clientId, action_id: actionId };
-          return { decision: this.#bare(a, clientId, actionId, 'hold', [`the action is ${read.data.status}, not pending: nothing to decide`]), output: 'held', action: a };
+          const why = co?.mustRead ? `the action is ${read.data.status}, not pending: decided before (another instance, or before Redis lost its data): nothing to decide` : `the action is ${read.data.status}, not pending: nothing to decide`;
+          const d = this.#bare(a, clientId, actionId, 'hold', [why]);
+          if (!co) {
+            this.#book.entries.delete(entryKey(this.mode, clientId, actionId));
+            return { decision: d, output: 'held', action: a };
+          }
+          entry.decision = d;
+          entry.state = 'done';
+          entry.elsewhere = true;
+          return done({ decision: d, output: 'skipped', action: a });
         }
         action = { ...action, ...(read.data as Action), client_id: clientId, action_id: actionId };
       } catch (e) {
+        if (co?.mustRead) {
+          // Not knowing whether it is still pending, a takeover must not call: try again later.
+          co.coord.emit('warning', `action ${actionId}: could not be read before taking it over (${(e as Error).message})`);
+          await new Promise((r) => setTimeout(r, 1000));
+          return AGAIN;
+        }
         reasons.push(`details: the action could not be read (${(e as Error).message}): conditions that need them fail`);
       }
     }
     const facts = actionFacts(action, clientId);
     const ctx = await this.#context(client, facts);
-    const evaluation = evaluateRules(this.#opts.rules, facts, ctx, this.#opts.defaultDecision);
-    const scale = typeof ctx.scale === 'number' ? ctx.scale : undefined;
-    const decision: DecisionRecord = {
-      decision: evaluation.decision,
-      rule: evaluation.rule,
-      reasons: [...reasons, ...evaluation.reasons],
-      action_id: actionId,
-      client_id: clientId,
-      type: facts.type,
-      asset: facts.asset ?? null,
-      amount: facts.amount !== undefined ? facts.amount.toString() : null,
-      amountDecimal: facts.amount !== undefined && scale !== undefined ? fromBaseUnits(facts.amount, scale) : null,
-      destination: facts.destination ?? null,
-      velocity: evaluation.velocity,
-      mode: this.mode,
-      decidedAt: new Date(ctx.now).toISOString(),
-    };
-    // Reserve an approval now, synchronously after the check: a concurrent decision sees it.
-    if (decision.decision === 'approve' && !this.#markExpired(decision, facts) && facts.asset && facts.amount !== undefined) {
-      this.#book.velocity[this.mode].add(facts.asset, facts.amount, ctx.now, actionId);
+    let decision: DecisionRecord;
+    for (;;) {
+      let shared: VelocityRead | undefined;
+      if (co && this.#longestWindowMs > 0 && facts.asset) {
+        try {
+          shared = await co.coord.velocityRead(this.#velocityScope, this.mode, facts.asset, ctx.now - this.#longestWindowMs);
+        } catch (e) {
+          if (e instanceof CoordinationUnavailableError) return AGAIN;
+          throw e;
+        }
+        this.#sharedWindows.set(facts.asset, shared.entries);
+        const ledger = new VelocityLedger();
+        let latest = ctx.now;
+        for (const v of shared.entries) {
+          ledger.add(facts.asset, v.amount, v.at, v.action);
+          latest = Math.max(latest, v.at);
+        }
+        // Another instance's clock may run ahead: count its approvals all the same.
+        ctx.velocity = (asset, windowMs) => ledger.usage(asset, windowMs, latest);
+      }
+      const evaluation = evaluateRules(this.#opts.rules, facts, ctx, this.#opts.defaultDecision);
+      const scale = typeof ctx.scale === 'number' ? ctx.scale : undefined;
+      decision = {
+        decision: evaluation.decision,
+        rule: evaluation.rule,
+        reasons: [...reasons, ...evaluation.reasons],
+        action_id: actionId,
+        client_id: clientId,
+        type: facts.type,
+        asset: facts.asset ?? null,
+        amount: facts.amount !== undefined ? facts.amount.toString() : null,
+        amountDecimal: facts.amount !== undefined && scale !== undefined ? fromBaseUnits(facts.amount, scale) : null,
+        destination: facts.destination ?? null,
+        velocity: evaluation.velocity,
+        mode: this.mode,
+        decidedAt: new Date(ctx.now).toISOString(),
+      };
+      // Reserve an approval now, synchronously after the check: a concurrent decision sees it.
+      if (decision.decision === 'approve' && !this.#markExpired(decision, facts) && facts.asset && facts.amount !== undefined) {
+        if (shared && co) {
+          // Across instances: added only if no instance changed the window since it was read.
+          let committed: boolean;
+          try {
+            committed = await co.coord.velocityCommit(this.#velocityScope, this.mode, facts.asset, shared.version, { at: ctx.now, action: actionId, amount: facts.amount }, this.#longestWindowMs);
+          } catch (e) {
+            if (e instanceof CoordinationUnavailableError) return AGAIN;
+            throw e;
+          }
+          if (!committed) continue;
+        }
+        this.#book.velocity[this.mode].add(facts.asset, facts.amount, ctx.now, actionId);
+      }
+      break;
     }
     entry.decision = decision;
-    await this.#book.log.append({ kind: 'decision', approver: this.#opts.approverId, ...decision });
+    await this.#append({ kind: 'decision', approver: this.#opts.approverId, ...decision, ...(co ? { fence: co.claim.fence, instance: co.coord.instance } : {}) });
     entry.state = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired ? 'done' : 'open';
     if (this.#book.keepMs > 0) this.#book.velocity[this.mode].prune(ctx.now, this.#book.keepMs);
     const output: ApproverOutput = decision.expired ? 'held' : OUTPUT[decision.decision];
-    if (this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired) return { decision, output, action };
+    if (this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired) return done({ decision, output, action });
 
+    const unreserve = () => {
+      this.#book.velocity.live.remove(actionId);
+      if (co && decision.asset) co.coord.velocityRemove(this.#velocityScope, this.mode, decision.asset, actionId).catch(() => undefined);
+    };
     if (decision.decision === 'approve') {
       // Checked again right before the call: the audit write may have taken a while.
       if (this.#markExpired(decision, facts)) {
-        this.#book.velocity.live.remove(actionId);
+        unreserve();
         entry.state = 'done';
         await this.#appendResult(decision, { ok: false, sent: false, expired: true });
-        return { decision, output: 'held', action };
+        return done({ decision, output: 'held', action });
+      }
+    }
+    if (co) {
+      // The claim must still be ours right before the call (fencing): else nothing is called.
+      let held: 'held' | 'lost' | 'decided';
+      try {
+        held = await co.coord.renew(co.claim);
+      } catch (e) {
+        if (!(e instanceof CoordinationUnavailableError)) throw e;
+        held = 'lost';
+      }
+      if (held !== 'held') {
+        unreserve();
+        entry.state = 'failed';
+        await this.#appendResult(decision, { ok: false, sent: false, claim: held === 'decided' ? 'decided elsewhere' : 'lost or Redis unavailable' });
+        return AGAIN;
       }
     }
     const call = decision.decision === 'approve' ? approveAction : rejectAction;
@@ -391,11 +662,12 @@ export class Approver {
       const res = await call(client, { client_id: clientId, action_id: actionId });
       entry.state = 'done';
       await this.#appendResult(decision, { ok: true, statusCode: res.statusCode });
-      return { decision, output, action, statusCode: res.statusCode };
+      return done({ decision, output, action, statusCode: res.statusCode });
     } catch (e) {
       const err = e as Error & { statusCode?: number; code?: unknown };
       entry.state = 'failed';
-      this.#book.velocity.live.remove(actionId);
+      unreserve();
+      if (co) co.coord.release(co.claim).catch(() => undefined);
       await this.#appendResult(decision, { ok: false, statusCode: err.statusCode ?? 0, code: err.code ?? null, error: err.message }).catch(() => undefined);
       return { decision, output, action, statusCode: err.statusCode || undefined, error: err };
     }
@@ -419,7 +691,7 @@ export class Approver {
   /** Append the result line of `decision`'s call (`ok`, and `statusCode`, `code`, `error` or `sent`/`expired`) to the audit file. */
   #appendResult(decision: DecisionRecord, result: Record<string, unknown>): Promise<unknown> {
     const { mode, action_id, client_id } = decision;
-    return this.#book.log.append({ kind: 'result', approver: this.#opts.approverId, mode, action_id, client_id, ...result, at: new Date(this.#opts.now()).toISOString() });
+    return this.#append({ kind: 'result', approver: this.#opts.approverId, mode, action_id, client_id, ...result, at: new Date(this.#opts.now()).toISOString() });
   }
 
   /** Read what the rules need for this action: the asset's scale, the fund's whitelist, short codes (each cached). */
@@ -459,7 +731,10 @@ export class Approver {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
+    this.#unregisterLoss?.();
     await Promise.allSettled(Array.from(this.#inFlight));
+    await Promise.allSettled(Array.from(this.#finishing));
     await releaseBook(this.auditFile, this.#book);
   }
 }

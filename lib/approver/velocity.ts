@@ -117,6 +117,13 @@ export class VelocityLedger {
     return { sum: w.sums[hi] - w.sums[lo], count: hi - lo };
   }
 
+  /** Every approval counted, per asset, oldest first (to write them back to a shared window after a data loss). */
+  entries(): Array<{ asset: string; at: number; amount: bigint; action: string }> {
+    const out: Array<{ asset: string; at: number; amount: bigint; action: string }> = [];
+    for (const [asset, w] of this.#assets) for (const e of w.entries) out.push({ asset, ...e });
+    return out;
+  }
+
   /**
    * Forget approvals older than `keepMs` before `now` (the longest window of the rules), once
    * every 1,000 additions, so memory follows the window and not the history.

@@ -32,7 +32,7 @@
  * Redis Cluster is not supported (the scripts touch several keys); a single Redis, with
  * replicas or Sentinel behind one URL, is.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Redis, RedisOptions } from 'ioredis';
@@ -305,6 +305,8 @@ export class Coordinator extends EventEmitter {
    */
   constructor(options: CoordinatorOptions) {
     super();
+    // Every action waiting on a claim listens here: as many as there are actions in hand.
+    setMaxListeners(0, this.#closing.signal);
     const url = checkRedisUrl(options.url);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     if (!(this.leaseMs >= 1000)) throw new ConfigError('claimLeaseSeconds: at least 1 second');
@@ -517,6 +519,24 @@ export class Coordinator extends EventEmitter {
   async release(claim: Claim): Promise<void> {
     const decided = this.key('decided', claim.id);
     await this.run((r) => r.cfRelease(this.key('claim', claim.id), claim.claimId, this.key('decided'), decided));
+  }
+
+  /**
+   * Write back "decided" records after a data loss: `[id, record]` pairs, each kept
+   * {@link decidedTtlMs} unless already there.
+   * @throws {CoordinationUnavailableError} (rejects).
+   */
+  async restoreDecided(items: Array<[string, string]>): Promise<void> {
+    for (let i = 0; i < items.length; i += 500) {
+      const batch = items.slice(i, i + 500);
+      await this.run(async (r) => {
+        const p = r.pipeline();
+        for (const [id, record] of batch) p.set(this.key('decided', id), record, 'PX', this.decidedTtlMs, 'NX');
+        const results = await p.exec();
+        const failed = results?.find(([err]) => err);
+        if (failed) throw failed[0];
+      });
+    }
   }
 
   /** The keys of the velocity window of (`scope`, `mode`, `asset`). */

@@ -1,2 +1,3 @@
 /** Coordination of several Node-RED instances through Redis (issue 12): see coordinator.ts. */
 export * from './coordinator';
+export * from './shared-journal';

@@ -144,8 +144,50 @@ export function journalFile(dir: string, baseUrl: string, apiKey: string): strin
   return path.join(dir, `${account}.jsonl`);
 }
 
+/**
+ * What sending ({@link submitRequest} in submit.ts) and resolving (`resolveSubmission` in
+ * resolve.ts) need of a submission journal (issue 9; issue 12 for a journal shared by several
+ * instances). {@link SubmissionJournal} is the one of a single process (a file; its reads are
+ * synchronous); `SharedSubmissionJournal` (lib/coordination/shared-journal.ts) shares the keys
+ * of several instances through Redis (its reads ask Redis, so they may be asynchronous and may
+ * reject, e.g. with `CoordinationUnavailableError`). Callers `await` every read and the release
+ * of a lock. Times are epoch seconds.
+ */
+export interface PaymentJournal {
+  /**
+   * The entry of a payment, if it is journaled.
+   * @throws what the journal's store throws (rejects), e.g. `CoordinationUnavailableError`: then nothing may be sent.
+   */
+  get(ref: SubmissionRef): JournalEntry | undefined | Promise<JournalEntry | undefined>;
+  /**
+   * The journal key ({@link journalKey}) of the entry that holds the transaction `txId`, if any.
+   * @throws what the journal's store throws (rejects).
+   */
+  holderOf(txId: string): string | undefined | Promise<string | undefined>;
+  /**
+   * Hold a payment's key: holders of the same key act one after the other.
+   * @returns the function that releases it (call it, and await it, exactly once, also on failure; it does not throw).
+   * @throws what the journal's store throws (rejects): then the key is not held and nothing may be sent.
+   */
+  lock(ref: SubmissionRef): Promise<() => void | Promise<void>>;
+  /**
+   * Record a payment about to be sent (state `sending`) before it resolves.
+   * @param body the request body as it will be sent (base units, the API's field names).
+   * @throws (rejects) when it cannot be recorded: then nothing may be sent.
+   */
+  reserve(ref: SubmissionRef, body: Record<string, unknown>): Promise<JournalEntry>;
+  /** Record a 2xx answer (`answer`: its body; its `tx_id` is indexed). */
+  answered(entry: JournalEntry, statusCode: number, answer: Record<string, unknown>): Promise<void>;
+  /** Record that the outcome is unknown (the request may have moved money). */
+  unknown(entry: JournalEntry): Promise<void>;
+  /** Record that a lookup found the transaction `txId`. */
+  found(entry: JournalEntry, txId: string): Promise<void>;
+  /** Free the key: refused (nothing happened), not sent, or looked up and not found after its `expires`. */
+  free(entry: JournalEntry, reason: 'refused' | 'notSent' | 'notFound'): Promise<void>;
+}
+
 /** A durable journal of money-moving requests. Open with {@link SubmissionJournal.open}. */
-export class SubmissionJournal {
+export class SubmissionJournal implements PaymentJournal {
   /** The journal file. */
   readonly path: string;
   readonly #file: RecordFile<JournalRecord>;
@@ -235,12 +277,17 @@ export class SubmissionJournal {
     this.#txIds.set(txId, e.key);
   }
 
+  /** True when `e` is past its retention at `now` (epoch seconds). */
+  #past(e: JournalEntry, now: number): boolean {
+    const keep = e.state === 'unknown' || e.state === 'sending' ? this.#unknownRetention : this.#retention;
+    return e.expires > 0 && e.expires + keep < now;
+  }
+
   /** Drop the entries past their retention. */
   #prune(): void {
     const now = this.#seconds();
     for (const e of [...this.#entries.values()]) {
-      const keep = e.state === 'unknown' || e.state === 'sending' ? this.#unknownRetention : this.#retention;
-      if (e.expires > 0 && e.expires + keep < now) {
+      if (this.#past(e, now)) {
         this.#entries.delete(e.key);
         if (e.tx_id) this.#txIds.delete(e.tx_id);
       }
@@ -273,6 +320,25 @@ export class SubmissionJournal {
   /** Live entries (tests and tools). */
   get size(): number {
     return this.#entries.size;
+  }
+
+  /** Seconds an answered or found entry is kept past its `expires` ({@link JournalOptions.retentionSeconds}). */
+  get retentionSeconds(): number {
+    return this.#retention;
+  }
+
+  /** Seconds an unknown (or `sending`) entry is kept past its `expires` ({@link JournalOptions.unknownRetentionSeconds}). */
+  get unknownRetentionSeconds(): number {
+    return this.#unknownRetention;
+  }
+
+  /**
+   * The live entries, past-retention ones left out (a copy of each: changing one changes nothing
+   * here). For writing them back to a shared store that lost them (issue 12).
+   */
+  entries(): JournalEntry[] {
+    const now = this.#seconds();
+    return [...this.#entries.values()].filter((e) => !this.#past(e, now)).map((e) => ({ ...e }));
   }
 
   /** The entry of a payment, if it is journaled. */

@@ -20,7 +20,7 @@ import { readOperations } from '../v1/read';
 import { readTransaction } from '../v1/states';
 import type { LedgerEntry, WalletHistory } from '../v1/fund';
 import { SUBMISSION_KINDS, submissionRef } from './kinds';
-import type { JournalState, SubmissionJournal } from './journal';
+import type { JournalState, PaymentJournal } from './journal';
 
 /** Seconds of clock difference allowed between this client and the service when comparing times. */
 export const RESOLVE_SKEW_SECONDS = 120;
@@ -84,7 +84,8 @@ interface ListedFund {
  * Look a payment up and record what was found in the journal (see the module comment).
  * @param client the signed client (reads only: nothing is sent that could move money).
  * @param input the payment, and its fields when the journal does not hold it.
- * @param journal the submission journal, when there is one.
+ * @param journal the submission journal, when there is one (a file, or one shared through Redis).
+ * @throws what the journal's reads throw (rejects), e.g. a shared journal's `CoordinationUnavailableError`.
  * @returns found (with `tx_id`), not found (`keyFreed` once past `expires`) or ambiguous.
  * @throws {ValidationError} `partner_txID` when neither the journal nor `input.body` says which
  *   wallet paid; `wallet_id` when no fund of the account holds that wallet.
@@ -92,11 +93,11 @@ interface ListedFund {
  *   refusal, e.g. 404 for a transaction of another kind, rules an item out); the journal is then
  *   left as it was.
  */
-export async function resolveSubmission(client: CustodyClient, input: ResolveInput, journal?: SubmissionJournal): Promise<ResolveResult> {
+export async function resolveSubmission(client: CustodyClient, input: ResolveInput, journal?: PaymentJournal): Promise<ResolveResult> {
   const info = SUBMISSION_KINDS[input.kind];
   const ref: SubmissionRef = submissionRef(input.kind, input, input.partner_txID);
   const now = Math.floor(Date.now() / 1000);
-  const entry = journal?.get(ref);
+  const entry = await journal?.get(ref);
   const state: ResolveResult['journal'] = entry?.state ?? 'none';
   const body = entry?.body ?? input.body;
   const expires = Number((body as { expires?: unknown } | undefined)?.expires) || 0;
@@ -124,21 +125,21 @@ export async function resolveSubmission(client: CustodyClient, input: ResolveInp
   const walletId = fund.wallets!.find((w) => w.wallet_id === wallet || w.short_code === wallet)!.wallet_id!;
 
   const amountMatches = (gross: number, net: number) => amount === undefined || Math.abs(net) === amount || Math.abs(gross) === amount;
-  const free = (txId: string) => {
-    const holder = journal?.holderOf(txId);
+  const free = async (txId: string) => {
+    const holder = await journal?.holderOf(txId);
     return !holder || holder === entry?.key;
   };
   const found = new Set<string>();
   const ledger = await callOperation<{ List?: LedgerEntry[] }>(client, readOperations.fundLedger, { fund_id: fund.fund_id, wallet_id: walletId, direction: 'out' });
   for (const e of ledger.data.List ?? []) {
     if (!e.TxID || e.timestamp < from || !info.ledgerTypes.includes(e.type)) continue;
-    if (e.reference !== reference || !amountMatches(e.amount, e.netAmount) || !free(e.TxID)) continue;
+    if (e.reference !== reference || !amountMatches(e.amount, e.netAmount) || !(await free(e.TxID))) continue;
     found.add(e.TxID);
   }
   // History items carry no reference: confirm each new one by reading its transaction.
   const history = await callOperation<WalletHistory>(client, readOperations.walletHistory, { wallet_id: walletId, since: Math.max(0, from) });
   for (const h of history.data.history ?? []) {
-    if (!h.tx_id || found.has(h.tx_id) || h.timestamp < from || h.amount > 0 || !amountMatches(h.amount, h.net_amount) || !free(h.tx_id)) continue;
+    if (!h.tx_id || found.has(h.tx_id) || h.timestamp < from || h.amount > 0 || !amountMatches(h.amount, h.net_amount) || !(await free(h.tx_id))) continue;
     let tx;
     try {
       tx = await readTransaction(client, info.transaction, { ...ref, tx_id: h.tx_id });

@@ -3,7 +3,8 @@
  * repeated `partner_txID` on POST transfer answers `existing` with the original `tx_id`).
  *
  * {@link submitRequest} sends one payment request of a {@link SubmissionKind}:
- * - With a {@link SubmissionJournal}, the key and body are on disk before the request leaves;
+ * - With a journal ({@link PaymentJournal}: a {@link SubmissionJournal} file, or one shared by
+ *   several instances through Redis, issue 12), the key and body are recorded before the request leaves;
  *   a second request with a journaled key is answered from the journal (a transfer: re-sent
  *   safely, the API answers `existing`; when that re-send fails, the journal answers and its
  *   entry stays as it was), refused when its body differs
@@ -20,12 +21,15 @@
 import { ApiError, OutcomeUnknownError, SubmissionConflictError, type SubmissionKind, type SubmissionRef } from '../errors';
 import type { ApiResponse, CustodyClient, HttpMethod } from '../client';
 import { abortableSleep } from '../transport';
-import { bodyHash, differingFields, type JournalEntry, type SubmissionJournal } from './journal';
+import { bodyHash, differingFields, type JournalEntry, type PaymentJournal, type SubmissionJournal } from './journal';
 
 /** How {@link submitRequest} behaves. */
 export interface SubmitOptions {
-  /** The durable journal; without one, a key is only kept by the API (transfers) and this call. */
-  journal?: SubmissionJournal;
+  /**
+   * The durable journal (a {@link SubmissionJournal}, or a journal shared through Redis); without
+   * one, a key is only kept by the API (transfers) and this call.
+   */
+  journal?: PaymentJournal;
   /** Transfers only: send again after an unknown outcome until a definite answer or `expires` (default true). */
   resolveUnknown?: boolean;
   /** First wait before a re-send, ms (default 1000); ×1.5 per re-send with ±25% jitter. */
@@ -76,14 +80,15 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * @throws {OutcomeUnknownError} the request may have moved money and no answer says so; or an
  *   earlier request with this key is unresolved (withdraw, swaps, sweep; a transfer past its `expires`).
  * @throws {ApiError} refused (4xx, `failure` `refused`) or not sent (`failure` `notSent`): the key is free again.
- * @throws {Error} the journal cannot be written (nothing sent).
+ * @throws {Error} the journal cannot be read or written (nothing sent), e.g. a shared journal's
+ *   `CoordinationUnavailableError` (code `ECOORDINATION`) while Redis is unavailable.
  */
 export async function submitRequest<T = unknown>(client: CustodyClient, ref: SubmissionRef, req: PreparedSubmission, options: SubmitOptions = {}): Promise<SubmitResult<T>> {
   const journal = options.journal;
   if (!journal) return send<T>(client, ref, req, options, undefined);
   const release = await journal.lock(ref);
   try {
-    const entry = journal.get(ref);
+    const entry = await journal.get(ref);
     if (!entry) return await send<T>(client, ref, req, options, await journal.reserve(ref, req.body));
     if (entry.bodyHash !== bodyHash(req.body)) throw new SubmissionConflictError(ref, differingFields(entry.body, req.body));
     // The same payment again: what the journal knows decides.
@@ -103,7 +108,7 @@ export async function submitRequest<T = unknown>(client: CustodyClient, ref: Sub
       0,
     );
   } finally {
-    release();
+    await release();
   }
 }
 

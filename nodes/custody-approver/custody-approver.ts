@@ -10,11 +10,14 @@
  * it; `details` read when missing). Outputs: 1 approved, 2 rejected, 3 held; each msg has
  * `msg.payload` = the action with its details, `msg.decision` (lib DecisionRecord) and, when
  * a call was made, `msg.statusCode`. A failed call: `done(err)` with `msg.decision` attached.
+ * With coordination on the connection (issue 12), an action decided by another instance sends
+ * no msg here (counted as "decided elsewhere"), and while Redis is unavailable the node holds
+ * the actions in hand and shows so in its status.
  */
 import path from 'node:path';
 import os from 'node:os';
 import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import { Approver, compileRules, ConfigError, type ApproverOutput, type CompiledRule } from '../../lib';
+import { Approver, compileRules, ConfigError, type ApproverOutput, type CompiledRule, type Coordinator } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
 import type { CustodyConfigNode } from '../shared/types';
@@ -36,7 +39,8 @@ interface ApproverDef extends NodeDef {
   whitelistCacheSeconds?: string | number;
 }
 
-const OUTPUT_INDEX: Record<ApproverOutput, number> = { approved: 0, rejected: 1, held: 2 };
+/** The port of each output; `skipped` (decided by another instance, issue 12) sends no msg. */
+const OUTPUT_INDEX: Record<ApproverOutput, number | undefined> = { approved: 0, rejected: 1, held: 2, skipped: undefined };
 
 export = function register(RED: NodeAPI): void {
   function ApproverNode(this: Node, def: ApproverDef) {
@@ -47,12 +51,19 @@ export = function register(RED: NodeAPI): void {
     const dryRun = def.dryRun === true;
     const userDir = (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
     const auditFile = path.resolve(userDir, (def.auditFile || '').trim() || path.join('custodyflow-audit', `${node.id}.jsonl`));
-    const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0 };
+    const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0, skipped: 0 };
+    /** With coordination: why decisions wait for Redis ('' when they do not). */
+    let waitingFor = '';
+    let coordinated = false;
 
     function showCounts(): void {
-      const { approved, rejected, held } = counts;
-      const text = dryRun ? RED._('custody-approver.status.dryRunCounts', { approved, rejected, held }) : RED._('custody-approver.status.counts', { approved, rejected, held });
-      node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text });
+      if (waitingFor) {
+        node.status({ fill: 'red', shape: 'ring', text: RED._('custody-approver.status.waitingForRedis', { reason: waitingFor.replace(/^coordination: /, '').slice(0, 80) }) });
+        return;
+      }
+      const { approved, rejected, held, skipped } = counts;
+      const key = coordinated ? (dryRun ? 'dryRunCoordinatedCounts' : 'coordinatedCounts') : dryRun ? 'dryRunCounts' : 'counts';
+      node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text: RED._(`custody-approver.status.${key}`, { approved, rejected, held, skipped }) });
     }
 
     /** The approver, once the configuration checks out and the audit file verifies; rejects with why not. */
@@ -67,6 +78,13 @@ export = function register(RED: NodeAPI): void {
       } catch (e) {
         throw new ConfigError((e as Error).message);
       }
+      let coordinator: Coordinator | undefined;
+      try {
+        coordinator = await connection.coordinator();
+      } catch (e) {
+        throw new ConfigError(RED._('custody-approver.errors.coordination', { message: (e as Error).message }));
+      }
+      coordinated = coordinator !== undefined;
       return Approver.open({
         rules,
         defaultDecision,
@@ -75,6 +93,11 @@ export = function register(RED: NodeAPI): void {
         cacheMs: cacheSeconds * 1000,
         approverId: node.id,
         client: () => connection.client(),
+        coordinator,
+        onCoordinationWait: (reason) => {
+          waitingFor = reason;
+          showCounts();
+        },
       });
     })();
     ready.then(showCounts, (err: Error) => {
@@ -99,9 +122,12 @@ export = function register(RED: NodeAPI): void {
             }
             if (!outcome.decision.redelivered) counts[outcome.output]++;
             showCounts();
-            const ports: Array<NodeMessageInFlow | null> = [null, null, null];
-            ports[OUTPUT_INDEX[outcome.output]] = out;
-            send(ports);
+            const port = OUTPUT_INDEX[outcome.output];
+            if (port !== undefined) {
+              const ports: Array<NodeMessageInFlow | null> = [null, null, null];
+              ports[port] = out;
+              send(ports);
+            }
             done();
           },
           (err: Error) => {

@@ -9,7 +9,8 @@
  * policies).
  */
 import { ApiError, ConfigError, CustodyClient, KeyFormatError, ValidationError, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
-import type { Environment, SigningMode } from '../../lib';
+import { DEFAULT_KEY_PREFIX } from '../../lib';
+import type { CoordinatorOptions, Environment, SigningMode } from '../../lib';
 import type { Simulator } from '../../simulator';
 
 /** The editor properties of a connection that decide where and how it signs (the `custody-config` defaults). */
@@ -28,6 +29,16 @@ export interface ConnectionSettings {
   workspaceId?: string;
   /** Simulator mode: whose v2 token the v2 nodes use, `k.partner` (default) or `k.agent`. */
   simulatorApiKey?: string;
+  /** Coordination of several Node-RED instances on this API key (issue 12): `none` (default) or `redis`. */
+  coordination?: 'none' | 'redis';
+  /** `redis://host:port/db` or `rediss://...` (no password in it: see the `redisPassword` credential). */
+  redisUrl?: string;
+  /** Connect to Redis with TLS. */
+  redisTls?: boolean;
+  /** Prefix of the Redis keys (default `custodyflow:`); instances that coordinate share it. */
+  redisKeyPrefix?: string;
+  /** Lease of an approver's claim on an action, seconds (default 60). */
+  claimLeaseSeconds?: number | string;
 }
 
 /** The credentials of a connection (Node-RED `password` credentials). Secrets: never logged, never answered. */
@@ -35,6 +46,32 @@ export interface ConnectionCredentials {
   apiKey?: string;
   privateKey?: string;
   token?: string;
+  /** The Redis password of the coordination (issue 12). */
+  redisPassword?: string;
+}
+
+/** True when `settings` coordinate several instances through Redis. */
+export function coordinated(settings: ConnectionSettings): boolean {
+  return settings.coordination === 'redis';
+}
+
+/**
+ * The coordinator options of a connection with coordination `redis` (lib CoordinatorOptions).
+ * @throws {ConfigError} naming `redisUrl` when it is empty, or `claimLeaseSeconds` when it is not a number of at least 1.
+ */
+export function coordinatorOptionsOf(settings: ConnectionSettings, credentials: ConnectionCredentials): CoordinatorOptions {
+  const url = (settings.redisUrl || '').trim();
+  if (!url) throw new ConfigError('redisUrl: set the Redis URL (redis://host:port) of the coordination, or set coordination to none');
+  const leaseText = settings.claimLeaseSeconds === undefined || settings.claimLeaseSeconds === '' ? '60' : String(settings.claimLeaseSeconds);
+  const lease = Number(leaseText);
+  if (!Number.isFinite(lease) || lease < 1) throw new ConfigError(`claimLeaseSeconds: a number of seconds, at least 1, got ${JSON.stringify(leaseText)}`);
+  return {
+    url,
+    tls: settings.redisTls === true,
+    ...(credentials.redisPassword ? { password: credentials.redisPassword } : {}),
+    keyPrefix: (settings.redisKeyPrefix || '').trim() || DEFAULT_KEY_PREFIX,
+    leaseMs: Math.round(lease * 1000),
+  };
 }
 
 /** Starts (or returns) the process's built-in simulator. */
@@ -74,6 +111,11 @@ export interface BuiltV1 {
  */
 export async function buildV1Client(settings: ConnectionSettings, credentials: ConnectionCredentials, startSimulator: SimulatorStarter, options: BuildOptions = {}): Promise<BuiltV1> {
   const environment = environmentOf(settings);
+  if (coordinated(settings) && settings.signingMode === 'nonce') {
+    // Nonces must reach the API in increasing order per key; instances sending on one key each
+    // have their own order. Refused rather than half-working (README "Scale-out").
+    throw new ConfigError('signingMode: nonce signing cannot be used with coordination (several instances on one API key send out of nonce order); use timestamp signing');
+  }
   const common = { signingMode: settings.signingMode || 'timestamp', timeoutMs: timeoutMsOf(settings), ...(options.attempts ? { attempts: options.attempts } : {}) };
   if (environment === 'simulator') {
     const sim = await startSimulator();

@@ -14,7 +14,8 @@ import { HubFeed, WalletsFeed, type SignedFeed, type Action, type ActionListing,
 import { journalFile, openSharedJournal, type JournalLease, type SubmissionJournal } from '../../lib';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
-import { buildV1Client, buildV2Client, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
+import { Coordinator } from '../../lib';
+import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
 import { registerAdminRoutes } from './admin';
 
 /** Editor properties of `custody-config`: the name and the {@link ConnectionSettings} (connection.ts). */
@@ -156,6 +157,34 @@ export = function register(RED: NodeAPI): void {
       return buildV2Client(def, credentials, startSimulator);
     }
 
+    /** The Redis coordination (issue 12), made at deploy when `coordination` is `redis`; or why it could not be. */
+    let coordinator: Coordinator | undefined;
+    let coordinationError: Error | undefined;
+    if (coordinated(def)) {
+      try {
+        coordinator = new Coordinator(coordinatorOptionsOf(def, credentials));
+      } catch (e) {
+        coordinationError = e as Error;
+        node.error(`coordination: ${coordinationError.message}`);
+      }
+      let wasReady = false;
+      coordinator?.on('state', (state: string, reason?: string) => {
+        // Said once per change, never with the password (ioredis' messages name host and port only).
+        if (state === 'ready') {
+          node.log(`coordination: Redis ${wasReady ? 'is back' : 'connected'} (${coordinator!.instance})`);
+          wasReady = true;
+        } else if (state === 'down') node.warn(`coordination: Redis unavailable${reason ? ` (${reason})` : ''}: approvers hold their actions and payments are not sent until it is back`);
+        else if (state === 'recovering') node.warn(`coordination: ${reason ?? 'Redis lost its data'}`);
+      });
+      coordinator?.on('warning', (text: string) => node.warn(`coordination: ${text}`));
+    }
+    node.coordinator = async () => {
+      if (coordinationError) throw coordinationError;
+      return coordinator;
+    };
+    node.coordinationStatus = () =>
+      !coordinated(def) ? { coordination: 'none' } : coordinator ? { coordination: 'redis', state: coordinator.state, reason: coordinator.reason, instance: coordinator.instance } : { coordination: 'redis', state: 'closed', reason: coordinationError?.message ?? '' };
+
     const v1Client = lazyClient(build, () => closed);
     const v2Client = lazyClient(buildWorkspace, () => closed);
     node.client = v1Client.get;
@@ -264,6 +293,9 @@ export = function register(RED: NodeAPI): void {
         .then(() => Promise.allSettled([pending?.then((c) => c.close(), () => undefined), closingWorkspace]))
         // The journal closes after the requests: their answers are recorded first.
         .then(() => lease?.then((l) => l.release(), () => undefined))
+        // Redis last: the journal's and the approvers' last writes go out first.
+        .then(() => coordinator?.close())
+        .catch((err: Error) => node.warn(`closing: ${err.message}`))
         .finally(() => done());
     });
   }
@@ -273,6 +305,7 @@ export = function register(RED: NodeAPI): void {
       apiKey: { type: 'password' },
       privateKey: { type: 'password' },
       token: { type: 'password' },
+      redisPassword: { type: 'password' },
     },
   });
 

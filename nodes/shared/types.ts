@@ -3,7 +3,7 @@
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, ActionListing, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, SubmissionJournal } from '../../lib';
+import type { CustodyClient, Action, ActionListing, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, SubmissionJournal, Coordinator, CoordinationState } from '../../lib';
 
 /** The status callbacks of a feed subscription: the part every feed user has alike. */
 export interface FeedStatusCallbacks {
@@ -51,12 +51,30 @@ export interface CustodyConfigNode extends Node {
    * @throws ConfigError when the client cannot be built; what the file system throws when the journal cannot be opened (rejects).
    */
   journal(): Promise<SubmissionJournal>;
+  /**
+   * The coordination of this connection (issue 12): the Redis {@link Coordinator} shared by the
+   * nodes of this connection, or undefined when coordination is `none`.
+   * @throws ConfigError for a bad Redis setting (rejects).
+   */
+  coordinator(): Promise<Coordinator | undefined>;
+  /** Where the coordination stands (for the edit dialog): `none`, or `redis` with its state, why it is not ready, and this instance's name. */
+  coordinationStatus(): CoordinationStatus;
   /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. */
   subscribeFeed(clientId: string, user: FeedUser): FeedMembership;
   /** Join the account's liquidity hub feed (spec section 6); the first user opens it, the last to leave closes it. */
   subscribeHubFeed(user: AccountFeedUser<HubFeedMessage>): FeedMembership;
   /** Join the wallets feed of the connection's API key (spec section 6); the first user opens it, the last to leave closes it. */
   subscribeWalletsFeed(user: AccountFeedUser<WalletFeedMessage>): FeedMembership;
+}
+
+/** What {@link CustodyConfigNode.coordinationStatus} answers. */
+export interface CoordinationStatus {
+  coordination: 'none' | 'redis';
+  state?: CoordinationState;
+  /** Why it is not ready ('' when it is); never a secret. */
+  reason?: string;
+  /** This instance's name in claims and the audit stream. */
+  instance?: string;
 }
 
 /** Editor properties common to every operation node. */
