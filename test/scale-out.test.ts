@@ -96,11 +96,18 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     const events: string[] = [];
     const victim = instances[1];
     let callsAtKill = 0;
+    let waiting = true;
     const disruptions = (async () => {
-      while (calls.length < REDIS_AT) await sleep(20);
+      while (calls.length < REDIS_AT) {
+        if (!waiting) return;
+        await sleep(20);
+      }
       events.push(`redis restarted at ${calls.length} calls`);
       await redis.restart(1500, ['--requirepass', REDIS_PASSWORD]);
-      while (calls.length < KILL_AT) await sleep(20);
+      while (calls.length < KILL_AT) {
+        if (!waiting) return;
+        await sleep(20);
+      }
       callsAtKill = calls.filter((c) => c.instance === victim.name).length;
       events.push(`instance ${victim.name} killed at ${calls.length} calls (${callsAtKill} of them its own)`);
       await killInstance(victim);
@@ -117,6 +124,7 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     // Until every action is decided at the API and none is pending (or the deadline).
     const deadline = Date.now() + 5 * 60_000;
     let pending = -1;
+    let shown = Date.now();
     for (;;) {
       await sleep(500);
       if (counter.byAction().size >= ACTIONS) {
@@ -124,7 +132,13 @@ describe('scale-out: three Node-RED instances deciding one core client through R
         if (pending === 0) break;
       }
       if (Date.now() > deadline) break;
+      if (Date.now() - shown > 10000) {
+        shown = Date.now();
+        const approvers = instances.map((i) => `${i.name} ${JSON.stringify(i.status.get(FLOW_IDS.approver)?.text ?? '')}`).join(', ');
+        console.error(`      ... ${((Date.now() - ready) / 1000).toFixed(0)} s: ${calls.length} calls on ${counter.byAction().size} actions; ${approvers}`);
+      }
     }
+    waiting = false;
     await disruptions;
     const decided = Date.now();
     // Late double calls would come within a lease or two: wait that long before counting.
@@ -175,6 +189,7 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     const sample = (xs: Array<[string, unknown]>) => JSON.stringify(xs.slice(0, 5));
     const errors = instances.flatMap((i) => lines.get(i.name)!.filter((l) => l.kind === 'error').map((l) => `${i.name}: ${l.action_id ?? ''} ${l.code ?? ''} ${l.message ?? ''}`));
     if (errors.length) console.log(`      first errors:\n        ${errors.slice(0, 8).join('\n        ')}`);
+    if (pending !== 0) for (const i of instances) console.log(`      ${i.name}: the end of its log:\n${i.red.log.slice(-2000)}`);
 
     assert.equal(txIds.length, ACTIONS);
     assert.equal(twice.length, 0, `actions decided more than once at the API: ${sample(twice.map(([id, l]) => [id, l.map((c) => `${c.instance} ${c.method} ${c.status}`)]))}`);
