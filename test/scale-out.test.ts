@@ -24,6 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { CustodyClient, getTransfer } from '../lib';
 import { startSimulatorProcess, stopSimulatorProcess, type SimInfo } from '../bench/harness';
 import {
@@ -96,6 +97,7 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     const events: string[] = [];
     const victim = instances[1];
     let callsAtKill = 0;
+    let restartedAt = '';
     let waiting = true;
     const disruptions = (async () => {
       while (calls.length < REDIS_AT) {
@@ -103,7 +105,9 @@ describe('scale-out: three Node-RED instances deciding one core client through R
         await sleep(20);
       }
       events.push(`redis restarted at ${calls.length} calls`);
+      const down = performance.now();
       await redis.restart(1500, ['--requirepass', REDIS_PASSWORD]);
+      restartedAt = `Redis down from ${((down - calls[0].at) / 1000).toFixed(2)} s to ${((performance.now() - calls[0].at) / 1000).toFixed(2)} s after the first call`;
       while (calls.length < KILL_AT) {
         if (!waiting) return;
         await sleep(20);
@@ -189,7 +193,17 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     const sample = (xs: Array<[string, unknown]>) => JSON.stringify(xs.slice(0, 5));
     const errors = instances.flatMap((i) => lines.get(i.name)!.filter((l) => l.kind === 'error').map((l) => `${i.name}: ${l.action_id ?? ''} ${l.code ?? ''} ${l.message ?? ''}`));
     if (errors.length) console.log(`      first errors:\n        ${errors.slice(0, 8).join('\n        ')}`);
+    for (const i of instances) {
+      const said = i.red.log.split('\n').filter((l) => /coordination/.test(l));
+      if (said.length) console.log(`      ${i.name} said:\n        ${said.slice(0, 12).join('\n        ')}`);
+    }
     if (pending !== 0) for (const i of instances) console.log(`      ${i.name}: the end of its log:\n${i.red.log.slice(-2000)}`);
+    if (approvals > LIMIT) {
+      // The approvals past the limit, in the order they reached the API, and when (relative to the disruptions).
+      const puts = calls.filter((c) => c.method === 'PUT' && c.status !== undefined && c.status < 300);
+      const first = calls[0]?.at ?? 0;
+      console.log(`      approvals past the limit: ${JSON.stringify(puts.slice(LIMIT).map((c) => [c.action_id, c.instance, `${((c.at - first) / 1000).toFixed(2)} s`]))}; ${restartedAt}`);
+    }
 
     assert.equal(txIds.length, ACTIONS);
     assert.equal(twice.length, 0, `actions decided more than once at the API: ${sample(twice.map(([id, l]) => [id, l.map((c) => `${c.instance} ${c.method} ${c.status}`)]))}`);
