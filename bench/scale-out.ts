@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale-out` (issue 12, "How it is judged", the benchmark), and the parts the
- * scale-out test (test/scale-out.test.ts) shares with it: a counting proxy in front of the
+ * scale-out test (test/scale-out.run.ts, run by `npm run test:scale-out`) shares with it: a counting proxy in front of the
  * simulator ({@link DecisionCounter}), the approver flow every instance runs
  * ({@link approverFlows}), and the Node-RED instances of a run ({@link startInstances}).
  *
