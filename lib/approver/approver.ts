@@ -12,6 +12,7 @@ import { setMaxListeners } from 'node:events';
 import type { CustodyClient } from '../client';
 import { ValidationError } from '../errors';
 import { abortableSleep } from '../transport';
+import { KeyedLock } from '../keyed-lock';
 import { fromBaseUnits } from '../amounts';
 import { assetScale } from '../v1/assets';
 import { listWhitelist, getWallet } from '../v1/fund';
@@ -269,8 +270,8 @@ export class Approver {
   readonly #velocityScope: string;
   /** The shared velocity windows as last read, per asset: written back after a data loss of Redis. */
   readonly #sharedWindows = new Map<string, VelocityEntry[]>();
-  /** Per asset, the tail of the chain of decisions holding its shared window (see #lockWindow). */
-  readonly #windowLocks = new Map<string, Promise<void>>();
+  /** One shared read-decide-commit per asset at a time in this process. */
+  readonly #windowLocks = new KeyedLock();
   /** "Decided" records still to be written to Redis (it was away when the decision ended). */
   readonly #finishing = new Set<Promise<unknown>>();
   readonly #closing = new AbortController();
@@ -398,6 +399,8 @@ export class Approver {
         }
         let claimed;
         try {
+          // Known away already (not only when a command fails): say so while the action waits.
+          if (coord.state !== 'ready') wait(`coordination: Redis is ${coord.state}${coord.reason ? ` (${coord.reason})` : ''}`);
           await coord.whenReady(this.#closing.signal);
           if (this.#closed) continue;
           claimed = await coord.claim(id, claimId);
@@ -429,23 +432,6 @@ export class Approver {
     } finally {
       if (waiting) this.#opts.onCoordinationWait?.('');
     }
-  }
-
-  /**
-   * Hold the shared velocity window of `asset` in this process (callers run one after the other,
-   * in call order). @returns the function that releases it (call it exactly once).
-   */
-  async #lockWindow(asset: string): Promise<() => void> {
-    const before = this.#windowLocks.get(asset) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = before.then(() => mine);
-    this.#windowLocks.set(asset, tail);
-    await before;
-    return () => {
-      release();
-      if (this.#windowLocks.get(asset) === tail) this.#windowLocks.delete(asset);
-    };
   }
 
   /** The action was decided by another instance (or by this one before a restart): no msg, nothing sent. */
@@ -598,7 +584,7 @@ export class Approver {
     let decision: DecisionRecord;
     // One shared read-decide-commit per asset at a time in this process: concurrent decisions
     // of one instance would otherwise invalidate each other's reads and retry without end.
-    const releaseWindow = co && this.#longestWindowMs > 0 && facts.asset ? await this.#lockWindow(facts.asset) : undefined;
+    const releaseWindow = co && this.#longestWindowMs > 0 && facts.asset ? await this.#windowLocks.acquire(facts.asset) : undefined;
     try {
     for (;;) {
       let shared: VelocityRead | undefined;

@@ -288,7 +288,7 @@ export class Coordinator extends EventEmitter {
 
   /**
    * Connect (in the background: {@link state} tells) to the Redis of `options`.
-   * @throws {ConfigError} for a bad URL (naming `redisUrl`) or a lease under 1 s (`claimLeaseSeconds`).
+   * @throws {ConfigError} for a bad URL (naming `redisUrl`) or a lease under 1 s (naming `leaseMs`).
    */
   constructor(options: CoordinatorOptions) {
     super();
@@ -296,7 +296,7 @@ export class Coordinator extends EventEmitter {
     setMaxListeners(0, this.#closing.signal);
     const url = checkRedisUrl(options.url);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    if (!(this.leaseMs >= 1000)) throw new ConfigError('claimLeaseSeconds: at least 1 second');
+    if (!(this.leaseMs >= 1000)) throw new ConfigError(`leaseMs: at least 1000 ms, got ${this.leaseMs}`);
     this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.instance = options.instance || `${os.hostname()}/${process.pid}`;
     this.decidedTtlMs = options.decidedTtlMs ?? 8 * 24 * 3600_000;

@@ -21,6 +21,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { RecordFile } from '../durable/record-file';
+import { KeyedLock } from '../keyed-lock';
 import type { SubmissionKind, SubmissionRef } from '../errors';
 import { ownerOf } from './kinds';
 
@@ -194,8 +195,8 @@ export class SubmissionJournal implements PaymentJournal {
   readonly #entries = new Map<string, JournalEntry>();
   /** tx_id -> key of the entry that holds it (a lookup must not give one transaction to two keys). */
   readonly #txIds = new Map<string, string>();
-  /** Per key, the tail of the chain of callers holding it (see {@link lock}). */
-  readonly #locks = new Map<string, Promise<void>>();
+  /** One caller per payment key at a time (see {@link lock}). */
+  readonly #locks = new KeyedLock();
   readonly #retention: number;
   readonly #unknownRetention: number;
   readonly #now: () => number;
@@ -355,18 +356,8 @@ export class SubmissionJournal implements PaymentJournal {
    * Hold a payment's key: callers with the same key run one after the other, in call order.
    * @returns the function that releases it (call it exactly once, also on failure).
    */
-  async lock(ref: SubmissionRef): Promise<() => void> {
-    const key = journalKey(ref);
-    const before = this.#locks.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = before.then(() => mine);
-    this.#locks.set(key, tail);
-    await before;
-    return () => {
-      release();
-      if (this.#locks.get(key) === tail) this.#locks.delete(key);
-    };
+  lock(ref: SubmissionRef): Promise<() => void> {
+    return this.#locks.acquire(journalKey(ref));
   }
 
   /**
