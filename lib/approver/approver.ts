@@ -572,7 +572,7 @@ export class Approver {
       } catch (e) {
         if (co?.mustRead) {
           // Not knowing whether it is still pending, a takeover must not call: try again later.
-          co.coord.emit('warning', `action ${actionId}: could not be read before taking it over (${(e as Error).message})`);
+          co.coord.warn(`action ${actionId}: could not be read before taking it over (${(e as Error).message})`);
           await new Promise((r) => setTimeout(r, 1000));
           return AGAIN;
         }

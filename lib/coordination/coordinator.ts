@@ -261,8 +261,8 @@ export function checkRedisUrl(url: string): URL {
 
 /**
  * The Redis connection of a `custody-config` node and what it shares (see the module comment).
- * Events: `state` (state, reason?) on every change; `dataLoss` () when Redis came back
- * without its data (listeners write back what they know; see {@link Coordinator.onDataLoss}).
+ * Events: `state` (state, reason?) on every change; `warning` (text) from {@link Coordinator.warn};
+ * `dataLoss` () when Redis came back without its data (listeners write back what they know; see {@link Coordinator.onDataLoss}).
  */
 export class Coordinator extends EventEmitter {
   /** This instance's name in claims and the audit stream. */
@@ -391,6 +391,15 @@ export class Coordinator extends EventEmitter {
   onDataLoss(handler: () => Promise<void>): () => void {
     this.#lossHandlers.add(handler);
     return () => this.#lossHandlers.delete(handler);
+  }
+
+  /**
+   * Report a coordination problem that stops nothing but deserves the operator's eye (for
+   * example a takeover that could not read its action first). Emitted as the `warning` event
+   * (text: string), which the config node logs with `node.warn`.
+   */
+  warn(text: string): void {
+    this.emit('warning', text);
   }
 
   /** @throws {CoordinationUnavailableError} unless the connection is up (`ready` or `recovering`). */
