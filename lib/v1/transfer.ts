@@ -5,7 +5,8 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import { W, ERROR_RESPONSES, type Wire } from '../wire';
+import { W, type Wire } from '../wire';
+import { objectSchema, arrayOf, answers, readOperation } from '../schema-kit';
 import type { withdrawalTransactionSchema } from './withdraw';
 
 /** `send` of a transfer (lib/operation.ts `PAYMENT`): asset `symbol` and `amount` in base units (a positive integer). */
@@ -17,30 +18,22 @@ export type SendAmount = Wire<typeof PAYMENT>;
  * `send.amount` base units. `partner_txID` makes a retry safe: the same value answers `existing`
  * with the original tx_id. Each text has the pack's length bound (lib/operation.ts `S`).
  */
-export const transferRequestSchema = {
-  type: 'object',
-  required: ['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-  properties: {
-    wallet_id: S.walletId,
-    counterparty_wallet_address: S.walletId,
-    expires: S.epochSeconds,
-    benefit_of: S.customField,
-    account_no: S.customField,
-    reference: S.customField,
-    partner_txID: S.partnerTxId,
-    send: PAYMENT,
-  },
-} as const;
+export const transferRequestSchema = objectSchema(['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'], {
+  wallet_id: S.walletId,
+  counterparty_wallet_address: S.walletId,
+  expires: S.epochSeconds,
+  benefit_of: S.customField,
+  account_no: S.customField,
+  reference: S.customField,
+  partner_txID: S.partnerTxId,
+  send: PAYMENT,
+});
 
 /** POST transfer body ({@link transferRequestSchema}). */
 export type TransferRequest = Wire<typeof transferRequestSchema>;
 
 /** POST transfer answer (spec section 4): `tx_id` and `status`, `new` or `existing` (spec section 3). */
-export const transferCreatedSchema = {
-  type: 'object',
-  required: ['tx_id', 'status'],
-  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
-} as const;
+export const transferCreatedSchema = objectSchema(['tx_id', 'status'], { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } });
 
 /** POST transfer answer ({@link transferCreatedSchema}). */
 export type TransferCreated = Wire<typeof transferCreatedSchema>;
@@ -71,19 +64,15 @@ export const SHORT_TX_STATUSES = ['pending', 'approved', 'rejected', 'expired'] 
  * `firstName`, `lastName`, `status` (for example `approved`), `timestamp` (epoch seconds),
  * `userID`, `username`. For a core client the names are blank and `userID` is its id.
  */
-export const approverRecordSchema = {
-  type: 'object',
-  required: ['actionID', 'firstName', 'lastName', 'status', 'timestamp', 'userID', 'username'],
-  properties: {
-    actionID: W.id,
-    firstName: W.text,
-    lastName: W.text,
-    status: W.text,
-    timestamp: W.epochSeconds,
-    userID: W.id,
-    username: W.text,
-  },
-} as const;
+export const approverRecordSchema = objectSchema(['actionID', 'firstName', 'lastName', 'status', 'timestamp', 'userID', 'username'], {
+  actionID: W.id,
+  firstName: W.text,
+  lastName: W.text,
+  status: W.text,
+  timestamp: W.epochSeconds,
+  userID: W.id,
+  username: W.text,
+});
 
 /** An approver record ({@link approverRecordSchema}). */
 export type ApproverRecord = Wire<typeof approverRecordSchema>;
@@ -100,7 +89,7 @@ export const transactionProperties = {
   initiatorAuthorized: W.boolean,
   initiatorName: W.text,
   reference: W.text,
-  status: { type: 'array', items: approverRecordSchema },
+  status: arrayOf(approverRecordSchema),
   statusDetails: {
     type: 'object',
     required: [
@@ -141,11 +130,7 @@ export const TRANSACTION_REQUIRED = [
  * {@link SHORT_TX_STATUSES}. `withdrawalTransactionSchema` (lib/v1/withdraw.ts) is the same with
  * the withdrawal statuses.
  */
-export const transferTransactionSchema = {
-  type: 'object',
-  required: TRANSACTION_REQUIRED,
-  properties: { ...transactionProperties, txStatus: { type: 'string', enum: [...TRANSFER_STATUSES, ...SHORT_TX_STATUSES] } },
-} as const;
+export const transferTransactionSchema = objectSchema(TRANSACTION_REQUIRED, { ...transactionProperties, txStatus: { type: 'string', enum: [...TRANSFER_STATUSES, ...SHORT_TX_STATUSES] } });
 
 /**
  * The Transaction object (spec section 2) of a transfer or a withdrawal, camelCase; amounts in
@@ -158,11 +143,7 @@ export type Transaction = Wire<typeof transferTransactionSchema> | Wire<typeof w
  * legs (make and take) share with transfers and withdrawals, whose own status lists are in
  * lib/v1/states.ts. Used where one function builds or reads Transaction objects of every kind.
  */
-export const transactionObjectSchema = {
-  type: 'object',
-  required: TRANSACTION_REQUIRED,
-  properties: { ...transactionProperties, txStatus: W.text },
-} as const;
+export const transactionObjectSchema = objectSchema(TRANSACTION_REQUIRED, { ...transactionProperties, txStatus: W.text });
 
 /** A Transaction object of any kind ({@link transactionObjectSchema}). */
 export type TransactionObject = Wire<typeof transactionObjectSchema>;
@@ -177,16 +158,10 @@ export const transferOperations = {
     submission: 'transfer',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/transfer',
-    responses: { 200: transferCreatedSchema, ...ERROR_RESPONSES },
+    responses: answers(transferCreatedSchema),
     body: transferRequestSchema,
   },
-  get: {
-    method: 'GET',
-    path: '/company/{company_id}/transfer/{tx_id}',
-    idempotent: true,
-    source: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}',
-    responses: { 200: transferTransactionSchema, ...ERROR_RESPONSES },
-  },
+  get: readOperation('/company/{company_id}/transfer/{tx_id}', 'spec section 4, GET /company/{company_id}/transfer/{tx_id}', transferTransactionSchema),
 } satisfies Record<string, OperationSpec>;
 
 /**

@@ -6,7 +6,8 @@ import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
 import { transactionProperties, TRANSACTION_REQUIRED, SHORT_TX_STATUSES, type Transaction } from './transfer';
-import { W, ERROR_RESPONSES, type Wire } from '../wire';
+import { W, type Wire } from '../wire';
+import { objectSchema, answers, readOperation } from '../schema-kit';
 
 /**
  * POST withdraw body (spec section 4: all fields required). `wallet_id` is the origin wallet id
@@ -14,20 +15,16 @@ import { W, ERROR_RESPONSES, type Wire } from '../wire';
  * `addWhitelist`); `expires` epoch seconds; `send.amount` base units. `partner_txID` is the
  * caller's own unique id of the withdrawal; build it from something stable (an order number).
  */
-export const withdrawRequestSchema = {
-  type: 'object',
-  required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-  properties: {
-    wallet_id: S.walletId,
-    address: S.address,
-    expires: S.epochSeconds,
-    benefit_of: S.customField,
-    account_no: S.customField,
-    reference: S.customField,
-    partner_txID: S.partnerTxId,
-    send: PAYMENT,
-  },
-} as const;
+export const withdrawRequestSchema = objectSchema(['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'], {
+  wallet_id: S.walletId,
+  address: S.address,
+  expires: S.epochSeconds,
+  benefit_of: S.customField,
+  account_no: S.customField,
+  reference: S.customField,
+  partner_txID: S.partnerTxId,
+  send: PAYMENT,
+});
 
 /** POST withdraw body ({@link withdrawRequestSchema}). */
 export type WithdrawRequest = Wire<typeof withdrawRequestSchema>;
@@ -37,11 +34,7 @@ export type WithdrawRequest = Wire<typeof withdrawRequestSchema>;
  * answer, shared with transfers, also allows `existing`, which the built-in simulator answers for
  * a repeated `partner_txID`; the spec does not forbid it).
  */
-export const withdrawCreatedSchema = {
-  type: 'object',
-  required: ['tx_id', 'status'],
-  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
-} as const;
+export const withdrawCreatedSchema = objectSchema(['tx_id', 'status'], { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } });
 
 /** POST withdraw answer ({@link withdrawCreatedSchema}). */
 export type WithdrawCreated = Wire<typeof withdrawCreatedSchema>;
@@ -65,11 +58,7 @@ export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
  * /company/{company_id}/withdraw/{tx_id}): the fields of `transferTransactionSchema`
  * (lib/v1/transfer.ts), `txStatus` one of {@link WITHDRAWAL_STATUSES} or `SHORT_TX_STATUSES`.
  */
-export const withdrawalTransactionSchema = {
-  type: 'object',
-  required: TRANSACTION_REQUIRED,
-  properties: { ...transactionProperties, txStatus: { type: 'string', enum: [...WITHDRAWAL_STATUSES, ...SHORT_TX_STATUSES] } },
-} as const;
+export const withdrawalTransactionSchema = objectSchema(TRANSACTION_REQUIRED, { ...transactionProperties, txStatus: { type: 'string', enum: [...WITHDRAWAL_STATUSES, ...SHORT_TX_STATUSES] } });
 
 /** Operation declarations of this group, by id. */
 export const withdrawOperations = {
@@ -83,16 +72,10 @@ export const withdrawOperations = {
     submission: 'withdraw',
     amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
     source: 'spec section 4, POST /company/{company_id}/withdraw',
-    responses: { 200: withdrawCreatedSchema, ...ERROR_RESPONSES },
+    responses: answers(withdrawCreatedSchema),
     body: withdrawRequestSchema,
   },
-  get: {
-    method: 'GET',
-    path: '/company/{company_id}/withdraw/{tx_id}',
-    idempotent: true,
-    source: 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}',
-    responses: { 200: withdrawalTransactionSchema, ...ERROR_RESPONSES },
-  },
+  get: readOperation('/company/{company_id}/withdraw/{tx_id}', 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}', withdrawalTransactionSchema),
 } satisfies Record<string, OperationSpec>;
 
 /**
