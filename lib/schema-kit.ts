@@ -14,6 +14,12 @@
 import type { HttpMethod } from './client';
 import { W, ERROR_RESPONSES } from './wire';
 
+/**
+ * The `status` of the answer to a create call keyed by `partner_txID` (OpenAPI TxId; spec section
+ * 3: a repeated `partner_txID` answers `existing`): `new` or `existing`.
+ */
+export const NEW_OR_EXISTING = { type: 'string', enum: ['new', 'existing'] } as const;
+
 /** The `properties` of an object schema: a schema per field name. */
 export type SchemaProperties = { readonly [field: string]: object };
 
@@ -87,4 +93,26 @@ export type Answers<S, C extends number> = { readonly [K in C | keyof typeof ERR
  */
 export function readOperation<const S extends object, const M extends object = {}>(path: string, source: string, answer: S, more?: M) {
   return { method: 'GET' as const satisfies HttpMethod, path, idempotent: true as const, source, ...(more as M), responses: answers(answer) };
+}
+
+/**
+ * A declaration (lib/operation.ts `OperationSpec`) of a call that is not a plain read:
+ * `{method, path, source, responses, ...more}`, in that key order.
+ * @param method the HTTP method.
+ * @param path the path template, ids in braces (`/company/{company_id}/transfer`).
+ * @param source where the operation is defined (spec section, OpenAPI path).
+ * @param responses the answers per status, usually {@link answers}`(schema)`.
+ * @param more the other fields of the declaration (`body`, `query`, `idempotent`, `submission`,
+ *   `amounts`, `assetFields`).
+ */
+export function operation<const M extends HttpMethod, const R extends object, const X extends object = {}>(method: M, path: string, source: string, responses: R, more?: X) {
+  return { method, path, source, responses, ...(more as X) };
+}
+
+/**
+ * The entry of `OperationSpec.amounts` (lib/operation.ts) for a `{symbol, amount}` field (lib/operation.ts
+ * `PAYMENT`): `{amount: '<field>.amount', asset: '<field>.symbol'}`, e.g. `paymentAmount('send')`.
+ */
+export function paymentAmount<const F extends string>(field: F): { readonly amount: `${F}.amount`; readonly asset: `${F}.symbol` } {
+  return { amount: `${field}.amount`, asset: `${field}.symbol` };
 }

@@ -7,7 +7,7 @@ import { ValidationError, characterCount, shortValue } from '../errors';
 import { DECIMAL_TEXT, toBaseUnits, toSafeNumber } from '../amounts';
 import { findListedAsset, unknownAssetText } from '../asset-list';
 import { W, type Wire } from '../wire';
-import { objectSchema, listSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, listSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * An asset (spec section 2 "Asset"): `code`, `name`, `unitCode`, `scale` (base units per whole
@@ -58,15 +58,11 @@ export type FeeQuote = Wire<typeof feeQuoteSchema>;
 /** Operation declarations of this group, by id. */
 export const assetOperations = {
   assets: readOperation('/assets', 'spec section 4, GET /assets', assetListSchema),
-  fee: {
-    method: 'POST',
-    path: '/fees',
+  fee: operation('POST', '/fees', 'spec section 4, POST /fees; OpenAPI FeesRequest', answers(feeQuoteSchema), {
     idempotent: true,
     amounts: [{ amount: 'amount', asset: 'asset' }],
-    source: 'spec section 4, POST /fees; OpenAPI FeesRequest',
-    responses: answers(feeQuoteSchema),
     body: feeRequestSchema,
-  },
+  }),
 } satisfies Record<string, OperationSpec>;
 
 /** List the supported assets. @throws {ApiError} on a non-2xx answer. */

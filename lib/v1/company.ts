@@ -4,7 +4,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, NAME_MAX_LENGTH, DOMAIN_MAX_LENGTH, REFERENCE_MAX_LENGTH } from '../operation';
 import { W, CONFLICT_RESPONSE, type Wire } from '../wire';
-import { objectSchema, optionalFieldsSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, optionalFieldsSchema, answers, readOperation, operation } from '../schema-kit';
 
 
 /**
@@ -60,33 +60,18 @@ export type CompanyFields = Wire<typeof companyFieldsSchema>;
 
 /** Operation declarations of this group, by id. */
 export const companyOperations = {
-  create: {
-    method: 'POST',
-    path: '/company',
-    source: 'spec section 4, POST /company',
-    body: { ...companyFieldsSchema, required: ['name'] },
-    // Spec section 4: "Company object with company_id" (the spec overrides the OpenAPI's
-    // CreateCompanyResponse `{company_id, ref}`). 409: OpenAPI ("already exists").
-    responses: { ...answers(companySchema), ...CONFLICT_RESPONSE },
-  },
+  // Spec section 4: "Company object with company_id" (the spec overrides the OpenAPI's
+  // CreateCompanyResponse `{company_id, ref}`). 409: OpenAPI ("already exists").
+  create: operation('POST', '/company', 'spec section 4, POST /company', { ...answers(companySchema), ...CONFLICT_RESPONSE }, { body: { ...companyFieldsSchema, required: ['name'] } }),
   get: readOperation('/company/{company_id}', 'spec section 4, GET /company/{company_id}', companySchema),
-  update: {
-    method: 'PUT',
-    path: '/company/{company_id}',
+  update: operation('PUT', '/company/{company_id}', 'spec section 4, PUT /company/{company_id}', answers(companyUpdatedSchema), {
     idempotent: true,
-    source: 'spec section 4, PUT /company/{company_id}',
     body: { ...companyFieldsSchema, minProperties: 1 },
-    responses: answers(companyUpdatedSchema),
-  },
-  search: {
-    method: 'GET',
-    path: '/company/search',
-    idempotent: true,
-    source: 'spec section 4, GET /company/search; section 8: a 3-letter query',
+  }),
+  search: readOperation('/company/search', 'spec section 4, GET /company/search; section 8: a 3-letter query', companySearchResultSchema, {
     // The bound is the spec's (section 8: a 3-letter query), not one of the pack's *_MAX_LENGTH.
     query: { type: 'object', required: ['query'], properties: { query: { type: 'string', minLength: 3, maxLength: 3 } } },
-    responses: answers(companySearchResultSchema),
-  },
+  }),
 } satisfies Record<string, OperationSpec>;
 
 /** Create a company. @throws {ValidationError} when `name` is missing; {ApiError} on a non-2xx answer. */

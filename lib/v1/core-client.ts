@@ -6,7 +6,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S } from '../operation';
 import { W, okBodySchema, type Wire } from '../wire';
-import { objectSchema, optionalFieldsSchema, arrayOf, listSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, optionalFieldsSchema, arrayOf, listSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A core client (spec section 2 "Core client"), all fields required: `id`, `name`, `feed` (its
@@ -130,13 +130,7 @@ export type ActionDecision = Wire<typeof actionDecisionSchema>;
 
 /** Operation declarations of this group, by id. */
 export const coreClientOperations = {
-  create: {
-    method: 'POST',
-    path: '/coreclient',
-    source: 'spec section 4, POST /coreclient',
-    body: { type: 'object', required: ['name'], properties: { name: S.name } },
-    responses: answers(coreClientSchema),
-  },
+  create: operation('POST', '/coreclient', 'spec section 4, POST /coreclient', answers(coreClientSchema), { body: { type: 'object', required: ['name'], properties: { name: S.name } } }),
   list: readOperation('/coreclient', 'spec section 4, GET /coreclient (company_id required)', coreClientListSchema, { query: { type: 'object', required: ['company_id'], properties: { company_id: S.id } } }),
   actions: readOperation('/coreclient/{client_id}/actions', 'spec section 4, GET /coreclient/{client_id}/actions', actionListSchema),
   action: readOperation('/coreclient/{client_id}/action/{action_id}', 'spec section 4, GET /coreclient/{client_id}/action/{action_id}', actionSchema),
@@ -145,8 +139,8 @@ export const coreClientOperations = {
 
 /** Approve or reject a core client's action (spec section 4), by operation name. */
 export const actionOperations = {
-  approve: { method: 'PUT', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}', responses: answers(actionDecisionSchema) },
-  reject: { method: 'DELETE', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}', responses: answers(actionDecisionSchema) },
+  approve: operation('PUT', '/coreclient/{client_id}/action/{action_id}', 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}', answers(actionDecisionSchema)),
+  reject: operation('DELETE', '/coreclient/{client_id}/action/{action_id}', 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}', answers(actionDecisionSchema)),
 } satisfies Record<string, OperationSpec>;
 
 /** Create a core client (an automated custodian). */

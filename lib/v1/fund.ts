@@ -9,7 +9,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, DESCRIPTION_MAX_LENGTH } from '../operation';
 import { W, CONFLICT_RESPONSE, emptyBodySchema, type Wire } from '../wire';
-import { objectSchema, arrayOf, listSchema, countedListSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, arrayOf, listSchema, countedListSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A custody group to create (OpenAPI NewCustodyGroup): `threshold` approvals needed (>= 1) among
@@ -251,11 +251,7 @@ export type Holdings = Wire<typeof holdingsSchema>;
 
 /** Operation declarations of this group, by id. */
 export const fundOperations = {
-  createFund: {
-    method: 'POST',
-    path: '/company/{company_id}/fund',
-    source: 'OpenAPI POST /company/{company_id}/fund (schema Fund)',
-    responses: answers(createFundResponseSchema),
+  createFund: operation('POST', '/company/{company_id}/fund', 'OpenAPI POST /company/{company_id}/fund (schema Fund)', answers(createFundResponseSchema), {
     assetFields: ['wallets[].asset'],
     body: {
       type: 'object',
@@ -268,31 +264,23 @@ export const fundOperations = {
         wallets: arrayOf(newWalletSchema),
       },
     },
-  },
-  addWallet: {
-    method: 'POST',
-    path: '/company/{company_id}/fund/{fund_id}/wallet',
-    source: 'OpenAPI POST /company/{company_id}/fund/{fund_id}/wallet (schema FundWallet)',
-    // 409: OpenAPI ("already exists").
-    responses: { ...answers(walletIdListSchema), ...CONFLICT_RESPONSE },
+  }),
+  // 409: OpenAPI ("already exists").
+  addWallet: operation('POST', '/company/{company_id}/fund/{fund_id}/wallet', 'OpenAPI POST /company/{company_id}/fund/{fund_id}/wallet (schema FundWallet)', { ...answers(walletIdListSchema), ...CONFLICT_RESPONSE }, {
     assetFields: ['wallets[].asset'],
     body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWalletSchema } } },
-  },
+  }),
   getFund: readOperation('/company/{company_id}/fund/{fund_id}', 'OpenAPI GET /company/{company_id}/fund/{fund_id}', fundSchema),
   getWallet: readOperation('/wallet/{wallet_id}', 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo', walletSchema),
   walletHistory: readOperation('/wallet/{wallet_id}/history', 'spec section 4, GET /wallet/{wallet_id}/history; optional query since: OpenAPI', walletHistorySchema, { query: walletHistoryQuery }),
   deposits: readOperation('/company/{company_id}/fund/{fund_id}/deposit', 'spec section 4, GET /company/{company_id}/fund/{fund_id}/deposit', depositListSchema),
   ledger: readOperation('/company/{company_id}/fund/{fund_id}/ledger', 'spec section 4, GET /company/{company_id}/fund/{fund_id}/ledger (optional query asset, wallet_id, direction)', ledgerSchema, { query: ledgerQuery, assetFields: ['asset'] }),
   holdings: readOperation('/company/{company_id}/holding', 'spec section 4, GET /company/{company_id}/holding', holdingsSchema),
-  addWhitelist: {
-    method: 'POST',
-    path: '/company/{company_id}/fund/{fund_id}/whitelist',
-    source: 'spec section 4, POST /company/{company_id}/fund/{fund_id}/whitelist (name, asset, address, all required)',
+  // Spec section 4: "empty body, HTTP 200".
+  addWhitelist: operation('POST', '/company/{company_id}/fund/{fund_id}/whitelist', 'spec section 4, POST /company/{company_id}/fund/{fund_id}/whitelist (name, asset, address, all required)', answers(emptyBodySchema), {
     assetFields: ['asset'],
     body: { type: 'object', required: ['name', 'asset', 'address'], properties: { name: S.name, asset: S.assetCode, address: S.address } },
-    // Spec section 4: "empty body, HTTP 200".
-    responses: answers(emptyBodySchema),
-  },
+  }),
   listWhitelist: readOperation('/company/{company_id}/fund/{fund_id}/whitelist', 'OpenAPI GET /company/{company_id}/fund/{fund_id}/whitelist (FundWhitelist)', whitelistSchema),
 } satisfies Record<string, OperationSpec>;
 

@@ -5,7 +5,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S } from '../operation';
 import { W, anyObjectSchema, type OpenWire, type Wire } from '../wire';
-import { objectSchema, listSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, listSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A liquidity hub item (spec section 2 "Liquidity hub item"), all fields required: `tx_id`,
@@ -37,22 +37,11 @@ export type LiquidityHubList = Wire<typeof liquidityHubListSchema>;
 
 /** Operation declarations of this group, by id. */
 export const liquidityHubOperations = {
-  publish: {
-    method: 'POST',
-    path: '/company/{company_id}/liquidityhub',
-    source: 'spec section 4, POST /company/{company_id}/liquidityhub (tx_id of an approved quote)',
-    // Spec section 4: "HTTP 200", no body shown (OpenAPI: schema {}).
-    responses: answers(anyObjectSchema),
-    body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } },
-  },
+  // Spec section 4: "HTTP 200", no body shown (OpenAPI: schema {}).
+  publish: operation('POST', '/company/{company_id}/liquidityhub', 'spec section 4, POST /company/{company_id}/liquidityhub (tx_id of an approved quote)', answers(anyObjectSchema), { body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } } }),
   list: readOperation('/company/{company_id}/liquidityhub', 'spec section 4, GET /company/{company_id}/liquidityhub', liquidityHubListSchema),
-  approveTake: {
-    method: 'PUT',
-    path: '/company/{company_id}/action/{action_id}',
-    source: "spec section 4, PUT /company/{company_id}/action/{action_id} (approves the taker's swap action)",
-    // Spec section 4: "HTTP 200", no body shown (not in the OpenAPI).
-    responses: answers(anyObjectSchema),
-  },
+  // Spec section 4: "HTTP 200", no body shown (not in the OpenAPI).
+  approveTake: operation('PUT', '/company/{company_id}/action/{action_id}', "spec section 4, PUT /company/{company_id}/action/{action_id} (approves the taker's swap action)", answers(anyObjectSchema)),
 } satisfies Record<string, OperationSpec>;
 
 /**

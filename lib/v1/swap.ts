@@ -12,7 +12,7 @@ import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
 import { W, okBodySchema, type OkBody, type OpenWire, type Wire } from '../wire';
-import { objectSchema, optionalFieldsSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, optionalFieldsSchema, answers, readOperation, operation, paymentAmount, NEW_OR_EXISTING } from '../schema-kit';
 
 /**
  * POST atomicswap/make body (spec section 4). Wallets by id or short code; `expires` epoch
@@ -38,7 +38,7 @@ export type SwapMakeRequest = Wire<typeof swapMakeRequestSchema>;
  * POST atomicswap/make answer (spec section 4: `tx_id`, `tx_url`, `status` `new`; OpenAPI
  * SwapTxId, whose `status` also allows `existing`): all three required.
  */
-export const swapMadeSchema = objectSchema(['tx_id', 'tx_url', 'status'], { tx_id: W.id, tx_url: W.text, status: { type: 'string', enum: ['new', 'existing'] } });
+export const swapMadeSchema = objectSchema(['tx_id', 'tx_url', 'status'], { tx_id: W.id, tx_url: W.text, status: NEW_OR_EXISTING });
 
 /** POST atomicswap/make answer ({@link swapMadeSchema}). */
 export type SwapMade = Wire<typeof swapMadeSchema>;
@@ -70,42 +70,31 @@ export type SwapTakeRequest = Wire<typeof swapTakeRequestSchema>;
  * `status` (`new` or `existing`, OpenAPI TxId) and `action_id` (the built-in simulator's: the
  * company-level action that `approveSwapTake` approves; not a spec field) when present.
  */
-export const swapTakenSchema = objectSchema(['tx_id'], { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] }, action_id: W.id });
+export const swapTakenSchema = objectSchema(['tx_id'], { tx_id: W.id, status: NEW_OR_EXISTING, action_id: W.id });
 
 /** POST atomicswap/take answer ({@link swapTakenSchema}). */
 export type SwapTaken = Wire<typeof swapTakenSchema>;
 
 /** Maker operations, by id. */
 export const swapMakeOperations = {
-  make: {
-    method: 'POST',
-    path: '/company/{company_id}/atomicswap/make',
+  make: operation('POST', '/company/{company_id}/atomicswap/make', 'spec section 4, POST /company/{company_id}/atomicswap/make', answers(swapMadeSchema), {
     // Never retried by the client: the spec promises idempotency on partner_txID for POST transfer
     // only (section 3), so a repeated make after a timeout could make a second quote. Journaled.
     submission: 'swapMake',
-    amounts: [
-      { amount: 'send.amount', asset: 'send.symbol' },
-      { amount: 'receive.amount', asset: 'receive.symbol' },
-    ],
-    source: 'spec section 4, POST /company/{company_id}/atomicswap/make',
-    responses: answers(swapMadeSchema),
+    amounts: [paymentAmount('send'), paymentAmount('receive')],
     body: swapMakeRequestSchema,
-  },
+  }),
   get: readOperation('/company/{company_id}/atomicswap/make/{tx_id}', 'spec section 4, GET /company/{company_id}/atomicswap/make/{tx_id}', swapTransactionSchema),
-  cancel: { method: 'DELETE', path: '/company/{company_id}/atomicswap/make/{tx_id}', source: 'OpenAPI DELETE /company/{company_id}/atomicswap/make/{tx_id} (202 OkResponse)', responses: answers(okBodySchema, 202) },
+  cancel: operation('DELETE', '/company/{company_id}/atomicswap/make/{tx_id}', 'OpenAPI DELETE /company/{company_id}/atomicswap/make/{tx_id} (202 OkResponse)', answers(okBodySchema, 202)),
 } satisfies Record<string, OperationSpec>;
 
 /** Taker operations, by id. */
 export const swapTakeOperations = {
-  take: {
-    method: 'POST',
-    path: '/company/{company_id}/atomicswap/take',
+  take: operation('POST', '/company/{company_id}/atomicswap/take', 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)', answers(swapTakenSchema), {
     // Never retried by the client, for the reason given on `make`. Journaled.
     submission: 'swapTake',
-    source: 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)',
-    responses: answers(swapTakenSchema),
     body: swapTakeRequestSchema,
-  },
+  }),
   get: readOperation('/company/{company_id}/atomicswap/take/{tx_id}', 'OpenAPI GET /company/{company_id}/atomicswap/take/{tx_id}', swapTransactionSchema),
 } satisfies Record<string, OperationSpec>;
 

@@ -7,7 +7,7 @@ import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
 import { W, type Wire } from '../wire';
-import { objectSchema, listSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, listSchema, answers, readOperation, operation, paymentAmount, NEW_OR_EXISTING } from '../schema-kit';
 
 /**
  * An exchange (spec section 2 "Exchange"): `id`, `name`, `url`, `logourl`, and `client.fields[]`
@@ -36,7 +36,7 @@ export const exchangeListSchema = listSchema('exchanges', exchangeSchema);
 export type ExchangeList = Wire<typeof exchangeListSchema>;
 
 /** POST sweep answer: `tx_id` (spec section 4), required; `status` (`new` or `existing`, OpenAPI TxId) when present. */
-export const sweepStartedSchema = objectSchema(['tx_id'], { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } });
+export const sweepStartedSchema = objectSchema(['tx_id'], { tx_id: W.id, status: NEW_OR_EXISTING });
 
 /** POST sweep answer ({@link sweepStartedSchema}). */
 export type SweepStarted = Wire<typeof sweepStartedSchema>;
@@ -101,28 +101,20 @@ export type SweepTransaction = Wire<typeof sweepTransactionSchema>;
 /** Operation declarations of this group, by id. */
 export const sweepOperations = {
   exchanges: readOperation('/exchanges', 'spec section 4, GET /exchanges', exchangeListSchema),
-  start: {
-    method: 'POST',
-    path: '/coreclient/{client_id}/sweep',
+  start: operation('POST', '/coreclient/{client_id}/sweep', 'spec section 4, POST /coreclient/{client_id}/sweep', answers(sweepStartedSchema), {
     // Not retried: the spec promises no dedupe for sweeps. The OpenAPI Sweep body has an optional
     // `partner_txID`; the client requires it, because the submission journal keys the sweep on it.
     submission: 'sweep',
-    amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
-    source: 'spec section 4, POST /coreclient/{client_id}/sweep',
-    responses: answers(sweepStartedSchema),
+    amounts: [paymentAmount('send')],
     body: sweepRequestSchema,
-  },
-  status: {
-    // The spec's form: the literal path segment `tx_id`, the sweep's id in the body. (The OpenAPI
-    // has GET /coreclient/{client_id}/sweep/{tx_id} instead; the built-in simulator serves both.)
-    method: 'POST',
-    path: '/coreclient/{client_id}/sweep/tx_id',
+  }),
+  // The spec's form: the literal path segment `tx_id`, the sweep's id in the body. (The OpenAPI
+  // has GET /coreclient/{client_id}/sweep/{tx_id} instead; the built-in simulator serves both.)
+  status: operation('POST', '/coreclient/{client_id}/sweep/tx_id', 'spec section 4, POST /coreclient/{client_id}/sweep/tx_id (literal path; tx_id in the body)', answers(sweepTransactionSchema), {
     // A read: repeating it changes nothing.
     idempotent: true,
-    source: 'spec section 4, POST /coreclient/{client_id}/sweep/tx_id (literal path; tx_id in the body)',
-    responses: answers(sweepTransactionSchema),
     body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } },
-  },
+  }),
 } satisfies Record<string, OperationSpec>;
 
 /**

@@ -5,7 +5,7 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../operation';
 import { W, okBodySchema, type OkBody, type Wire } from '../wire';
-import { objectSchema, arrayOf, answers, readOperation } from '../schema-kit';
+import { objectSchema, arrayOf, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A trusted party entry (spec section 2 "Trusted party", section 4 GET .../trustedparty: "list of
@@ -36,27 +36,18 @@ export type { OkBody } from '../wire';
 
 /** Operation declarations of this group, by id. */
 export const trustedPartyOperations = {
-  add: {
-    method: 'POST',
-    path: '/company/{company_id}/trustedparty',
-    source: 'spec section 4, POST /company/{company_id}/trustedparty',
-    // Spec section 4: "HTTP 200 with code and msg".
-    responses: answers(okBodySchema),
+  // Spec section 4: "HTTP 200 with code and msg".
+  add: operation('POST', '/company/{company_id}/trustedparty', 'spec section 4, POST /company/{company_id}/trustedparty', answers(okBodySchema), {
     body: {
       type: 'object',
       required: ['address', 'type'],
       properties: { address: S.text(EMAIL_MAX_LENGTH), type: { type: 'string', enum: ['user', 'core-client'] }, name: S.optionalText(NAME_MAX_LENGTH) },
     },
-  },
+  }),
   list: readOperation('/company/{company_id}/trustedparty', 'spec section 4, GET /company/{company_id}/trustedparty', trustedPartyListSchema),
-  remove: {
-    method: 'DELETE',
-    path: '/company/{company_id}/trustedparty/{trustedparty_id}',
-    source: 'spec section 4, DELETE /company/{company_id}/trustedparty/{trustedparty_id}',
-    // Spec section 4: "HTTP 200 when removed": the spec overrides the OpenAPI's status 202; the
-    // body, which the spec does not show, is the OpenAPI's OkResponse `{code, msg}`.
-    responses: answers(okBodySchema),
-  },
+  // Spec section 4: "HTTP 200 when removed": the spec overrides the OpenAPI's status 202; the
+  // body, which the spec does not show, is the OpenAPI's OkResponse `{code, msg}`.
+  remove: operation('DELETE', '/company/{company_id}/trustedparty/{trustedparty_id}', 'spec section 4, DELETE /company/{company_id}/trustedparty/{trustedparty_id}', answers(okBodySchema)),
 } satisfies Record<string, OperationSpec>;
 
 /**

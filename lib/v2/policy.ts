@@ -13,7 +13,7 @@ import { OperationSpec, S, ID_MAX_LENGTH, prepareOperation, tooLongError } from 
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator, withWorkspace } from './operation';
 import { W, CONFLICT_RESPONSE, type Wire } from '../wire';
-import { objectSchema, arrayOf, listSchema, answers, readOperation } from '../schema-kit';
+import { objectSchema, arrayOf, listSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A member rule node (spec section 2 "Expression / rule node"): `type` 2, `operation` 3,
@@ -267,33 +267,11 @@ export const policyBodySchema = objectSchema(['name', 'expression', 'expressionC
 /** Operation declarations of the policies group (spec section 4 "v2 endpoints"). */
 export const policyOperations = {
   list: readOperation('/workspaces/{workspaceID}/policies', 'spec section 4, GET {base_url_v2}/workspaces/{workspaceID}/policies', policyListSchema),
-  create: {
-    method: 'POST',
-    path: '/workspaces/{workspaceID}/policies',
-    body: policyBodySchema,
-    source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies',
-    responses: answers(policyCreatedSchema),
-  },
-  update: {
-    method: 'PUT',
-    path: '/workspaces/{workspaceID}/policies/{policyID}',
-    body: policyBodySchema,
-    source: 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}',
-    responses: answers(policyUpdateRequestSchema),
-  },
+  create: operation('POST', '/workspaces/{workspaceID}/policies', 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies', answers(policyCreatedSchema), { body: policyBodySchema }),
+  update: operation('PUT', '/workspaces/{workspaceID}/policies/{policyID}', 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}', answers(policyUpdateRequestSchema), { body: policyBodySchema }),
   getAction: readOperation('/actions/{actionID}', 'simulator only: read an update request (the service\'s developer guides name actions; this route is not in the spec)', workspaceActionSchema),
-  approveAction: {
-    method: 'PUT',
-    path: '/actions/{actionID}',
-    source: 'simulator only: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)',
-    responses: { ...answers(workspaceActionSchema), ...CONFLICT_RESPONSE },
-  },
-  rejectAction: {
-    method: 'DELETE',
-    path: '/actions/{actionID}',
-    source: 'simulator only: reject an update request as the token\'s API key (not in the spec)',
-    responses: { ...answers(workspaceActionSchema), ...CONFLICT_RESPONSE },
-  },
+  approveAction: operation('PUT', '/actions/{actionID}', 'simulator only: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)', { ...answers(workspaceActionSchema), ...CONFLICT_RESPONSE }),
+  rejectAction: operation('DELETE', '/actions/{actionID}', 'simulator only: reject an update request as the token\'s API key (not in the spec)', { ...answers(workspaceActionSchema), ...CONFLICT_RESPONSE }),
 } satisfies Record<string, OperationSpec>;
 
 /**

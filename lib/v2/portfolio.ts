@@ -10,7 +10,7 @@ import { OperationSpec, S } from '../operation';
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator } from './operation';
 import { W, type Wire } from '../wire';
-import { objectSchema, arrayOf, answers, readOperation } from '../schema-kit';
+import { objectSchema, arrayOf, answers, readOperation, operation } from '../schema-kit';
 
 
 /** Portfolio types (spec section 2); `standard` is the default. */
@@ -75,18 +75,8 @@ export type CreatedWallet = Wire<typeof createdWalletSchema>;
 
 /** Operation declarations of the portfolios group (spec section 4 "v2 endpoints"). */
 export const portfolioOperations = {
-  create: {
-    method: 'POST',
-    path: '/workspaces/{workspaceID}/accounts',
-    source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts',
-    responses: answers(portfolioCreatedSchema),
-    body: { type: 'object', required: ['name'], properties: { name: S.name, type: { enum: ['standard', 'exchange'] } } },
-  },
-  createWallet: {
-    method: 'POST',
-    path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets',
-    source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts/{accountID}/wallets',
-    responses: answers(createdWalletSchema),
+  create: operation('POST', '/workspaces/{workspaceID}/accounts', 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts', answers(portfolioCreatedSchema), { body: { type: 'object', required: ['name'], properties: { name: S.name, type: { enum: ['standard', 'exchange'] } } } }),
+  createWallet: operation('POST', '/workspaces/{workspaceID}/accounts/{accountID}/wallets', 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts/{accountID}/wallets', answers(createdWalletSchema), {
     body: {
       type: 'object',
       required: ['name', 'connectPlugin', 'policyID'],
@@ -97,7 +87,7 @@ export const portfolioOperations = {
         waitForAddress: { type: 'integer', minimum: 0, maximum: MAX_WAIT_FOR_ADDRESS },
       },
     },
-  },
+  }),
   get: readOperation('/workspaces/{workspaceID}/accounts/{accountID}', 'simulator only: read a portfolio with its wallets (not in the spec)', portfolioWithWalletsSchema),
   getWallet: readOperation('/workspaces/{workspaceID}/accounts/{accountID}/wallets/{walletID}', 'simulator only: read a wallet, e.g. its address once computed (not in the spec)', portfolioWalletSchema),
 } satisfies Record<string, OperationSpec>;
