@@ -16,15 +16,28 @@ import { W, CONFLICT_RESPONSE, type Wire } from '../wire';
 import { objectSchema, arrayOf, listSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
+ * A member rule node (spec section 2 "Expression / rule node") whose member id has the schema
+ * `id`: `type` 2, `operation` 3, `threshold` 0, `arguments.id`. All required. Built once for the
+ * answers ({@link memberRuleSchema}, `W.id`) and the request body (`S.id`, with its length bound).
+ */
+function memberRuleOf<const I extends object>(id: I) {
+  return objectSchema(['type', 'operation', 'threshold', 'arguments'], { type: { const: 2 }, operation: { const: 3 }, threshold: { const: 0 }, arguments: objectSchema(['id'], { id }) });
+}
+
+/**
+ * The top-level expression node (spec section 2) with the schema `rules` of its rule list: `type`
+ * 1, `operation` 1, `threshold` approvals needed (>= 1), `rules`. All required. Built once for the
+ * answers ({@link policyExpressionSchema}) and the request body (at least one rule).
+ */
+function expressionOf<const R extends object>(rules: R) {
+  return objectSchema(['type', 'operation', 'threshold', 'rules'], { type: { const: 1 }, operation: { const: 1 }, threshold: { type: 'integer', minimum: 1 }, rules });
+}
+
+/**
  * A member rule node (spec section 2 "Expression / rule node"): `type` 2, `operation` 3,
  * `threshold` 0, `arguments.id` the member id (a human member or an API key). All required.
  */
-export const memberRuleSchema = objectSchema(['type', 'operation', 'threshold', 'arguments'], {
-  type: { const: 2 },
-  operation: { const: 3 },
-  threshold: { const: 0 },
-  arguments: { type: 'object', required: ['id'], properties: { id: W.id } },
-});
+export const memberRuleSchema = memberRuleOf(W.id);
 
 /** A member rule node ({@link memberRuleSchema}). */
 export type MemberRule = Wire<typeof memberRuleSchema>;
@@ -33,12 +46,7 @@ export type MemberRule = Wire<typeof memberRuleSchema>;
  * The top-level expression node (spec section 2): `type` 1, `operation` 1, `threshold` approvals
  * needed (>= 1), `rules` the member rules ({@link memberRuleSchema}). All required.
  */
-export const policyExpressionSchema = objectSchema(['type', 'operation', 'threshold', 'rules'], {
-  type: { const: 1 },
-  operation: { const: 1 },
-  threshold: { type: 'integer', minimum: 1 },
-  rules: arrayOf(memberRuleSchema),
-});
+export const policyExpressionSchema = expressionOf(arrayOf(memberRuleSchema));
 
 /** The top-level expression node ({@link policyExpressionSchema}). */
 export type PolicyExpression = Wire<typeof policyExpressionSchema>;
@@ -237,19 +245,9 @@ export function withExtraMember(policy: WorkspacePolicy, memberID: string): Poli
 }
 
 /** A member rule as sent: {@link memberRuleSchema} with the id's length bound (`S.id`). */
-const memberRuleInput = objectSchema(['type', 'operation', 'threshold', 'arguments'], {
-  type: { const: 2 },
-  operation: { const: 3 },
-  threshold: { const: 0 },
-  arguments: { type: 'object', required: ['id'], properties: { id: S.id } },
-});
+const memberRuleInput = memberRuleOf(S.id);
 /** The expression as sent: {@link policyExpressionSchema} with at least one member rule. */
-const expressionInput = objectSchema(['type', 'operation', 'threshold', 'rules'], {
-  type: { const: 1 },
-  operation: { const: 1 },
-  threshold: { type: 'integer', minimum: 1 },
-  rules: { type: 'array', minItems: 1, items: memberRuleInput },
-});
+const expressionInput = expressionOf({ type: 'array', minItems: 1, items: memberRuleInput });
 /**
  * The body of POST and PUT policies (spec section 4: name, expression, expressionContentType,
  * adminPolicyID, policyType, adminLocked, allowDuplicates; all required): the expression of spec
