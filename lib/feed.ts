@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { CustodyClient } from './client';
 import { Action, listActions, ACTION_TYPES } from './v1/core-client';
 import { W, type Wire } from './wire';
+import { objectSchema } from './schema-kit';
 import { ExpiringIdSet } from './expiring-ids';
 
 /**
@@ -32,18 +33,14 @@ import { ExpiringIdSet } from './expiring-ids';
  * allowed. The `type` list is `ACTION_TYPES` (lib/v1/core-client.ts), which also holds the
  * spec's RejectTransfer and RejectWithdraw.
  */
-export const coreClientFeedMessageSchema = {
-  type: 'object',
-  required: ['coreClientID', 'expireTime', 'id', 'status', 'timestamp', 'type'],
-  properties: {
-    coreClientID: W.id,
-    expireTime: W.epochSeconds,
-    id: W.id,
-    status: { const: 'pending' },
-    timestamp: W.epochSeconds,
-    type: { type: 'string', enum: ACTION_TYPES },
-  },
-} as const;
+export const coreClientFeedMessageSchema = objectSchema(['coreClientID', 'expireTime', 'id', 'status', 'timestamp', 'type'], {
+  coreClientID: W.id,
+  expireTime: W.epochSeconds,
+  id: W.id,
+  status: { const: 'pending' },
+  timestamp: W.epochSeconds,
+  type: { type: 'string', enum: ACTION_TYPES },
+});
 
 /** A core client feed message ({@link coreClientFeedMessageSchema}); an {@link Action} with `coreClientID`. */
 export type CoreClientFeedMessage = Wire<typeof coreClientFeedMessageSchema>;

@@ -6,6 +6,7 @@
 import { CustodyClient } from './client';
 import { AccountFeed, type FeedOptions } from './feed';
 import { W, type OpenWire } from './wire';
+import { objectSchema } from './schema-kit';
 
 /**
  * A wallets feed message: one wallet transaction (spec section 6: "live feed of wallet
@@ -15,23 +16,19 @@ import { W, type OpenWire } from './wire';
  * `chain_tx_id` (empty when none), `sweep_tx` (true for a sweep), `timestamp` epoch seconds,
  * `tx_id` (empty for a deposit), `wallet_id` (the wallet whose balance moved). Other fields are allowed and kept.
  */
-export const walletFeedMessageSchema = {
-  type: 'object',
-  required: ['Status', 'amount', 'asset', 'chain_tx_id', 'fee', 'net_amount', 'sweep_tx', 'timestamp', 'tx_id', 'wallet_id'],
-  properties: {
-    Status: W.text,
-    amount: W.baseUnits,
-    asset: W.id,
-    chain_tx_id: W.text,
-    fee: W.baseUnits,
-    net_amount: W.baseUnits,
-    sweep_tx: W.boolean,
-    timestamp: W.epochSeconds,
-    // Empty for a deposit, as a deposit's `TxID` in the ledger (spec section 2 "Ledger entry").
-    tx_id: W.text,
-    wallet_id: W.id,
-  },
-} as const;
+export const walletFeedMessageSchema = objectSchema(['Status', 'amount', 'asset', 'chain_tx_id', 'fee', 'net_amount', 'sweep_tx', 'timestamp', 'tx_id', 'wallet_id'], {
+  Status: W.text,
+  amount: W.baseUnits,
+  asset: W.id,
+  chain_tx_id: W.text,
+  fee: W.baseUnits,
+  net_amount: W.baseUnits,
+  sweep_tx: W.boolean,
+  timestamp: W.epochSeconds,
+  // Empty for a deposit, as a deposit's `TxID` in the ledger (spec section 2 "Ledger entry").
+  tx_id: W.text,
+  wallet_id: W.id,
+});
 
 /** A wallets feed message ({@link walletFeedMessageSchema}), as received: other fields kept (`[field: string]: unknown`). */
 export type WalletFeedMessage = OpenWire<typeof walletFeedMessageSchema>;

@@ -5,33 +5,26 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S } from '../operation';
-import { W, ERROR_RESPONSES, okBodySchema, type Wire } from '../wire';
+import { W, okBodySchema, type Wire } from '../wire';
+import { objectSchema, optionalFieldsSchema, arrayOf, listSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A core client (spec section 2 "Core client"), all fields required: `id`, `name`, `feed` (its
  * websocket URL, `{ws_base_url}/coreclient/{client_id}/feed`), `timestamp` epoch seconds (the spec
  * overrides the OpenAPI CoreClientInfo, which types `timestamp` as a string).
  */
-export const coreClientSchema = {
-  type: 'object',
-  required: ['id', 'name', 'feed', 'timestamp'],
-  properties: {
-    id: W.id,
-    name: W.text,
-    feed: { type: 'string', pattern: '^wss?://[^/]+/.*coreclient/[^/]+/feed$' },
-    timestamp: W.epochSeconds,
-  },
-} as const;
+export const coreClientSchema = objectSchema(['id', 'name', 'feed', 'timestamp'], {
+  id: W.id,
+  name: W.text,
+  feed: { type: 'string', pattern: '^wss?://[^/]+/.*coreclient/[^/]+/feed$' },
+  timestamp: W.epochSeconds,
+});
 
 /** A core client ({@link coreClientSchema}); `feed` is its websocket URL, `timestamp` epoch seconds. */
 export type CoreClient = Wire<typeof coreClientSchema>;
 
 /** GET /coreclient answer: `count`, `clients[]` (spec section 4; OpenAPI CoreClientsInfo). */
-export const coreClientListSchema = {
-  type: 'object',
-  required: ['count', 'clients'],
-  properties: { count: W.count, clients: { type: 'array', items: coreClientSchema } },
-} as const;
+export const coreClientListSchema = objectSchema(['count', 'clients'], { count: W.count, clients: arrayOf(coreClientSchema) });
 
 /** GET /coreclient answer ({@link coreClientListSchema}). */
 export type CoreClientList = Wire<typeof coreClientListSchema>;
@@ -59,62 +52,51 @@ export type ActionStatus = (typeof ACTION_STATUSES)[number];
  * None is required: which are present depends on the action type (a wallet connection request
  * carries `clientData` and `wallet`, NOTES.md). Amounts base units, times epoch seconds.
  */
-export const actionDetailsSchema = {
-  type: 'object',
-  properties: {
-    txType: W.text,
-    txID: W.text,
-    asset: W.text,
-    amount: W.unsignedBaseUnits,
-    fees: W.unsignedBaseUnits,
-    netAmount: W.unsignedBaseUnits,
-    reference: W.text,
-    benefitOf: W.text,
-    accountNo: W.text,
-    companyID: W.text,
-    fundID: W.text,
-    initiatedTime: W.epochSeconds,
-    expires: W.epochSeconds,
-    recipientAddress: W.text,
-    recipientAddressName: W.text,
-    recipientID: W.text,
-    recipientName: W.text,
-    initiatedBy: W.text,
-    initiatorName: W.text,
-    initiatorType: W.text,
-    clientData: { type: 'object', properties: { customer_email: W.text, customer_id: W.text } },
-    wallet: { type: 'object', properties: { walletID: W.text, name: W.text, asset: W.text, type: { type: 'integer' }, typeCode: W.text } },
-  },
-} as const;
+export const actionDetailsSchema = optionalFieldsSchema({
+  txType: W.text,
+  txID: W.text,
+  asset: W.text,
+  amount: W.unsignedBaseUnits,
+  fees: W.unsignedBaseUnits,
+  netAmount: W.unsignedBaseUnits,
+  reference: W.text,
+  benefitOf: W.text,
+  accountNo: W.text,
+  companyID: W.text,
+  fundID: W.text,
+  initiatedTime: W.epochSeconds,
+  expires: W.epochSeconds,
+  recipientAddress: W.text,
+  recipientAddressName: W.text,
+  recipientID: W.text,
+  recipientName: W.text,
+  initiatedBy: W.text,
+  initiatorName: W.text,
+  initiatorType: W.text,
+  clientData: { type: 'object', properties: { customer_email: W.text, customer_id: W.text } },
+  wallet: { type: 'object', properties: { walletID: W.text, name: W.text, asset: W.text, type: { type: 'integer' }, typeCode: W.text } },
+});
 
 /**
  * An action (spec section 2 "Action"): `id` (not the tx_id), `type`, `status`, `timestamp` and
  * `expireTime` (epoch seconds) required; `coreClientID` (spec: present in feed messages; NOTES.md:
  * in single-action reads) and `details` ({@link actionDetailsSchema}) optional.
  */
-export const actionSchema = {
-  type: 'object',
-  required: ['id', 'type', 'status', 'timestamp', 'expireTime'],
-  properties: {
-    id: W.id,
-    type: { type: 'string', enum: ACTION_TYPES },
-    status: { type: 'string', enum: ACTION_STATUSES },
-    timestamp: W.epochSeconds,
-    expireTime: W.epochSeconds,
-    coreClientID: W.id,
-    details: actionDetailsSchema,
-  },
-} as const;
+export const actionSchema = objectSchema(['id', 'type', 'status', 'timestamp', 'expireTime'], {
+  id: W.id,
+  type: { type: 'string', enum: ACTION_TYPES },
+  status: { type: 'string', enum: ACTION_STATUSES },
+  timestamp: W.epochSeconds,
+  expireTime: W.epochSeconds,
+  coreClientID: W.id,
+  details: actionDetailsSchema,
+});
 
 /** An action ({@link actionSchema}); `timestamp` and `expireTime` epoch seconds. */
 export type Action = Wire<typeof actionSchema>;
 
 /** GET /coreclient/{client_id}/actions answer: `count`, `actions[]` (spec section 4; OpenAPI ActionsInfo). */
-export const actionListSchema = {
-  type: 'object',
-  required: ['count', 'actions'],
-  properties: { count: W.count, actions: { type: 'array', items: actionSchema } },
-} as const;
+export const actionListSchema = objectSchema(['count', 'actions'], { count: W.count, actions: arrayOf(actionSchema) });
 
 /** GET /coreclient/{client_id}/actions answer ({@link actionListSchema}). */
 export type ActionList = Wire<typeof actionListSchema>;
@@ -124,20 +106,13 @@ export type ActionList = Wire<typeof actionListSchema>;
  * CoreClientWallet: `wallet_id`, `action_id`, `status` an action status, `expires` epoch seconds;
  * the spec does not show this payload, the OpenAPI requires none of its fields).
  */
-export const coreClientWalletSchema = {
-  type: 'object',
-  properties: { wallet_id: W.id, action_id: W.text, status: { type: 'string', enum: ACTION_STATUSES }, expires: W.epochSeconds },
-} as const;
+export const coreClientWalletSchema = optionalFieldsSchema({ wallet_id: W.id, action_id: W.text, status: { type: 'string', enum: ACTION_STATUSES }, expires: W.epochSeconds });
 
 /** A wallet connected to an exchange core client ({@link coreClientWalletSchema}). */
 export type CoreClientWallet = Wire<typeof coreClientWalletSchema>;
 
 /** GET /coreclient/{client_id}/wallets answer: `{wallets: [...]}` (OpenAPI). */
-export const coreClientWalletListSchema = {
-  type: 'object',
-  required: ['wallets'],
-  properties: { wallets: { type: 'array', items: coreClientWalletSchema } },
-} as const;
+export const coreClientWalletListSchema = listSchema('wallets', coreClientWalletSchema);
 
 /** GET /coreclient/{client_id}/wallets answer ({@link coreClientWalletListSchema}). */
 export type CoreClientWalletList = Wire<typeof coreClientWalletListSchema>;
@@ -155,30 +130,17 @@ export type ActionDecision = Wire<typeof actionDecisionSchema>;
 
 /** Operation declarations of this group, by id. */
 export const coreClientOperations = {
-  create: {
-    method: 'POST',
-    path: '/coreclient',
-    source: 'spec section 4, POST /coreclient',
-    body: { type: 'object', required: ['name'], properties: { name: S.name } },
-    responses: { 200: coreClientSchema, ...ERROR_RESPONSES },
-  },
-  list: {
-    method: 'GET',
-    path: '/coreclient',
-    idempotent: true,
-    source: 'spec section 4, GET /coreclient (company_id required)',
-    query: { type: 'object', required: ['company_id'], properties: { company_id: S.id } },
-    responses: { 200: coreClientListSchema, ...ERROR_RESPONSES },
-  },
-  actions: { method: 'GET', path: '/coreclient/{client_id}/actions', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/actions', responses: { 200: actionListSchema, ...ERROR_RESPONSES } },
-  action: { method: 'GET', path: '/coreclient/{client_id}/action/{action_id}', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/action/{action_id}', responses: { 200: actionSchema, ...ERROR_RESPONSES } },
-  wallets: { method: 'GET', path: '/coreclient/{client_id}/wallets', idempotent: true, source: 'spec section 4, GET /coreclient/{client_id}/wallets; OpenAPI CoreClientWallet', responses: { 200: coreClientWalletListSchema, ...ERROR_RESPONSES } },
+  create: operation('POST', '/coreclient', 'spec section 4, POST /coreclient', answers(coreClientSchema), { body: { type: 'object', required: ['name'], properties: { name: S.name } } }),
+  list: readOperation('/coreclient', 'spec section 4, GET /coreclient (company_id required)', coreClientListSchema, { query: { type: 'object', required: ['company_id'], properties: { company_id: S.id } } }),
+  actions: readOperation('/coreclient/{client_id}/actions', 'spec section 4, GET /coreclient/{client_id}/actions', actionListSchema),
+  action: readOperation('/coreclient/{client_id}/action/{action_id}', 'spec section 4, GET /coreclient/{client_id}/action/{action_id}', actionSchema),
+  wallets: readOperation('/coreclient/{client_id}/wallets', 'spec section 4, GET /coreclient/{client_id}/wallets; OpenAPI CoreClientWallet', coreClientWalletListSchema),
 } satisfies Record<string, OperationSpec>;
 
 /** Approve or reject a core client's action (spec section 4), by operation name. */
 export const actionOperations = {
-  approve: { method: 'PUT', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}', responses: { 200: actionDecisionSchema, ...ERROR_RESPONSES } },
-  reject: { method: 'DELETE', path: '/coreclient/{client_id}/action/{action_id}', source: 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}', responses: { 200: actionDecisionSchema, ...ERROR_RESPONSES } },
+  approve: operation('PUT', '/coreclient/{client_id}/action/{action_id}', 'spec section 4, PUT /coreclient/{client_id}/action/{action_id}', answers(actionDecisionSchema)),
+  reject: operation('DELETE', '/coreclient/{client_id}/action/{action_id}', 'spec section 4, DELETE /coreclient/{client_id}/action/{action_id}', answers(actionDecisionSchema)),
 } satisfies Record<string, OperationSpec>;
 
 /** Create a core client (an automated custodian). */

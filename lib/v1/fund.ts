@@ -8,17 +8,14 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, DESCRIPTION_MAX_LENGTH } from '../operation';
-import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, emptyBodySchema, type Wire } from '../wire';
+import { W, CONFLICT_RESPONSE, emptyBodySchema, type Wire } from '../wire';
+import { objectSchema, arrayOf, listSchema, countedListSchema, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A custody group to create (OpenAPI NewCustodyGroup): `threshold` approvals needed (>= 1) among
  * `members` (trusted entity ids, at least one). Both required.
  */
-export const custodyGroupSchema = {
-  type: 'object',
-  required: ['threshold', 'members'],
-  properties: { threshold: { type: 'integer', minimum: 1 }, members: { type: 'array', minItems: 1, items: S.id } },
-} as const;
+export const custodyGroupSchema = objectSchema(['threshold', 'members'], { threshold: { type: 'integer', minimum: 1 }, members: { type: 'array', minItems: 1, items: S.id } });
 
 /** A custody group to create ({@link custodyGroupSchema}). */
 export type CustodyGroup = Wire<typeof custodyGroupSchema>;
@@ -28,18 +25,14 @@ export type CustodyGroup = Wire<typeof custodyGroupSchema>;
  * dedicated, 2 multi-counterparty; custody groups (null or absent: the fund's); `connect` the
  * external counterparties of a dedicated wallet.
  */
-export const newWalletSchema = {
-  type: 'object',
-  required: ['name', 'asset'],
-  properties: {
-    name: S.name,
-    asset: S.assetCode,
-    type: { type: 'integer', enum: [0, 1, 2] },
-    custodygroup_withdraw: { anyOf: [custodyGroupSchema, { type: 'null' }] },
-    custodygroup_tx: { anyOf: [custodyGroupSchema, { type: 'null' }] },
-    connect: { anyOf: [{ type: 'array', items: { type: 'object', properties: { counterparty_id: S.id, client_id: S.id } } }, { type: 'null' }] },
-  },
-} as const;
+export const newWalletSchema = objectSchema(['name', 'asset'], {
+  name: S.name,
+  asset: S.assetCode,
+  type: { type: 'integer', enum: [0, 1, 2] },
+  custodygroup_withdraw: { anyOf: [custodyGroupSchema, { type: 'null' }] },
+  custodygroup_tx: { anyOf: [custodyGroupSchema, { type: 'null' }] },
+  connect: { anyOf: [{ type: 'array', items: { type: 'object', properties: { counterparty_id: S.id, client_id: S.id } } }, { type: 'null' }] },
+});
 
 /** A wallet to create ({@link newWalletSchema}). */
 export type NewWallet = Wire<typeof newWalletSchema>;
@@ -49,19 +42,15 @@ export type NewWallet = Wire<typeof newWalletSchema>;
  * `members` (OpenAPI Entity: `type` user, company or core-client, `id`, `name`, and per type a
  * `user`, `company` or `core-client` object).
  */
-export const policySchema = {
-  type: 'object',
-  required: ['id', 'name', 'threshold', 'members'],
-  properties: {
-    id: W.id,
-    name: W.text,
-    threshold: W.count,
-    members: {
-      type: 'array',
-      items: { type: 'object', required: ['type', 'id', 'name'], properties: { type: { type: 'string', enum: ['user', 'company', 'core-client'] }, id: W.id, name: W.text } },
-    },
+export const policySchema = objectSchema(['id', 'name', 'threshold', 'members'], {
+  id: W.id,
+  name: W.text,
+  threshold: W.count,
+  members: {
+    type: 'array',
+    items: { type: 'object', required: ['type', 'id', 'name'], properties: { type: { type: 'string', enum: ['user', 'company', 'core-client'] }, id: W.id, name: W.text } },
   },
-} as const;
+});
 
 /** A custody policy as read back ({@link policySchema}). */
 export type Policy = Wire<typeof policySchema>;
@@ -74,31 +63,27 @@ export type Policy = Wire<typeof policySchema>;
  * `balance` base units; `type` the OpenAPI WalletType (0 standard, 1 dedicated, 2
  * multi-counterparty); `connected` the connected external counterparties (or null).
  */
-export const walletSchema = {
-  type: 'object',
-  required: ['wallet_id', 'name', 'asset', 'type', 'status', 'address', 'short_code', 'balance', 'custodygroup_withdraw', 'custodygroup_tx'],
-  properties: {
-    wallet_id: W.id,
-    name: W.text,
-    asset: W.id,
-    type: { type: 'integer' },
-    status: W.text,
-    address: W.text,
-    address_type: W.text,
-    short_code: { type: 'string', pattern: '^[^\\s]+ [^\\s]+ [^\\s]+$' },
-    balance: W.unsignedBaseUnits,
-    custodygroup_withdraw: W.text,
-    custodygroup_tx: W.text,
-    policy_withdraw: policySchema,
-    policy_tx: policySchema,
-    connected: {
-      anyOf: [
-        { type: 'array', items: { type: 'object', properties: { client_id: W.text, counterparty_id: W.text, name: W.text, status: W.text } } },
-        { type: 'null' },
-      ],
-    },
+export const walletSchema = objectSchema(['wallet_id', 'name', 'asset', 'type', 'status', 'address', 'short_code', 'balance', 'custodygroup_withdraw', 'custodygroup_tx'], {
+  wallet_id: W.id,
+  name: W.text,
+  asset: W.id,
+  type: { type: 'integer' },
+  status: W.text,
+  address: W.text,
+  address_type: W.text,
+  short_code: { type: 'string', pattern: '^[^\\s]+ [^\\s]+ [^\\s]+$' },
+  balance: W.unsignedBaseUnits,
+  custodygroup_withdraw: W.text,
+  custodygroup_tx: W.text,
+  policy_withdraw: policySchema,
+  policy_tx: policySchema,
+  connected: {
+    anyOf: [
+      { type: 'array', items: { type: 'object', properties: { client_id: W.text, counterparty_id: W.text, name: W.text, status: W.text } } },
+      { type: 'null' },
+    ],
   },
-} as const;
+});
 
 /** A wallet as read back ({@link walletSchema}); `balance` in base units. */
 export type Wallet = Wire<typeof walletSchema>;
@@ -108,42 +93,30 @@ export type Wallet = Wire<typeof walletSchema>;
  * 4: "fund details including all wallets, each with short_code"). `members` are OpenAPI
  * FundMember `{entity, permissions}`; `assets` asset codes.
  */
-export const fundSchema = {
-  type: 'object',
-  required: ['fund_id', 'name', 'custodygroup_withdraw', 'custodygroup_tx', 'wallets'],
-  properties: {
-    fund_id: W.id,
-    name: W.text,
-    description: W.text,
-    custodygroup_withdraw: W.text,
-    custodygroup_tx: W.text,
-    policy_withdraw: policySchema,
-    policy_tx: policySchema,
-    members: { type: 'array', items: { type: 'object', properties: { entity: { type: 'object' }, permissions: { type: 'object' } } } },
-    assets: { type: 'array', items: W.id },
-    wallets: { type: 'array', items: walletSchema },
-  },
-} as const;
+export const fundSchema = objectSchema(['fund_id', 'name', 'custodygroup_withdraw', 'custodygroup_tx', 'wallets'], {
+  fund_id: W.id,
+  name: W.text,
+  description: W.text,
+  custodygroup_withdraw: W.text,
+  custodygroup_tx: W.text,
+  policy_withdraw: policySchema,
+  policy_tx: policySchema,
+  members: { type: 'array', items: { type: 'object', properties: { entity: { type: 'object' }, permissions: { type: 'object' } } } },
+  assets: arrayOf(W.id),
+  wallets: arrayOf(walletSchema),
+});
 
 /** A fund as read back ({@link fundSchema}). */
 export type Fund = Wire<typeof fundSchema>;
 
 /** POST fund answer (OpenAPI CreateFundResponse; NOTES.md): the new fund id and its custody group ids. */
-export const createFundResponseSchema = {
-  type: 'object',
-  required: ['fund_id', 'custodygroup_withdraw', 'custodygroup_tx'],
-  properties: { fund_id: W.id, custodygroup_withdraw: W.id, custodygroup_tx: W.id },
-} as const;
+export const createFundResponseSchema = objectSchema(['fund_id', 'custodygroup_withdraw', 'custodygroup_tx'], { fund_id: W.id, custodygroup_withdraw: W.id, custodygroup_tx: W.id });
 
 /** POST fund answer ({@link createFundResponseSchema}). */
 export type CreateFundResponse = Wire<typeof createFundResponseSchema>;
 
 /** POST .../fund/{fund_id}/wallet answer (OpenAPI WalletIDList; NOTES.md): `{wallets: [wallet ids]}`. */
-export const walletIdListSchema = {
-  type: 'object',
-  required: ['wallets'],
-  properties: { wallets: { type: 'array', items: W.id } },
-} as const;
+export const walletIdListSchema = listSchema('wallets', W.id);
 
 /** POST .../fund/{fund_id}/wallet answer ({@link walletIdListSchema}). */
 export type WalletIdList = Wire<typeof walletIdListSchema>;
@@ -174,30 +147,22 @@ export const walletHistoryQuery = {
  * `amount`, `fee`, `net_amount` base units, signed (OpenAPI: sent and received differ in sign),
  * `timestamp` epoch seconds.
  */
-export const walletHistoryItemSchema = {
-  type: 'object',
-  required: ['wallet_id', 'tx_id', 'chain_tx_id', 'asset', 'amount', 'fee', 'net_amount', 'timestamp'],
-  properties: {
-    wallet_id: W.id,
-    tx_id: W.text,
-    chain_tx_id: W.text,
-    asset: W.id,
-    amount: W.baseUnits,
-    fee: W.baseUnits,
-    net_amount: W.baseUnits,
-    timestamp: W.epochSeconds,
-  },
-} as const;
+export const walletHistoryItemSchema = objectSchema(['wallet_id', 'tx_id', 'chain_tx_id', 'asset', 'amount', 'fee', 'net_amount', 'timestamp'], {
+  wallet_id: W.id,
+  tx_id: W.text,
+  chain_tx_id: W.text,
+  asset: W.id,
+  amount: W.baseUnits,
+  fee: W.baseUnits,
+  net_amount: W.baseUnits,
+  timestamp: W.epochSeconds,
+});
 
 /** One item of a wallet's history ({@link walletHistoryItemSchema}). */
 export type WalletHistoryItem = Wire<typeof walletHistoryItemSchema>;
 
 /** A wallet's history (OpenAPI FundWalletHistory): `{history: [...]}`. */
-export const walletHistorySchema = {
-  type: 'object',
-  required: ['history'],
-  properties: { history: { type: 'array', items: walletHistoryItemSchema } },
-} as const;
+export const walletHistorySchema = listSchema('history', walletHistoryItemSchema);
 
 /** A wallet's history ({@link walletHistorySchema}). */
 export type WalletHistory = Wire<typeof walletHistorySchema>;
@@ -243,51 +208,31 @@ export const ledgerEntrySchema = {
 export type LedgerEntry = Wire<typeof ledgerEntrySchema>;
 
 /** A fund ledger: `List` of entries (spec section 4), `Total` their count (NOTES.md, OpenAPI TxLedger). */
-export const ledgerSchema = {
-  type: 'object',
-  required: ['List'],
-  properties: { Total: W.count, List: { type: 'array', items: ledgerEntrySchema } },
-} as const;
+export const ledgerSchema = objectSchema(['List'], { Total: W.count, List: arrayOf(ledgerEntrySchema) });
 
 /** A fund ledger ({@link ledgerSchema}). */
 export type Ledger = Wire<typeof ledgerSchema>;
 
 /** A deposit wallet entry (spec section 2): `asset` code, `address` (L1), `balance` base units. */
-export const depositEntrySchema = {
-  type: 'object',
-  required: ['asset', 'address', 'balance'],
-  properties: { asset: W.id, address: W.text, balance: W.unsignedBaseUnits },
-} as const;
+export const depositEntrySchema = objectSchema(['asset', 'address', 'balance'], { asset: W.id, address: W.text, balance: W.unsignedBaseUnits });
 
 /** A deposit wallet entry ({@link depositEntrySchema}). */
 export type DepositEntry = Wire<typeof depositEntrySchema>;
 
 /** GET .../fund/{fund_id}/deposit answer: `total_count`, `list[]` (spec section 4). */
-export const depositListSchema = {
-  type: 'object',
-  required: ['total_count', 'list'],
-  properties: { total_count: W.count, list: { type: 'array', items: depositEntrySchema } },
-} as const;
+export const depositListSchema = countedListSchema(depositEntrySchema);
 
 /** GET .../fund/{fund_id}/deposit answer ({@link depositListSchema}). */
 export type DepositList = Wire<typeof depositListSchema>;
 
 /** A whitelisted external address of a fund (spec section 4; OpenAPI FundWhitelist): `name`, `asset`, `address`. */
-export const whitelistEntrySchema = {
-  type: 'object',
-  required: ['name', 'asset', 'address'],
-  properties: { name: W.text, asset: W.id, address: W.text },
-} as const;
+export const whitelistEntrySchema = objectSchema(['name', 'asset', 'address'], { name: W.text, asset: W.id, address: W.text });
 
 /** A whitelisted external address ({@link whitelistEntrySchema}). */
 export type WhitelistEntry = Wire<typeof whitelistEntrySchema>;
 
 /** GET .../fund/{fund_id}/whitelist answer (OpenAPI FundWhitelist; NOTES.md): `total_count`, `list`. */
-export const whitelistSchema = {
-  type: 'object',
-  required: ['total_count', 'list'],
-  properties: { total_count: W.count, list: { type: 'array', items: whitelistEntrySchema } },
-} as const;
+export const whitelistSchema = countedListSchema(whitelistEntrySchema);
 
 /** GET .../fund/{fund_id}/whitelist answer ({@link whitelistSchema}). */
 export type Whitelist = Wire<typeof whitelistSchema>;
@@ -296,25 +241,17 @@ export type Whitelist = Wire<typeof whitelistSchema>;
  * Company holdings (NOTES.md `{total_count, holdings: [{code, amount}]}`; OpenAPI Holdings, which
  * requires `holdings` and each holding's `code` and `amount`): `amount` in base units.
  */
-export const holdingsSchema = {
-  type: 'object',
-  required: ['total_count', 'holdings'],
-  properties: {
-    total_count: W.count,
-    holdings: { type: 'array', items: { type: 'object', required: ['code', 'amount'], properties: { code: W.id, amount: W.unsignedBaseUnits } } },
-  },
-} as const;
+export const holdingsSchema = objectSchema(['total_count', 'holdings'], {
+  total_count: W.count,
+  holdings: { type: 'array', items: { type: 'object', required: ['code', 'amount'], properties: { code: W.id, amount: W.unsignedBaseUnits } } },
+});
 
 /** Company holdings ({@link holdingsSchema}). */
 export type Holdings = Wire<typeof holdingsSchema>;
 
 /** Operation declarations of this group, by id. */
 export const fundOperations = {
-  createFund: {
-    method: 'POST',
-    path: '/company/{company_id}/fund',
-    source: 'OpenAPI POST /company/{company_id}/fund (schema Fund)',
-    responses: { 200: createFundResponseSchema, ...ERROR_RESPONSES },
+  createFund: operation('POST', '/company/{company_id}/fund', 'OpenAPI POST /company/{company_id}/fund (schema Fund)', answers(createFundResponseSchema), {
     assetFields: ['wallets[].asset'],
     body: {
       type: 'object',
@@ -324,50 +261,27 @@ export const fundOperations = {
         description: S.optionalText(DESCRIPTION_MAX_LENGTH),
         custodygroup_withdraw: custodyGroupSchema,
         custodygroup_tx: custodyGroupSchema,
-        wallets: { type: 'array', items: newWalletSchema },
+        wallets: arrayOf(newWalletSchema),
       },
     },
-  },
-  addWallet: {
-    method: 'POST',
-    path: '/company/{company_id}/fund/{fund_id}/wallet',
-    source: 'OpenAPI POST /company/{company_id}/fund/{fund_id}/wallet (schema FundWallet)',
-    // 409: OpenAPI ("already exists").
-    responses: { 200: walletIdListSchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
+  }),
+  // 409: OpenAPI ("already exists").
+  addWallet: operation('POST', '/company/{company_id}/fund/{fund_id}/wallet', 'OpenAPI POST /company/{company_id}/fund/{fund_id}/wallet (schema FundWallet)', { ...answers(walletIdListSchema), ...CONFLICT_RESPONSE }, {
     assetFields: ['wallets[].asset'],
     body: { type: 'object', required: ['wallets'], properties: { wallets: { type: 'array', minItems: 1, items: newWalletSchema } } },
-  },
-  getFund: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}', responses: { 200: fundSchema, ...ERROR_RESPONSES } },
-  getWallet: { method: 'GET', path: '/wallet/{wallet_id}', idempotent: true, source: 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo', responses: { 200: walletSchema, ...ERROR_RESPONSES } },
-  walletHistory: {
-    method: 'GET',
-    path: '/wallet/{wallet_id}/history',
-    idempotent: true,
-    source: 'spec section 4, GET /wallet/{wallet_id}/history; optional query since: OpenAPI',
-    query: walletHistoryQuery,
-    responses: { 200: walletHistorySchema, ...ERROR_RESPONSES },
-  },
-  deposits: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/deposit', idempotent: true, source: 'spec section 4, GET /company/{company_id}/fund/{fund_id}/deposit', responses: { 200: depositListSchema, ...ERROR_RESPONSES } },
-  ledger: {
-    method: 'GET',
-    path: '/company/{company_id}/fund/{fund_id}/ledger',
-    idempotent: true,
-    source: 'spec section 4, GET /company/{company_id}/fund/{fund_id}/ledger (optional query asset, wallet_id, direction)',
-    query: ledgerQuery,
-    assetFields: ['asset'],
-    responses: { 200: ledgerSchema, ...ERROR_RESPONSES },
-  },
-  holdings: { method: 'GET', path: '/company/{company_id}/holding', idempotent: true, source: 'spec section 4, GET /company/{company_id}/holding', responses: { 200: holdingsSchema, ...ERROR_RESPONSES } },
-  addWhitelist: {
-    method: 'POST',
-    path: '/company/{company_id}/fund/{fund_id}/whitelist',
-    source: 'spec section 4, POST /company/{company_id}/fund/{fund_id}/whitelist (name, asset, address, all required)',
+  }),
+  getFund: readOperation('/company/{company_id}/fund/{fund_id}', 'OpenAPI GET /company/{company_id}/fund/{fund_id}', fundSchema),
+  getWallet: readOperation('/wallet/{wallet_id}', 'spec section 4, GET wallet/{wallet_id}; OpenAPI FundWalletInfo', walletSchema),
+  walletHistory: readOperation('/wallet/{wallet_id}/history', 'spec section 4, GET /wallet/{wallet_id}/history; optional query since: OpenAPI', walletHistorySchema, { query: walletHistoryQuery }),
+  deposits: readOperation('/company/{company_id}/fund/{fund_id}/deposit', 'spec section 4, GET /company/{company_id}/fund/{fund_id}/deposit', depositListSchema),
+  ledger: readOperation('/company/{company_id}/fund/{fund_id}/ledger', 'spec section 4, GET /company/{company_id}/fund/{fund_id}/ledger (optional query asset, wallet_id, direction)', ledgerSchema, { query: ledgerQuery, assetFields: ['asset'] }),
+  holdings: readOperation('/company/{company_id}/holding', 'spec section 4, GET /company/{company_id}/holding', holdingsSchema),
+  // Spec section 4: "empty body, HTTP 200".
+  addWhitelist: operation('POST', '/company/{company_id}/fund/{fund_id}/whitelist', 'spec section 4, POST /company/{company_id}/fund/{fund_id}/whitelist (name, asset, address, all required)', answers(emptyBodySchema), {
     assetFields: ['asset'],
     body: { type: 'object', required: ['name', 'asset', 'address'], properties: { name: S.name, asset: S.assetCode, address: S.address } },
-    // Spec section 4: "empty body, HTTP 200".
-    responses: { 200: emptyBodySchema, ...ERROR_RESPONSES },
-  },
-  listWhitelist: { method: 'GET', path: '/company/{company_id}/fund/{fund_id}/whitelist', idempotent: true, source: 'OpenAPI GET /company/{company_id}/fund/{fund_id}/whitelist (FundWhitelist)', responses: { 200: whitelistSchema, ...ERROR_RESPONSES } },
+  }),
+  listWhitelist: readOperation('/company/{company_id}/fund/{fund_id}/whitelist', 'OpenAPI GET /company/{company_id}/fund/{fund_id}/whitelist (FundWhitelist)', whitelistSchema),
 } satisfies Record<string, OperationSpec>;
 
 /** Create a fund with its custody groups (and optionally wallets). */

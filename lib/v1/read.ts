@@ -6,7 +6,8 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec } from '../operation';
 import { ledgerQuery, LedgerFilter, Ledger, walletHistoryQuery, WalletHistory, ledgerSchema, walletHistorySchema } from './fund';
-import { ERROR_RESPONSES, anyObjectSchema } from '../wire';
+import { anyObjectSchema } from '../wire';
+import { readOperation } from '../schema-kit';
 
 /*
  * Answers: spec section 4, "Read-only endpoints response payloads: not shown". The account,
@@ -14,34 +15,19 @@ import { ERROR_RESPONSES, anyObjectSchema } from '../wire';
  * (`anyObjectSchema`); the fund ledger and wallet history reads are typed, and checked, as their
  * full-permission counterparts (GET .../fund/{fund_id}/ledger, GET /wallet/{wallet_id}/history).
  */
-const readAnswer = { 200: anyObjectSchema, ...ERROR_RESPONSES } as const;
 
 /** Operation declarations of this group, by id. */
 export const readOperations = {
-  account: { method: 'GET', path: '/account', idempotent: true, source: 'spec section 4 read-only subset, GET /account', responses: readAnswer },
-  balance: { method: 'GET', path: '/balance', idempotent: true, source: 'spec section 4 read-only subset, GET /balance', responses: readAnswer },
-  funds: { method: 'GET', path: '/funds/', idempotent: true, source: 'spec section 4 read-only subset, GET /funds/', responses: readAnswer },
-  fund: { method: 'GET', path: '/funds/{fund_id}', idempotent: true, source: 'spec section 4 read-only subset, GET /funds/{fund_id}', responses: readAnswer },
-  fundLedger: {
-    method: 'GET',
-    path: '/funds/{fund_id}/ledger',
-    idempotent: true,
-    source: 'spec section 4 read-only subset, GET /funds/{fund_id}/ledger (filters as the fund ledger)',
-    query: ledgerQuery,
-    responses: { 200: ledgerSchema, ...ERROR_RESPONSES },
-    // No `assetFields`: the asset filter is not checked against GET /assets here, since GET
-    // /assets is not in the read-only subset's list (spec section 4), so a read-only key may not
-    // be allowed to read it; an unknown asset only filters the ledger down to nothing.
-  },
-  trustedParties: { method: 'GET', path: '/trustedparties', idempotent: true, source: 'spec section 4 read-only subset, GET /trustedparties (personal accounts only)', responses: readAnswer },
-  walletHistory: {
-    method: 'GET',
-    path: '/wallets/{wallet_id}/history',
-    idempotent: true,
-    source: 'spec section 4 read-only subset, GET /wallets/{wallet_id}/history (optional since, as the fund wallet history)',
-    query: walletHistoryQuery,
-    responses: { 200: walletHistorySchema, ...ERROR_RESPONSES },
-  },
+  account: readOperation('/account', 'spec section 4 read-only subset, GET /account', anyObjectSchema),
+  balance: readOperation('/balance', 'spec section 4 read-only subset, GET /balance', anyObjectSchema),
+  funds: readOperation('/funds/', 'spec section 4 read-only subset, GET /funds/', anyObjectSchema),
+  fund: readOperation('/funds/{fund_id}', 'spec section 4 read-only subset, GET /funds/{fund_id}', anyObjectSchema),
+  // No `assetFields`: the asset filter is not checked against GET /assets here, since GET
+  // /assets is not in the read-only subset's list (spec section 4), so a read-only key may not
+  // be allowed to read it; an unknown asset only filters the ledger down to nothing.
+  fundLedger: readOperation('/funds/{fund_id}/ledger', 'spec section 4 read-only subset, GET /funds/{fund_id}/ledger (filters as the fund ledger)', ledgerSchema, { query: ledgerQuery }),
+  trustedParties: readOperation('/trustedparties', 'spec section 4 read-only subset, GET /trustedparties (personal accounts only)', anyObjectSchema),
+  walletHistory: readOperation('/wallets/{wallet_id}/history', 'spec section 4 read-only subset, GET /wallets/{wallet_id}/history (optional since, as the fund wallet history)', walletHistorySchema, { query: walletHistoryQuery }),
 } satisfies Record<string, OperationSpec>;
 
 /** The account of the API key (personal and organisation accounts answer differently). @throws {ApiError} on a non-2xx answer. */

@@ -63,46 +63,51 @@ export interface KindStates {
 export const SHORT_FINAL_STATUSES: readonly string[] = ['approved', 'rejected', 'expired'];
 
 /**
+ * The {@link KindStates} of a kind whose transactions a company owns and whose GET answer is a
+ * camelCase Transaction object: read with `company_id` and `tx_id`, status in `txStatus`. Every
+ * kind but sweeps.
+ * @param statuses every status value known for the kind.
+ * @param final the final ones among them.
+ * @param get the kind's lib GET operation (getTransfer, getWithdraw, getSwapMake, getSwapTake).
+ * @param source where the status values come from.
+ */
+function companyKind(statuses: readonly string[], final: readonly string[], get: (client: CustodyClient, ids: { company_id: string; tx_id: string }) => Promise<ApiResponse<unknown>>, source: string): KindStates {
+  return { statuses, final, owner: 'company_id', statusField: 'txStatus', read: (client, ids) => get(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }), source };
+}
+
+/**
  * The states of each kind (see the module comment for sources). `approved_transfer` and
  * `approved_withdrawal` are final: custody is done and the spec shows no move out of them.
  * The built-in simulator can still chain-reject an approved withdrawal (a control endpoint);
  * `chain_rejected_*` is final too, and is reported when it is already the status at a read.
  */
 export const TRANSACTION_STATES: Readonly<Record<TransactionKind, KindStates>> = {
-  transfer: {
-    statuses: TRANSFER_STATUSES,
-    final: ['initiate_rejected_transfer', 'expired_transfer', 'approved_transfer', 'custody_rejected_transfer', 'chain_rejected_transfer'],
-    owner: 'company_id',
-    statusField: 'txStatus',
-    read: (client, ids) => getTransfer(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
-    source: 'spec section 3, "Transfer tx status values"',
-  },
-  withdrawal: {
-    statuses: WITHDRAWAL_STATUSES,
-    final: ['initiate_rejected_withdrawal', 'expired_withdrawal', 'approved_withdrawal', 'custody_rejected_withdrawal', 'chain_rejected_withdrawal'],
-    owner: 'company_id',
-    statusField: 'txStatus',
-    read: (client, ids) => getWithdraw(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
-    source: 'spec section 3, "Withdrawal tx status values"',
-  },
-  swapMake: {
+  transfer: companyKind(
+    TRANSFER_STATUSES,
+    ['initiate_rejected_transfer', 'expired_transfer', 'approved_transfer', 'custody_rejected_transfer', 'chain_rejected_transfer'],
+    getTransfer,
+    'spec section 3, "Transfer tx status values"',
+  ),
+  withdrawal: companyKind(
+    WITHDRAWAL_STATUSES,
+    ['initiate_rejected_withdrawal', 'expired_withdrawal', 'approved_withdrawal', 'custody_rejected_withdrawal', 'chain_rejected_withdrawal'],
+    getWithdraw,
+    'spec section 3, "Withdrawal tx status values"',
+  ),
+  swapMake: companyKind(
     // taker_pending: approved by the maker's custodians, open for a taker; not final (the quote
     // settles with a taker, or expires, or is cancelled).
-    statuses: ['pending_swap', 'taker_pending', 'approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'],
-    final: ['approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'],
-    owner: 'company_id',
-    statusField: 'txStatus',
-    read: (client, ids) => getSwapMake(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
-    source: 'not shown by the spec (only taker_pending, section 3); the built-in simulator\'s values (simulator/swaps.ts)',
-  },
-  swapTake: {
-    statuses: ['pending_swap_take', 'approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'],
-    final: ['approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'],
-    owner: 'company_id',
-    statusField: 'txStatus',
-    read: (client, ids) => getSwapTake(client, { company_id: ids.company_id as string, tx_id: ids.tx_id }),
-    source: 'not shown by the spec; the built-in simulator\'s values (simulator/swaps.ts)',
-  },
+    ['pending_swap', 'taker_pending', 'approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'],
+    ['approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'],
+    getSwapMake,
+    'not shown by the spec (only taker_pending, section 3); the built-in simulator\'s values (simulator/swaps.ts)',
+  ),
+  swapTake: companyKind(
+    ['pending_swap_take', 'approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'],
+    ['approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'],
+    getSwapTake,
+    'not shown by the spec; the built-in simulator\'s values (simulator/swaps.ts)',
+  ),
   sweep: {
     // The simulator settles a sweep at once; no pending value is known.
     statuses: ['approved_sweep'],

@@ -11,7 +11,8 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import { W, ERROR_RESPONSES, okBodySchema, type OkBody, type OpenWire, type Wire } from '../wire';
+import { W, okBodySchema, type OkBody, type OpenWire, type Wire } from '../wire';
+import { objectSchema, optionalFieldsSchema, answers, readOperation, operation, paymentAmount, NEW_OR_EXISTING } from '../schema-kit';
 
 /**
  * POST atomicswap/make body (spec section 4). Wallets by id or short code; `expires` epoch
@@ -19,20 +20,16 @@ import { W, ERROR_RESPONSES, okBodySchema, type OkBody, type OpenWire, type Wire
  * `add_to_liquidity_hub` true publishes the quote once approved. `partner_txID` is required
  * here (the spec lists it; the pack requires it so that a quote can be traced to the caller's own id).
  */
-export const swapMakeRequestSchema = {
-  type: 'object',
-  required: ['send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'partner_txID', 'send', 'receive'],
-  properties: {
-    send_wallet_id: S.walletId,
-    receive_wallet_id: S.walletId,
-    expires: S.epochSeconds,
-    reference: S.customField,
-    partner_txID: S.partnerTxId,
-    send: PAYMENT,
-    receive: PAYMENT,
-    add_to_liquidity_hub: { type: 'boolean' },
-  },
-} as const;
+export const swapMakeRequestSchema = objectSchema(['send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'partner_txID', 'send', 'receive'], {
+  send_wallet_id: S.walletId,
+  receive_wallet_id: S.walletId,
+  expires: S.epochSeconds,
+  reference: S.customField,
+  partner_txID: S.partnerTxId,
+  send: PAYMENT,
+  receive: PAYMENT,
+  add_to_liquidity_hub: { type: 'boolean' },
+});
 
 /** POST atomicswap/make body ({@link swapMakeRequestSchema}). */
 export type SwapMakeRequest = Wire<typeof swapMakeRequestSchema>;
@@ -41,11 +38,7 @@ export type SwapMakeRequest = Wire<typeof swapMakeRequestSchema>;
  * POST atomicswap/make answer (spec section 4: `tx_id`, `tx_url`, `status` `new`; OpenAPI
  * SwapTxId, whose `status` also allows `existing`): all three required.
  */
-export const swapMadeSchema = {
-  type: 'object',
-  required: ['tx_id', 'tx_url', 'status'],
-  properties: { tx_id: W.id, tx_url: W.text, status: { type: 'string', enum: ['new', 'existing'] } },
-} as const;
+export const swapMadeSchema = objectSchema(['tx_id', 'tx_url', 'status'], { tx_id: W.id, tx_url: W.text, status: NEW_OR_EXISTING });
 
 /** POST atomicswap/make answer ({@link swapMadeSchema}). */
 export type SwapMade = Wire<typeof swapMadeSchema>;
@@ -57,10 +50,7 @@ export type SwapMade = Wire<typeof swapMadeSchema>;
  * fields the pack reads to follow it (lib/v1/states.ts: `txStatus`, `expires`) are typed when
  * present: `txID` text, `txStatus` text (its values are not shown), `expires` epoch seconds.
  */
-export const swapTransactionSchema = {
-  type: 'object',
-  properties: { txID: W.id, txStatus: W.text, expires: W.epochSeconds },
-} as const;
+export const swapTransactionSchema = optionalFieldsSchema({ txID: W.id, txStatus: W.text, expires: W.epochSeconds });
 
 /** A swap quote or swap transaction as read ({@link swapTransactionSchema}); other fields passed through. */
 export type SwapTransaction = OpenWire<typeof swapTransactionSchema>;
@@ -70,11 +60,7 @@ export type SwapTransaction = OpenWire<typeof swapTransactionSchema>;
  * listing; the taker sends from `send_wallet_id` (the maker's `receive` asset) and receives
  * into `receive_wallet_id` (the maker's `send` asset). All required.
  */
-export const swapTakeRequestSchema = {
-  type: 'object',
-  required: ['swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference', 'partner_txID'],
-  properties: { swap_id: S.id, send_wallet_id: S.walletId, receive_wallet_id: S.walletId, reference: S.customField, partner_txID: S.partnerTxId },
-} as const;
+export const swapTakeRequestSchema = objectSchema(['swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference', 'partner_txID'], { swap_id: S.id, send_wallet_id: S.walletId, receive_wallet_id: S.walletId, reference: S.customField, partner_txID: S.partnerTxId });
 
 /** POST atomicswap/take body ({@link swapTakeRequestSchema}). */
 export type SwapTakeRequest = Wire<typeof swapTakeRequestSchema>;
@@ -84,47 +70,32 @@ export type SwapTakeRequest = Wire<typeof swapTakeRequestSchema>;
  * `status` (`new` or `existing`, OpenAPI TxId) and `action_id` (the built-in simulator's: the
  * company-level action that `approveSwapTake` approves; not a spec field) when present.
  */
-export const swapTakenSchema = {
-  type: 'object',
-  required: ['tx_id'],
-  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] }, action_id: W.id },
-} as const;
+export const swapTakenSchema = objectSchema(['tx_id'], { tx_id: W.id, status: NEW_OR_EXISTING, action_id: W.id });
 
 /** POST atomicswap/take answer ({@link swapTakenSchema}). */
 export type SwapTaken = Wire<typeof swapTakenSchema>;
 
 /** Maker operations, by id. */
 export const swapMakeOperations = {
-  make: {
-    method: 'POST',
-    path: '/company/{company_id}/atomicswap/make',
+  make: operation('POST', '/company/{company_id}/atomicswap/make', 'spec section 4, POST /company/{company_id}/atomicswap/make', answers(swapMadeSchema), {
     // Never retried by the client: the spec promises idempotency on partner_txID for POST transfer
     // only (section 3), so a repeated make after a timeout could make a second quote. Journaled.
     submission: 'swapMake',
-    amounts: [
-      { amount: 'send.amount', asset: 'send.symbol' },
-      { amount: 'receive.amount', asset: 'receive.symbol' },
-    ],
-    source: 'spec section 4, POST /company/{company_id}/atomicswap/make',
-    responses: { 200: swapMadeSchema, ...ERROR_RESPONSES },
+    amounts: [paymentAmount('send'), paymentAmount('receive')],
     body: swapMakeRequestSchema,
-  },
-  get: { method: 'GET', path: '/company/{company_id}/atomicswap/make/{tx_id}', idempotent: true, source: 'spec section 4, GET /company/{company_id}/atomicswap/make/{tx_id}', responses: { 200: swapTransactionSchema, ...ERROR_RESPONSES } },
-  cancel: { method: 'DELETE', path: '/company/{company_id}/atomicswap/make/{tx_id}', source: 'OpenAPI DELETE /company/{company_id}/atomicswap/make/{tx_id} (202 OkResponse)', responses: { 202: okBodySchema, ...ERROR_RESPONSES } },
+  }),
+  get: readOperation('/company/{company_id}/atomicswap/make/{tx_id}', 'spec section 4, GET /company/{company_id}/atomicswap/make/{tx_id}', swapTransactionSchema),
+  cancel: operation('DELETE', '/company/{company_id}/atomicswap/make/{tx_id}', 'OpenAPI DELETE /company/{company_id}/atomicswap/make/{tx_id} (202 OkResponse)', answers(okBodySchema, 202)),
 } satisfies Record<string, OperationSpec>;
 
 /** Taker operations, by id. */
 export const swapTakeOperations = {
-  take: {
-    method: 'POST',
-    path: '/company/{company_id}/atomicswap/take',
+  take: operation('POST', '/company/{company_id}/atomicswap/take', 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)', answers(swapTakenSchema), {
     // Never retried by the client, for the reason given on `make`. Journaled.
     submission: 'swapTake',
-    source: 'spec section 4, POST /company/{company_id}/atomicswap/take (swap_id in the body)',
-    responses: { 200: swapTakenSchema, ...ERROR_RESPONSES },
     body: swapTakeRequestSchema,
-  },
-  get: { method: 'GET', path: '/company/{company_id}/atomicswap/take/{tx_id}', idempotent: true, source: 'OpenAPI GET /company/{company_id}/atomicswap/take/{tx_id}', responses: { 200: swapTransactionSchema, ...ERROR_RESPONSES } },
+  }),
+  get: readOperation('/company/{company_id}/atomicswap/take/{tx_id}', 'OpenAPI GET /company/{company_id}/atomicswap/take/{tx_id}', swapTransactionSchema),
 } satisfies Record<string, OperationSpec>;
 
 /**

@@ -6,48 +6,37 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import { W, ERROR_RESPONSES, type Wire } from '../wire';
+import { W, type Wire } from '../wire';
+import { objectSchema, listSchema, answers, readOperation, operation, paymentAmount, NEW_OR_EXISTING } from '../schema-kit';
 
 /**
  * An exchange (spec section 2 "Exchange"): `id`, `name`, `url`, `logourl`, and `client.fields[]`
  * (`id`, `type`, `name`: what an end user supplies to connect), all required (the OpenAPI
  * ExchangesList lacks `client`; the spec rules).
  */
-export const exchangeSchema = {
-  type: 'object',
-  required: ['id', 'name', 'url', 'logourl', 'client'],
-  properties: {
-    id: W.id,
-    name: W.text,
-    url: W.text,
-    logourl: W.text,
-    client: {
-      type: 'object',
-      required: ['fields'],
-      properties: { fields: { type: 'array', items: { type: 'object', required: ['id', 'type', 'name'], properties: { id: W.id, type: W.text, name: W.text } } } },
-    },
+export const exchangeSchema = objectSchema(['id', 'name', 'url', 'logourl', 'client'], {
+  id: W.id,
+  name: W.text,
+  url: W.text,
+  logourl: W.text,
+  client: {
+    type: 'object',
+    required: ['fields'],
+    properties: { fields: { type: 'array', items: { type: 'object', required: ['id', 'type', 'name'], properties: { id: W.id, type: W.text, name: W.text } } } },
   },
-} as const;
+});
 
 /** An exchange ({@link exchangeSchema}). */
 export type Exchange = Wire<typeof exchangeSchema>;
 
 /** GET /exchanges answer: `exchanges[]` (spec section 4). */
-export const exchangeListSchema = {
-  type: 'object',
-  required: ['exchanges'],
-  properties: { exchanges: { type: 'array', items: exchangeSchema } },
-} as const;
+export const exchangeListSchema = listSchema('exchanges', exchangeSchema);
 
 /** GET /exchanges answer ({@link exchangeListSchema}). */
 export type ExchangeList = Wire<typeof exchangeListSchema>;
 
 /** POST sweep answer: `tx_id` (spec section 4), required; `status` (`new` or `existing`, OpenAPI TxId) when present. */
-export const sweepStartedSchema = {
-  type: 'object',
-  required: ['tx_id'],
-  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
-} as const;
+export const sweepStartedSchema = objectSchema(['tx_id'], { tx_id: W.id, status: NEW_OR_EXISTING });
 
 /** POST sweep answer ({@link sweepStartedSchema}). */
 export type SweepStarted = Wire<typeof sweepStartedSchema>;
@@ -58,19 +47,15 @@ export type SweepStarted = Wire<typeof sweepStartedSchema>;
  * `partner_txID` (the OpenAPI Sweep body has it, optional; the spec's table does not) is required
  * by this client: the submission journal keys the sweep on it.
  */
-export const sweepRequestSchema = {
-  type: 'object',
-  required: ['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'],
-  properties: {
-    wallet_id: S.walletId,
-    recipient_wallet_id: S.walletId,
-    reference: S.customField,
-    // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
-    partner_txID: S.partnerTxId,
-    expires: S.epochSeconds,
-    send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
-  },
-} as const;
+export const sweepRequestSchema = objectSchema(['wallet_id', 'recipient_wallet_id', 'partner_txID', 'expires', 'send'], {
+  wallet_id: S.walletId,
+  recipient_wallet_id: S.walletId,
+  reference: S.customField,
+  // OpenAPI Sweep (the spec's table does not list it); required here: the journal's key.
+  partner_txID: S.partnerTxId,
+  expires: S.epochSeconds,
+  send: { type: 'object', required: ['symbol'], properties: { symbol: S.assetCode, amount: S.positiveBaseUnits } },
+});
 
 /** POST sweep body ({@link sweepRequestSchema}). */
 export type SweepRequest = Wire<typeof sweepRequestSchema>;
@@ -81,67 +66,55 @@ export type SweepRequest = Wire<typeof sweepRequestSchema>;
  * amounts base units, times epoch seconds. `tx_status` is text: its values are not shown (spec
  * section 3).
  */
-export const sweepTransactionSchema = {
-  type: 'object',
-  required: ['approver_count', 'expires', 'initiated_timestamp', 'reference', 'status', 'status_details', 'threshold_required', 'tx_id', 'tx_status'],
-  properties: {
-    approver_count: W.count,
-    expires: W.epochSeconds,
-    initiated_timestamp: W.epochSeconds,
-    reference: W.text,
-    status: {
-      type: 'array',
-      items: { type: 'object', required: ['action_id', 'status', 'timestamp', 'entity'], properties: { action_id: W.text, status: W.text, timestamp: W.epochSeconds, entity: W.text } },
-    },
-    status_details: {
-      type: 'object',
-      required: ['amount', 'asset', 'expires', 'fees', 'wallet_id', 'net_amount', 'recipient_wallet_id', 'reference', 'requested_by'],
-      properties: {
-        amount: W.unsignedBaseUnits,
-        asset: W.id,
-        expires: W.epochSeconds,
-        fees: W.unsignedBaseUnits,
-        wallet_id: W.id,
-        net_amount: W.unsignedBaseUnits,
-        recipient_wallet_id: W.id,
-        reference: W.text,
-        requested_by: W.text,
-      },
-    },
-    threshold_required: W.count,
-    tx_id: W.id,
-    tx_status: W.text,
+export const sweepTransactionSchema = objectSchema(['approver_count', 'expires', 'initiated_timestamp', 'reference', 'status', 'status_details', 'threshold_required', 'tx_id', 'tx_status'], {
+  approver_count: W.count,
+  expires: W.epochSeconds,
+  initiated_timestamp: W.epochSeconds,
+  reference: W.text,
+  status: {
+    type: 'array',
+    items: { type: 'object', required: ['action_id', 'status', 'timestamp', 'entity'], properties: { action_id: W.text, status: W.text, timestamp: W.epochSeconds, entity: W.text } },
   },
-} as const;
+  status_details: {
+    type: 'object',
+    required: ['amount', 'asset', 'expires', 'fees', 'wallet_id', 'net_amount', 'recipient_wallet_id', 'reference', 'requested_by'],
+    properties: {
+      amount: W.unsignedBaseUnits,
+      asset: W.id,
+      expires: W.epochSeconds,
+      fees: W.unsignedBaseUnits,
+      wallet_id: W.id,
+      net_amount: W.unsignedBaseUnits,
+      recipient_wallet_id: W.id,
+      reference: W.text,
+      requested_by: W.text,
+    },
+  },
+  threshold_required: W.count,
+  tx_id: W.id,
+  tx_status: W.text,
+});
 
 /** The sweep transaction ({@link sweepTransactionSchema}). */
 export type SweepTransaction = Wire<typeof sweepTransactionSchema>;
 
 /** Operation declarations of this group, by id. */
 export const sweepOperations = {
-  exchanges: { method: 'GET', path: '/exchanges', idempotent: true, source: 'spec section 4, GET /exchanges', responses: { 200: exchangeListSchema, ...ERROR_RESPONSES } },
-  start: {
-    method: 'POST',
-    path: '/coreclient/{client_id}/sweep',
+  exchanges: readOperation('/exchanges', 'spec section 4, GET /exchanges', exchangeListSchema),
+  start: operation('POST', '/coreclient/{client_id}/sweep', 'spec section 4, POST /coreclient/{client_id}/sweep', answers(sweepStartedSchema), {
     // Not retried: the spec promises no dedupe for sweeps. The OpenAPI Sweep body has an optional
     // `partner_txID`; the client requires it, because the submission journal keys the sweep on it.
     submission: 'sweep',
-    amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
-    source: 'spec section 4, POST /coreclient/{client_id}/sweep',
-    responses: { 200: sweepStartedSchema, ...ERROR_RESPONSES },
+    amounts: [paymentAmount('send')],
     body: sweepRequestSchema,
-  },
-  status: {
-    // The spec's form: the literal path segment `tx_id`, the sweep's id in the body. (The OpenAPI
-    // has GET /coreclient/{client_id}/sweep/{tx_id} instead; the built-in simulator serves both.)
-    method: 'POST',
-    path: '/coreclient/{client_id}/sweep/tx_id',
+  }),
+  // The spec's form: the literal path segment `tx_id`, the sweep's id in the body. (The OpenAPI
+  // has GET /coreclient/{client_id}/sweep/{tx_id} instead; the built-in simulator serves both.)
+  status: operation('POST', '/coreclient/{client_id}/sweep/tx_id', 'spec section 4, POST /coreclient/{client_id}/sweep/tx_id (literal path; tx_id in the body)', answers(sweepTransactionSchema), {
     // A read: repeating it changes nothing.
     idempotent: true,
-    source: 'spec section 4, POST /coreclient/{client_id}/sweep/tx_id (literal path; tx_id in the body)',
-    responses: { 200: sweepTransactionSchema, ...ERROR_RESPONSES },
     body: { type: 'object', required: ['tx_id'], properties: { tx_id: S.id } },
-  },
+  }),
 } satisfies Record<string, OperationSpec>;
 
 /**

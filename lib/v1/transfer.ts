@@ -5,42 +5,52 @@
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import { W, ERROR_RESPONSES, type Wire } from '../wire';
+import { W, type Wire } from '../wire';
+import { objectSchema, arrayOf, answers, readOperation, operation, paymentAmount, NEW_OR_EXISTING } from '../schema-kit';
 import type { withdrawalTransactionSchema } from './withdraw';
 
 /** `send` of a transfer (lib/operation.ts `PAYMENT`): asset `symbol` and `amount` in base units (a positive integer). */
 export type SendAmount = Wire<typeof PAYMENT>;
 
 /**
- * POST transfer body (spec section 4: all fields required). `wallet_id` and
- * `counterparty_wallet_address` take a wallet id or short code; `expires` is epoch seconds;
- * `send.amount` base units. `partner_txID` makes a retry safe: the same value answers `existing`
- * with the original tx_id. Each text has the pack's length bound (lib/operation.ts `S`).
+ * The fields of a payment body that follow its origin and destination, all required (spec section
+ * 4: POST transfer and POST withdraw list the same ones): `expires` epoch seconds, the custom
+ * fields `benefit_of`, `account_no`, `reference`, the caller's key `partner_txID`, and `send`
+ * (lib/operation.ts `PAYMENT`, `send.amount` base units). Each text has the pack's length bound
+ * (lib/operation.ts `S`).
  */
-export const transferRequestSchema = {
-  type: 'object',
-  required: ['wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-  properties: {
-    wallet_id: S.walletId,
-    counterparty_wallet_address: S.walletId,
-    expires: S.epochSeconds,
-    benefit_of: S.customField,
-    account_no: S.customField,
-    reference: S.customField,
-    partner_txID: S.partnerTxId,
-    send: PAYMENT,
-  },
+export const PAYMENT_TERMS = {
+  expires: S.epochSeconds,
+  benefit_of: S.customField,
+  account_no: S.customField,
+  reference: S.customField,
+  partner_txID: S.partnerTxId,
+  send: PAYMENT,
 } as const;
+
+/** The field names of {@link PAYMENT_TERMS}, in order: the `required` list they add to a payment body. */
+export const PAYMENT_TERMS_REQUIRED = ['expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'] as const;
+
+/**
+ * POST transfer body (spec section 4: all fields required). `wallet_id` and
+ * `counterparty_wallet_address` take a wallet id or short code; then the {@link PAYMENT_TERMS}
+ * (`expires` epoch seconds, `send.amount` base units). `partner_txID` makes a retry safe: the same
+ * value answers `existing` with the original tx_id.
+ */
+export const transferRequestSchema = objectSchema(['wallet_id', 'counterparty_wallet_address', ...PAYMENT_TERMS_REQUIRED], {
+  wallet_id: S.walletId,
+  counterparty_wallet_address: S.walletId,
+  ...PAYMENT_TERMS,
+});
 
 /** POST transfer body ({@link transferRequestSchema}). */
 export type TransferRequest = Wire<typeof transferRequestSchema>;
 
-/** POST transfer answer (spec section 4): `tx_id` and `status`, `new` or `existing` (spec section 3). */
-export const transferCreatedSchema = {
-  type: 'object',
-  required: ['tx_id', 'status'],
-  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
-} as const;
+/**
+ * POST transfer answer (spec section 4): `tx_id` and `status`, `new` or `existing` (spec section 3;
+ * OpenAPI TxId, which POST withdraw answers too: lib/v1/withdraw.ts `withdrawCreatedSchema`).
+ */
+export const transferCreatedSchema = objectSchema(['tx_id', 'status'], { tx_id: W.id, status: NEW_OR_EXISTING });
 
 /** POST transfer answer ({@link transferCreatedSchema}). */
 export type TransferCreated = Wire<typeof transferCreatedSchema>;
@@ -71,19 +81,15 @@ export const SHORT_TX_STATUSES = ['pending', 'approved', 'rejected', 'expired'] 
  * `firstName`, `lastName`, `status` (for example `approved`), `timestamp` (epoch seconds),
  * `userID`, `username`. For a core client the names are blank and `userID` is its id.
  */
-export const approverRecordSchema = {
-  type: 'object',
-  required: ['actionID', 'firstName', 'lastName', 'status', 'timestamp', 'userID', 'username'],
-  properties: {
-    actionID: W.id,
-    firstName: W.text,
-    lastName: W.text,
-    status: W.text,
-    timestamp: W.epochSeconds,
-    userID: W.id,
-    username: W.text,
-  },
-} as const;
+export const approverRecordSchema = objectSchema(['actionID', 'firstName', 'lastName', 'status', 'timestamp', 'userID', 'username'], {
+  actionID: W.id,
+  firstName: W.text,
+  lastName: W.text,
+  status: W.text,
+  timestamp: W.epochSeconds,
+  userID: W.id,
+  username: W.text,
+});
 
 /** An approver record ({@link approverRecordSchema}). */
 export type ApproverRecord = Wire<typeof approverRecordSchema>;
@@ -100,7 +106,7 @@ export const transactionProperties = {
   initiatorAuthorized: W.boolean,
   initiatorName: W.text,
   reference: W.text,
-  status: { type: 'array', items: approverRecordSchema },
+  status: arrayOf(approverRecordSchema),
   statusDetails: {
     type: 'object',
     required: [
@@ -136,16 +142,21 @@ export const TRANSACTION_REQUIRED = [
 ] as const;
 
 /**
+ * The Transaction object of one kind (spec section 2): every field required, `txStatus` one of
+ * `statuses` (that kind's, spec section 3) or of {@link SHORT_TX_STATUSES}.
+ * @param statuses the kind's status values, e.g. {@link TRANSFER_STATUSES}.
+ */
+export function transactionSchemaOf<const T extends readonly string[]>(statuses: T) {
+  return objectSchema(TRANSACTION_REQUIRED, { ...transactionProperties, txStatus: { type: 'string', enum: [...statuses, ...SHORT_TX_STATUSES] } as const });
+}
+
+/**
  * The Transaction object of a transfer (spec section 2; GET /company/{company_id}/transfer/{tx_id}):
  * every field required; `txStatus` one of {@link TRANSFER_STATUSES} (spec section 3) or of
  * {@link SHORT_TX_STATUSES}. `withdrawalTransactionSchema` (lib/v1/withdraw.ts) is the same with
  * the withdrawal statuses.
  */
-export const transferTransactionSchema = {
-  type: 'object',
-  required: TRANSACTION_REQUIRED,
-  properties: { ...transactionProperties, txStatus: { type: 'string', enum: [...TRANSFER_STATUSES, ...SHORT_TX_STATUSES] } },
-} as const;
+export const transferTransactionSchema = transactionSchemaOf(TRANSFER_STATUSES);
 
 /**
  * The Transaction object (spec section 2) of a transfer or a withdrawal, camelCase; amounts in
@@ -158,35 +169,21 @@ export type Transaction = Wire<typeof transferTransactionSchema> | Wire<typeof w
  * legs (make and take) share with transfers and withdrawals, whose own status lists are in
  * lib/v1/states.ts. Used where one function builds or reads Transaction objects of every kind.
  */
-export const transactionObjectSchema = {
-  type: 'object',
-  required: TRANSACTION_REQUIRED,
-  properties: { ...transactionProperties, txStatus: W.text },
-} as const;
+export const transactionObjectSchema = objectSchema(TRANSACTION_REQUIRED, { ...transactionProperties, txStatus: W.text });
 
 /** A Transaction object of any kind ({@link transactionObjectSchema}). */
 export type TransactionObject = Wire<typeof transactionObjectSchema>;
 
 /** Operation declarations of this group, by id. */
 export const transferOperations = {
-  create: {
-    method: 'POST',
-    path: '/company/{company_id}/transfer',
+  create: operation('POST', '/company/{company_id}/transfer', 'spec section 4, POST /company/{company_id}/transfer', answers(transferCreatedSchema), {
     // Safe to retry: the API answers `existing` for a repeated partner_txID (spec section 3).
     idempotent: true,
     submission: 'transfer',
-    amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
-    source: 'spec section 4, POST /company/{company_id}/transfer',
-    responses: { 200: transferCreatedSchema, ...ERROR_RESPONSES },
+    amounts: [paymentAmount('send')],
     body: transferRequestSchema,
-  },
-  get: {
-    method: 'GET',
-    path: '/company/{company_id}/transfer/{tx_id}',
-    idempotent: true,
-    source: 'spec section 4, GET /company/{company_id}/transfer/{tx_id}',
-    responses: { 200: transferTransactionSchema, ...ERROR_RESPONSES },
-  },
+  }),
+  get: readOperation('/company/{company_id}/transfer/{tx_id}', 'spec section 4, GET /company/{company_id}/transfer/{tx_id}', transferTransactionSchema),
 } satisfies Record<string, OperationSpec>;
 
 /**

@@ -4,7 +4,8 @@
  */
 import { CustodyClient, ApiResponse } from '../client';
 import { callOperation, OperationSpec, S, EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../operation';
-import { W, ERROR_RESPONSES, okBodySchema, type OkBody, type Wire } from '../wire';
+import { W, okBodySchema, type OkBody, type Wire } from '../wire';
+import { objectSchema, arrayOf, answers, readOperation, operation } from '../schema-kit';
 
 /**
  * A trusted party entry (spec section 2 "Trusted party", section 4 GET .../trustedparty: "list of
@@ -12,28 +13,20 @@ import { W, ERROR_RESPONSES, okBodySchema, type OkBody, type Wire } from '../wir
  * `user` (spec) or `core-client` (NOTES.md: a core client added as a trusted party); `address` the
  * user's e-mail; `created` epoch seconds.
  */
-export const trustedPartySchema = {
-  type: 'object',
-  required: ['trusted_entity_id', 'name', 'type', 'address', 'internal', 'created'],
-  properties: {
-    trusted_entity_id: W.id,
-    name: W.text,
-    type: { type: 'string', enum: ['user', 'core-client'] },
-    address: W.text,
-    internal: W.boolean,
-    created: W.epochSeconds,
-  },
-} as const;
+export const trustedPartySchema = objectSchema(['trusted_entity_id', 'name', 'type', 'address', 'internal', 'created'], {
+  trusted_entity_id: W.id,
+  name: W.text,
+  type: { type: 'string', enum: ['user', 'core-client'] },
+  address: W.text,
+  internal: W.boolean,
+  created: W.epochSeconds,
+});
 
 /** A trusted party entry ({@link trustedPartySchema}). */
 export type TrustedParty = Wire<typeof trustedPartySchema>;
 
 /** GET /company/{company_id}/trustedparty answer: `company_id`, `total_count`, `list` (spec section 4). */
-export const trustedPartyListSchema = {
-  type: 'object',
-  required: ['company_id', 'total_count', 'list'],
-  properties: { company_id: W.id, total_count: W.count, list: { type: 'array', items: trustedPartySchema } },
-} as const;
+export const trustedPartyListSchema = objectSchema(['company_id', 'total_count', 'list'], { company_id: W.id, total_count: W.count, list: arrayOf(trustedPartySchema) });
 
 /** GET /company/{company_id}/trustedparty answer ({@link trustedPartyListSchema}). */
 export type TrustedPartyList = Wire<typeof trustedPartyListSchema>;
@@ -43,27 +36,18 @@ export type { OkBody } from '../wire';
 
 /** Operation declarations of this group, by id. */
 export const trustedPartyOperations = {
-  add: {
-    method: 'POST',
-    path: '/company/{company_id}/trustedparty',
-    source: 'spec section 4, POST /company/{company_id}/trustedparty',
-    // Spec section 4: "HTTP 200 with code and msg".
-    responses: { 200: okBodySchema, ...ERROR_RESPONSES },
+  // Spec section 4: "HTTP 200 with code and msg".
+  add: operation('POST', '/company/{company_id}/trustedparty', 'spec section 4, POST /company/{company_id}/trustedparty', answers(okBodySchema), {
     body: {
       type: 'object',
       required: ['address', 'type'],
       properties: { address: S.text(EMAIL_MAX_LENGTH), type: { type: 'string', enum: ['user', 'core-client'] }, name: S.optionalText(NAME_MAX_LENGTH) },
     },
-  },
-  list: { method: 'GET', path: '/company/{company_id}/trustedparty', idempotent: true, source: 'spec section 4, GET /company/{company_id}/trustedparty', responses: { 200: trustedPartyListSchema, ...ERROR_RESPONSES } },
-  remove: {
-    method: 'DELETE',
-    path: '/company/{company_id}/trustedparty/{trustedparty_id}',
-    source: 'spec section 4, DELETE /company/{company_id}/trustedparty/{trustedparty_id}',
-    // Spec section 4: "HTTP 200 when removed": the spec overrides the OpenAPI's status 202; the
-    // body, which the spec does not show, is the OpenAPI's OkResponse `{code, msg}`.
-    responses: { 200: okBodySchema, ...ERROR_RESPONSES },
-  },
+  }),
+  list: readOperation('/company/{company_id}/trustedparty', 'spec section 4, GET /company/{company_id}/trustedparty', trustedPartyListSchema),
+  // Spec section 4: "HTTP 200 when removed": the spec overrides the OpenAPI's status 202; the
+  // body, which the spec does not show, is the OpenAPI's OkResponse `{code, msg}`.
+  remove: operation('DELETE', '/company/{company_id}/trustedparty/{trustedparty_id}', 'spec section 4, DELETE /company/{company_id}/trustedparty/{trustedparty_id}', answers(okBodySchema)),
 } satisfies Record<string, OperationSpec>;
 
 /**

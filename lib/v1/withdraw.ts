@@ -3,31 +3,24 @@
  * status values", section 4 "Withdrawals"; OpenAPI `/company/{company_id}/withdraw`).
  */
 import { CustodyClient, ApiResponse } from '../client';
-import { callOperation, submitOperation, OperationSpec, S, PAYMENT } from '../operation';
+import { callOperation, submitOperation, OperationSpec, S } from '../operation';
 import type { SubmitOptions, SubmitResult } from '../submission/submit';
-import { transactionProperties, TRANSACTION_REQUIRED, SHORT_TX_STATUSES, type Transaction } from './transfer';
-import { W, ERROR_RESPONSES, type Wire } from '../wire';
+import { PAYMENT_TERMS, PAYMENT_TERMS_REQUIRED, transferCreatedSchema, transactionSchemaOf, type Transaction } from './transfer';
+import type { Wire } from '../wire';
+import { objectSchema, answers, readOperation, operation, paymentAmount } from '../schema-kit';
 
 /**
  * POST withdraw body (spec section 4: all fields required). `wallet_id` is the origin wallet id
  * or short code (never an address); `address` a whitelisted L1 address (see fund
- * `addWhitelist`); `expires` epoch seconds; `send.amount` base units. `partner_txID` is the
- * caller's own unique id of the withdrawal; build it from something stable (an order number).
+ * `addWhitelist`); then the `PAYMENT_TERMS` of a transfer (lib/v1/transfer.ts: `expires` epoch
+ * seconds, `send.amount` base units). `partner_txID` is the caller's own unique id of the
+ * withdrawal; build it from something stable (an order number).
  */
-export const withdrawRequestSchema = {
-  type: 'object',
-  required: ['wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send'],
-  properties: {
-    wallet_id: S.walletId,
-    address: S.address,
-    expires: S.epochSeconds,
-    benefit_of: S.customField,
-    account_no: S.customField,
-    reference: S.customField,
-    partner_txID: S.partnerTxId,
-    send: PAYMENT,
-  },
-} as const;
+export const withdrawRequestSchema = objectSchema(['wallet_id', 'address', ...PAYMENT_TERMS_REQUIRED], {
+  wallet_id: S.walletId,
+  address: S.address,
+  ...PAYMENT_TERMS,
+});
 
 /** POST withdraw body ({@link withdrawRequestSchema}). */
 export type WithdrawRequest = Wire<typeof withdrawRequestSchema>;
@@ -35,13 +28,10 @@ export type WithdrawRequest = Wire<typeof withdrawRequestSchema>;
 /**
  * POST withdraw answer: `tx_id` and `status` (spec section 4 shows `new`; the OpenAPI's TxId
  * answer, shared with transfers, also allows `existing`, which the built-in simulator answers for
- * a repeated `partner_txID`; the spec does not forbid it).
+ * a repeated `partner_txID`; the spec does not forbid it): the transfer's answer,
+ * `transferCreatedSchema` (lib/v1/transfer.ts).
  */
-export const withdrawCreatedSchema = {
-  type: 'object',
-  required: ['tx_id', 'status'],
-  properties: { tx_id: W.id, status: { type: 'string', enum: ['new', 'existing'] } },
-} as const;
+export const withdrawCreatedSchema = transferCreatedSchema;
 
 /** POST withdraw answer ({@link withdrawCreatedSchema}). */
 export type WithdrawCreated = Wire<typeof withdrawCreatedSchema>;
@@ -65,34 +55,20 @@ export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
  * /company/{company_id}/withdraw/{tx_id}): the fields of `transferTransactionSchema`
  * (lib/v1/transfer.ts), `txStatus` one of {@link WITHDRAWAL_STATUSES} or `SHORT_TX_STATUSES`.
  */
-export const withdrawalTransactionSchema = {
-  type: 'object',
-  required: TRANSACTION_REQUIRED,
-  properties: { ...transactionProperties, txStatus: { type: 'string', enum: [...WITHDRAWAL_STATUSES, ...SHORT_TX_STATUSES] } },
-} as const;
+export const withdrawalTransactionSchema = transactionSchemaOf(WITHDRAWAL_STATUSES);
 
 /** Operation declarations of this group, by id. */
 export const withdrawOperations = {
-  create: {
-    method: 'POST',
-    path: '/company/{company_id}/withdraw',
+  create: operation('POST', '/company/{company_id}/withdraw', 'spec section 4, POST /company/{company_id}/withdraw', answers(withdrawCreatedSchema), {
     // Never retried by the client: the spec promises "existing, no new transaction" for a repeated
     // partner_txID on POST transfer only (section 3, "Moves shown"), not on POST withdraw. The
     // submission journal keeps the key; after an unknown outcome, `resolveSubmission` looks the
     // withdrawal up (ledger, wallet history) before the key may be used again.
     submission: 'withdraw',
-    amounts: [{ amount: 'send.amount', asset: 'send.symbol' }],
-    source: 'spec section 4, POST /company/{company_id}/withdraw',
-    responses: { 200: withdrawCreatedSchema, ...ERROR_RESPONSES },
+    amounts: [paymentAmount('send')],
     body: withdrawRequestSchema,
-  },
-  get: {
-    method: 'GET',
-    path: '/company/{company_id}/withdraw/{tx_id}',
-    idempotent: true,
-    source: 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}',
-    responses: { 200: withdrawalTransactionSchema, ...ERROR_RESPONSES },
-  },
+  }),
+  get: readOperation('/company/{company_id}/withdraw/{tx_id}', 'spec section 4, GET /company/{company_id}/withdraw/{tx_id}', withdrawalTransactionSchema),
 } satisfies Record<string, OperationSpec>;
 
 /**

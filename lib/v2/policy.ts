@@ -12,22 +12,32 @@ import { ValidationError, characterCount } from '../errors';
 import { OperationSpec, S, ID_MAX_LENGTH, prepareOperation, tooLongError } from '../operation';
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator, withWorkspace } from './operation';
-import { W, ERROR_RESPONSES, CONFLICT_RESPONSE, type Wire } from '../wire';
+import { W, CONFLICT_RESPONSE, type Wire } from '../wire';
+import { objectSchema, arrayOf, listSchema, answers, readOperation, operation } from '../schema-kit';
+
+/**
+ * A member rule node (spec section 2 "Expression / rule node") whose member id has the schema
+ * `id`: `type` 2, `operation` 3, `threshold` 0, `arguments.id`. All required. Built once for the
+ * answers ({@link memberRuleSchema}, `W.id`) and the request body (`S.id`, with its length bound).
+ */
+function memberRuleOf<const I extends object>(id: I) {
+  return objectSchema(['type', 'operation', 'threshold', 'arguments'], { type: { const: 2 }, operation: { const: 3 }, threshold: { const: 0 }, arguments: objectSchema(['id'], { id }) });
+}
+
+/**
+ * The top-level expression node (spec section 2) with the schema `rules` of its rule list: `type`
+ * 1, `operation` 1, `threshold` approvals needed (>= 1), `rules`. All required. Built once for the
+ * answers ({@link policyExpressionSchema}) and the request body (at least one rule).
+ */
+function expressionOf<const R extends object>(rules: R) {
+  return objectSchema(['type', 'operation', 'threshold', 'rules'], { type: { const: 1 }, operation: { const: 1 }, threshold: { type: 'integer', minimum: 1 }, rules });
+}
 
 /**
  * A member rule node (spec section 2 "Expression / rule node"): `type` 2, `operation` 3,
  * `threshold` 0, `arguments.id` the member id (a human member or an API key). All required.
  */
-export const memberRuleSchema = {
-  type: 'object',
-  required: ['type', 'operation', 'threshold', 'arguments'],
-  properties: {
-    type: { const: 2 },
-    operation: { const: 3 },
-    threshold: { const: 0 },
-    arguments: { type: 'object', required: ['id'], properties: { id: W.id } },
-  },
-} as const;
+export const memberRuleSchema = memberRuleOf(W.id);
 
 /** A member rule node ({@link memberRuleSchema}). */
 export type MemberRule = Wire<typeof memberRuleSchema>;
@@ -36,16 +46,7 @@ export type MemberRule = Wire<typeof memberRuleSchema>;
  * The top-level expression node (spec section 2): `type` 1, `operation` 1, `threshold` approvals
  * needed (>= 1), `rules` the member rules ({@link memberRuleSchema}). All required.
  */
-export const policyExpressionSchema = {
-  type: 'object',
-  required: ['type', 'operation', 'threshold', 'rules'],
-  properties: {
-    type: { const: 1 },
-    operation: { const: 1 },
-    threshold: { type: 'integer', minimum: 1 },
-    rules: { type: 'array', items: memberRuleSchema },
-  },
-} as const;
+export const policyExpressionSchema = expressionOf(arrayOf(memberRuleSchema));
 
 /** The top-level expression node ({@link policyExpressionSchema}). */
 export type PolicyExpression = Wire<typeof policyExpressionSchema>;
@@ -66,22 +67,18 @@ export type PolicyBody = Wire<typeof policyBodySchema>;
  * policy's fields); `adminPolicyID`, `adminLocked`, `allowDuplicates` (spec: "on create also")
  * typed when present.
  */
-export const workspacePolicySchema = {
-  type: 'object',
-  required: ['policyID', 'name', 'policyType', 'systemType', 'actionsGoverned', 'expressionContentType', 'expression'],
-  properties: {
-    policyID: W.id,
-    name: W.text,
-    policyType: { type: 'string', enum: POLICY_TYPES },
-    systemType: { type: 'number' },
-    actionsGoverned: { type: 'array' },
-    expressionContentType: { const: 'application/json' },
-    expression: policyExpressionSchema,
-    adminPolicyID: W.text,
-    adminLocked: W.boolean,
-    allowDuplicates: W.boolean,
-  },
-} as const;
+export const workspacePolicySchema = objectSchema(['policyID', 'name', 'policyType', 'systemType', 'actionsGoverned', 'expressionContentType', 'expression'], {
+  policyID: W.id,
+  name: W.text,
+  policyType: { type: 'string', enum: POLICY_TYPES },
+  systemType: { type: 'number' },
+  actionsGoverned: { type: 'array' },
+  expressionContentType: { const: 'application/json' },
+  expression: policyExpressionSchema,
+  adminPolicyID: W.text,
+  adminLocked: W.boolean,
+  allowDuplicates: W.boolean,
+});
 
 /** A policy of a workspace as listed ({@link workspacePolicySchema}). */
 export type WorkspacePolicy = Wire<typeof workspacePolicySchema>;
@@ -90,21 +87,13 @@ export type WorkspacePolicy = Wire<typeof workspacePolicySchema>;
  * GET policies answer: `{policies: [...]}` (spec section 4: "list of policies"; the key
  * `policies` is the pack's, the spec does not show the wrapper).
  */
-export const policyListSchema = {
-  type: 'object',
-  required: ['policies'],
-  properties: { policies: { type: 'array', items: workspacePolicySchema } },
-} as const;
+export const policyListSchema = listSchema('policies', workspacePolicySchema);
 
 /** GET policies answer ({@link policyListSchema}). */
 export type PolicyList = Wire<typeof policyListSchema>;
 
 /** POST policies answer: `policyID` (spec section 4), required. */
-export const policyCreatedSchema = {
-  type: 'object',
-  required: ['policyID'],
-  properties: { policyID: W.id },
-} as const;
+export const policyCreatedSchema = objectSchema(['policyID'], { policyID: W.id });
 
 /** POST policies answer ({@link policyCreatedSchema}). */
 export type PolicyCreated = Wire<typeof policyCreatedSchema>;
@@ -118,11 +107,7 @@ export const UPDATE_REQUEST_STATUSES = ['pending', 'approved', 'rejected'] as co
  * an action, with this id); `status` is `pending` until approved. All required (the spec shows no
  * field names: these are the pack's, and the simulator's).
  */
-export const policyUpdateRequestSchema = {
-  type: 'object',
-  required: ['actionID', 'policyID', 'status'],
-  properties: { actionID: W.id, policyID: W.id, status: { type: 'string', enum: UPDATE_REQUEST_STATUSES } },
-} as const;
+export const policyUpdateRequestSchema = objectSchema(['actionID', 'policyID', 'status'], { actionID: W.id, policyID: W.id, status: { type: 'string', enum: UPDATE_REQUEST_STATUSES } });
 
 /** The answer of PUT policies/{policyID} ({@link policyUpdateRequestSchema}). */
 export type PolicyUpdateRequest = Wire<typeof policyUpdateRequestSchema>;
@@ -132,21 +117,17 @@ export type PolicyUpdateRequest = Wire<typeof policyUpdateRequestSchema>;
  * only, not in the spec): `type` `policyUpdate` or `transaction`, `threshold` approvals needed (the
  * governing policy's), `approvers` the member ids that approved, `timestamp` epoch seconds. All required.
  */
-export const workspaceActionSchema = {
-  type: 'object',
-  required: ['actionID', 'type', 'status', 'workspaceID', 'policyID', 'threshold', 'approvedCount', 'approvers', 'timestamp'],
-  properties: {
-    actionID: W.id,
-    type: W.text,
-    status: { type: 'string', enum: UPDATE_REQUEST_STATUSES },
-    workspaceID: W.id,
-    policyID: W.id,
-    threshold: W.count,
-    approvedCount: W.count,
-    approvers: { type: 'array', items: W.id },
-    timestamp: W.epochSeconds,
-  },
-} as const;
+export const workspaceActionSchema = objectSchema(['actionID', 'type', 'status', 'workspaceID', 'policyID', 'threshold', 'approvedCount', 'approvers', 'timestamp'], {
+  actionID: W.id,
+  type: W.text,
+  status: { type: 'string', enum: UPDATE_REQUEST_STATUSES },
+  workspaceID: W.id,
+  policyID: W.id,
+  threshold: W.count,
+  approvedCount: W.count,
+  approvers: arrayOf(W.id),
+  timestamp: W.epochSeconds,
+});
 
 /** An update request as read with GET actions/{actionID} ({@link workspaceActionSchema}). */
 export type WorkspaceAction = Wire<typeof workspaceActionSchema>;
@@ -264,87 +245,31 @@ export function withExtraMember(policy: WorkspacePolicy, memberID: string): Poli
 }
 
 /** A member rule as sent: {@link memberRuleSchema} with the id's length bound (`S.id`). */
-const memberRuleInput = {
-  type: 'object',
-  required: ['type', 'operation', 'threshold', 'arguments'],
-  properties: {
-    type: { const: 2 },
-    operation: { const: 3 },
-    threshold: { const: 0 },
-    arguments: { type: 'object', required: ['id'], properties: { id: S.id } },
-  },
-} as const;
+const memberRuleInput = memberRuleOf(S.id);
 /** The expression as sent: {@link policyExpressionSchema} with at least one member rule. */
-const expressionInput = {
-  type: 'object',
-  required: ['type', 'operation', 'threshold', 'rules'],
-  properties: {
-    type: { const: 1 },
-    operation: { const: 1 },
-    threshold: { type: 'integer', minimum: 1 },
-    rules: { type: 'array', minItems: 1, items: memberRuleInput },
-  },
-} as const;
+const expressionInput = expressionOf({ type: 'array', minItems: 1, items: memberRuleInput });
 /**
  * The body of POST and PUT policies (spec section 4: name, expression, expressionContentType,
  * adminPolicyID, policyType, adminLocked, allowDuplicates; all required): the expression of spec
  * section 2, `expressionContentType` `application/json`, `policyType` `transaction` or `admin`.
  */
-export const policyBodySchema = {
-  type: 'object',
-  required: ['name', 'expression', 'expressionContentType', 'adminPolicyID', 'policyType', 'adminLocked', 'allowDuplicates'],
-  properties: {
-    name: S.name,
-    expression: expressionInput,
-    expressionContentType: { enum: ['application/json'] },
-    adminPolicyID: S.id,
-    policyType: { enum: ['transaction', 'admin'] },
-    adminLocked: { type: 'boolean' },
-    allowDuplicates: { type: 'boolean' },
-  },
-} as const;
+export const policyBodySchema = objectSchema(['name', 'expression', 'expressionContentType', 'adminPolicyID', 'policyType', 'adminLocked', 'allowDuplicates'], {
+  name: S.name,
+  expression: expressionInput,
+  expressionContentType: { enum: ['application/json'] },
+  adminPolicyID: S.id,
+  policyType: { enum: ['transaction', 'admin'] },
+  adminLocked: { type: 'boolean' },
+  allowDuplicates: { type: 'boolean' },
+});
 /** Operation declarations of the policies group (spec section 4 "v2 endpoints"). */
 export const policyOperations = {
-  list: {
-    method: 'GET',
-    path: '/workspaces/{workspaceID}/policies',
-    idempotent: true,
-    source: 'spec section 4, GET {base_url_v2}/workspaces/{workspaceID}/policies',
-    responses: { 200: policyListSchema, ...ERROR_RESPONSES },
-  },
-  create: {
-    method: 'POST',
-    path: '/workspaces/{workspaceID}/policies',
-    body: policyBodySchema,
-    source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies',
-    responses: { 200: policyCreatedSchema, ...ERROR_RESPONSES },
-  },
-  update: {
-    method: 'PUT',
-    path: '/workspaces/{workspaceID}/policies/{policyID}',
-    body: policyBodySchema,
-    source: 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}',
-    responses: { 200: policyUpdateRequestSchema, ...ERROR_RESPONSES },
-  },
-  getAction: {
-    method: 'GET',
-    path: '/actions/{actionID}',
-    idempotent: true,
-    source: 'simulator only: read an update request (the service\'s developer guides name actions; this route is not in the spec)',
-    responses: { 200: workspaceActionSchema, ...ERROR_RESPONSES },
-  },
-  approveAction: {
-    method: 'PUT',
-    path: '/actions/{actionID}',
-    source: 'simulator only: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)',
-    responses: { 200: workspaceActionSchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
-  },
-  rejectAction: {
-    method: 'DELETE',
-    path: '/actions/{actionID}',
-    source: 'simulator only: reject an update request as the token\'s API key (not in the spec)',
-    responses: { 200: workspaceActionSchema, ...ERROR_RESPONSES, ...CONFLICT_RESPONSE },
-  },
+  list: readOperation('/workspaces/{workspaceID}/policies', 'spec section 4, GET {base_url_v2}/workspaces/{workspaceID}/policies', policyListSchema),
+  create: operation('POST', '/workspaces/{workspaceID}/policies', 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/policies', answers(policyCreatedSchema), { body: policyBodySchema }),
+  update: operation('PUT', '/workspaces/{workspaceID}/policies/{policyID}', 'spec section 4, PUT {base_url_v2}/workspaces/{workspaceID}/policies/{policyID}', answers(policyUpdateRequestSchema), { body: policyBodySchema }),
+  getAction: readOperation('/actions/{actionID}', 'simulator only: read an update request (the service\'s developer guides name actions; this route is not in the spec)', workspaceActionSchema),
+  approveAction: operation('PUT', '/actions/{actionID}', 'simulator only: approve an update request as the token\'s API key (the service signs approvals with BLS keys; not in the spec)', { ...answers(workspaceActionSchema), ...CONFLICT_RESPONSE }),
+  rejectAction: operation('DELETE', '/actions/{actionID}', 'simulator only: reject an update request as the token\'s API key (not in the spec)', { ...answers(workspaceActionSchema), ...CONFLICT_RESPONSE }),
 } satisfies Record<string, OperationSpec>;
 
 /**

@@ -9,7 +9,8 @@ import type { ApiResponse } from '../client';
 import { OperationSpec, S } from '../operation';
 import type { WorkspaceClient } from './client';
 import { callWorkspaceOperation, requireSimulator } from './operation';
-import { W, ERROR_RESPONSES, type Wire } from '../wire';
+import { W, type Wire } from '../wire';
+import { objectSchema, arrayOf, answers, readOperation, operation } from '../schema-kit';
 
 
 /** Portfolio types (spec section 2); `standard` is the default. */
@@ -25,11 +26,7 @@ export const CONNECT_PLUGINS = ['defi', 'wc'] as const;
 export type ConnectPlugin = (typeof CONNECT_PLUGINS)[number];
 
 /** A portfolio (spec section 2 "v2 resources"): `accountID`, `name`, `type`, all required. */
-export const portfolioSchema = {
-  type: 'object',
-  required: ['accountID', 'name', 'type'],
-  properties: { accountID: W.id, name: W.text, type: { type: 'string', enum: PORTFOLIO_TYPES } },
-} as const;
+export const portfolioSchema = objectSchema(['accountID', 'name', 'type'], { accountID: W.id, name: W.text, type: { type: 'string', enum: PORTFOLIO_TYPES } });
 
 /** A portfolio ({@link portfolioSchema}). */
 export type Portfolio = Wire<typeof portfolioSchema>;
@@ -39,31 +36,19 @@ export type Portfolio = Wire<typeof portfolioSchema>;
  * `connectPlugin`, `policyID`, `address`; `walletID` is the simulator's id, not a spec field), all
  * required: `address` is '' while the key computation runs.
  */
-export const portfolioWalletSchema = {
-  type: 'object',
-  required: ['walletID', 'name', 'connectPlugin', 'policyID', 'address'],
-  properties: { walletID: W.id, name: W.text, connectPlugin: { type: 'string', enum: CONNECT_PLUGINS }, policyID: W.id, address: W.text },
-} as const;
+export const portfolioWalletSchema = objectSchema(['walletID', 'name', 'connectPlugin', 'policyID', 'address'], { walletID: W.id, name: W.text, connectPlugin: { type: 'string', enum: CONNECT_PLUGINS }, policyID: W.id, address: W.text });
 
 /** A wallet of a portfolio ({@link portfolioWalletSchema}). */
 export type PortfolioWallet = Wire<typeof portfolioWalletSchema>;
 
 /** A portfolio with its wallets, as the simulator's `get` reads it (simulator only). */
-export const portfolioWithWalletsSchema = {
-  type: 'object',
-  required: [...portfolioSchema.required, 'wallets'],
-  properties: { ...portfolioSchema.properties, wallets: { type: 'array', items: portfolioWalletSchema } },
-} as const;
+export const portfolioWithWalletsSchema = objectSchema([...portfolioSchema.required, 'wallets'], { ...portfolioSchema.properties, wallets: arrayOf(portfolioWalletSchema) });
 
 /** A portfolio with its wallets ({@link portfolioWithWalletsSchema}). */
 export type PortfolioWithWallets = Wire<typeof portfolioWithWalletsSchema>;
 
 /** POST accounts answer: `accountID` (spec section 4), required. */
-export const portfolioCreatedSchema = {
-  type: 'object',
-  required: ['accountID'],
-  properties: { accountID: W.id },
-} as const;
+export const portfolioCreatedSchema = objectSchema(['accountID'], { accountID: W.id });
 
 /** POST accounts answer ({@link portfolioCreatedSchema}). */
 export type PortfolioCreated = Wire<typeof portfolioCreatedSchema>;
@@ -83,29 +68,15 @@ export const WAIT_FOR_ADDRESS_MARGIN_SECONDS = 15;
  * shorter than the key computation). `walletID` is the simulator's (not a spec field; it adds it
  * so the wallet can be read again): typed when present, not required.
  */
-export const createdWalletSchema = {
-  type: 'object',
-  required: ['address'],
-  properties: { walletID: W.id, address: W.text },
-} as const;
+export const createdWalletSchema = objectSchema(['address'], { walletID: W.id, address: W.text });
 
 /** The answer of create-wallet ({@link createdWalletSchema}). */
 export type CreatedWallet = Wire<typeof createdWalletSchema>;
 
 /** Operation declarations of the portfolios group (spec section 4 "v2 endpoints"). */
 export const portfolioOperations = {
-  create: {
-    method: 'POST',
-    path: '/workspaces/{workspaceID}/accounts',
-    source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts',
-    responses: { 200: portfolioCreatedSchema, ...ERROR_RESPONSES },
-    body: { type: 'object', required: ['name'], properties: { name: S.name, type: { enum: ['standard', 'exchange'] } } },
-  },
-  createWallet: {
-    method: 'POST',
-    path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets',
-    source: 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts/{accountID}/wallets',
-    responses: { 200: createdWalletSchema, ...ERROR_RESPONSES },
+  create: operation('POST', '/workspaces/{workspaceID}/accounts', 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts', answers(portfolioCreatedSchema), { body: { type: 'object', required: ['name'], properties: { name: S.name, type: { enum: ['standard', 'exchange'] } } } }),
+  createWallet: operation('POST', '/workspaces/{workspaceID}/accounts/{accountID}/wallets', 'spec section 4, POST {base_url_v2}/workspaces/{workspaceID}/accounts/{accountID}/wallets', answers(createdWalletSchema), {
     body: {
       type: 'object',
       required: ['name', 'connectPlugin', 'policyID'],
@@ -116,21 +87,9 @@ export const portfolioOperations = {
         waitForAddress: { type: 'integer', minimum: 0, maximum: MAX_WAIT_FOR_ADDRESS },
       },
     },
-  },
-  get: {
-    method: 'GET',
-    path: '/workspaces/{workspaceID}/accounts/{accountID}',
-    idempotent: true,
-    source: 'simulator only: read a portfolio with its wallets (not in the spec)',
-    responses: { 200: portfolioWithWalletsSchema, ...ERROR_RESPONSES },
-  },
-  getWallet: {
-    method: 'GET',
-    path: '/workspaces/{workspaceID}/accounts/{accountID}/wallets/{walletID}',
-    idempotent: true,
-    source: 'simulator only: read a wallet, e.g. its address once computed (not in the spec)',
-    responses: { 200: portfolioWalletSchema, ...ERROR_RESPONSES },
-  },
+  }),
+  get: readOperation('/workspaces/{workspaceID}/accounts/{accountID}', 'simulator only: read a portfolio with its wallets (not in the spec)', portfolioWithWalletsSchema),
+  getWallet: readOperation('/workspaces/{workspaceID}/accounts/{accountID}/wallets/{walletID}', 'simulator only: read a wallet, e.g. its address once computed (not in the spec)', portfolioWalletSchema),
 } satisfies Record<string, OperationSpec>;
 
 /**
