@@ -22,6 +22,22 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
+ * Parse a URL from a setting. The text is never echoed in the error: a mistyped URL can carry
+ * a password.
+ * @param text the setting's value.
+ * @param message the error message, naming the setting (e.g. `baseUrl: not a URL ...`).
+ * @returns the parsed URL.
+ * @throws {ConfigError} with `message` when `text` is not a URL.
+ */
+export function parseConfigUrl(text: string, message: string): URL {
+  try {
+    return new URL(text);
+  } catch {
+    throw new ConfigError(message);
+  }
+}
+
+/**
  * Check and normalise a base URL: `https:` to any host, `http:` only to a loopback host
  * (spec section 5.1: HTTPS with TLS 1.2 or later; loopback HTTP is the simulator's).
  * @returns the URL without a trailing slash, e.g. `https://api.example/api/v1/p`.
@@ -29,13 +45,7 @@ export function isLoopbackHost(hostname: string): boolean {
  *   host, or credentials/query/fragment in the URL.
  */
 export function checkBaseUrl(baseUrl: string): string {
-  let u: URL;
-  try {
-    u = new URL(baseUrl);
-  } catch {
-    // The text is not echoed: a mistyped URL can carry a password.
-    throw new ConfigError('baseUrl: not a URL (expected https://host/api/v1/p)');
-  }
+  const u = parseConfigUrl(baseUrl, 'baseUrl: not a URL (expected https://host/api/v1/p)');
   if (u.username || u.password) throw new ConfigError('baseUrl: must not carry credentials');
   if (u.search || u.hash) throw new ConfigError('baseUrl: must not have a query string or fragment');
   if (u.protocol === 'http:') {

@@ -38,6 +38,7 @@ import os from 'node:os';
 import type { Redis, RedisOptions } from 'ioredis';
 import { ConfigError } from '../errors';
 import { abortableSleep } from '../transport';
+import { parseConfigUrl } from '../environments';
 
 /**
  * Redis cannot be reached (or has not come back from a data loss yet): nothing was done. `code`
@@ -247,12 +248,7 @@ export const DEFAULT_KEY_PREFIX = 'custodyflow:';
  * @throws {ConfigError} naming `redisUrl`.
  */
 export function checkRedisUrl(url: string): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new ConfigError('redisUrl: a Redis URL such as redis://127.0.0.1:6379/0');
-  }
+  const u = parseConfigUrl(url, 'redisUrl: a Redis URL such as redis://127.0.0.1:6379/0');
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new ConfigError(`redisUrl: redis:// or rediss://, got ${u.protocol}//`);
   if (!u.hostname) throw new ConfigError('redisUrl: the host is missing');
   if (u.password) throw new ConfigError('redisUrl: put the password in the Redis password field (a credential), not in the URL');
