@@ -10,17 +10,15 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { RedProcess, launchChromium, openEditor, sleep } from './red-process';
+import { sleep } from './red-process';
+import { simulatorFlows, useRedProcess, withEditor } from './editor-kit';
 
 const TAB = 'a9900000000000f1';
 const CONFIG = 'a9900000000000c1';
 const APPROVER = 'a990000000000a01';
 
 /** The initial flow: one tab and a config node on the built-in simulator. */
-const FLOWS = [
-  { id: TAB, type: 'tab', label: 'approver editor' },
-  { id: CONFIG, type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp' },
-];
+const FLOWS = simulatorFlows(TAB, 'approver editor', CONFIG);
 
 /** A rule as the dialog stores it. */
 interface Rule {
@@ -61,24 +59,10 @@ function rowNames(page: Page): Promise<string[]> {
 
 describe('custody-approver editor: rules typed in the dialog are the rules deployed', function () {
   this.timeout(120000);
-  let red: RedProcess | undefined;
-
-  before(async () => {
-    red = new RedProcess({ prefix: 'cf-approver-editor-', flows: JSON.stringify(FLOWS) });
-    await red.start();
-  });
-
-  after(async () => {
-    await red?.stop();
-  });
+  const red = useRedProcess({ prefix: 'cf-approver-editor-', flows: JSON.stringify(FLOWS) });
 
   it('adds, fills, drags and validates two rules, deploys them, and GET /flows returns them', async () => {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openEditor(browser, red!.base, { width: 1500, height: 1250 });
-      await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-approver') && (window as any).RED?.nodes?.node?.('a9900000000000c1'), undefined, { timeout: 30000 });
-      await page.waitForTimeout(500);
-
+    await withEditor(red().base, { width: 1500, height: 1250 }, { types: ['custody-approver'], nodes: [CONFIG] }, async ({ page, errors }) => {
       // The node's definition: palette, ports, defaults, help.
       const def = await page.evaluate(() => {
         const t = (window as any).RED.nodes.getType('custody-approver');
@@ -251,11 +235,11 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       const deadline = Date.now() + 20000;
       let stored: { rules?: Rule[]; [k: string]: unknown } | undefined;
       while (!stored && Date.now() < deadline) {
-        const flows = (await (await fetch(`${red!.base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
+        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
         stored = flows.find((n) => n.id === APPROVER) as typeof stored;
         if (!stored) await sleep(250);
       }
-      assert.ok(stored, `the approver was deployed\n${red!.log.slice(-2000)}`);
+      assert.ok(stored, `the approver was deployed\n${red().log.slice(-2000)}`);
       assert.deepEqual(stored.rules, [
         {
           ...EMPTY_RULE,
@@ -278,8 +262,6 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       assert.equal(stored.auditFile, '');
       assert.equal(stored.whitelistCacheSeconds, '60');
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 });

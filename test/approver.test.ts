@@ -10,31 +10,20 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { control, demoTransfer, until } from './support';
 import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, startHelperServer, stopHelperServer } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting } from './node-flows';
+import { redNodes, simulatorDataDir, useCountingServer, useRedRuntime } from './red-setup';
 import { CustodyClient, createTransfer, getAction, getTransfer, listActions, type ApprovalRule } from '../lib';
 import { root } from './red-process';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-approver-'));
-process.env.CUSTODYFLOW_SIMULATOR_DATA = path.join(dataDir, 'sim');
-
-helper.init(require.resolve('node-red'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-approver/custody-approver'),
-  require('../nodes/custody-coreclient-feed/custody-coreclient-feed'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-];
+const dataDir = simulatorDataDir('cf-approver-', 'sim');
+const nodeModules = redNodes(['custody-config', 'custody-approver', 'custody-coreclient-feed']);
 
 const inbox: Inbox = new Map();
 const OUTS = ['approved', 'rejected', 'held', 'caught'] as const;
@@ -101,18 +90,12 @@ describe('custody-approver in Node-RED with the simulator', function () {
     throw new Error(`no action for transfer ${tx_id}`);
   }
 
-  before(async () => {
-    await startHelperServer();
-    sim = await sharedSimulator(process.env.CUSTODYFLOW_SIMULATOR_DATA!);
+  const simulator = useRedRuntime(dataDir, { simulatorDir: path.join(dataDir, 'sim') });
+  before(() => {
+    sim = simulator();
     client = accountClient(sim);
   });
-  afterEach(() => helper.unload());
-  after(async () => {
-    await client.close();
-    await stopHelperServer();
-    await stopSharedSimulator();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => client.close());
 
   describe('conditions, on a real pending transfer action (dry run)', () => {
     let action: any;
@@ -283,19 +266,16 @@ describe('custody-approver in Node-RED with the simulator', function () {
       answer: (request, s) =>
         request.url.endsWith('/assets') ? { status: 200, body: JSON.stringify({ assets: [{ code: 'BTC-TESTNET', scale: 100000000 }] }) } : { status: 200, body: s.body },
     });
-    before(() => server.start());
-    after(() => server.stop());
+    const { creds } = useCountingServer(server);
 
     it('decides, writes the audit line and sends the msg, and calls nothing (no PUT, no DELETE)', async () => {
-      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-      const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
       const auditFile = freshAudit();
       await load(
         approverFlow(
           { dryRun: true, auditFile, rules: [{ name: 'small', decision: 'approve', maxAmount: '1' }, { name: 'rest', decision: 'reject' }] },
           { config: { environment: 'custom', baseUrl: server.baseUrl } },
         ),
-        { cfg: { apiKey: 'dGVzdC1hcGkta2V5LW5vdC1yZWFs', privateKey: pem } },
+        creds,
       );
       const details = { txID: 't1', asset: 'BTC-TESTNET', amount: 1000000, recipientAddress: 'w2', fundID: 'f1', companyID: 'c1' };
       const a = await decide({ client_id: 'cc1', action_id: 'a1', id: 'a1', type: 'ApproveTransfer', status: 'pending', expireTime: 0, details });

@@ -7,25 +7,14 @@
  * the cases are generated from a table of each operation's fields.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { CountingServer } from './counting-server';
 import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
-
-helper.init(require.resolve('node-red'));
+import { redNodes, useCountingServer } from './red-setup';
 
 /** Sweep keys handed out so far: each valid sweep is a new payment. */
 let sweepKeys = 0;
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-transfer/custody-transfer'),
-  require('../nodes/custody-withdraw/custody-withdraw'),
-  require('../nodes/custody-swap-make/custody-swap-make'),
-  require('../nodes/custody-swap-take/custody-swap-take'),
-  require('../nodes/custody-sweep/custody-sweep'),
-  require('../nodes/custody-assets/custody-assets'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-];
+const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-sweep', 'custody-assets']);
 
 const now = () => Math.floor(Date.now() / 1000);
 const MB = 1 << 20;
@@ -236,13 +225,10 @@ const CASES: Case[] = [
 describe('bad input to the money-moving nodes and the fee quote, in the Node-RED runtime', function () {
   this.timeout(120000);
   const server = new CountingServer();
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-  const apiKey = 'YmFkLWlucHV0LWtleS1ub3QtcmVhbA==';
+  const { creds } = useCountingServer(server, 'YmFkLWlucHV0LWtleS1ub3QtcmVhbA==');
   const inbox: Inbox = new Map();
 
   before(async () => {
-    await server.start();
     await startHelperServer();
     const flow = [
       TAB,
@@ -252,12 +238,11 @@ describe('bad input to the money-moving nodes and the fee quote, in the Node-RED
       { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']], x: 100, y: 100 },
       { id: 'caught', z: 'tab', type: 'helper', x: 100, y: 100 },
     ];
-    await loadCollecting(nodeModules, flow, { cfg: { apiKey, privateKey: pem } }, inbox, ['out', 'caught']);
+    await loadCollecting(nodeModules, flow, creds, inbox, ['out', 'caught']);
   });
   after(async () => {
     await helper.unload();
     await stopHelperServer();
-    await server.stop();
   });
 
   it(`refuses all ${CASES.length} bad inputs before sending (EINPUT at the Catch node, the field named, nothing sent but GET /assets)`, async () => {

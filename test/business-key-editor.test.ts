@@ -11,7 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { RedProcess, launchChromium, openEditor, sleep } from './red-process';
+import { sleep } from './red-process';
+import { simulatorFlows, useRedProcess, withEditor } from './editor-kit';
 
 const TAB = 'b4e0000000000f01';
 const CONFIG = 'b4e0000000000c01';
@@ -21,10 +22,7 @@ const TRANSFER = 'b4e000000000a001';
 const FIELD = '.custody-row[data-property="partnerTxId"] input.red-ui-typedInput-input';
 
 /** The initial flow: one tab and a config node on the built-in simulator. */
-const FLOWS = [
-  { id: TAB, type: 'tab', label: 'business key editor' },
-  { id: CONFIG, type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp' },
-];
+const FLOWS = simulatorFlows(TAB, 'business key editor', CONFIG);
 
 /** The open dialog's partner_txID TypedInput: its type, value, whether it is visible and marked invalid. */
 function keyInput(page: Page): Promise<{ type: string; value: string; visible: boolean; invalid: boolean; placeholder: string | null }> {
@@ -50,24 +48,10 @@ async function pickType(page: Page, type: string): Promise<void> {
 
 describe('partner_txID TypedInput in the editor: the transfer dialog saves partnerTxId and partnerTxIdType', function () {
   this.timeout(120000);
-  let red: RedProcess | undefined;
-
-  before(async () => {
-    red = new RedProcess({ prefix: 'cf-business-key-editor-', flows: JSON.stringify(FLOWS) });
-    await red.start();
-  });
-
-  after(async () => {
-    await red?.stop();
-  });
+  const red = useRedProcess({ prefix: 'cf-business-key-editor-', flows: JSON.stringify(FLOWS) });
 
   it('shows the row for create, picks the template type, types a template, and the deployed node holds it', async () => {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openEditor(browser, red!.base, { width: 1400, height: 1000 });
-      await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-transfer') && (window as any).RED?.nodes?.node?.('b4e0000000000c01'), undefined, { timeout: 30000 });
-      await page.waitForTimeout(500);
-
+    await withEditor(red().base, { width: 1400, height: 1000 }, { types: ['custody-transfer'], nodes: [CONFIG] }, async ({ page, errors }) => {
       // The five money-moving nodes have the two properties, empty (msg.payload.partner_txID) and template by default; the help explains the key.
       const defs = await page.evaluate(() => {
         const RED = (window as any).RED;
@@ -164,15 +148,13 @@ describe('partner_txID TypedInput in the editor: the transfer dialog saves partn
       const deadline = Date.now() + 20000;
       let stored: Record<string, unknown> | undefined;
       while (!stored && Date.now() < deadline) {
-        const flows = (await (await fetch(`${red!.base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
+        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
         stored = flows.find((n) => n.id === TRANSFER) as typeof stored;
         if (!stored) await sleep(250);
       }
-      assert.ok(stored, `the transfer node was deployed\n${red!.log.slice(-2000)}`);
+      assert.ok(stored, `the transfer node was deployed\n${red().log.slice(-2000)}`);
       assert.deepEqual([stored.type, stored.operation, stored.partnerTxId, stored.partnerTxIdType], ['custody-transfer', 'create', 'inv-{{payload.invoice}}', 'template']);
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 });

@@ -10,24 +10,18 @@
  *   nodes/shared/operation-node.ts (the resolved key into `input.partner_txID`).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import type { Node, NodeAPI, NodeMessageInFlow } from 'node-red';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
+import { sharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { v1Operations, ConfigError, type OperationSpec } from '../lib';
 import { parsePartnerTxIdTemplate, partnerTxIdSource } from '../nodes/shared/business-key';
 import { editorDescription } from '../nodes/shared/operation-node';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer, operationFlow } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, operationFlow } from './node-flows';
+import { redNodes, simulatorDataDir, useCountingServer, useRedRuntime } from './red-setup';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-business-key-'));
-process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
-
-helper.init(require.resolve('node-red'));
+const dataDir = simulatorDataDir('cf-business-key-');
 
 /**
  * A node type `key-probe` that builds the key of each msg with {@link partnerTxIdSource} for the
@@ -58,16 +52,7 @@ function probeModule(RED: NodeAPI): void {
   } as never);
 }
 
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-transfer/custody-transfer'),
-  require('../nodes/custody-withdraw/custody-withdraw'),
-  require('../nodes/custody-swap-make/custody-swap-make'),
-  require('../nodes/custody-swap-take/custody-swap-take'),
-  require('../nodes/custody-sweep/custody-sweep'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-  probeModule,
-];
+const nodeModules = [...redNodes(['custody-config', 'custody-transfer', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-sweep']), probeModule];
 
 
 const inbox: Inbox = new Map();
@@ -100,17 +85,7 @@ const now = () => Math.floor(Date.now() / 1000);
 describe('partner_txID from a business key (partnerTxId)', function () {
   this.timeout(60000);
 
-  before(async () => {
-    await startHelperServer();
-  });
-  afterEach(async () => {
-    await helper.unload();
-  });
-  after(async () => {
-    await stopHelperServer();
-    await stopSharedSimulator();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  useRedRuntime(dataDir, { startSimulator: false });
 
   describe('template parsing', () => {
     it('splits text and {{path}} placeholders (spaces inside the braces ignored)', () => {
@@ -232,25 +207,17 @@ describe('partner_txID from a business key (partnerTxId)', function () {
 
   describe('the money-moving nodes (need partnerTxIdSource wired into operation-node run)', () => {
     const server = new CountingServer();
-    let baseUrl = '';
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const creds = { cfg: { apiKey: 'dGVzdC1hcGkta2V5LW5vdC1yZWFs', privateKey: pem } };
+    const { creds } = useCountingServer(server);
     /** The request bodies received, parsed. */
     // The payments' bodies (the asset check's GET /assets has none).
     const bodies = () => server.seen.filter((s) => s.method === 'POST').map((s) => JSON.parse(s.body));
 
-    before(async () => {
-      await server.start();
-      baseUrl = server.baseUrl;
-    });
     beforeEach(() => {
       server.seen.length = 0;
       server.requests = 0;
     });
-    after(() => server.stop());
 
-    const custom = (type: string, props: Record<string, unknown>) => operationFlow(type, props, { environment: 'custom', baseUrl });
+    const custom = (type: string, props: Record<string, unknown>) => operationFlow(type, props, { environment: 'custom', baseUrl: server.baseUrl });
 
     /** Per node: its money-moving operation, the editor path ids, and a valid msg.payload without partner_txID. */
     const moneyNodes: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [

@@ -7,29 +7,18 @@
  *   and decides it once Redis is back; its decision reaches the shared audit stream.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { demoTransfer, until } from './support';
 import { accountClient } from './simulated';
-import { CONFIG, Inbox, TAB, loadCollecting, startHelperServer, stopHelperServer } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting } from './node-flows';
+import { redNodes, simulatorDataDir, useRedRuntime } from './red-setup';
 import { createTransfer, getAction, listActions, type CustodyClient } from '../lib';
 import { RedisServer } from './redis-server';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coord-nodes-'));
-process.env.CUSTODYFLOW_SIMULATOR_DATA = path.join(dataDir, 'sim');
-
-helper.init(require.resolve('node-red'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-approver/custody-approver'),
-  require('../nodes/custody-transfer/custody-transfer'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-];
+const dataDir = simulatorDataDir('cf-coord-nodes-', 'sim');
+const nodeModules = redNodes(['custody-config', 'custody-approver', 'custody-transfer']);
 
 const inbox: Inbox = new Map();
 const APPROVER = 'demo-approver';
@@ -40,19 +29,15 @@ describe('coordination settings of custody-config in Node-RED', function () {
   let sim: Simulator;
   let client: CustodyClient;
 
-  before(async () => {
-    await redis.start(['--requirepass', 'not-a-real-redis-password']);
-    await startHelperServer();
-    sim = await sharedSimulator(process.env.CUSTODYFLOW_SIMULATOR_DATA!);
+  before(() => redis.start(['--requirepass', 'not-a-real-redis-password']));
+  const simulator = useRedRuntime(dataDir, { simulatorDir: path.join(dataDir, 'sim') });
+  before(() => {
+    sim = simulator();
     client = accountClient(sim);
   });
-  afterEach(() => helper.unload());
   after(async () => {
     await client.close();
-    await stopHelperServer();
-    await stopSharedSimulator();
     await redis.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   const coordination = () => ({ coordination: 'redis', redisUrl: redis.url, redisKeyPrefix: 'cf-nodes:', claimLeaseSeconds: 2 });

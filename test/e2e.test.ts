@@ -12,25 +12,20 @@ import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generateKeyPairSync } from 'node:crypto';
-import { DebugMessage, RedProcess, freePort, launchChromium, openEditor, root, waitUntilUp, watchDebug } from './red-process';
+import { DebugMessage, freePort, root, waitUntilUp, watchDebug } from './red-process';
+import { useRedProcess, withEditor } from './editor-kit';
+import { rsaKeyPair } from './red-setup';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
 
 describe('end to end: node-red with the pack and the example flows', function () {
   this.timeout(120000);
-  let red: RedProcess | undefined;
+  const red = useRedProcess({ prefix: 'cf-e2e-', runtimeFromEnv: true });
   let base = '';
 
-  before(async () => {
-    red = new RedProcess({ prefix: 'cf-e2e-', runtimeFromEnv: true });
-    await red.start();
-    base = red.base;
-  });
-
-  after(async () => {
-    await red?.stop();
+  before(() => {
+    base = red().base;
   });
 
   it('loads every node of the pack', async () => {
@@ -87,7 +82,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       approved = debug.find((d) => d.name === 'transfer final' && (d.msg ?? '').includes('approved_transfer'));
       if (!approved) await new Promise((r) => setTimeout(r, 200));
     }
-    assert.ok(approved, `no "transfer final" debug message; saw: ${debug.map((d) => d.name).join(', ')}\n${red!.log.slice(-3000)}`);
+    assert.ok(approved, `no "transfer final" debug message; saw: ${debug.map((d) => d.name).join(', ')}\n${red().log.slice(-3000)}`);
     const msg = JSON.parse(approved.msg!);
     const tx = msg.payload ?? msg;
     assert.equal(tx.txStatus, 'approved_transfer');
@@ -107,20 +102,16 @@ describe('end to end: node-red with the pack and the example flows', function ()
   });
 
   it('editor: every node is in the palette with help text, and every edit dialog opens without a script error', async function () {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openEditor(browser, base, { width: 1600, height: 1000 });
-      const types = [
-        'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
-        'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
-        'custody-hub-feed', 'custody-wallets-feed',
-        'custody-policy', 'custody-portfolio',
-        'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
-        'custody-track', 'custody-approver',
-      ];
-      // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
-      await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
-      await page.waitForTimeout(500);
+    const types = [
+      'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
+      'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
+      'custody-hub-feed', 'custody-wallets-feed',
+      'custody-policy', 'custody-portfolio',
+      'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
+      'custody-track', 'custody-approver',
+    ];
+    // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
+    await withEditor(base, { width: 1600, height: 1000 }, { types }, async ({ page, errors }) => {
       const palette = await page.evaluate((t: string[]) => {
         const RED = (window as any).RED;
         return t.map((type) => ({ type, category: RED.nodes.getType(type)?.category, help: (RED.nodes.getNodeHelp(type) || '').length }));
@@ -191,18 +182,12 @@ describe('end to end: node-red with the pack and the example flows', function ()
       assert.ok(opened.sandboxShowsKey, 'a hosted environment asks for the API key and private key');
       assert.ok(opened.simulatorHidesKey, 'the simulator needs no credentials');
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 
   it('editor: the dialog of every operation node opens on each operation with its tip (nodes not in the examples too)', async function () {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openEditor(browser, base, { width: 1600, height: 1000 });
-      const types = ['custody-fund', 'custody-core-client', 'custody-action', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request'];
-      await page.waitForFunction((t: string[]) => t.every((type) => (window as any).RED?.nodes?.getType?.(type)), types, { timeout: 30000 });
-      await page.waitForTimeout(500);
+    const types = ['custody-fund', 'custody-core-client', 'custody-action', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request'];
+    await withEditor(base, { width: 1600, height: 1000 }, { types }, async ({ page, errors }) => {
       const result = await page.evaluate(async (t: string[]) => {
         const RED = (window as any).RED;
         const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -240,14 +225,11 @@ describe('end to end: node-red with the pack and the example flows', function ()
       assert.match(tipOf('custody-fund', 'ledger'), /direction=/);
       assert.match(tipOf('custody-swap-make', 'make'), /receive\.amount/);
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 
   it('keeps credentials out of flows.json, and encrypted in flows_cred.json', async () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const pem = rsaKeyPair('pkcs8').privateKey;
     const apiKey = 'ZTJlLWFwaS1rZXktbm90LXJlYWw=';
     const flows = [
       ...mergeExamples(path.join(root, 'examples')),
@@ -259,17 +241,17 @@ describe('end to end: node-red with the pack and the example flows', function ()
       body: JSON.stringify(flows),
     });
     assert.equal(deployed.status, 204, await deployed.text());
-    const flowsJson = fs.readFileSync(path.join(red!.userDir, 'flows.json'), 'utf8');
+    const flowsJson = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
     assert.ok(flowsJson.includes('e2ec0f1900000001'), 'the hosted config node was saved');
     assert.ok(!flowsJson.includes(apiKey) && !flowsJson.includes('PRIVATE KEY'), 'no credential in flows.json');
-    const creds = JSON.parse(fs.readFileSync(path.join(red!.userDir, 'flows_cred.json'), 'utf8'));
+    const creds = JSON.parse(fs.readFileSync(path.join(red().userDir, 'flows_cred.json'), 'utf8'));
     assert.deepEqual(Object.keys(creds), ['$'], 'flows_cred.json holds one encrypted blob');
     assert.ok(!JSON.stringify(creds).includes(apiKey));
     // The editor gets "has a value" back for a password credential, never the value.
     const editorView = await (await fetch(`${base}/credentials/custody-config/e2ec0f1900000001`)).json();
     assert.ok(!JSON.stringify(editorView).includes(apiKey) && !JSON.stringify(editorView).includes('PRIVATE KEY'));
     assert.equal((editorView as { has_apiKey?: boolean }).has_apiKey, true);
-    assert.ok(!red!.log.includes(apiKey) && !red!.log.includes('PRIVATE KEY'), 'no credential in the Node-RED log');
+    assert.ok(!red().log.includes(apiKey) && !red().log.includes('PRIVATE KEY'), 'no credential in the Node-RED log');
   });
 });
 

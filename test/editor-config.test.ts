@@ -16,14 +16,14 @@
  * Set CONFIG_SCREENSHOT to a path to keep a screenshot of the dialog with a test result.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
 import { Simulator, DATA_FILES } from '../simulator';
 import { CustodyClient, createCompany } from '../lib';
-import { RedProcess, launchChromium, openEditor, sleep } from './red-process';
+import { sleep } from './red-process';
+import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from './editor-kit';
+import { rsaKeyPair } from './red-setup';
 
 const TAB = 'c0f0000000000f01';
 const CFG_SIM = 'c0f0000000000c01';
@@ -35,35 +35,16 @@ const FLOWS = [
   { id: CFG_CUSTOM, type: 'custody-config', name: 'standalone', environment: 'simulator', signingMode: 'timestamp', timeout: 10 },
 ];
 
-/** Open the config dialog of `id` and wait until its form is there. */
-async function openConfig(page: Page, id: string): Promise<void> {
-  await page.evaluate((nodeId) => (window as any).RED.editor.editConfig('', 'custody-config', nodeId), id);
-  await page.waitForSelector('#custody-config-test', { state: 'visible' });
-  await page.waitForTimeout(400);
-}
-
-/** Click "Test connection" and wait for its result. @returns the result's state, cause and text. */
-async function runTest(page: Page): Promise<{ state: string; cause: string; text: string }> {
-  await page.click('#custody-config-test');
-  await page.waitForFunction(() => {
-    const s = document.querySelector('#custody-config-test-result')?.getAttribute('data-state');
-    return s === 'ok' || s === 'failed';
-  }, undefined, { timeout: 30000 });
-  return page.evaluate(() => {
-    const r = document.querySelector('#custody-config-test-result') as HTMLElement;
-    return { state: r.getAttribute('data-state') ?? '', cause: r.getAttribute('data-cause') ?? '', text: r.textContent ?? '' };
-  });
-}
 
 describe('custody-config dialog in the editor: Test connection and company lookups', function () {
   this.timeout(120000);
-  let red: RedProcess | undefined;
   let sim: Simulator | undefined;
   let client: CustodyClient | undefined;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-editor-config-sim-'));
-  const pair = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-  const wrong = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const pair = rsaKeyPair('pkcs8');
+  const wrong = rsaKeyPair('pkcs8');
   let companyId = '';
+  const red = useRedProcess({ prefix: 'cf-editor-config-', flows: JSON.stringify(FLOWS) });
 
   before(async () => {
     fs.writeFileSync(path.join(dataDir, DATA_FILES.privateKey), pair.privateKey, { mode: 0o600 });
@@ -71,24 +52,16 @@ describe('custody-config dialog in the editor: Test connection and company looku
     sim = await Simulator.start({ dataDir, port: 0, persist: false });
     client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: pair.privateKey });
     companyId = (await createCompany(client, { name: 'Quokka Editor Holdings' })).data.company_id;
-    red = new RedProcess({ prefix: 'cf-editor-config-', flows: JSON.stringify(FLOWS) });
-    await red.start();
   });
 
   after(async () => {
-    await red?.stop();
     await client?.close();
     await sim?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('tests the connection from the dialog, deploys it, and looks companies up through it', async () => {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openEditor(browser, red!.base, { width: 1400, height: 1100 });
-      await page.waitForFunction((id) => (window as any).RED?.nodes?.node?.(id) && (window as any).CustodyLookup, CFG_CUSTOM, { timeout: 30000 });
-      await page.waitForTimeout(500);
-
+    await withEditor(red().base, { width: 1400, height: 1100 }, { nodes: [CFG_CUSTOM], globals: ['CustodyLookup'] }, async ({ page, errors }) => {
       const def = await page.evaluate(() => {
         const t = (window as any).RED.nodes.getType('custody-config');
         return { category: t.category, color: t.color, icon: t.icon, inputs: t.inputs, outputs: t.outputs, paletteLabel: t.paletteLabel, credentials: Object.keys(t.credentials).sort() };
@@ -96,31 +69,31 @@ describe('custody-config dialog in the editor: Test connection and company looku
       assert.deepEqual(def, { category: 'config', color: '#a6bbcf', icon: 'custody.svg', inputs: 0, outputs: 0, paletteLabel: 'custody connection', credentials: ['apiKey', 'privateKey', 'redisPassword', 'token'] });
 
       // The built-in simulator: nothing to fill in.
-      await openConfig(page, CFG_SIM);
+      await openConfigDialog(page, CFG_SIM);
       assert.equal((await page.textContent('.red-ui-tray-titlebar'))?.trim(), 'Edit custody connection node');
-      const builtIn = await runTest(page);
+      const builtIn = await runConnectionTest(page);
       assert.equal(builtIn.state, 'ok', builtIn.text);
       assert.match(builtIn.text, /^ OK\. Connected to the built-in simulator: GET \/assets listed 4 assets .*v2 workspace/);
       await page.click('#node-config-dialog-cancel');
       await page.waitForSelector('#custody-config-test', { state: 'detached' });
 
       // A Custom URL connection to the standalone simulator, typed in the dialog.
-      await openConfig(page, CFG_CUSTOM);
+      await openConfigDialog(page, CFG_CUSTOM);
       await page.selectOption('#node-config-input-environment', 'custom');
       await page.fill('#node-config-input-baseUrl', sim!.baseUrl);
       await page.fill('#node-config-input-apiKey', sim!.account.apiKey);
       await page.fill('#node-config-input-privateKey', wrong.privateKey);
-      const badSignature = await runTest(page);
+      const badSignature = await runConnectionTest(page);
       assert.deepEqual([badSignature.state, badSignature.cause], ['failed', 'badSignature'], badSignature.text);
       assert.match(badSignature.text, /^ Bad signature \(wrong private key\)\. The signature was refused/);
 
       await page.fill('#node-config-input-privateKey', pair.privateKey);
       await page.fill('#node-config-input-apiKey', 'd3JvbmcgYXBpIGtleQ==');
-      const badKey = await runTest(page);
+      const badKey = await runConnectionTest(page);
       assert.deepEqual([badKey.state, badKey.cause], ['failed', 'badApiKey'], badKey.text);
 
       await page.fill('#node-config-input-apiKey', sim!.account.apiKey);
-      const typed = await runTest(page);
+      const typed = await runConnectionTest(page);
       assert.equal(typed.state, 'ok', typed.text);
       assert.match(typed.text, /Connected to the custom URL: GET \/assets listed 4 assets/);
       if (process.env.CONFIG_SCREENSHOT) await page.screenshot({ path: process.env.CONFIG_SCREENSHOT });
@@ -135,23 +108,23 @@ describe('custody-config dialog in the editor: Test connection and company looku
       const deadline = Date.now() + 30000;
       let deployed = false;
       while (!deployed && Date.now() < deadline) {
-        const res = await fetch(`${red!.base}/custodyflow/lookup/asset?connection=${CFG_CUSTOM}`, { headers: { accept: 'application/json' } });
+        const res = await fetch(`${red().base}/custodyflow/lookup/asset?connection=${CFG_CUSTOM}`, { headers: { accept: 'application/json' } });
         deployed = res.ok;
         if (!deployed) await sleep(250);
       }
-      assert.ok(deployed, `the custom connection was deployed\n${red!.log.slice(-2000)}`);
+      assert.ok(deployed, `the custom connection was deployed\n${red().log.slice(-2000)}`);
       // A fresh editor knows the stored credentials only as has_apiKey / has_privateKey.
       await page.reload();
       await page.waitForFunction((id) => (window as any).RED?.nodes?.node?.(id) && (window as any).CustodyLookup, CFG_CUSTOM, { timeout: 30000 });
       await page.waitForTimeout(500);
-      await openConfig(page, CFG_CUSTOM);
+      await openConfigDialog(page, CFG_CUSTOM);
       assert.equal(await page.inputValue('#node-config-input-apiKey'), '__PWRD__', 'Node-RED sends a placeholder for the stored API key');
       assert.equal(await page.inputValue('#node-config-input-privateKey'), '', 'the stored key shows as an empty box');
-      const stored = await runTest(page);
+      const stored = await runConnectionTest(page);
       assert.equal(stored.state, 'ok', stored.text);
       // Removing the stored key: the test has no key.
       await page.click('#custody-config-remove-key');
-      const removed = await runTest(page);
+      const removed = await runConnectionTest(page);
       assert.deepEqual([removed.state, removed.cause], ['failed', 'config'], removed.text);
       assert.match(removed.text, /privateKey: set the RSA private key/);
       await page.click('#node-config-dialog-cancel');
@@ -198,8 +171,6 @@ describe('custody-config dialog in the editor: Test connection and company looku
       assert.equal(await page.evaluate(() => (window as any).$('#custody-lookup-probe').typedInput('value')), companyId, 'choosing puts the id in the field');
 
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 });

@@ -18,7 +18,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { RedProcess, launchChromium, openEditor, sleep } from './red-process';
+import { sleep } from './red-process';
+import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from './editor-kit';
 import { RedisServer } from './redis-server';
 
 const TAB = 'c0f0000000000f21';
@@ -32,25 +33,7 @@ const PASSWORD = 'redis-editor-' + Math.random().toString(36).slice(2, 10);
 const WRONG = 'wrong-editor-' + Math.random().toString(36).slice(2, 10);
 
 /** Open the config dialog of `id` and wait until its form (and the coordination state line's request) is there. */
-async function openConfig(page: Page, id: string): Promise<void> {
-  await page.evaluate((nodeId) => (window as any).RED.editor.editConfig('', 'custody-config', nodeId), id);
-  await page.waitForSelector('#custody-config-test', { state: 'visible' });
-  await page.waitForSelector('#custody-config-coordination-state', { state: 'visible' });
-  await page.waitForTimeout(300);
-}
-
-/** Click "Test connection" and wait for its result. @returns the result's state, cause and text. */
-async function runTest(page: Page): Promise<{ state: string; cause: string; text: string }> {
-  await page.click('#custody-config-test');
-  await page.waitForFunction(() => {
-    const s = document.querySelector('#custody-config-test-result')?.getAttribute('data-state');
-    return s === 'ok' || s === 'failed';
-  }, undefined, { timeout: 30000 });
-  return page.evaluate(() => {
-    const r = document.querySelector('#custody-config-test-result') as HTMLElement;
-    return { state: r.getAttribute('data-state') ?? '', cause: r.getAttribute('data-cause') ?? '', text: r.textContent ?? '' };
-  });
-}
+const openConfig = (page: Page, id: string): Promise<void> => openConfigDialog(page, id, ['#custody-config-coordination-state'], 300);
 
 /** How many of the Redis rows are visible, of how many. */
 function redisRows(page: Page): Promise<{ visible: number; all: number }> {
@@ -60,26 +43,12 @@ function redisRows(page: Page): Promise<{ visible: number; all: number }> {
 describe('custody-config dialog in the editor: coordination through Redis', function () {
   this.timeout(120000);
   const redis = new RedisServer();
-  let red: RedProcess | undefined;
-
-  before(async () => {
-    await redis.start(['--requirepass', PASSWORD]);
-    red = new RedProcess({ prefix: 'cf-editor-coordination-', flows: JSON.stringify(FLOWS) });
-    await red.start();
-  });
-
-  after(async () => {
-    await red?.stop();
-    await redis.stop();
-  });
+  before(() => redis.start(['--requirepass', PASSWORD]));
+  const red = useRedProcess({ prefix: 'cf-editor-coordination-', flows: JSON.stringify(FLOWS) });
+  after(() => redis.stop());
 
   it('shows the Redis rows only with Redis, tests Redis, and keeps the password out of flows.json', async () => {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openEditor(browser, red!.base, { width: 1400, height: 1300 });
-      await page.waitForFunction((id) => (window as any).RED?.nodes?.node?.(id), CFG, { timeout: 30000 });
-      await page.waitForTimeout(500);
-
+    await withEditor(red().base, { width: 1400, height: 1300 }, { nodes: [CFG] }, async ({ page, errors }) => {
       await openConfig(page, CFG);
       assert.equal(await page.inputValue('#node-config-input-coordination'), 'none', 'the default');
       assert.equal(await page.getAttribute('#custody-config-coordination-state', 'data-coordination'), 'none');
@@ -109,11 +78,11 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       assert.equal(await invalid(), false);
 
       await page.fill('#node-config-input-redisPassword', WRONG);
-      const wrong = await runTest(page);
+      const wrong = await runConnectionTest(page);
       assert.deepEqual([wrong.state, wrong.cause], ['failed', 'badPassword'], wrong.text);
       assert.match(wrong.text, /^ Bad Redis password\. Redis refused the password/);
       await page.fill('#node-config-input-redisPassword', PASSWORD);
-      const ok = await runTest(page);
+      const ok = await runConnectionTest(page);
       assert.equal(ok.state, 'ok', ok.text);
       assert.match(ok.text, /Connected to the built-in simulator: .*Redis ready at redis:\/\/127\.0\.0\.1:\d+\/0, key prefix "custodyflow:"/);
       for (const t of [wrong.text, ok.text]) assert.ok(!t.includes(PASSWORD) && !t.includes(WRONG), 'no password in a result');
@@ -125,14 +94,14 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       const deadline = Date.now() + 30000;
       let status: { coordination?: string; state?: string; instance?: string } = {};
       while (status.state !== 'ready' && Date.now() < deadline) {
-        const res = await fetch(`${red!.base}/custodyflow/config/${CFG}/coordination`, { headers: { accept: 'application/json' } });
+        const res = await fetch(`${red().base}/custodyflow/config/${CFG}/coordination`, { headers: { accept: 'application/json' } });
         if (res.ok) status = await res.json();
         if (status.state !== 'ready') await sleep(250);
       }
-      assert.equal(status.coordination, 'redis', `deployed with Redis\n${red!.log.slice(-2000)}`);
-      assert.equal(status.state, 'ready', `the deployed node connected with the stored password\n${red!.log.slice(-2000)}`);
+      assert.equal(status.coordination, 'redis', `deployed with Redis\n${red().log.slice(-2000)}`);
+      assert.equal(status.state, 'ready', `the deployed node connected with the stored password\n${red().log.slice(-2000)}`);
 
-      const flowsText = fs.readFileSync(path.join(red!.userDir, 'flows.json'), 'utf8');
+      const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
       assert.ok(!flowsText.includes(PASSWORD), 'the password is not in flows.json');
       const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === CFG)!;
       assert.equal(cfg.coordination, 'redis');
@@ -142,10 +111,10 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       assert.equal(Number(cfg.claimLeaseSeconds), 60);
       assert.equal(cfg.redisPassword, undefined);
       assert.equal(cfg.credentials, undefined);
-      const creds = await (await fetch(`${red!.base}/credentials/custody-config/${CFG}`, { headers: { accept: 'application/json' } })).json();
+      const creds = await (await fetch(`${red().base}/credentials/custody-config/${CFG}`, { headers: { accept: 'application/json' } })).json();
       assert.equal(creds.has_redisPassword, true, 'stored as a credential');
       assert.ok(!JSON.stringify(creds).includes(PASSWORD), 'never sent back to the editor');
-      const credFile = path.join(red!.userDir, 'flows_cred.json');
+      const credFile = path.join(red().userDir, 'flows_cred.json');
       assert.ok(!fs.existsSync(credFile) || !fs.readFileSync(credFile, 'utf8').includes(PASSWORD), 'encrypted in flows_cred.json');
 
       // A reloaded editor: the deployed state, the placeholder, and the stored password tested.
@@ -157,7 +126,7 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       assert.equal(await page.getAttribute('#custody-config-coordination-state', 'data-state'), 'ready');
       assert.match((await page.textContent('#custody-config-coordination-state')) ?? '', /^Deployed: Redis ready; this instance: \S+\.$/);
       assert.equal(await page.inputValue('#node-config-input-redisPassword'), '__PWRD__', 'Node-RED sends a placeholder for the stored password');
-      const stored = await runTest(page);
+      const stored = await runConnectionTest(page);
       assert.equal(stored.state, 'ok', stored.text);
       // Nonce signing is refused with Redis: the field is marked invalid.
       await page.selectOption('#node-config-input-signingMode', 'nonce');
@@ -166,8 +135,6 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       await page.waitForSelector('#custody-config-test', { state: 'detached' });
 
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 });

@@ -11,7 +11,9 @@
  */
 import assert from 'node:assert/strict';
 import type WebSocket from 'ws';
-import { RedProcess, launchChromium, openEditor, sleep, watchDebug, type DebugMessage } from './red-process';
+import type { Page } from 'playwright-core';
+import { sleep, watchDebug, type DebugMessage } from './red-process';
+import { simulatorFlows, useRedProcess, withEditor, type EditorPage } from './editor-kit';
 
 const TAB = 'e7d0000000000f01';
 const CONFIG = 'e7d0000000000c01';
@@ -23,23 +25,25 @@ const DEBUG = 'e7d0000000000d01';
 const VARIABLE = 'CF_EDITOR_TYPEDINPUT_COMPANY';
 
 /** One tab: an inject wired to a fund node (getFund, fund_id fixed, company_id empty) wired to a debug node. */
-const FLOWS = [
-  { id: TAB, type: 'tab', label: 'typed input editor' },
-  { id: CONFIG, type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp' },
+const FLOWS = simulatorFlows(TAB, 'typed input editor', CONFIG, [
   { id: INJECT, type: 'inject', z: TAB, name: 'read', props: [{ p: 'payload' }], payload: '{}', payloadType: 'json', repeat: '', once: false, x: 120, y: 80, wires: [[FUND]] },
   { id: FUND, type: 'custody-fund', z: TAB, connection: CONFIG, operation: 'getFund', company_id: '', fund_id: 'demo-fund', x: 320, y: 80, wires: [[DEBUG]] },
   { id: DEBUG, type: 'debug', z: TAB, name: 'fund', active: true, tosidebar: true, complete: 'true', x: 520, y: 80, wires: [] },
-];
+]);
 
 /** The Company id row of the fund dialog. */
 const COMPANY_ROW = '.custody-row[data-property="company_id"]';
 
-/** Open the editor and the fund node's dialog; resolves once its Company id TypedInput shows. */
-async function openFundDialog(browser: Awaited<ReturnType<typeof launchChromium>>, base: string): Promise<Awaited<ReturnType<typeof openEditor>>> {
-  const opened = await openEditor(browser, base, { width: 1400, height: 1000 });
-  const { page } = opened;
-  await page.waitForFunction((id) => (window as any).RED?.nodes?.getType?.('custody-fund') && (window as any).RED?.nodes?.node?.(id), FUND, { timeout: 30000 });
-  await page.waitForTimeout(500);
+/** Open the editor and the fund node's dialog, and once its Company id TypedInput shows, run `use` with the page (see {@link withEditor}). */
+function withFundDialog(base: string, use: (editor: EditorPage) => Promise<void>): Promise<void> {
+  return withEditor(base, { width: 1400, height: 1000 }, { types: ['custody-fund'], nodes: [FUND] }, async (editor) => {
+    await openFundDialog(editor.page);
+    await use(editor);
+  });
+}
+
+/** Open the fund node's dialog in the editor `page`; resolves once its Company id TypedInput shows. */
+async function openFundDialog(page: Page): Promise<void> {
   await page.evaluate(
     ([id, z]) => {
       const RED = (window as any).RED;
@@ -49,39 +53,35 @@ async function openFundDialog(browser: Awaited<ReturnType<typeof launchChromium>
     [FUND, TAB],
   );
   await page.waitForSelector(`${COMPANY_ROW} .red-ui-typedInput-container`, { state: 'visible' });
-  return opened;
 }
 
 describe('a generated dialog in the editor: a field set to the env type reaches the simulator', function () {
   this.timeout(120000);
-  let red: RedProcess | undefined;
   let ws: WebSocket | undefined;
   let debug: DebugMessage[] = [];
 
-  before(async () => {
+  // Node-RED is started with the variable set; the socket is closed before it stops.
+  before(() => {
     process.env[VARIABLE] = 'demo-company';
-    red = new RedProcess({ prefix: 'cf-editor-typedinput-', flows: JSON.stringify(FLOWS) });
-    await red.start();
-    ({ debug, ws } = await watchDebug(red.base));
   });
-
-  after(async () => {
+  after(() => {
     ws?.close();
-    await red?.stop();
     delete process.env[VARIABLE];
+  });
+  const red = useRedProcess({ prefix: 'cf-editor-typedinput-', flows: JSON.stringify(FLOWS) });
+  before(async () => {
+    ({ debug, ws } = await watchDebug(red().base));
   });
 
   it('lists each icon of the pack once (one icons folder)', async () => {
-    const sets = (await (await fetch(`${red!.base}/icons`, { headers: { accept: 'application/json' } })).json()) as Record<string, string[]>;
+    const sets = (await (await fetch(`${red().base}/icons`, { headers: { accept: 'application/json' } })).json()) as Record<string, string[]>;
     const icons = sets['@custodyflow/node-red-custody'];
     assert.ok(icons && icons.includes('custody-transfer.svg'), JSON.stringify(sets));
     assert.equal(new Set(icons).size, icons.length, `each icon once: ${icons.join(', ')}`);
   });
 
   it('sets Company id to env in the fund dialog, deploys, and the read reaches the simulator with the value', async () => {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openFundDialog(browser, red!.base);
+    await withFundDialog(red().base, async ({ page, errors }) => {
       const row = COMPANY_ROW;
       await page.waitForFunction(() => (document.querySelector('#custody-operation-tip')?.textContent ?? '').includes('Calls'));
 
@@ -110,37 +110,33 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
       const deadline = Date.now() + 20000;
       let stored: Record<string, unknown> | undefined;
       while (Date.now() < deadline) {
-        const flows = (await (await fetch(`${red!.base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<Record<string, unknown>>;
+        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<Record<string, unknown>>;
         stored = flows.find((n) => n.id === FUND);
         if (stored?.company_idType === 'env') break;
         await sleep(250);
       }
-      assert.equal(stored?.company_idType, 'env', `deployed\n${red!.log.slice(-2000)}`);
+      assert.equal(stored?.company_idType, 'env', `deployed\n${red().log.slice(-2000)}`);
       await sleep(500);
 
       // Click the inject: the fund node reads company_id from the environment and the simulator answers.
       const from = debug.length;
-      assert.equal((await fetch(`${red!.base}/inject/${INJECT}`, { method: 'POST' })).status, 200);
+      assert.equal((await fetch(`${red().base}/inject/${INJECT}`, { method: 'POST' })).status, 200);
       const until = Date.now() + 20000;
       let seen: DebugMessage | undefined;
       while (!seen && Date.now() < until) {
         seen = debug.slice(from).find((d) => d.id === DEBUG);
         if (!seen) await sleep(200);
       }
-      assert.ok(seen, `a debug message\n${red!.log.slice(-2000)}`);
+      assert.ok(seen, `a debug message\n${red().log.slice(-2000)}`);
       const msg = JSON.parse(seen.msg ?? '{}');
       assert.equal(msg.statusCode, 200, seen.msg);
       assert.deepEqual(msg.custody, { type: 'custody-fund', operation: 'getFund', company_id: 'demo-company' });
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 
   it('completes a company id in the generated dialog from the deployed connection (the simulator\'s companies)', async () => {
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openFundDialog(browser, red!.base);
+    await withFundDialog(red().base, async ({ page, errors }) => {
       const row = COMPANY_ROW;
       // Back to a fixed value (the previous test saved the env type), then type the first letters.
       // (The type switch keeps the env variable's name in the field: empty it through the widget.)
@@ -172,15 +168,13 @@ describe('a generated dialog in the editor: a field set to the env type reaches 
           .waitForSelector('.red-ui-autoComplete-container a', { timeout: 5000 })
           .then(() => true, () => false);
       }
-      assert.ok(shownMenu, `a suggestion list; lookups answered: ${lookups.join(' | ') || 'none'}\n${red!.log.slice(-1500)}`);
+      assert.ok(shownMenu, `a suggestion list; lookups answered: ${lookups.join(' | ') || 'none'}\n${red().log.slice(-1500)}`);
       const shown = await page.$$eval('.red-ui-autoComplete-container a', (as) => as.map((a) => a.textContent ?? ''));
       assert.ok(shown.some((t) => t.includes('demo-company')), `suggestions: ${shown.join(' | ')}`);
       await page.locator('.red-ui-autoComplete-container a', { hasText: 'demo-company' }).first().click();
       assert.equal(await page.evaluate(() => (window as any).$('#node-input-company_id').typedInput('value')), 'demo-company', 'choosing puts the id in the field');
       await page.click('#node-dialog-cancel');
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
   });
 });

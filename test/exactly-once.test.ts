@@ -36,15 +36,9 @@ import {
   type SimulatorUnderTest,
 } from './fault-runs';
 import { startHelperServer, stopHelperServer } from './node-flows';
+import { redNodes } from './red-setup';
 
-helper.init(require.resolve('node-red'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-transfer/custody-transfer'),
-  require('../nodes/custody-withdraw/custody-withdraw'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-];
+const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-withdraw']);
 
 /** The client's timeout (ms) and the proxy's hold: the held answer always comes too late. */
 const TIMEOUT_MS = 400;

@@ -12,23 +12,28 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control } from './support';
 import { accountClient } from './simulated';
-import { loadCollecting, startHelperServer, stopHelperServer } from './node-flows';
+import { loadCollecting } from './node-flows';
+import { redNodes, rsaKeyPair, useHelperServer } from './red-setup';
 import { CustodyClient, HubFeed, WalletsFeed, CoreClientFeed, type HubFeedMessage, type WalletFeedMessage, type FeedState } from '../lib';
 
-helper.init(require.resolve('node-red'));
+const nodeModules = redNodes(['custody-config', 'custody-hub-feed', 'custody-wallets-feed'], []);
 
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-hub-feed/custody-hub-feed'),
-  require('../nodes/custody-wallets-feed/custody-wallets-feed'),
-];
+/**
+ * Every value `emitter` emits as `event` from now on, in order.
+ * @returns the array they are pushed to.
+ */
+function collect<T>(emitter: { on(event: string, listener: (value: T) => void): unknown }, event: string): T[] {
+  const seen: T[] = [];
+  emitter.on(event, (value: T) => seen.push(value));
+  return seen;
+}
 
 /** A hub feed message for a fresh swap id. */
 function quote(): HubFeedMessage & { txID: string; status: string } {
@@ -100,13 +105,10 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
       const walletsA = new WalletsFeed(client, { minDelayMs: 50, maxDelayMs: 200 });
       const walletsB = new WalletsFeed(client, { minDelayMs: 50, maxDelayMs: 200 });
       const core = new CoreClientFeed(client, sim.demo.core_client_id, { minDelayMs: 50, maxDelayMs: 200 });
-      const quotes: HubFeedMessage[] = [];
-      const txA: WalletFeedMessage[] = [];
-      const txB: WalletFeedMessage[] = [];
+      const quotes = collect<HubFeedMessage>(hub, 'quote');
+      const txA = collect<WalletFeedMessage>(walletsA, 'transaction');
+      const txB = collect<WalletFeedMessage>(walletsB, 'transaction');
       const actions: unknown[] = [];
-      hub.on('quote', (m: HubFeedMessage) => quotes.push(m));
-      walletsA.on('transaction', (m: WalletFeedMessage) => txA.push(m));
-      walletsB.on('transaction', (m: WalletFeedMessage) => txB.push(m));
       const errors: Error[] = [];
       for (const f of [hub, walletsA, walletsB]) f.on('error', (e: Error) => errors.push(e));
       try {
@@ -142,14 +144,10 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     it('reconnects after POST /_simulator/feeds/drop (which drops every kind of feed) and receives again; no catch-up of the gap', async () => {
       const hub = new HubFeed(client, { minDelayMs: 50, maxDelayMs: 200 });
       const wallets = new WalletsFeed(client, { minDelayMs: 50, maxDelayMs: 200 });
-      const hubStates: FeedState[] = [];
-      const walletStates: FeedState[] = [];
-      const quotes: HubFeedMessage[] = [];
-      const txs: WalletFeedMessage[] = [];
-      hub.on('state', (s: FeedState) => hubStates.push(s));
-      wallets.on('state', (s: FeedState) => walletStates.push(s));
-      hub.on('quote', (m: HubFeedMessage) => quotes.push(m));
-      wallets.on('transaction', (m: WalletFeedMessage) => txs.push(m));
+      const hubStates = collect<FeedState>(hub, 'state');
+      const walletStates = collect<FeedState>(wallets, 'state');
+      const quotes = collect<HubFeedMessage>(hub, 'quote');
+      const txs = collect<WalletFeedMessage>(wallets, 'transaction');
       try {
         hub.start();
         wallets.start();
@@ -178,8 +176,7 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
 
     it('sends nothing while the deliver fault is set', async () => {
       const hub = new HubFeed(client, { minDelayMs: 50, maxDelayMs: 200 });
-      const quotes: HubFeedMessage[] = [];
-      hub.on('quote', (m: HubFeedMessage) => quotes.push(m));
+      const quotes = collect<HubFeedMessage>(hub, 'quote');
       try {
         hub.start();
         await until(() => (hub.state === 'connected' ? true : undefined), 'connected');
@@ -210,7 +207,7 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
         assert.equal(noSign.status, 401);
         assert.equal(noSign.body.detail.reason, 'signature');
 
-        const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+        const otherKey = rsaKeyPair('pkcs8').privateKey;
         const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: otherKey });
         const badlySigned = await refusedHandshake(url, wrong.feedHeaders(url));
         wrong.close();
@@ -226,13 +223,11 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     });
 
     it('a HubFeed with the wrong key reports the refused handshake and keeps retrying', async () => {
-      const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      const otherKey = rsaKeyPair('pkcs8').privateKey;
       const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: otherKey });
       const hub = new HubFeed(wrong, { minDelayMs: 20, maxDelayMs: 50 });
-      const errors: Error[] = [];
-      const states: FeedState[] = [];
-      hub.on('error', (e: Error) => errors.push(e));
-      hub.on('state', (st: FeedState) => states.push(st));
+      const errors = collect<Error>(hub, 'error');
+      const states = collect<FeedState>(hub, 'state');
       hub.start();
       try {
         await until(() => (errors.length >= 2 ? true : undefined), 'two refused attempts');
@@ -252,15 +247,7 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
     /** Every msg each helper node received since the flow was loaded, by helper node id. */
     const inbox = new Map<string, any[]>();
 
-    before(async () => {
-      await startHelperServer();
-    });
-    afterEach(async () => {
-      await helper.unload();
-    });
-    after(async () => {
-      await stopHelperServer();
-    });
+    useHelperServer();
 
     /** Load a flow (flow nodes get x/y) and collect what its helper nodes receive. */
     async function load(nodes: object[]): Promise<void> {

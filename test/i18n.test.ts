@@ -19,7 +19,8 @@ import helper from 'node-red-node-test-helper';
 import { catalogNamespace } from './red-catalogs';
 import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
 import { until } from './support';
-import { RedProcess, root, watchDebug } from './red-process';
+import { root, watchDebug } from './red-process';
+import { useRedProcess } from './editor-kit';
 
 helper.init(require.resolve('node-red'));
 
@@ -252,21 +253,14 @@ describe('message catalogs and help (locales/en-US)', function () {
       { id: 'tab', type: 'tab', label: 'i18n' },
       { id: 'rq', z: 'tab', type: 'custody-request', name: '', method: '', path: '', body: 'payload', x: 200, y: 100, wires: [[]] },
     ];
-    let red: RedProcess | undefined;
-    before(async () => {
-      red = new RedProcess({ prefix: 'cf-i18n-', flows: JSON.stringify(FLOW) });
-      await red.start();
-    });
-    after(async () => {
-      await red?.stop();
-    });
+    const red = useRedProcess({ prefix: 'cf-i18n-', flows: JSON.stringify(FLOW) });
 
     it('registers each catalog under <package>/<type>: /locales/<namespace> and /nodes/messages serve it as built', async () => {
-      const messages = await (await fetch(`${red!.base}/nodes/messages?lng=en-US`, { headers: { accept: 'application/json' } })).json();
+      const messages = await (await fetch(`${red().base}/nodes/messages?lng=en-US`, { headers: { accept: 'application/json' } })).json();
       for (const type of TYPES) {
         const namespace = `${pkg.name}/${type}`;
         assert.equal(catalogNamespace(path.join(nodesOut, type, `${type}.js`)), namespace, 'the namespace the helper tests use is the runtime\'s');
-        const res = await fetch(`${red!.base}/locales/${namespace}?lng=en-US`, { headers: { accept: 'application/json' } });
+        const res = await fetch(`${red().base}/locales/${namespace}?lng=en-US`, { headers: { accept: 'application/json' } });
         assert.equal(res.status, 200, namespace);
         assert.deepEqual(await res.json(), distCatalog(type), `${namespace}: /locales`);
         assert.deepEqual(messages[namespace], distCatalog(type), `${namespace}: /nodes/messages`);
@@ -275,7 +269,7 @@ describe('message catalogs and help (locales/en-US)', function () {
 
     it('the status a node sets is the text of its catalog', async () => {
       const status = new Map<string, { text?: string; fill?: string }>();
-      const { ws } = await watchDebug(red!.base, status);
+      const { ws } = await watchDebug(red().base, status);
       try {
         const s = await until(() => status.get('rq'), 'the status of the request node');
         assert.equal(s.text, `connection: ${text('custody-request', 'common.errors.noConnection')}`);
@@ -286,7 +280,7 @@ describe('message catalogs and help (locales/en-US)', function () {
     });
 
     it('the editor gets every node\'s help from locales/en-US/<type>.html', async () => {
-      const res = await fetch(`${red!.base}/nodes?lng=en-US`, { headers: { accept: 'text/html' } });
+      const res = await fetch(`${red().base}/nodes?lng=en-US`, { headers: { accept: 'text/html' } });
       assert.equal(res.status, 200);
       const html = await res.text();
       for (const type of TYPES) {

@@ -6,39 +6,20 @@
  * path and body), and the nodes against the in-process simulator.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { control } from './support';
 import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer, operationFlow } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, operationFlow } from './node-flows';
+import { redNodes, simulatorDataDir, useCountingServer, useRedRuntime } from './red-setup';
 import { CustodyClient, listActions, getAction, approveAction } from '../lib';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-v1-'));
-process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
-
-helper.init(require.resolve('node-red'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-fund/custody-fund'),
-  require('../nodes/custody-core-client/custody-core-client'),
-  require('../nodes/custody-action/custody-action'),
-  require('../nodes/custody-trusted-party/custody-trusted-party'),
-  require('../nodes/custody-withdraw/custody-withdraw'),
-  require('../nodes/custody-swap-make/custody-swap-make'),
-  require('../nodes/custody-swap-take/custody-swap-take'),
-  require('../nodes/custody-liquidity-hub/custody-liquidity-hub'),
-  require('../nodes/custody-sweep/custody-sweep'),
-  require('../nodes/custody-read/custody-read'),
-  require('../nodes/custody-request/custody-request'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-];
+const dataDir = simulatorDataDir('cf-nodes-v1-');
+const nodeModules = redNodes([
+  'custody-config', 'custody-fund', 'custody-core-client', 'custody-action', 'custody-trusted-party', 'custody-withdraw',
+  'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
+]);
 
 
 const inbox: Inbox = new Map();
@@ -72,17 +53,9 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
   this.timeout(60000);
   let sim: Simulator;
 
-  before(async () => {
-    sim = await sharedSimulator(dataDir);
-    await startHelperServer();
-  });
-  afterEach(async () => {
-    await helper.unload();
-  });
-  after(async () => {
-    await stopHelperServer();
-    await stopSharedSimulator();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+  const simulator = useRedRuntime(dataDir);
+  before(() => {
+    sim = simulator();
   });
 
   describe('against a counting server', () => {
@@ -94,25 +67,16 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
           : { status: s.status, body: s.status === 200 ? s.body : s.errorBody },
     });
     const seen = server.seen;
-    let baseUrl = '';
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const apiKey = 'dGVzdC1hcGkta2V5LW5vdC1yZWFs';
-    const creds = { cfg: { apiKey, privateKey: pem } };
+    const { apiKey, creds } = useCountingServer(server);
     /** Requests other than the GET /assets a decimal conversion makes. */
     const sent = () => seen.filter((s) => !s.url.endsWith('/assets'));
 
-    before(async () => {
-      await server.start();
-      baseUrl = server.baseUrl;
-    });
     beforeEach(() => {
       seen.length = 0;
       server.status = 200;
     });
-    after(() => server.stop());
 
-    const custom = (type: string, props: Record<string, unknown>) => operationFlow(type, props, { environment: 'custom', baseUrl });
+    const custom = (type: string, props: Record<string, unknown>) => operationFlow(type, props, { environment: 'custom', baseUrl: server.baseUrl });
 
     it('each new node refuses bad input naming the field, sending nothing', async () => {
       const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, RegExp]> = [

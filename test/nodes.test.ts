@@ -4,36 +4,20 @@
  * and nothing secret on a msg.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { until, control, demoTransfer } from './support';
 import { accountClient } from './simulated';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
+import { redNodes, simulatorDataDir, useCountingServer, useRedRuntime } from './red-setup';
 import { CustodyClient, createTransfer } from '../lib';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-nodes-'));
-process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
-
-helper.init(require.resolve('node-red'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-assets/custody-assets'),
-  require('../nodes/custody-company/custody-company'),
-  require('../nodes/custody-trusted-party/custody-trusted-party'),
-  require('../nodes/custody-fund/custody-fund'),
-  require('../nodes/custody-transfer/custody-transfer'),
-  require('../nodes/custody-core-client/custody-core-client'),
-  require('../nodes/custody-action/custody-action'),
-  require('../nodes/custody-coreclient-feed/custody-coreclient-feed'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-];
+const dataDir = simulatorDataDir('cf-nodes-');
+const nodeModules = redNodes([
+  'custody-config', 'custody-assets', 'custody-company', 'custody-trusted-party', 'custody-fund',
+  'custody-transfer', 'custody-core-client', 'custody-action', 'custody-coreclient-feed',
+]);
 
 /**
  * Give every flow node a position: Node-RED treats a node without `x`/`y` as a config node
@@ -83,19 +67,9 @@ describe('nodes in the Node-RED runtime', function () {
   let sim: Simulator;
   const now = () => Math.floor(Date.now() / 1000);
 
-  before(async () => {
-    sim = await sharedSimulator(dataDir);
-    await startHelperServer();
-  });
-
-  afterEach(async () => {
-    await helper.unload();
-  });
-
-  after(async () => {
-    await stopHelperServer();
-    await stopSharedSimulator();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+  const simulator = useRedRuntime(dataDir);
+  before(() => {
+    sim = simulator();
   });
 
   it('custody-assets lists assets and quotes a fee from a decimal amount, exactly', async () => {
@@ -299,20 +273,11 @@ describe('nodes in the Node-RED runtime', function () {
 
   describe('against a counting server (nothing may be sent)', () => {
     const server = new CountingServer();
-    let baseUrl = '';
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const apiKey = 'dGVzdC1hcGkta2V5LW5vdC1yZWFs';
-
-    before(async () => {
-      await server.start();
-      baseUrl = server.baseUrl;
-    });
-    after(() => server.stop());
+    const { apiKey, pem } = useCountingServer(server);
 
     function customFlow(props: Record<string, unknown>): object[] {
       const flow = opFlow('custody-transfer', props);
-      flow[1] = { ...CONFIG, z: 'tab', environment: 'custom', baseUrl };
+      flow[1] = { ...CONFIG, z: 'tab', environment: 'custom', baseUrl: server.baseUrl };
       return flow;
     }
 
@@ -374,7 +339,7 @@ describe('nodes in the Node-RED runtime', function () {
     it('a feed on an unusable connection shows the error, not "retrying"', async () => {
       const flow = placed([
         TAB,
-        { ...CONFIG, z: 'tab', environment: 'custom', baseUrl },
+        { ...CONFIG, z: 'tab', environment: 'custom', baseUrl: server.baseUrl },
         { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: 'cc1', details: true, wires: [[]] },
       ]);
       await helper.load(nodeModules, flow, { cfg: { apiKey } });

@@ -6,15 +6,12 @@
  * field, a 404 to Catch, and a clean timeout.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import helper from 'node-red-node-test-helper';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
 import { control, controlCall, until, demoTransfer } from './support';
 import { accountClient } from './simulated';
-import { CONFIG, Inbox, TAB, loadCollecting, startHelperServer, stopHelperServer } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting } from './node-flows';
+import { redNodes, simulatorDataDir, useRedRuntime } from './red-setup';
 import {
   ApiError,
   Tracker,
@@ -160,17 +157,8 @@ describe('lib Tracker (fake timers)', () => {
   });
 });
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-track-'));
-process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
-
-helper.init(require.resolve('node-red'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-transfer/custody-transfer'),
-  require('../nodes/custody-track/custody-track'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-];
+const dataDir = simulatorDataDir('cf-track-');
+const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-track']);
 
 /** Track node `track` (outputs to helpers `out` and `progress`), a Catch node to `caught`; with `op`, an operation node wired into `track`. */
 function trackFlow(props: Record<string, unknown>, op?: Record<string, unknown>): object[] {
@@ -235,20 +223,12 @@ describe('custody-track in the Node-RED runtime with the simulator', function ()
 
   const transferOp = { type: 'custody-transfer', operation: 'create' };
 
-  before(async () => {
-    sim = await sharedSimulator(dataDir);
+  const simulator = useRedRuntime(dataDir);
+  before(() => {
+    sim = simulator();
     client = accountClient(sim);
-    await startHelperServer();
   });
-  afterEach(async () => {
-    await helper.unload();
-  });
-  after(async () => {
-    client.close();
-    await stopHelperServer();
-    await stopSharedSimulator();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => client.close());
 
   it('approved_transfer: kind from msg.custody, progress on output 2, final answer once on output 1', async () => {
     await load(trackFlow({}, transferOp));

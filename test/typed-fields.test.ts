@@ -5,28 +5,15 @@
  * the msg's operation; bad typed values are refused naming the field, and nothing is sent.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../simulator';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
-import { Inbox, loadCollecting, sendAndWait, startHelperServer, stopHelperServer, operationFlow } from './node-flows';
+import { Inbox, loadCollecting, sendAndWait, operationFlow } from './node-flows';
+import { redNodes, simulatorDataDir, useRedRuntime } from './red-setup';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-typed-fields-'));
-process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
-helper.init(require.resolve('node-red'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-transfer/custody-transfer'),
-  require('../nodes/custody-fund/custody-fund'),
-  require('../nodes/custody-company/custody-company'),
-  require('../nodes/custody-portfolio/custody-portfolio'),
-  require('../nodes/custody-policy/custody-policy'),
-];
+const dataDir = simulatorDataDir('cf-typed-fields-');
+const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-fund', 'custody-company', 'custody-portfolio', 'custody-policy'], []);
 
 /** One request that reached the simulator through the proxy. */
 interface Seen {
@@ -86,8 +73,9 @@ describe('TypedInput fields in the runtime: msg, flow, global, env, jsonata, num
   let flowOf: (type: string, props: Record<string, unknown>) => object[];
   let creds: object;
 
+  const simulator = useRedRuntime(dataDir);
   before(async () => {
-    sim = await sharedSimulator(dataDir);
+    sim = simulator();
     proxy = new RecordingProxy(new URL(sim.baseUrl).origin);
     await proxy.start();
     const v1 = new URL(sim.baseUrl);
@@ -95,21 +83,14 @@ describe('TypedInput fields in the runtime: msg, flow, global, env, jsonata, num
     flowOf = (type, props) =>
       operationFlow(type, props, { environment: 'custom', baseUrl: proxy.origin + v1.pathname, v2BaseUrl: proxy.origin + v2.pathname, workspaceId: sim.v2.workspaceId });
     creds = { cfg: { apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem, token: sim.v2.token } };
-    await startHelperServer();
   });
   beforeEach(() => {
     proxy.seen.length = 0;
   });
-  afterEach(async () => {
-    await helper.unload();
+  afterEach(() => {
     delete process.env.CF_TEST_COMPANY;
   });
-  after(async () => {
-    await stopHelperServer();
-    await proxy.stop();
-    await stopSharedSimulator();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => proxy.stop());
 
   async function load(type: string, props: Record<string, unknown>): Promise<void> {
     await loadCollecting(nodeModules, flowOf(type, props), creds, inbox, ['out', 'caught']);

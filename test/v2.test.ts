@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
-import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import {
   ApiError,
   ConfigError,
@@ -34,9 +33,11 @@ import {
   WorkspacePolicy,
 } from '../lib';
 import { control, controlCall, until } from './support';
-import { RedProcess, launchChromium, openEditor, watchDebug } from './red-process';
+import { watchDebug } from './red-process';
+import { useRedProcess, withEditor } from './editor-kit';
 import { CountingServer } from './counting-server';
-import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait, startHelperServer, stopHelperServer } from './node-flows';
+import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
+import { redNodes, simulatorDataDir, useRedRuntime } from './red-setup';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -419,18 +420,8 @@ describe('v2 simulator-only operations and per-request timeouts (lib)', () => {
 
 // ------------------------------------------------------------------ nodes
 
-const nodesDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-v2-nodes-'));
-
-const nodeModules = [
-  require('../nodes/custody-config/custody-config'),
-  require('../nodes/custody-policy/custody-policy'),
-  require('../nodes/custody-portfolio/custody-portfolio'),
-  require('@node-red/nodes/core/common/25-catch.js'),
-  require('@node-red/nodes/core/common/20-inject.js'),
-  require('@node-red/nodes/core/common/21-debug.js'),
-  require('@node-red/nodes/core/function/15-change.js'),
-  require('@node-red/nodes/core/common/90-comment.js'),
-];
+const nodesDataDir = simulatorDataDir('cf-v2-nodes-');
+const nodeModules = redNodes(['custody-config', 'custody-policy', 'custody-portfolio'], ['catch', 'inject', 'debug', 'change', 'comment']);
 
 const AGENT = { ...CONFIG, id: 'agent', simulatorApiKey: 'k.agent' };
 
@@ -476,24 +467,12 @@ describe('v2 nodes in the Node-RED runtime', function () {
   let sim: Simulator;
   let partner: WorkspaceClient;
 
-  before(async () => {
-    process.env.CUSTODYFLOW_SIMULATOR_DATA = nodesDataDir;
-    helper.init(require.resolve('node-red'));
-    sim = await sharedSimulator(nodesDataDir);
+  const simulator = useRedRuntime(nodesDataDir);
+  before(() => {
+    sim = simulator();
     partner = new WorkspaceClient({ baseUrl: sim.v2.baseUrl, token: sim.v2.token, workspaceId: sim.v2.workspaceId });
-    await startHelperServer();
   });
-
-  afterEach(async () => {
-    await helper.unload();
-  });
-
-  after(async () => {
-    partner?.close();
-    await stopHelperServer();
-    await stopSharedSimulator();
-    fs.rmSync(nodesDataDir, { recursive: true, force: true });
-  });
+  after(() => partner?.close());
 
   it('custody-policy creates a policy from its form, lists it, adds a member (pending, with a note), approved by k.agent', async () => {
     await load(
@@ -663,26 +642,12 @@ describe('v2 nodes in the Node-RED runtime', function () {
 
 describe('v2 policy editor in a real node-red: a policy built in the dialog, deployed and run', function () {
   this.timeout(120000);
-  let red: RedProcess | undefined;
-  let base = '';
-
-  before(async () => {
-    red = new RedProcess({ prefix: 'cf-v2-editor-', flows: fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json')) });
-    await red.start();
-    base = red.base;
-  });
-
-  after(async () => {
-    await red?.stop();
-  });
+  const red = useRedProcess({ prefix: 'cf-v2-editor-', flows: fs.readFileSync(path.join(root, 'examples', '07 Set up a workspace.json')) });
 
   it('adds an API key member and raises the threshold in the form; the deployed flow creates that policy and adds m.carol', async () => {
+    const { base } = red();
     const { debug, ws } = await watchDebug(base);
-    const browser = await launchChromium();
-    try {
-      const { page, errors } = await openEditor(browser, base, { width: 1400, height: 1000 });
-      await page.waitForFunction(() => (window as any).RED?.nodes?.node?.('07a5c0de00000003'), null, { timeout: 30000 });
-      await page.waitForTimeout(500);
+    await withEditor(base, { width: 1400, height: 1000 }, { nodes: ['07a5c0de00000003'] }, async ({ page, errors }) => {
       await page.evaluate(() => (window as any).RED.editor.edit((window as any).RED.nodes.node('07a5c0de00000003')));
       await page.waitForSelector('#node-input-members-list');
       await page.waitForTimeout(500);
@@ -713,9 +678,7 @@ describe('v2 policy editor in a real node-red: a policy built in the dialog, dep
       await page.click('#red-ui-header-button-deploy');
       await page.waitForFunction(() => !(window as any).RED.nodes.dirty(), null, { timeout: 10000 });
       assert.deepEqual(errors, []);
-    } finally {
-      await browser.close();
-    }
+    });
     assert.equal((await fetch(`${base}/inject/07a5c0de00000002`, { method: 'POST' })).status, 200);
     const end = await until(() => debug.find((d) => d.name === 'Treasury policy now (3 members)' || d.name === 'error'), 'the end of the example', 30000);
     ws.close();

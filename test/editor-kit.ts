@@ -1,0 +1,111 @@
+/**
+ * The setup the tests of a started `node-red` share: the mocha hooks of a {@link RedProcess}, and
+ * the Node-RED editor in headless Chromium (playwright-core), opened and waited for until the
+ * node definitions and nodes a test needs are there. Mocha only: {@link useRedProcess}
+ * registers hooks, so call it inside a `describe`.
+ */
+import type { Page } from 'playwright-core';
+import { RedProcess, launchChromium, openEditor, type RedProcessOptions } from './red-process';
+
+/**
+ * Register mocha hooks that start a {@link RedProcess} with `options` in `before` and stop it
+ * (removing its user directory) in `after`. Hooks the suite registers after this call run
+ * after these.
+ * @returns a getter of the started process; it throws when called before the `before` hook ran.
+ */
+export function useRedProcess(options: RedProcessOptions): () => RedProcess {
+  let red: RedProcess | undefined;
+  before(async () => {
+    red = new RedProcess(options);
+    await red.start();
+  });
+  after(async () => {
+    await red?.stop();
+  });
+  return () => {
+    if (!red) throw new Error('node-red is not started (use it in a test or a later hook)');
+    return red;
+  };
+}
+
+/** What {@link withEditor} waits for in the page before it hands it over (all of it, 30 s at most). */
+export interface EditorReady {
+  /** Node types whose definitions are registered (`RED.nodes.getType`). */
+  types?: string[];
+  /** Ids of nodes the workspace holds (`RED.nodes.node`). */
+  nodes?: string[];
+  /** Names of globals the page's scripts set (e.g. `CustodyLookup`). */
+  globals?: string[];
+}
+
+/** An editor page {@link withEditor} opened. */
+export interface EditorPage {
+  page: Page;
+  /** The page's uncaught script errors (`pageerror`) so far. */
+  errors: string[];
+}
+
+/**
+ * Launch headless Chromium, open the Node-RED editor at `base`, wait for `ready` and half a
+ * second more (the editor settles), and run `use` with the page; the browser is closed after,
+ * whatever `use` did.
+ * @param viewport the page size in CSS pixels.
+ * @returns what `use` returns.
+ * @throws what `use` throws, or playwright's timeout error when `ready` is not met within 30 s.
+ */
+export async function withEditor<T>(base: string, viewport: { width: number; height: number }, ready: EditorReady, use: (editor: EditorPage) => Promise<T>): Promise<T> {
+  const browser = await launchChromium();
+  try {
+    const editor = await openEditor(browser, base, viewport);
+    await editor.page.waitForFunction(
+      (r: EditorReady) => {
+        const w = window as any;
+        return (r.types ?? []).every((type) => w.RED?.nodes?.getType?.(type)) && (r.nodes ?? []).every((id) => w.RED?.nodes?.node?.(id)) && (r.globals ?? []).every((name) => w[name]);
+      },
+      ready,
+      { timeout: 30000 },
+    );
+    await editor.page.waitForTimeout(500);
+    return await use(editor);
+  } finally {
+    await browser.close();
+  }
+}
+
+/**
+ * Open the custody-config dialog of node `id` in the editor `page` and wait until its form
+ * ("Test connection") and each selector of `also` are visible, then `settleMs` more.
+ */
+export async function openConfigDialog(page: Page, id: string, also: string[] = [], settleMs = 400): Promise<void> {
+  await page.evaluate((nodeId) => (window as any).RED.editor.editConfig('', 'custody-config', nodeId), id);
+  for (const selector of ['#custody-config-test', ...also]) await page.waitForSelector(selector, { state: 'visible' });
+  await page.waitForTimeout(settleMs);
+}
+
+/**
+ * Click "Test connection" in the open custody-config dialog and wait (30 s at most) for its result.
+ * @returns the result's state (`ok` or `failed`), cause and text.
+ */
+export async function runConnectionTest(page: Page): Promise<{ state: string; cause: string; text: string }> {
+  await page.click('#custody-config-test');
+  await page.waitForFunction(() => {
+    const s = document.querySelector('#custody-config-test-result')?.getAttribute('data-state');
+    return s === 'ok' || s === 'failed';
+  }, undefined, { timeout: 30000 });
+  return page.evaluate(() => {
+    const r = document.querySelector('#custody-config-test-result') as HTMLElement;
+    return { state: r.getAttribute('data-state') ?? '', cause: r.getAttribute('data-cause') ?? '', text: r.textContent ?? '' };
+  });
+}
+
+/**
+ * The flows.json an editor test starts from: a tab `tabId` labelled `label` and a custody-config
+ * node `configId` named "simulator" on the built-in simulator (timestamp signing), then `nodes`.
+ */
+export function simulatorFlows(tabId: string, label: string, configId: string, nodes: object[] = []): object[] {
+  return [
+    { id: tabId, type: 'tab', label },
+    { id: configId, type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp' },
+    ...nodes,
+  ];
+}
