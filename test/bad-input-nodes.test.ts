@@ -55,17 +55,25 @@ interface FieldTable {
 }
 
 const send = () => ({ symbol: 'BTC-TESTNET', amount: 1000 });
-const TABLES: Record<string, FieldTable> = {
-  transfer: {
-    valid: () => ({ company_id: 'c1', wallet_id: 'w1', counterparty_wallet_address: 'apple banana cherry', expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: `p-${++sweepKeys}`, send: send() }),
-    required: ['company_id', 'wallet_id', 'counterparty_wallet_address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send', 'send.symbol', 'send.amount'],
+/**
+ * The field table of a payment body (transfer or withdrawal create): the same fields but the
+ * destination, `destination` (at most `maxLength` characters, valid example `sample`).
+ */
+function paymentTable(destination: string, maxLength: number, sample: string): FieldTable {
+  return {
+    valid: () => ({ company_id: 'c1', wallet_id: 'w1', [destination]: sample, expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: `p-${++sweepKeys}`, send: send() }),
+    required: ['company_id', 'wallet_id', destination, 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send', 'send.symbol', 'send.amount'],
     pathIds: ['company_id'],
-    text: { wallet_id: 128, counterparty_wallet_address: 128, partner_txID: 128 },
+    text: { wallet_id: 128, [destination]: maxLength, partner_txID: 128 },
     optionalText: { benefit_of: 256, account_no: 256, reference: 256 },
     assets: ['send.symbol'],
     amounts: ['send.amount'],
     expires: true,
-  },
+  };
+}
+
+const TABLES: Record<string, FieldTable> = {
+  transfer: paymentTable('counterparty_wallet_address', 128, 'apple banana cherry'),
   transferGet: {
     valid: () => ({ company_id: 'c1', tx_id: 't1' }),
     required: ['company_id', 'tx_id'],
@@ -75,16 +83,7 @@ const TABLES: Record<string, FieldTable> = {
     assets: [],
     amounts: [],
   },
-  withdraw: {
-    valid: () => ({ company_id: 'c1', wallet_id: 'w1', address: 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx', expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: `p-${++sweepKeys}`, send: send() }),
-    required: ['company_id', 'wallet_id', 'address', 'expires', 'benefit_of', 'account_no', 'reference', 'partner_txID', 'send', 'send.symbol', 'send.amount'],
-    pathIds: ['company_id'],
-    text: { wallet_id: 128, address: 256, partner_txID: 128 },
-    optionalText: { benefit_of: 256, account_no: 256, reference: 256 },
-    assets: ['send.symbol'],
-    amounts: ['send.amount'],
-    expires: true,
-  },
+  withdraw: paymentTable('address', 256, 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx'),
   make: {
     valid: () => ({ company_id: 'c1', send_wallet_id: 'w1', receive_wallet_id: 'w2', expires: now() + 3600, reference: 'r', partner_txID: 'm-1', send: send(), receive: { symbol: 'ETH-TESTNET', amount: 2000 }, add_to_liquidity_hub: true }),
     required: ['company_id', 'send_wallet_id', 'receive_wallet_id', 'expires', 'reference', 'partner_txID', 'send', 'send.symbol', 'send.amount', 'receive', 'receive.symbol', 'receive.amount'],

@@ -131,6 +131,14 @@ describe('end to end: the example flows, clicked as a new user does', function (
     return res.data.List;
   }
 
+  /**
+   * Wait for the first message (after index `from`) of the debug node named `name` in the example
+   * whose tab starts with `example`; fail naming `what` (default `name`) and what was seen.
+   */
+  function debugSeen(example: string, name: string, from: number, what = name): Promise<DebugMessage> {
+    return waitFor(what, () => debugOf(nodeId(example, 'debug', name), /./, from));
+  }
+
   /** Click an inject node, as its button does. */
   async function click(id: string): Promise<void> {
     const res = await fetch(`${base}/inject/${id}`, { method: 'POST' });
@@ -262,7 +270,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('06: the withdrawal to the whitelisted address reaches approved_withdrawal through the automated approver', async () => {
     const from = debug.length;
     await click(nodeId('06 ', 'inject', 'whitelist the BTC-TESTNET address'));
-    const wl = await waitFor('whitelist of demo-fund', () => debugOf(nodeId('06 ', 'debug', 'whitelist of demo-fund'), /./, from));
+    const wl = await debugSeen('06 ', 'whitelist of demo-fund', from);
     assert.match(wl.msg!, /tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx/);
 
     await click(nodeId('06 ', 'inject', 'Withdraw order WD-2001: 0.01 BTC-TESTNET'));
@@ -308,7 +316,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.deepEqual(made.map((m) => m.status), ['new'], 'the first press made the withdrawal');
     from = debug.length;
     await click(nodeId('06 ', 'inject', 'Withdraw order WD-2001: 0.01 BTC-TESTNET'));
-    const again = JSON.parse((await waitFor('withdrawal created (second press)', () => debugOf(nodeId('06 ', 'debug', 'withdrawal created'), /./, from))).msg!);
+    const again = JSON.parse((await debugSeen('06 ', 'withdrawal created', from, 'withdrawal created (second press)')).msg!);
     assert.deepEqual([again.status, again.tx_id], ['existing', made[0].tx_id]);
     await waitFor('withdrawal final (second press)', () => debugOf(nodeId('06 ', 'debug', 'withdrawal final'), /approved_withdrawal/, from));
     const withdrawals = (await ledgerOf('demo-company', 'demo-fund')).filter((e) => e.reference === 'Order WD-2001');
@@ -319,8 +327,8 @@ describe('end to end: the example flows, clicked as a new user does', function (
     const from = debug.length;
     await click(nodeId('08 ', 'inject', 'Quote Q-3001: sell 0.01 BTC-TESTNET for 0.2 ETH-TESTNET'));
     // Each company tracks its own leg; both legs settle together.
-    const quoteFinal = await waitFor('quote final', () => debugOf(nodeId('08 ', 'debug', 'quote final'), /./, from));
-    const takeFinal = await waitFor('take final', () => debugOf(nodeId('08 ', 'debug', 'take final'), /./, from));
+    const quoteFinal = await debugSeen('08 ', 'quote final', from);
+    const takeFinal = await debugSeen('08 ', 'take final', from);
     const quote = JSON.parse(quoteFinal.msg!);
     const take = JSON.parse(takeFinal.msg!);
     assert.equal(quote.txStatus, 'approved_swap');
@@ -359,13 +367,13 @@ describe('end to end: the example flows, clicked as a new user does', function (
     // Sweeping before the wallet is connected sends nothing and says so.
     let from = debug.length;
     await click(nodeId('09 ', 'inject', 'Sweep order SW-4001: 0.1 BTC-TESTNET'));
-    await waitFor('not connected yet', () => debugOf(nodeId('09 ', 'debug', 'not connected yet'), /./, from));
+    await debugSeen('09 ', 'not connected yet', from);
     assert.equal(debugOf(nodeId('09 ', 'debug', 'sweep started'), /./, from), undefined);
     // Play the end user: the example's inject calls the built-in simulator's control endpoint with
     // Node-RED's http request node, at the address the config node publishes in the global context.
     from = debug.length;
     await click(nodeId('09 ', 'inject', 'end user asks to connect'));
-    const requested = await waitFor('connection request made', () => debugOf(nodeId('09 ', 'debug', 'connection request made'), /./, from));
+    const requested = await debugSeen('09 ', 'connection request made', from);
     assert.equal(JSON.parse(requested.msg!).status, 'pending');
     const approved = await waitFor('approved (msg.decision)', () => debugOf(nodeId('09 ', 'debug', 'approved (msg.decision)'), /ApproveNewWalletConnect/, from));
     const decision = JSON.parse(approved.msg!);
@@ -374,20 +382,20 @@ describe('end to end: the example flows, clicked as a new user does', function (
       ['approve', 'demo-exchange-client', 'connect the dedicated wallet demo-exchange-btc-testnet'],
     );
     assert.ok(decision.reasons.some((r: string) => /source wallet demo-exchange-btc-testnet is in the allowlist/.test(r)), decision.reasons.join('; '));
-    const connected = await waitFor('connected wallets after the approval', () => debugOf(nodeId('09 ', 'debug', 'connected wallets after the approval'), /./, from));
+    const connected = await debugSeen('09 ', 'connected wallets after the approval', from);
     assert.deepEqual(
       JSON.parse(connected.msg!).wallets.map((w: { wallet_id: string; status: string }) => [w.wallet_id, w.status]),
       [['demo-exchange-btc-testnet', 'approved']],
     );
 
     await click(nodeId('09 ', 'inject', 'Sweep order SW-4001: 0.1 BTC-TESTNET'));
-    const swept = await waitFor('sweep status', () => debugOf(nodeId('09 ', 'debug', 'sweep status'), /./, from));
+    const swept = await debugSeen('09 ', 'sweep status', from);
     const sweep = JSON.parse(swept.msg!);
     assert.equal(sweep.tx_status, 'approved_sweep');
     assert.equal(sweep.net_amount, 10000000);
     assert.equal(sweep.from, 'demo-exchange-btc-testnet');
     assert.equal(sweep.to, 'demo-btc-testnet');
-    const tracked = await waitFor('sweep final', () => debugOf(nodeId('09 ', 'debug', 'sweep final'), /./, from));
+    const tracked = await debugSeen('09 ', 'sweep final', from);
     const final = JSON.parse(tracked.msg!);
     assert.deepEqual([final.tx_id, final.tx_status, final.track.kind, final.track.client_id, final.track.final], [sweep.tx_id, 'approved_sweep', 'sweep', 'demo-exchange-client', true]);
     const moved = await waitFor('movement of demo-exchange-btc-testnet', () => debugOf(nodeId('09 ', 'debug', 'movement of demo-exchange-btc-testnet'), /sweep_tx/, from));
@@ -399,14 +407,14 @@ describe('end to end: the example flows, clicked as a new user does', function (
     // The wallet connects once: asking again is answered 409, shown as such, not as an error.
     from = debug.length;
     await click(nodeId('09 ', 'inject', 'end user asks to connect'));
-    const again = await waitFor('already asked (409)', () => debugOf(nodeId('09 ', 'debug', 'already asked (409)'), /./, from));
+    const again = await debugSeen('09 ', 'already asked (409)', from);
     assert.match(again.msg!, /already has an? approved connection/);
   });
 
   it('10: the ledger report writes a CSV file with a header and one row per ledger entry', async () => {
     const from = debug.length;
     await click(nodeId('10 ', 'inject', 'every day at 23:55 (click: now)'));
-    const written = await waitFor('report written', () => debugOf(nodeId('10 ', 'debug', 'report written'), /./, from));
+    const written = await debugSeen('10 ', 'report written', from);
     const { file, rows } = JSON.parse(written.msg!) as { file: string; rows: number };
     assert.match(file, /^custodyflow-reports\/ledger-demo-fund-\d{4}-\d{2}-\d{2}\.csv$/);
     const text = fs.readFileSync(path.join(userDir, file), 'utf8');
@@ -421,10 +429,10 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('11: the read-only monitor reads holdings by path, and its write is refused with 403', async () => {
     const from = debug.length;
     await click(nodeId('11 ', 'inject', 'holdings of demo-company'));
-    const holdings = await waitFor('holdings of demo-company', () => debugOf(nodeId('11 ', 'debug', 'holdings of demo-company'), /./, from));
+    const holdings = await debugSeen('11 ', 'holdings of demo-company', from);
     assert.ok(Array.isArray(JSON.parse(holdings.msg!).holdings));
     await click(nodeId('11 ', 'inject', 'try a write (create a core client)'));
-    const refused = await waitFor('write refused', () => debugOf(nodeId('11 ', 'debug', 'write refused (403, as expected)'), /./, from));
+    const refused = await debugSeen('11 ', 'write refused (403, as expected)', from, 'write refused');
     assert.equal(JSON.parse(refused.msg!).statusCode, 403);
     assert.equal(debugOf(nodeId('11 ', 'debug', 'write answered (not expected)'), /./, from), undefined);
     const compare = nodeId('11 ', 'function', 'compare with thresholds');
@@ -435,25 +443,25 @@ describe('end to end: the example flows, clicked as a new user does', function (
     let from = debug.length;
     // 03: the new company's id (msg payload.company_id) names the company the invitation is for.
     await click(nodeId('03 ', 'inject', 'create Acme Trading'));
-    const invited = JSON.parse((await waitFor('invitation sent', () => debugOf(nodeId('03 ', 'debug', 'invitation sent'), /./, from))).msg!);
+    const invited = JSON.parse((await debugSeen('03 ', 'invitation sent', from)).msg!);
     assert.equal(invited.statusCode, 200);
     // 04: the new fund's id (msg payload.fund_id) names the fund the wallet is added to.
     await click(nodeId('04 ', 'inject', 'create Ops fund'));
-    const added = JSON.parse((await waitFor('wallet added', () => debugOf(nodeId('04 ', 'debug', 'wallet added'), /./, from))).msg!);
+    const added = JSON.parse((await debugSeen('04 ', 'wallet added', from)).msg!);
     assert.equal(added.statusCode, 200);
     // 05: a pending action, approved by the action node whose action_id is JSONata payload.actions[0].id.
     await click(nodeId('05 ', 'inject', 'Pay invoice INV-5001: 0.001 BTC-TESTNET (waits for a person)'));
-    await waitFor('transfer created', () => debugOf(nodeId('05 ', 'debug', 'transfer created'), /./, from));
+    await debugSeen('05 ', 'transfer created', from);
     await click(nodeId('05 ', 'inject', 'pending actions'));
-    const detailed = JSON.parse((await waitFor('action with details', () => debugOf(nodeId('05 ', 'debug', 'action with details'), /./, from))).msg!);
+    const detailed = JSON.parse((await debugSeen('05 ', 'action with details', from)).msg!);
     assert.equal(detailed.statusCode, 200);
     await click(nodeId('05 ', 'inject', 'approve the oldest pending action'));
-    const approved = JSON.parse((await waitFor('approved', () => debugOf(nodeId('05 ', 'debug', 'approved'), /./, from))).msg!);
+    const approved = JSON.parse((await debugSeen('05 ', 'approved', from)).msg!);
     assert.equal(approved.statusCode, 200);
     // 07: the policy id kept in flow.policyID reaches the wallet and the new member; the debug node picks that policy.
     from = debug.length;
     await click(nodeId('07 ', 'inject', 'set up the workspace'));
-    const policy = JSON.parse((await waitFor('Treasury policy now', () => debugOf(nodeId('07 ', 'debug', 'Treasury policy now (3 members)'), /./, from))).msg!);
+    const policy = JSON.parse((await debugSeen('07 ', 'Treasury policy now (3 members)', from, 'Treasury policy now')).msg!);
     const created = JSON.parse(debugOf(nodeId('07 ', 'debug', 'policy created'), /./, from)!.msg!);
     assert.equal(policy.policyID, created.payload.policyID);
     assert.match(JSON.stringify(policy), /m\.carol/);

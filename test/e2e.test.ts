@@ -19,6 +19,37 @@ import { rsaKeyPair } from './red-setup';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
 
+/**
+ * Run in the editor page (`page.evaluate(installDialogWalk)`): installs
+ * `window.walkOperationDialogs(nodes, openMs)`, which opens each node's edit dialog, waits
+ * `openMs` ms, selects each of its operations in turn (30 ms apart), reads the operation tip,
+ * and cancels the dialog. It resolves to `[{ type, options: [{ operation, tip }] }]` in the
+ * nodes' order (`options` empty for a node without an operation select).
+ */
+function installDialogWalk(): void {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  (window as any).walkOperationDialogs = async (nodes: any[], openMs: number) => {
+    const RED = (window as any).RED;
+    const walked: Array<{ type: string; options: Array<{ operation: string; tip: string }> }> = [];
+    for (const n of nodes) {
+      RED.editor.edit(n);
+      await sleep(openMs);
+      const options: Array<{ operation: string; tip: string }> = [];
+      const select = document.querySelector('#node-input-operation') as HTMLSelectElement | null;
+      for (const o of select ? Array.from(select.options) : []) {
+        select!.value = o.value;
+        select!.dispatchEvent(new Event('change', { bubbles: true }));
+        await sleep(30);
+        options.push({ operation: o.value, tip: document.querySelector('#custody-operation-tip')?.textContent ?? '' });
+      }
+      walked.push({ type: n.type, options });
+      (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
+      await sleep(300);
+    }
+    return walked;
+  };
+}
+
 describe('end to end: node-red with the pack and the example flows', function () {
   this.timeout(120000);
   const red = useRedProcess({ prefix: 'cf-e2e-', runtimeFromEnv: true });
@@ -121,29 +152,16 @@ describe('end to end: node-red with the pack and the example flows', function ()
         assert.ok(p.help > 200, `${p.type} has help text`);
       }
       // Open the edit dialog of every custody node of the examples, switching through its operations.
+      await page.evaluate(installDialogWalk);
       const opened = await page.evaluate(async () => {
         const RED = (window as any).RED;
         const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-        const seen: string[] = [];
         const nodes: any[] = [];
         RED.nodes.eachNode((n: any) => {
           if (n.type.startsWith('custody-')) nodes.push(n);
         });
-        for (const n of nodes) {
-          RED.editor.edit(n);
-          await sleep(400);
-          const select = document.querySelector('#node-input-operation') as HTMLSelectElement | null;
-          if (select) {
-            for (const o of Array.from(select.options)) {
-              select.value = o.value;
-              select.dispatchEvent(new Event('change', { bubbles: true }));
-              await sleep(30);
-            }
-          }
-          seen.push(n.type);
-          (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
-          await sleep(300);
-        }
+        const walked: Array<{ type: string }> = await (window as any).walkOperationDialogs(nodes, 400);
+        const seen = walked.map((w) => w.type);
         // The rows and tip of an operation come from the runtime's declarations.
         const transferNode = nodes.find((n) => n.type === 'custody-transfer' && n.operation === 'create');
         RED.editor.edit(transferNode);
@@ -188,32 +206,15 @@ describe('end to end: node-red with the pack and the example flows', function ()
   it('editor: the dialog of every operation node opens on each operation with its tip (nodes not in the examples too)', async function () {
     const types = ['custody-fund', 'custody-core-client', 'custody-action', 'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request'];
     await withEditor(base, { width: 1600, height: 1000 }, { types }, async ({ page, errors }) => {
+      await page.evaluate(installDialogWalk);
       const result = await page.evaluate(async (t: string[]) => {
         const RED = (window as any).RED;
-        const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-        const out: Array<{ type: string; operation: string; tip: string }> = [];
         const ids = t.map((_type, i) => `e2e0000000000${String(i).padStart(3, '0')}`);
         RED.view.importNodes(t.map((type, i) => ({ id: ids[i], type, x: 200, y: 100 + 60 * i, z: RED.workspaces.active(), wires: [[]] })));
-        await sleep(300);
+        await new Promise((r) => setTimeout(r, 300));
         const nodes: any[] = ids.map((id) => RED.nodes.node(id)).filter(Boolean);
-        for (const n of nodes) {
-          RED.editor.edit(n);
-          await sleep(500);
-          const select = document.querySelector('#node-input-operation') as HTMLSelectElement | null;
-          if (select) {
-            for (const o of Array.from(select.options)) {
-              select.value = o.value;
-              select.dispatchEvent(new Event('change', { bubbles: true }));
-              await sleep(30);
-              out.push({ type: n.type, operation: o.value, tip: document.querySelector('#custody-operation-tip')?.textContent ?? '' });
-            }
-          } else {
-            out.push({ type: n.type, operation: '', tip: '' });
-          }
-          (document.querySelector('#node-dialog-cancel') as HTMLElement).click();
-          await sleep(300);
-        }
-        return out;
+        const walked: Array<{ type: string; options: Array<{ operation: string; tip: string }> }> = await (window as any).walkOperationDialogs(nodes, 500);
+        return walked.flatMap((w) => (w.options.length ? w.options.map((o) => ({ type: w.type, ...o })) : [{ type: w.type, operation: '', tip: '' }]));
       }, types);
       assert.deepEqual([...new Set(result.map((r) => r.type))].sort(), [...types].sort(), 'every dialog opened');
       for (const r of result.filter((x) => x.type !== 'custody-request')) {
