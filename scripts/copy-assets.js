@@ -20,6 +20,11 @@
 // the value. `kind="<submission kind>"` also gives `${owner}` and `${payingWallet}` from lib's
 // SUBMISSION_KINDS (dist/lib, compiled just before), so the help names the fields the code reads.
 // An unknown fragment or a `${key}` without a value fails the build.
+//
+// Dialog rows written once for every dialog (nodes/shared/editor-rows.ts, compiled to dist/ just
+// before): a line `<!-- custody-row <kind> key="value" ... -->` of a node's .html is replaced by
+// the rows of that kind (`name-connection`, `name`, `text`: see `editorRow`), the rows
+// scripts/generate-editors.js writes into the operation nodes' dialogs.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -31,18 +36,26 @@ const icons = path.join(root, 'icons');
 const helpDir = path.join(nodesSrc, 'shared', 'help');
 const commonLocales = path.join(nodesSrc, 'shared', 'locales');
 const { SUBMISSION_KINDS } = require(path.join(root, 'dist', 'lib', 'submission', 'kinds.js'));
+const { editorRow } = require(path.join(root, 'dist', 'nodes', 'shared', 'editor-rows.js'));
 
 /**
  * The text of a node's .html or locale help file with every `<!-- custody-help ... -->` line
- * replaced by its fragment.
+ * replaced by its fragment, and every `<!-- custody-row ... -->` line by its dialog rows.
  * @param {string} file the file's path.
  * @returns {string} the expanded text.
- * @throws {Error} for an unknown fragment or kind, or a `${key}` without a value.
+ * @throws {Error} for an unknown fragment, kind or row kind, or a `${key}` without a value.
  */
 function expandHelp(file) {
-  return fs.readFileSync(file, 'utf8').replace(/^[ \t]*<!-- custody-help ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n/gm, (_line, name, attrs) => {
+  return fs.readFileSync(file, 'utf8').replace(/^[ \t]*<!-- custody-(help|row) ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n/gm, (_line, what, name, attrs) => {
     const vars = {};
     for (const m of attrs.matchAll(/([A-Za-z]+)="([^"]*)"/g)) vars[m[1]] = m[2];
+    if (what === 'row') {
+      try {
+        return editorRow(name, vars);
+      } catch (err) {
+        throw new Error(`${file}: ${err.message}`);
+      }
+    }
     if (vars.kind !== undefined) {
       const kind = SUBMISSION_KINDS[vars.kind];
       if (!kind) throw new Error(`${file}: custody-help ${name}: unknown kind ${vars.kind}`);

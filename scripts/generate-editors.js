@@ -18,6 +18,8 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
+/** The dialog rows every dialog of the pack shares (nodes/shared/editor-rows.ts). */
+const editorRows = require(path.join(dist, 'nodes', 'shared', 'editor-rows.js'));
 
 /** HTML-escape text for an attribute or element body. */
 function esc(s) {
@@ -100,9 +102,9 @@ function defaultsSource(type, data, lib) {
 
 /** One field row of the template. */
 function fieldRow(f) {
-  const open = `    <div class="form-row custody-row" data-property="${f.property}">\n        <label for="node-input-${f.property}"><i class="fa fa-${f.icon}"></i> ${esc(f.label)}</label>\n`;
+  const open = `    <div class="form-row custody-row" data-property="${f.property}">\n${editorRows.labelFor(`node-input-${f.property}`, f.icon, esc(f.label))}`;
   if (f.custom === 'policyType') {
-    return `    <div class="form-row custody-row" data-property="${f.property}">\n        <label for="custody-policy-type"><i class="fa fa-${f.icon}"></i> ${esc(f.label)}</label>\n        <select id="custody-policy-type" style="width: 70%;" disabled>\n            <option value="transaction">transaction (the type the API creates)</option>\n        </select>\n    </div>\n`;
+    return `    <div class="form-row custody-row" data-property="${f.property}">\n${editorRows.labelFor('custody-policy-type', f.icon, esc(f.label))}        <select id="custody-policy-type" style="width: 70%;" disabled>\n            <option value="transaction">transaction (the type the API creates)</option>\n        </select>\n    </div>\n`;
   }
   if (f.custom === 'members') {
     return `    <div class="form-row node-input-members-container-row custody-row" data-property="${f.property}">\n        <label style="width: 100%;"><i class="fa fa-${f.icon}"></i> ${esc(f.label)}</label>\n        <ol id="node-input-${f.property}-list"></ol>\n    </div>\n`;
@@ -117,22 +119,21 @@ function fieldRow(f) {
 
 /** The edit template: name, connection, operation, the field rows, key, amounts, expires, tip. */
 function templateSource(type, data) {
-  const rows = new Set(data.operations.flatMap((o) => o.properties));
+  const used = new Set(data.operations.flatMap((o) => o.properties));
   let out = `<script type="text/html" data-template-name="${type}">\n`;
-  out += `    <div class="form-row">\n        <label for="node-input-name"><i class="fa fa-tag"></i> Name</label>\n        <input type="text" id="node-input-name" placeholder="Name">\n    </div>\n`;
-  out += `    <div class="form-row">\n        <label for="node-input-connection"><i class="fa fa-plug"></i> Connection</label>\n        <input type="text" id="node-input-connection">\n    </div>\n`;
-  out += `    <div class="form-row">\n        <label for="node-input-operation"><i class="fa fa-wrench"></i> Operation</label>\n        <select id="node-input-operation" style="width: 70%;">\n`;
+  out += editorRows.editorRow('name-connection', {});
+  out += `    <div class="form-row">\n${editorRows.labelFor('node-input-operation', 'wrench', 'Operation')}        <select id="node-input-operation" style="width: 70%;">\n`;
   for (const op of data.operations) out += `            <option value="${esc(op.name)}">${esc(optionText(op))}</option>\n`;
   out += `            <option value="msg.operation">from msg.operation</option>\n        </select>\n    </div>\n`;
   for (const f of data.fields) out += fieldRow(f);
-  if (rows.has('partnerTxId')) {
-    out += `    <div class="form-row custody-row" data-property="partnerTxId">\n        <label for="node-input-partnerTxId"><i class="fa fa-key"></i> partner_txID</label>\n        <input type="text" id="node-input-partnerTxId" style="width: 70%;" placeholder="msg.payload.partner_txID">\n        <input type="hidden" id="node-input-partnerTxIdType">\n    </div>\n`;
+  if (used.has('partnerTxId')) {
+    out += `    <div class="form-row custody-row" data-property="partnerTxId">\n${editorRows.labelFor('node-input-partnerTxId', 'key', 'partner_txID')}        <input type="text" id="node-input-partnerTxId" style="width: 70%;" placeholder="msg.payload.partner_txID">\n        <input type="hidden" id="node-input-partnerTxIdType">\n    </div>\n`;
   }
-  if (rows.has('amountFormat')) {
-    out += `    <div class="form-row custody-row" data-property="amountFormat">\n        <label for="node-input-amountFormat"><i class="fa fa-calculator"></i> Amounts</label>\n        <select id="node-input-amountFormat" style="width: 70%;">\n            <option value="baseUnits">base units (integers, as the API)</option>\n            <option value="decimal">decimal strings such as "0.015"</option>\n        </select>\n    </div>\n`;
+  if (used.has('amountFormat')) {
+    out += `    <div class="form-row custody-row" data-property="amountFormat">\n${editorRows.labelFor('node-input-amountFormat', 'calculator', 'Amounts')}        <select id="node-input-amountFormat" style="width: 70%;">\n            <option value="baseUnits">base units (integers, as the API)</option>\n            <option value="decimal">decimal strings such as "0.015"</option>\n        </select>\n    </div>\n`;
   }
-  if (rows.has('expiresAfter')) {
-    out += `    <div class="form-row custody-row" data-property="expiresAfter">\n        <label for="node-input-expiresAfter"><i class="fa fa-clock-o"></i> Expires after</label>\n        <input type="text" id="node-input-expiresAfter" style="width: 100px;" placeholder="seconds"> seconds\n        <div class="form-tips" style="margin-top: 6px;">Used when <code>msg.payload.expires</code> is absent:\n            expires = now + this. Empty: <code>msg.payload.expires</code> (epoch seconds) is required.</div>\n    </div>\n`;
+  if (used.has('expiresAfter')) {
+    out += `    <div class="form-row custody-row" data-property="expiresAfter">\n${editorRows.labelFor('node-input-expiresAfter', 'clock-o', 'Expires after')}        <input type="text" id="node-input-expiresAfter" style="width: 100px;" placeholder="seconds"> seconds\n        <div class="form-tips" style="margin-top: 6px;">Used when <code>msg.payload.expires</code> is absent:\n            expires = now + this. Empty: <code>msg.payload.expires</code> (epoch seconds) is required.</div>\n    </div>\n`;
   }
   out += `    <div class="form-row">\n        <div class="form-tips" id="custody-operation-tip"></div>\n    </div>\n</script>\n`;
   return out;
