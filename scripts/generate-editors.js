@@ -122,15 +122,15 @@ function templateSource(type, data) {
   const used = new Set(data.operations.flatMap((o) => o.properties));
   let out = `<script type="text/html" data-template-name="${type}">\n`;
   out += editorRows.editorRow('name-connection', {});
-  out += `    <div class="form-row">\n${editorRows.labelFor('node-input-operation', 'wrench', 'Operation')}        <select id="node-input-operation" style="width: 70%;">\n`;
-  for (const op of data.operations) out += `            <option value="${esc(op.name)}">${esc(optionText(op))}</option>\n`;
-  out += `            <option value="msg.operation">from msg.operation</option>\n        </select>\n    </div>\n`;
+  const operations = data.operations.map((op) => [esc(op.name), esc(optionText(op))]);
+  out += editorRows.selectRow({ property: 'operation', icon: 'wrench', label: 'Operation', options: [...operations, ['msg.operation', 'from msg.operation']] });
   for (const f of data.fields) out += fieldRow(f);
   if (used.has('partnerTxId')) {
     out += `    <div class="form-row custody-row" data-property="partnerTxId">\n${editorRows.labelFor('node-input-partnerTxId', 'key', 'partner_txID')}        <input type="text" id="node-input-partnerTxId" style="width: 70%;" placeholder="msg.payload.partner_txID">\n        <input type="hidden" id="node-input-partnerTxIdType">\n    </div>\n`;
   }
   if (used.has('amountFormat')) {
-    out += `    <div class="form-row custody-row" data-property="amountFormat">\n${editorRows.labelFor('node-input-amountFormat', 'calculator', 'Amounts')}        <select id="node-input-amountFormat" style="width: 70%;">\n            <option value="baseUnits">base units (integers, as the API)</option>\n            <option value="decimal">decimal strings such as "0.015"</option>\n        </select>\n    </div>\n`;
+    const options = [['baseUnits', 'base units (integers, as the API)'], ['decimal', 'decimal strings such as "0.015"']];
+    out += editorRows.selectRow({ property: 'amountFormat', icon: 'calculator', label: 'Amounts', options, rowClass: 'custody-row', rowProperty: 'amountFormat' });
   }
   if (used.has('expiresAfter')) {
     out += `    <div class="form-row custody-row" data-property="expiresAfter">\n${editorRows.labelFor('node-input-expiresAfter', 'clock-o', 'Expires after')}        <input type="text" id="node-input-expiresAfter" style="width: 100px;" placeholder="seconds"> seconds\n        <div class="form-tips" style="margin-top: 6px;">Used when <code>msg.payload.expires</code> is absent:\n            expires = now + this. Empty: <code>msg.payload.expires</code> (epoch seconds) is required.</div>\n    </div>\n`;

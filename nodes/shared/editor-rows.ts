@@ -30,15 +30,35 @@ export interface TextRowOptions {
   after?: string;
   /** More classes of the row's `<div class="form-row ...">` (space-separated). */
   rowClass?: string;
+  /** The row's `data-property` (the generated dialogs show the rows of the chosen operation by it). */
+  rowProperty?: string;
   /** `password` for a secret (also `autocomplete="off"`); `text` when absent. */
   type?: 'text' | 'password';
   /** The id prefix; `node-input` when absent. */
   prefix?: InputPrefix;
 }
 
-/** The opening of a row: `<div class="form-row[ rowClass]">`, 4 spaces in. */
-function open(rowClass?: string): string {
-  return `    <div class="form-row${rowClass ? ` ${rowClass}` : ''}">\n`;
+/** A labelled select row; see {@link selectRow}. */
+export interface SelectRowOptions {
+  /** The property the select edits: its id is `<prefix>-<property>`. */
+  property: string;
+  /** The Font Awesome icon of the label, without `fa-`. */
+  icon: string;
+  /** The label's text (HTML). */
+  label: string;
+  /** The options, in order, as [value, text (HTML)]. */
+  options: Array<[string, string]>;
+  /** More classes of the row's `<div class="form-row ...">` (space-separated). */
+  rowClass?: string;
+  /** The row's `data-property` (the generated dialogs show the rows of the chosen operation by it). */
+  rowProperty?: string;
+  /** The id prefix; `node-input` when absent. */
+  prefix?: InputPrefix;
+}
+
+/** The opening of a row: `<div class="form-row[ rowClass]"[ data-property="rowProperty"]>`, 4 spaces in. */
+function open(rowClass?: string, rowProperty?: string): string {
+  return `    <div class="form-row${rowClass ? ` ${rowClass}` : ''}"${rowProperty ? ` data-property="${rowProperty}"` : ''}>\n`;
 }
 
 /** A row's label for an input, with its icon: `<label for="id"><i class="fa fa-icon"></i> label</label>`. */
@@ -59,7 +79,31 @@ export function textRow(o: TextRowOptions): string {
   if (o.width) attrs.push(`style="width: ${o.width};"`);
   if (type === 'password') attrs.push('autocomplete="off"');
   if (o.placeholder !== undefined) attrs.push(`placeholder="${o.placeholder}"`);
-  return `${open(o.rowClass)}${labelFor(id, o.icon, o.label)}        <input ${attrs.join(' ')}>${o.after ? ` ${o.after}` : ''}\n    </div>\n`;
+  return `${open(o.rowClass, o.rowProperty)}${labelFor(id, o.icon, o.label)}        <input ${attrs.join(' ')}>${o.after ? ` ${o.after}` : ''}\n    </div>\n`;
+}
+
+/**
+ * A labelled select row, as every dialog of the pack writes it (70% wide).
+ * @param o what the row shows; see {@link SelectRowOptions}.
+ * @returns the row's HTML, 4 spaces in, ending with a newline.
+ */
+export function selectRow(o: SelectRowOptions): string {
+  const id = `${o.prefix || 'node-input'}-${o.property}`;
+  const options = o.options.map(([value, text]) => `            <option value="${value}">${text}</option>\n`).join('');
+  return `${open(o.rowClass, o.rowProperty)}${labelFor(id, o.icon, o.label)}        <select id="${id}" style="width: 70%;">\n${options}        </select>\n    </div>\n`;
+}
+
+/**
+ * The options of a `select` row's line: `value=text` entries separated by `|`; an entry without
+ * `=` is its own text (`GET|POST`), an empty value is written `=text`.
+ * @param list the `options` value of the line.
+ * @returns the options as [value, text].
+ */
+export function parseOptions(list: string): Array<[string, string]> {
+  return list.split('|').map((entry) => {
+    const eq = entry.indexOf('=');
+    return eq < 0 ? [entry, entry] : [entry.slice(0, eq), entry.slice(eq + 1)];
+  });
 }
 
 /**
@@ -86,11 +130,14 @@ export function connectionRow(): string {
  *   node's dialog;
  * - `name`: {@link nameRow} (value `prefix`);
  * - `text`: {@link textRow} (values `property`, `icon`, `label`, `placeholder`, `width`, `after`,
- *   `rowClass`, `type`, `prefix`).
+ *   `rowClass`, `type`, `prefix`);
+ * - `select`: {@link selectRow} (values `property`, `icon`, `label`, `options` as
+ *   {@link parseOptions} reads them, `rowClass`, `prefix`).
  * @param kind the row kind.
  * @param values the line's `key="value"` pairs.
  * @returns the rows' HTML, 4 spaces in, ending with a newline.
- * @throws {Error} for an unknown kind, prefix or type, or a `text` row without `property`, `icon` or `label`.
+ * @throws {Error} for an unknown kind, prefix or type, or a row without `property`, `icon`, `label` (or a
+ *   select's `options`).
  */
 export function editorRow(kind: string, values: Record<string, string>): string {
   if (kind === 'name-connection') return nameRow() + connectionRow();
@@ -100,6 +147,10 @@ export function editorRow(kind: string, values: Record<string, string>): string 
     for (const k of ['property', 'icon', 'label']) if (values[k] === undefined) throw new Error(`custody-row text: no ${k}`);
     if (values.type !== undefined && values.type !== 'text' && values.type !== 'password') throw new Error(`custody-row text: unknown type ${values.type}`);
     return textRow(values as unknown as TextRowOptions);
+  }
+  if (kind === 'select') {
+    for (const k of ['property', 'icon', 'label', 'options']) if (values[k] === undefined) throw new Error(`custody-row select: no ${k}`);
+    return selectRow({ ...(values as unknown as Omit<SelectRowOptions, 'options'>), options: parseOptions(values.options) });
   }
   throw new Error(`custody-row: unknown kind ${kind}`);
 }
