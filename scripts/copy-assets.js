@@ -70,19 +70,19 @@ function helpFragment(file, name, vars) {
 }
 
 /**
- * The text of a node's .html or locale help file with its directives expanded: each block
- * `<!-- custody-help <name> ... -->` ... `<!-- /custody-help <name> -->` by its fragment with
- * `${body}` the lines between; each line `<!-- custody-help ... -->` by its fragment; each line
+ * Text with its directives expanded: each block `<!-- custody-help <name> ... -->` ...
+ * `<!-- /custody-help <name> -->` by its fragment with `${body}` the lines between (expanded
+ * first, so blocks nest); each line `<!-- custody-help ... -->` by its fragment; each line
  * `<!-- custody-row ... -->` by its dialog rows.
- * @param {string} file the file's path.
+ * @param {string} file the file the text is from (for the errors).
+ * @param {string} text the text.
  * @returns {string} the expanded text.
  * @throws {Error} for an unknown fragment, kind or row kind, or a `${key}` without a value.
  */
-function expandHelp(file) {
-  return fs
-    .readFileSync(file, 'utf8')
+function expandText(file, text) {
+  return text
     .replace(/^[ \t]*<!-- custody-help ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n([\s\S]*?)^[ \t]*<!-- \/custody-help \1 -->\n/gm, (_block, name, attrs, body) =>
-      helpFragment(file, name, { ...parseAttrs(attrs), body }),
+      helpFragment(file, name, { ...parseAttrs(attrs), body: expandText(file, body) }),
     )
     .replace(/^[ \t]*<!-- custody-(help|row) ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n/gm, (_line, what, name, attrs) => {
       const vars = parseAttrs(attrs);
@@ -93,6 +93,16 @@ function expandHelp(file) {
         throw new Error(`${file}: ${err.message}`);
       }
     });
+}
+
+/**
+ * The text of a node's .html or locale help file with its directives expanded (see `expandText`).
+ * @param {string} file the file's path.
+ * @returns {string} the expanded text.
+ * @throws {Error} for an unknown fragment, kind or row kind, or a `${key}` without a value.
+ */
+function expandHelp(file) {
+  return expandText(file, fs.readFileSync(file, 'utf8'));
 }
 
 /**
