@@ -10,8 +10,9 @@
 // parses it: `RED.nodes.registerType("<type>", {...})` with a literal type, an object literal
 // (no spread), literal category, color, icon, inputs and outputs, and the defaults written out.
 // The rows every operation node has (name, connection, operation, the field TypedInputs, the
-// business key, amounts, expires) are written here once; their behaviour is in
-// resources/custody-editor.js (`CustodyEditor.prepare`).
+// business key, amounts, expires) are written here once, with the row builders the hand-written
+// dialogs use too (nodes/shared/editor-rows.ts: label, name and connection, selects); their
+// behaviour is in resources/custody-editor.js (`CustodyEditor.prepare`).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
