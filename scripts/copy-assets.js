@@ -19,7 +19,14 @@
 // `<!-- custody-help <name> key="value" ... -->`: the fragment, with each `${key}` replaced by
 // the value. `kind="<submission kind>"` also gives `${owner}` and `${payingWallet}` from lib's
 // SUBMISSION_KINDS (dist/lib, compiled just before), so the help names the fields the code reads.
-// An unknown fragment or a `${key}` without a value fails the build.
+// An unknown fragment or a `${key}` without a value fails the build. A fragment that wraps a
+// node's own text is included as a block: `<!-- custody-help <name> ... -->`, the node's lines,
+// `<!-- /custody-help <name> -->`; those lines are its `${body}`.
+//
+// Dialog rows written once for every dialog (nodes/shared/editor-rows.ts, compiled to dist/ just
+// before): a line `<!-- custody-row <kind> key="value" ... -->` of a node's .html is replaced by
+// the rows of that kind (`name-connection`, `name`, `text`, `select`: see `editorRow`), the rows
+// scripts/generate-editors.js writes into the operation nodes' dialogs.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -31,30 +38,71 @@ const icons = path.join(root, 'icons');
 const helpDir = path.join(nodesSrc, 'shared', 'help');
 const commonLocales = path.join(nodesSrc, 'shared', 'locales');
 const { SUBMISSION_KINDS } = require(path.join(root, 'dist', 'lib', 'submission', 'kinds.js'));
+const { editorRow } = require(path.join(root, 'dist', 'nodes', 'shared', 'editor-rows.js'));
+
+/** The `key="value"` pairs of a directive line, as an object. */
+function parseAttrs(attrs) {
+  const vars = {};
+  for (const m of attrs.matchAll(/([A-Za-z]+)="([^"]*)"/g)) vars[m[1]] = m[2];
+  return vars;
+}
 
 /**
- * The text of a node's .html or locale help file with every `<!-- custody-help ... -->` line
- * replaced by its fragment.
- * @param {string} file the file's path.
- * @returns {string} the expanded text.
+ * A help fragment with its `${key}`s replaced.
+ * @param {string} file the including file (for the errors).
+ * @param {string} name the fragment, nodes/shared/help/<name>.html.
+ * @param {Record<string, string>} vars the values (`kind` also gives `owner` and `payingWallet`).
+ * @returns {string} the fragment's text, without its first (comment) line.
  * @throws {Error} for an unknown fragment or kind, or a `${key}` without a value.
  */
-function expandHelp(file) {
-  return fs.readFileSync(file, 'utf8').replace(/^[ \t]*<!-- custody-help ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n/gm, (_line, name, attrs) => {
-    const vars = {};
-    for (const m of attrs.matchAll(/([A-Za-z]+)="([^"]*)"/g)) vars[m[1]] = m[2];
-    if (vars.kind !== undefined) {
-      const kind = SUBMISSION_KINDS[vars.kind];
-      if (!kind) throw new Error(`${file}: custody-help ${name}: unknown kind ${vars.kind}`);
-      vars.owner = kind.owner;
-      vars.payingWallet = kind.payingWallet;
-    }
-    const fragment = fs.readFileSync(path.join(helpDir, `${name}.html`), 'utf8').replace(/^.*\n/, '');
-    return fragment.replace(/\$\{(\w+)\}/g, (_m, key) => {
-      if (vars[key] === undefined) throw new Error(`${file}: custody-help ${name}: no value for \${${key}}`);
-      return vars[key];
-    });
+function helpFragment(file, name, vars) {
+  if (vars.kind !== undefined) {
+    const kind = SUBMISSION_KINDS[vars.kind];
+    if (!kind) throw new Error(`${file}: custody-help ${name}: unknown kind ${vars.kind}`);
+    vars.owner = kind.owner;
+    vars.payingWallet = kind.payingWallet;
+  }
+  const fragment = fs.readFileSync(path.join(helpDir, `${name}.html`), 'utf8').replace(/^.*\n/, '');
+  return fragment.replace(/\$\{(\w+)\}/g, (_m, key) => {
+    if (vars[key] === undefined) throw new Error(`${file}: custody-help ${name}: no value for \${${key}}`);
+    return vars[key];
   });
+}
+
+/**
+ * Text with its directives expanded: each block `<!-- custody-help <name> ... -->` ...
+ * `<!-- /custody-help <name> -->` by its fragment with `${body}` the lines between (expanded
+ * first, so blocks nest); each line `<!-- custody-help ... -->` by its fragment; each line
+ * `<!-- custody-row ... -->` by its dialog rows.
+ * @param {string} file the file the text is from (for the errors).
+ * @param {string} text the text.
+ * @returns {string} the expanded text.
+ * @throws {Error} for an unknown fragment, kind or row kind, or a `${key}` without a value.
+ */
+function expandText(file, text) {
+  return text
+    .replace(/^[ \t]*<!-- custody-help ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n([\s\S]*?)^[ \t]*<!-- \/custody-help \1 -->\n/gm, (_block, name, attrs, body) =>
+      helpFragment(file, name, { ...parseAttrs(attrs), body: expandText(file, body) }),
+    )
+    .replace(/^[ \t]*<!-- custody-(help|row) ([a-z-]+)((?: [A-Za-z]+="[^"]*")*) -->\n/gm, (_line, what, name, attrs) => {
+      const vars = parseAttrs(attrs);
+      if (what === 'help') return helpFragment(file, name, vars);
+      try {
+        return editorRow(name, vars);
+      } catch (err) {
+        throw new Error(`${file}: ${err.message}`);
+      }
+    });
+}
+
+/**
+ * The text of a node's .html or locale help file with its directives expanded (see `expandText`).
+ * @param {string} file the file's path.
+ * @returns {string} the expanded text.
+ * @throws {Error} for an unknown fragment, kind or row kind, or a `${key}` without a value.
+ */
+function expandHelp(file) {
+  return expandText(file, fs.readFileSync(file, 'utf8'));
 }
 
 /**

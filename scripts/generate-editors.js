@@ -10,14 +10,17 @@
 // parses it: `RED.nodes.registerType("<type>", {...})` with a literal type, an object literal
 // (no spread), literal category, color, icon, inputs and outputs, and the defaults written out.
 // The rows every operation node has (name, connection, operation, the field TypedInputs, the
-// business key, amounts, expires) are written here once; their behaviour is in
-// resources/custody-editor.js (`CustodyEditor.prepare`).
+// business key, amounts, expires) are written here once, with the row builders the hand-written
+// dialogs use too (nodes/shared/editor-rows.ts: label, name and connection, selects); their
+// behaviour is in resources/custody-editor.js (`CustodyEditor.prepare`).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
+/** The dialog rows every dialog of the pack shares (nodes/shared/editor-rows.ts). */
+const editorRows = require(path.join(dist, 'nodes', 'shared', 'editor-rows.js'));
 
 /** HTML-escape text for an attribute or element body. */
 function esc(s) {
@@ -100,9 +103,9 @@ function defaultsSource(type, data, lib) {
 
 /** One field row of the template. */
 function fieldRow(f) {
-  const open = `    <div class="form-row custody-row" data-property="${f.property}">\n        <label for="node-input-${f.property}"><i class="fa fa-${f.icon}"></i> ${esc(f.label)}</label>\n`;
+  const open = `    <div class="form-row custody-row" data-property="${f.property}">\n${editorRows.labelFor(`node-input-${f.property}`, f.icon, esc(f.label))}`;
   if (f.custom === 'policyType') {
-    return `    <div class="form-row custody-row" data-property="${f.property}">\n        <label for="custody-policy-type"><i class="fa fa-${f.icon}"></i> ${esc(f.label)}</label>\n        <select id="custody-policy-type" style="width: 70%;" disabled>\n            <option value="transaction">transaction (the type the API creates)</option>\n        </select>\n    </div>\n`;
+    return `    <div class="form-row custody-row" data-property="${f.property}">\n${editorRows.labelFor('custody-policy-type', f.icon, esc(f.label))}        <select id="custody-policy-type" style="width: 70%;" disabled>\n            <option value="transaction">transaction (the type the API creates)</option>\n        </select>\n    </div>\n`;
   }
   if (f.custom === 'members') {
     return `    <div class="form-row node-input-members-container-row custody-row" data-property="${f.property}">\n        <label style="width: 100%;"><i class="fa fa-${f.icon}"></i> ${esc(f.label)}</label>\n        <ol id="node-input-${f.property}-list"></ol>\n    </div>\n`;
@@ -117,22 +120,21 @@ function fieldRow(f) {
 
 /** The edit template: name, connection, operation, the field rows, key, amounts, expires, tip. */
 function templateSource(type, data) {
-  const rows = new Set(data.operations.flatMap((o) => o.properties));
+  const used = new Set(data.operations.flatMap((o) => o.properties));
   let out = `<script type="text/html" data-template-name="${type}">\n`;
-  out += `    <div class="form-row">\n        <label for="node-input-name"><i class="fa fa-tag"></i> Name</label>\n        <input type="text" id="node-input-name" placeholder="Name">\n    </div>\n`;
-  out += `    <div class="form-row">\n        <label for="node-input-connection"><i class="fa fa-plug"></i> Connection</label>\n        <input type="text" id="node-input-connection">\n    </div>\n`;
-  out += `    <div class="form-row">\n        <label for="node-input-operation"><i class="fa fa-wrench"></i> Operation</label>\n        <select id="node-input-operation" style="width: 70%;">\n`;
-  for (const op of data.operations) out += `            <option value="${esc(op.name)}">${esc(optionText(op))}</option>\n`;
-  out += `            <option value="msg.operation">from msg.operation</option>\n        </select>\n    </div>\n`;
+  out += editorRows.editorRow('name-connection', {});
+  const operations = data.operations.map((op) => [esc(op.name), esc(optionText(op))]);
+  out += editorRows.selectRow({ property: 'operation', icon: 'wrench', label: 'Operation', options: [...operations, ['msg.operation', 'from msg.operation']] });
   for (const f of data.fields) out += fieldRow(f);
-  if (rows.has('partnerTxId')) {
-    out += `    <div class="form-row custody-row" data-property="partnerTxId">\n        <label for="node-input-partnerTxId"><i class="fa fa-key"></i> partner_txID</label>\n        <input type="text" id="node-input-partnerTxId" style="width: 70%;" placeholder="msg.payload.partner_txID">\n        <input type="hidden" id="node-input-partnerTxIdType">\n    </div>\n`;
+  if (used.has('partnerTxId')) {
+    out += `    <div class="form-row custody-row" data-property="partnerTxId">\n${editorRows.labelFor('node-input-partnerTxId', 'key', 'partner_txID')}        <input type="text" id="node-input-partnerTxId" style="width: 70%;" placeholder="msg.payload.partner_txID">\n        <input type="hidden" id="node-input-partnerTxIdType">\n    </div>\n`;
   }
-  if (rows.has('amountFormat')) {
-    out += `    <div class="form-row custody-row" data-property="amountFormat">\n        <label for="node-input-amountFormat"><i class="fa fa-calculator"></i> Amounts</label>\n        <select id="node-input-amountFormat" style="width: 70%;">\n            <option value="baseUnits">base units (integers, as the API)</option>\n            <option value="decimal">decimal strings such as "0.015"</option>\n        </select>\n    </div>\n`;
+  if (used.has('amountFormat')) {
+    const options = [['baseUnits', 'base units (integers, as the API)'], ['decimal', 'decimal strings such as "0.015"']];
+    out += editorRows.selectRow({ property: 'amountFormat', icon: 'calculator', label: 'Amounts', options, rowClass: 'custody-row', rowProperty: 'amountFormat' });
   }
-  if (rows.has('expiresAfter')) {
-    out += `    <div class="form-row custody-row" data-property="expiresAfter">\n        <label for="node-input-expiresAfter"><i class="fa fa-clock-o"></i> Expires after</label>\n        <input type="text" id="node-input-expiresAfter" style="width: 100px;" placeholder="seconds"> seconds\n        <div class="form-tips" style="margin-top: 6px;">Used when <code>msg.payload.expires</code> is absent:\n            expires = now + this. Empty: <code>msg.payload.expires</code> (epoch seconds) is required.</div>\n    </div>\n`;
+  if (used.has('expiresAfter')) {
+    out += `    <div class="form-row custody-row" data-property="expiresAfter">\n${editorRows.labelFor('node-input-expiresAfter', 'clock-o', 'Expires after')}        <input type="text" id="node-input-expiresAfter" style="width: 100px;" placeholder="seconds"> seconds\n        <div class="form-tips" style="margin-top: 6px;">Used when <code>msg.payload.expires</code> is absent:\n            expires = now + this. Empty: <code>msg.payload.expires</code> (epoch seconds) is required.</div>\n    </div>\n`;
   }
   out += `    <div class="form-row">\n        <div class="form-tips" id="custody-operation-tip"></div>\n    </div>\n</script>\n`;
   return out;

@@ -16,15 +16,14 @@
  */
 import path from 'node:path';
 import os from 'node:os';
-import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { Approver, compileRules, ConfigError, type ApproverOutput, type CompiledRule, type Coordinator } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
-import type { CustodyConfigNode } from '../shared/types';
+import { createConnectedNode, noConnectionError, type ConnectedNodeDef } from '../shared/node-setup';
 
 /** Editor properties of `custody-approver` (flows.json). */
-interface ApproverDef extends NodeDef {
-  connection: string;
+interface ApproverDef extends ConnectedNodeDef {
   /** Core client id; empty: `msg.payload.client_id`. */
   clientId?: string;
   /** lib ApprovalRule[]: ordered, first match wins. */
@@ -44,9 +43,8 @@ const OUTPUT_INDEX: Record<ApproverOutput, number | undefined> = { approved: 0, 
 
 export = function register(RED: NodeAPI): void {
   function ApproverNode(this: Node, def: ApproverDef) {
-    RED.nodes.createNode(this, def);
+    const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const clientId = (def.clientId || '').trim();
     const dryRun = def.dryRun === true;
     const userDir = (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
@@ -74,7 +72,7 @@ export = function register(RED: NodeAPI): void {
 
     /** The approver, once the configuration checks out and the audit file verifies; rejects with why not. */
     const ready: Promise<Approver> = (async () => {
-      if (!connection) throw new ConfigError(`connection: ${RED._('common.errors.noConnection')}`);
+      if (!connection) throw noConnectionError(RED);
       const defaultDecision = def.defaultDecision || 'hold';
       if (defaultDecision !== 'hold' && defaultDecision !== 'reject') throw new ConfigError(`defaultDecision: ${RED._('custody-approver.errors.defaultDecision', { value: JSON.stringify(defaultDecision) })}`);
       const cacheSeconds = editorSeconds(RED, def.whitelistCacheSeconds, 'whitelistCacheSeconds', 60, 0);

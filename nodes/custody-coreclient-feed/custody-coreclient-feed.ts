@@ -18,16 +18,15 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
+import type { NodeAPI, Node, NodeMessage } from 'node-red';
 import { getPendingAction, Action, ActionListing } from '../../lib';
 import { SentIds, sentIdsFile, removeSentIdsFiles } from '../../lib/durable/sent-ids';
 import { showError } from '../shared/status';
 import { joinSharedFeed } from '../shared/feed-node';
-import type { CustodyConfigNode } from '../shared/types';
+import { createConnectedNode, noConnectionError, type ConnectedNodeDef } from '../shared/node-setup';
 
 /** Editor properties of `custody-coreclient-feed`. */
-interface FeedDef extends NodeDef {
-  connection: string;
+interface FeedDef extends ConnectedNodeDef {
   clientId: string;
   /** Read each action's details (GET /coreclient/{client_id}/action/{action_id}) before sending it. */
   details?: boolean;
@@ -49,9 +48,8 @@ function memoryDir(userDir: string | undefined): string {
 
 export = function register(RED: NodeAPI): void {
   function CoreClientFeedNode(this: Node, def: FeedDef) {
-    RED.nodes.createNode(this, def);
+    const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const clientId = (def.clientId || '').trim();
     const withDetails = def.details !== false;
     /** False once the node is closing: no more retries of details reads, no more sends. */
@@ -59,7 +57,7 @@ export = function register(RED: NodeAPI): void {
     const retries = new Set<NodeJS.Timeout>();
 
     if (!connection || !clientId) {
-      showError(node, new Error(!connection ? `connection: ${RED._('common.errors.noConnection')}` : `clientId: ${RED._('custody-coreclient-feed.errors.clientIdRequired')}`));
+      showError(node, !connection ? noConnectionError(RED) : new Error(`clientId: ${RED._('custody-coreclient-feed.errors.clientIdRequired')}`));
       return;
     }
 

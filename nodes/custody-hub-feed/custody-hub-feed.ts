@@ -8,30 +8,21 @@
  * Output: `msg.payload` = the feed message as received, `{txID, status}` (NOTES.md) or
  * `{TxID, Status}` (spec section 6), status e.g. `taker_pending`; `msg.topic` = `liquidityhub`.
  */
-import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
+import type { NodeAPI, Node, NodeMessage } from 'node-red';
 import type { HubFeedMessage } from '../../lib';
-import { showError } from '../shared/status';
-import { joinSharedFeed } from '../shared/feed-node';
-import type { CustodyConfigNode } from '../shared/types';
+import { joinConnectionFeed } from '../shared/feed-node';
+import { createConnectedNode, type ConnectedNodeDef } from '../shared/node-setup';
 
-/** Editor properties of `custody-hub-feed`. */
-interface HubFeedDef extends NodeDef {
-  connection: string;
-}
+/** Editor properties of `custody-hub-feed`: its connection only. */
+type HubFeedDef = ConnectedNodeDef;
 
 export = function register(RED: NodeAPI): void {
   function HubFeedNode(this: Node, def: HubFeedDef) {
-    RED.nodes.createNode(this, def);
+    const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
 
-    if (!connection) {
-      showError(node, new Error(`connection: ${RED._('common.errors.noConnection')}`));
-      return;
-    }
-
-    joinSharedFeed(RED, node, (status) =>
-      connection.subscribeHubFeed({
+    joinConnectionFeed(RED, node, connection, (c, status) =>
+      c.subscribeHubFeed({
         ...status,
         onMessage(message: HubFeedMessage) {
           node.send({ topic: 'liquidityhub', payload: message } as NodeMessage);

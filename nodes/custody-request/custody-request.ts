@@ -8,15 +8,15 @@
  * given. Only GET is retried. Status and done/send through the shared `requestRunner`. Output as every operation node:
  * `msg.payload` = the response body, `msg.statusCode` = the HTTP status; errors to `done(err)`.
  */
-import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { ConfigError, signedRequest, REQUEST_METHODS } from '../../lib';
 import { showError } from '../shared/status';
 import { requestRunner } from '../shared/request-runner';
-import type { CustodyConfigNode, CustodyMessage } from '../shared/types';
+import type { CustodyMessage } from '../shared/types';
+import { createConnectedNode, noConnectionError, type ConnectedNodeDef } from '../shared/node-setup';
 
 /** Editor properties of `custody-request`. */
-interface RequestNodeDef extends NodeDef {
-  connection: string;
+interface RequestNodeDef extends ConnectedNodeDef {
   /** GET, POST, PUT, DELETE, or empty: `msg.method`. */
   method?: string;
   /** A path below the base URL (may carry a query string), or empty: `msg.path`. */
@@ -30,21 +30,20 @@ type RequestMessage = CustodyMessage & { method?: unknown; path?: unknown };
 
 export = function register(RED: NodeAPI): void {
   function CustodyRequest(this: Node, def: RequestNodeDef) {
-    RED.nodes.createNode(this, def);
+    const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const method = (def.method ?? '').trim().toUpperCase();
     const path = (def.path ?? '').trim();
     const sendBody = def.body !== 'none';
     const run = requestRunner(RED, node);
 
-    if (!connection) showError(node, new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+    if (!connection) showError(node, noConnectionError(RED));
     else if (method && !(REQUEST_METHODS as readonly string[]).includes(method)) showError(node, new ConfigError(`method: ${RED._('custody-request.errors.method', { method: JSON.stringify(def.method) })}`));
     else node.status({});
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as RequestMessage;
-      if (!connection) return done(new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+      if (!connection) return done(noConnectionError(RED));
       const m = method || (typeof out.method === 'string' ? out.method : '');
       const p = path || (typeof out.path === 'string' ? out.path : '');
       const hasBody = sendBody && (m.trim().toUpperCase() === 'POST' || m.trim().toUpperCase() === 'PUT');

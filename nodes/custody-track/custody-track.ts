@@ -16,7 +16,7 @@
  * One lib {@link Tracker} (one timer) per node; while anything is tracked the node is a member of
  * the config node's wallets feed and liquidity hub feed and wakes the matching transaction.
  */
-import type { NodeAPI, Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import {
   ApiError,
   ConfigError,
@@ -35,11 +35,11 @@ import {
 } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
-import type { CustodyConfigNode, CustodyMessage, CustodyTrace, FeedMembership } from '../shared/types';
+import type { CustodyMessage, CustodyTrace, FeedMembership } from '../shared/types';
+import { createConnectedNode, noConnectionError, type ConnectedNodeDef } from '../shared/node-setup';
 
 /** Editor properties of `custody-track`; times in seconds. */
-interface TrackDef extends NodeDef {
-  connection: string;
+interface TrackDef extends ConnectedNodeDef {
   /** A {@link TransactionKind}, or `msg` (from `msg.custody` / `msg.kind`). */
   kind: string;
   company_id?: string;
@@ -106,9 +106,8 @@ function text(v: unknown): string | undefined {
 
 export = function register(RED: NodeAPI): void {
   function TrackNode(this: Node, def: TrackDef) {
-    RED.nodes.createNode(this, def);
+    const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const sendProgress = def.progress === true || (def.progress as unknown) === 'true';
     const editorCompany = text(def.company_id);
     const editorClient = text(def.client_id);
@@ -121,7 +120,7 @@ export = function register(RED: NodeAPI): void {
       maxDelay = editorSeconds(RED, def.maxDelay, 'maxDelay', 30, 0.001);
       margin = editorSeconds(RED, def.margin, 'margin', 60, 0);
       if (kindSetting !== 'msg' && !isTransactionKind(kindSetting)) throw new ConfigError(`kind: ${RED._('custody-track.errors.kindSetting', { kinds: TRANSACTION_KINDS.join(', '), kind: JSON.stringify(kindSetting) })}`);
-      if (!connection) throw new ConfigError(`connection: ${RED._('common.errors.noConnection')}`);
+      if (!connection) throw noConnectionError(RED);
     } catch (e) {
       configError = e as Error;
     }

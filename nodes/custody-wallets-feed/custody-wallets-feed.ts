@@ -9,33 +9,25 @@
  * negative for outgoing; timestamp epoch seconds); `msg.topic` = its `wallet_id`. With the
  * optional `walletId` property set, only messages of that wallet are sent.
  */
-import type { NodeAPI, Node, NodeDef, NodeMessage } from 'node-red';
+import type { NodeAPI, Node, NodeMessage } from 'node-red';
 import type { WalletFeedMessage } from '../../lib';
-import { showError } from '../shared/status';
-import { joinSharedFeed } from '../shared/feed-node';
-import type { CustodyConfigNode } from '../shared/types';
+import { joinConnectionFeed } from '../shared/feed-node';
+import { createConnectedNode, type ConnectedNodeDef } from '../shared/node-setup';
 
 /** Editor properties of `custody-wallets-feed`. */
-interface WalletsFeedDef extends NodeDef {
-  connection: string;
+interface WalletsFeedDef extends ConnectedNodeDef {
   /** Optional: send only the transactions of this wallet id (compared with the message's `wallet_id`). */
   walletId?: string;
 }
 
 export = function register(RED: NodeAPI): void {
   function WalletsFeedNode(this: Node, def: WalletsFeedDef) {
-    RED.nodes.createNode(this, def);
+    const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const walletId = (def.walletId || '').trim();
 
-    if (!connection) {
-      showError(node, new Error(`connection: ${RED._('common.errors.noConnection')}`));
-      return;
-    }
-
-    joinSharedFeed(RED, node, (status) =>
-      connection.subscribeWalletsFeed({
+    joinConnectionFeed(RED, node, connection, (c, status) =>
+      c.subscribeWalletsFeed({
         ...status,
         onMessage(message: WalletFeedMessage) {
           if (walletId && message.wallet_id !== walletId) return;

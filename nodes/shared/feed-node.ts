@@ -6,7 +6,8 @@
 import type { Node, NodeAPI } from 'node-red';
 import type { FeedState } from '../../lib';
 import { showFeedState, showError } from './status';
-import type { FeedMembership, FeedStatusCallbacks } from './types';
+import { noConnectionError } from './node-setup';
+import type { CustodyConfigNode, FeedMembership, FeedStatusCallbacks } from './types';
 
 /** What a feed node adds to {@link joinSharedFeed}; every part is optional. */
 export interface FeedNodeHooks {
@@ -69,4 +70,29 @@ export function joinSharedFeed(RED: NodeAPI, node: Node, join: (status: FeedStat
       if (shown && !closing) showFeedState(RED, node, shown, hooks.note?.());
     },
   };
+}
+
+/**
+ * {@link joinSharedFeed} for a feed of the node's connection; without a connection, the node
+ * shows the no-connection error (red ring) and joins nothing.
+ * @param RED the Node-RED API of the node's module.
+ * @param node the feed node.
+ * @param connection the node's `custody-config` node, or null (see `createConnectedNode`).
+ * @param join subscribes to the connection's feed with the given status callbacks, e.g.
+ *   `(c, status) => c.subscribeHubFeed({...status, onMessage})`.
+ * @param hooks what the node adds: see {@link FeedNodeHooks}.
+ * @returns the status handle of {@link joinSharedFeed}, or undefined without a connection.
+ */
+export function joinConnectionFeed(
+  RED: NodeAPI,
+  node: Node,
+  connection: CustodyConfigNode | null,
+  join: (connection: CustodyConfigNode, status: FeedStatusCallbacks) => FeedMembership,
+  hooks: FeedNodeHooks = {},
+): FeedNodeStatus | undefined {
+  if (!connection) {
+    showError(node, noConnectionError(RED));
+    return undefined;
+  }
+  return joinSharedFeed(RED, node, (status) => join(connection, status), hooks);
 }

@@ -41,6 +41,7 @@ import { partnerTxIdSource } from './business-key';
 import { fieldReader, refusingReader, type FieldReader } from './typed-field';
 import { OPERATION_NODES, OPERATION_FROM_MSG, RESOLVE_OPERATION, fieldOf, type NodeOperation } from './editor-table';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
+import { createConnectedNode, noConnectionError } from './node-setup';
 
 export { RESOLVE_OPERATION, OPERATION_FROM_MSG };
 
@@ -141,9 +142,8 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
   const paying = Object.values(NODE_OPERATIONS[type].operations as Record<string, OperationSpec>).find((o) => o.submission);
 
   function OperationNode(this: Node, def: OperationNodeDef) {
-    RED.nodes.createNode(this, def);
+    const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const connection = RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
     const config = def as Record<string, unknown>;
     const fromMsg = def.operation === OPERATION_FROM_MSG;
     const fixed = fromMsg ? undefined : operations.get(def.operation);
@@ -168,7 +168,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
     const firstRefusal = (op: ResolvedOperation | undefined) => [...refused].find(([p]) => !op || op.properties.includes(p))?.[1];
     const simulatorOnly = connection && fixed ? simulatorOnlyError(RED, fixed, connection) : undefined;
 
-    if (!connection) showError(node, new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+    if (!connection) showError(node, noConnectionError(RED));
     else if (!fixed && !fromMsg) showError(node, new ConfigError(`operation: ${RED._('common.errors.unknownOperation', { operation: JSON.stringify(def.operation) })}`));
     else if (simulatorOnly) showError(node, simulatorOnly);
     else if (firstRefusal(fixed)) showError(node, firstRefusal(fixed));
@@ -262,7 +262,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as OperationMessage;
-      if (!connection) return done(new ConfigError(`connection: ${RED._('common.errors.noConnection')}`));
+      if (!connection) return done(noConnectionError(RED));
       if (!fixed && !fromMsg) return done(new ConfigError(`operation: ${RED._('common.errors.expectedOperation', { operations: [...names, OPERATION_FROM_MSG].join(', '), operation: JSON.stringify(def.operation) })}`));
       if (simulatorOnly) return done(simulatorOnly);
       runRequest(out, send, done, () => run(out));

@@ -2,7 +2,8 @@
  * Types shared by the nodes: the runtime side of the `custody-config` node as other nodes
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
-import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import type { Node, NodeMessageInFlow } from 'node-red';
+import type { ConnectedNodeDef } from './node-setup';
 import type { CustodyClient, Action, ActionListing, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState } from '../../lib';
 
 /** The status callbacks of a feed subscription: the part every feed user has alike. */
@@ -79,8 +80,7 @@ export interface CoordinationStatus {
 }
 
 /** Editor properties common to every operation node. */
-export interface OperationNodeDef extends NodeDef {
-  connection: string;
+export interface OperationNodeDef extends ConnectedNodeDef {
   operation: string;
   [field: string]: unknown;
 }

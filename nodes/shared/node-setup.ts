@@ -1,0 +1,37 @@
+/**
+ * The first lines of every custody flow node's constructor, written once: Node-RED's
+ * `createNode`, the `custody-config` node its `connection` property names, and the error a node
+ * without a usable connection shows and answers (`connection: ...`, code ECONFIG).
+ */
+import type { Node, NodeAPI, NodeDef } from 'node-red';
+import { ConfigError } from '../../lib';
+import type { CustodyConfigNode } from './types';
+
+/** The editor properties every flow node of the pack has: the id of its `custody-config` node. */
+export interface ConnectedNodeDef extends NodeDef {
+  /** The id of the `custody-config` node (empty or unknown: no connection). */
+  connection: string;
+}
+
+/**
+ * Create the node (Node-RED's `RED.nodes.createNode`) and find its connection.
+ * @param RED the Node-RED API of the node's module.
+ * @param node the node being constructed (`this` of its constructor).
+ * @param def the node's editor properties.
+ * @returns the `custody-config` node `def.connection` names, or null when there is none (not
+ *   set, deleted, or disabled).
+ */
+export function createConnectedNode(RED: NodeAPI, node: Node, def: ConnectedNodeDef): CustodyConfigNode | null {
+  RED.nodes.createNode(node, def);
+  return RED.nodes.getNode(def.connection) as CustodyConfigNode | null;
+}
+
+/**
+ * The error of a node without a usable connection: `connection: <common.errors.noConnection>`
+ * in the node's language, code ECONFIG.
+ * @param RED the Node-RED API of the node's module (its catalog holds the common texts).
+ * @returns a new {@link ConfigError}.
+ */
+export function noConnectionError(RED: NodeAPI): ConfigError {
+  return new ConfigError(`connection: ${RED._('common.errors.noConnection')}`);
+}
