@@ -1,7 +1,8 @@
 /**
- * Request bodies of the demo dataset's payments (spec section 4: POST transfer, withdraw and
- * atomicswap/make), as the tests and the benches send them: every field filled with a valid
- * value, `fields` replacing any of them. No network, no simulator: plain objects.
+ * Request bodies of payments (spec section 4: POST transfer, withdraw and atomicswap/make), as the
+ * tests and the benches send them: every field filled with a valid value, from the ids of the
+ * simulator's demo dataset or from made-up ids for a server that only records requests; `fields`
+ * replace any of them. No network, no simulator: plain objects.
  */
 import type { DemoDataset } from '../simulator';
 import type { SwapMakeRequest, TransferRequest, WithdrawRequest } from '../lib';
@@ -21,6 +22,18 @@ function freshPartnerTxId(): string {
   return uniqueId('test');
 }
 
+/**
+ * The ids a request body is built from: a {@link DemoDataset} (the simulator's demo), or made-up
+ * ids for a server that only records requests.
+ */
+export interface PaymentIds {
+  company_id: string;
+  wallets: { 'BTC-TESTNET': { wallet_id: string }; 'ETH-TESTNET': { wallet_id: string } };
+  counterparty: { wallets: { 'BTC-TESTNET': { wallet_id: string } } };
+  /** the whitelisted withdrawal address per asset */
+  whitelist: { 'BTC-TESTNET': string };
+}
+
 /** Wall-clock epoch seconds an hour ahead (the default `expires`). */
 function anHourAhead(): number {
   return Math.floor(Date.now() / 1000) + 3600;
@@ -33,7 +46,7 @@ function anHourAhead(): number {
  * `undefined` is left out of the JSON body).
  * @returns the lib input: the spec's body plus `company_id` (the demo company).
  */
-export function transferRequest(demo: DemoDataset, fields: Partial<TransferRequest> & { company_id?: string } = {}): TransferRequest & { company_id: string } {
+export function transferRequest(demo: PaymentIds, fields: Partial<TransferRequest> & { company_id?: string } = {}): TransferRequest & { company_id: string } {
   return {
     company_id: demo.company_id,
     wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
@@ -54,7 +67,7 @@ export function transferRequest(demo: DemoDataset, fields: Partial<TransferReque
  * any field.
  * @returns the lib input: the spec's body plus `company_id` (the demo company).
  */
-export function withdrawalRequest(demo: DemoDataset, fields: Partial<WithdrawRequest> & { company_id?: string } = {}): WithdrawRequest & { company_id: string } {
+export function withdrawalRequest(demo: PaymentIds, fields: Partial<WithdrawRequest> & { company_id?: string } = {}): WithdrawRequest & { company_id: string } {
   const { counterparty_wallet_address, ...transfer } = transferRequest(demo);
   void counterparty_wallet_address;
   return { ...transfer, address: demo.whitelist['BTC-TESTNET'], ...fields };
@@ -67,7 +80,7 @@ export function withdrawalRequest(demo: DemoDataset, fields: Partial<WithdrawReq
  * `fields` replace any field.
  * @returns the lib input: the spec's body plus `company_id` (the demo company).
  */
-export function swapQuoteRequest(demo: DemoDataset, fields: Partial<SwapMakeRequest> & { company_id?: string } = {}): SwapMakeRequest & { company_id: string } {
+export function swapQuoteRequest(demo: PaymentIds, fields: Partial<SwapMakeRequest> & { company_id?: string } = {}): SwapMakeRequest & { company_id: string } {
   return {
     company_id: demo.company_id,
     send_wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
@@ -96,51 +109,45 @@ function tenMinutesAhead(): number {
 }
 
 /**
- * A transfer with made-up ids, for a server that only records what it gets (a counting server):
- * company `c1`, wallet `w1` to `w2`, 1000 base units of BTC-TESTNET, `expires` ten minutes ahead,
- * partner_txID `p-1`, the custom fields `b`, `a`, `r`; `fields` replace any field.
+ * Made-up ids for a server that only records what it gets (a counting server): company `c1`,
+ * wallets `w1` (BTC-TESTNET) and `w2` (ETH-TESTNET, and the transfers' recipient), the BTC testnet
+ * address `mkLaDxYkiaYWfmPf3NdnrMCTNu9ZcpHgd6` as the whitelisted one.
  */
-export function recordedTransfer(fields: Partial<TransferRequest> & { company_id?: string } = {}): TransferRequest & { company_id: string } {
-  return {
-    company_id: 'c1',
-    wallet_id: 'w1',
-    counterparty_wallet_address: 'w2',
-    expires: tenMinutesAhead(),
-    benefit_of: 'b',
-    account_no: 'a',
-    reference: 'r',
-    partner_txID: 'p-1',
-    send: { symbol: 'BTC-TESTNET', amount: 1000 },
-    ...fields,
-  };
+const RECORDED_IDS: PaymentIds = {
+  company_id: 'c1',
+  wallets: { 'BTC-TESTNET': { wallet_id: 'w1' }, 'ETH-TESTNET': { wallet_id: 'w2' } },
+  counterparty: { wallets: { 'BTC-TESTNET': { wallet_id: 'w2' } } },
+  whitelist: { 'BTC-TESTNET': 'mkLaDxYkiaYWfmPf3NdnrMCTNu9ZcpHgd6' },
+};
+
+/** The fields of a recorded transfer or withdrawal other than the ids: 1000 base units, `p-1`, `b`, `a`, `r`, ten minutes. */
+function recordedPayment(): Partial<TransferRequest> {
+  return { expires: tenMinutesAhead(), benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: 'p-1', send: { symbol: 'BTC-TESTNET', amount: 1000 } };
 }
 
 /**
- * A withdrawal with made-up ids, for a recording server: the fields of {@link recordedTransfer}
- * (without `counterparty_wallet_address`) to the BTC testnet address `mkLaDxYkiaYWfmPf3NdnrMCTNu9ZcpHgd6`;
+ * A transfer with the made-up ids of a recording server ({@link RECORDED_IDS}): `w1` to `w2`,
+ * 1000 base units of BTC-TESTNET, `expires` ten minutes ahead, partner_txID `p-1`, the custom
+ * fields `b`, `a`, `r`; `fields` replace any field.
+ */
+export function recordedTransfer(fields: Partial<TransferRequest> & { company_id?: string } = {}): TransferRequest & { company_id: string } {
+  return transferRequest(RECORDED_IDS, { ...recordedPayment(), ...fields });
+}
+
+/**
+ * A withdrawal with the made-up ids of a recording server: the fields of {@link recordedTransfer}
+ * (without `counterparty_wallet_address`) to the address `mkLaDxYkiaYWfmPf3NdnrMCTNu9ZcpHgd6`;
  * `fields` replace any field.
  */
 export function recordedWithdrawal(fields: Partial<WithdrawRequest> & { company_id?: string } = {}): WithdrawRequest & { company_id: string } {
-  const { counterparty_wallet_address, ...transfer } = recordedTransfer();
-  void counterparty_wallet_address;
-  return { ...transfer, address: 'mkLaDxYkiaYWfmPf3NdnrMCTNu9ZcpHgd6', ...fields };
+  return withdrawalRequest(RECORDED_IDS, { ...recordedPayment(), ...fields });
 }
 
 /**
- * A swap quote with made-up ids, for a recording server: company `c1`, 1000 BTC-TESTNET base units
- * from `w1` for 2000 ETH-TESTNET base units into `w2`, `expires` ten minutes ahead, partner_txID
- * `m-1`, reference `r`; `fields` replace any field.
+ * A swap quote with the made-up ids of a recording server: 1000 BTC-TESTNET base units from `w1`
+ * for 2000 ETH-TESTNET base units into `w2`, `expires` ten minutes ahead, partner_txID `m-1`,
+ * reference `r`; `fields` replace any field.
  */
 export function recordedSwapQuote(fields: Partial<SwapMakeRequest> & { company_id?: string } = {}): SwapMakeRequest & { company_id: string } {
-  return {
-    company_id: 'c1',
-    send_wallet_id: 'w1',
-    receive_wallet_id: 'w2',
-    expires: tenMinutesAhead(),
-    reference: 'r',
-    partner_txID: 'm-1',
-    send: { symbol: 'BTC-TESTNET', amount: 1000 },
-    receive: { symbol: 'ETH-TESTNET', amount: 2000 },
-    ...fields,
-  };
+  return swapQuoteRequest(RECORDED_IDS, { expires: tenMinutesAhead(), reference: 'r', partner_txID: 'm-1', receive: { symbol: 'ETH-TESTNET', amount: 2000 }, ...fields });
 }
