@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AuditLog, Approver, compileRules, CustodyClient, createTransfer, type ApprovalRule } from '../lib';
-import { benchTransfer, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
+import { benchTransfer, runMain, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
 
 const DECISIONS = Number(process.env.BENCH_DECISIONS) || 20000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
@@ -88,7 +88,7 @@ function median(xs: number[]): number {
   return percentile(xs, 50);
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-approver-'));
   const { child, sim } = await startSimulatorProcess(dataDir, true);
   const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
@@ -212,10 +212,7 @@ async function main(): Promise<void> {
   client.close();
   await stopSimulatorProcess(child);
   fs.rmSync(dataDir, { recursive: true, force: true });
-  process.exit(wrongRule || notApproved.length ? 1 : 0);
+  return wrongRule || notApproved.length ? 1 : 0;
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

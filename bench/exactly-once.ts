@@ -46,7 +46,7 @@ import {
   type NodeLike,
   type SimulatorUnderTest,
 } from '../test/fault-runs';
-import { simulatorCensus, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type CensusRecord } from './harness';
+import { runMain, simulatorCensus, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type CensusRecord } from './harness';
 
 const USAGE = 'usage: exactly-once [--lib=1000] [--transfers=300] [--withdrawals=300] [--concurrency=24] [--timeout-ms=400] [--hold-ms=800]';
 
@@ -118,7 +118,7 @@ function printTable(runs: Measured[]): void {
   console.log('time taken (s)'.padEnd(width) + runs.map((r) => r.seconds.toFixed(1).padStart(col)).join(''));
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const settings = readArgs(process.argv.slice(2));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-exactly-once-'));
   const { child, sim } = await startSimulatorProcess(path.join(dataDir, 'simulator'), false, 'transfers');
@@ -189,10 +189,7 @@ async function main(): Promise<void> {
     await stopSimulatorProcess(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-  process.exit(failed ? 1 : 0);
+  return failed ? 1 : 0;
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

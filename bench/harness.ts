@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { DedupeMode, DemoDataset } from '../simulator';
 import type { TransferRequest } from '../lib';
 import type { SeedRequest, SeedResult } from './simulator-process';
+import { transferRequest } from '../test/requests';
 
 export type { SeedRequest, SeedResult } from './simulator-process';
 
@@ -47,30 +48,40 @@ export interface CensusRecord {
   partner_txID: string;
 }
 
-let censusSeq = 0;
+let askSeq = 0;
+
+/**
+ * Send the simulator child (simulator-process.ts) a request `{[key]: id, ...fields}` with a fresh
+ * id and wait for its answer: the first message whose `key` property is that id.
+ * @returns that message.
+ * @throws {Error} `exitMessage` when the child exits first (rejects).
+ */
+function askChild(child: ChildProcess, key: 'census' | 'seed', fields: object, exitMessage: string): Promise<Record<string, unknown>> {
+  const id = ++askSeq;
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: unknown) => {
+      if (!m || typeof m !== 'object' || (m as Record<string, unknown>)[key] !== id) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(m as Record<string, unknown>);
+    };
+    const onExit = () => {
+      child.off('message', onMessage);
+      reject(new Error(exitMessage));
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.send({ [key]: id, ...fields });
+  });
+}
 
 /**
  * The transfers and withdrawals the simulator child holds whose partner_txID starts with `prefix`.
  * @returns `{transfers, withdrawals}`, each a list of {@link CensusRecord} (one per transaction).
  * @throws {Error} when the child exits first (rejects).
  */
-export function simulatorCensus(child: ChildProcess, prefix: string): Promise<{ transfers: CensusRecord[]; withdrawals: CensusRecord[] }> {
-  const id = ++censusSeq;
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: unknown) => {
-      if (!m || typeof m !== 'object' || (m as { census?: unknown }).census !== id) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(m as { transfers: CensusRecord[]; withdrawals: CensusRecord[] });
-    };
-    const onExit = () => {
-      child.off('message', onMessage);
-      reject(new Error('the simulator exited before answering the census'));
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-    child.send({ census: id, prefix });
-  });
+export async function simulatorCensus(child: ChildProcess, prefix: string): Promise<{ transfers: CensusRecord[]; withdrawals: CensusRecord[] }> {
+  return (await askChild(child, 'census', { prefix }, 'the simulator exited before answering the census')) as unknown as { transfers: CensusRecord[]; withdrawals: CensusRecord[] };
 }
 
 /** Stop a child started by {@link startSimulatorProcess} and wait for it to exit. */
@@ -90,8 +101,6 @@ export async function killSimulatorProcess(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-let seedSeq = 0;
-
 /**
  * Seed transfers in the simulator child, in-process, through the domain functions the API uses
  * (simulator-process.ts `seedTransfers`: batches with a group commit each, a progress line per
@@ -100,25 +109,10 @@ let seedSeq = 0;
  * @returns what was seeded ({@link SeedResult}).
  * @throws {Error} when the seeding fails in the child or the child exits first (rejects).
  */
-export function seedSimulator(child: ChildProcess, req: SeedRequest): Promise<SeedResult> {
-  const id = ++seedSeq;
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: unknown) => {
-      if (!m || typeof m !== 'object' || (m as { seed?: unknown }).seed !== id) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      const { result, error } = m as { result?: SeedResult; error?: string };
-      if (error !== undefined) reject(new Error(`seeding failed in the simulator: ${error}`));
-      else resolve(result!);
-    };
-    const onExit = () => {
-      child.off('message', onMessage);
-      reject(new Error('the simulator exited while seeding'));
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-    child.send({ seed: id, ...req });
-  });
+export async function seedSimulator(child: ChildProcess, req: SeedRequest): Promise<SeedResult> {
+  const { result, error } = (await askChild(child, 'seed', req, 'the simulator exited while seeding')) as { result?: SeedResult; error?: string };
+  if (error !== undefined) throw new Error(`seeding failed in the simulator: ${error}`);
+  return result!;
 }
 
 /**
@@ -174,6 +168,76 @@ export async function startEmbeddedRed(userDir: string, flows: object[], credent
   return RED;
 }
 
+/** A way of sending one transfer, measured by {@link measure}, and how to end it. */
+export interface TransferPath {
+  /** Send one transfer; resolves once answered `new`, rejects otherwise (the error names the answer). */
+  one: () => Promise<void>;
+  /** Stop what the path started. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * The `custody-transfer` node in a Node-RED runtime embedded in this process ({@link startEmbeddedRed}),
+ * configured as a user would (custom URL, timestamp signing, credentials in flows_cred.json), its
+ * output into a disabled debug node. `one` sends a {@link benchTransfer} (1 base unit) as
+ * `msg.payload` with `node.receive` and waits for the node's output or its `error()` (a wrapped
+ * `error` frees the waiting call, as Catch nodes would see it).
+ * @param userDir the Node-RED user directory to create (the pack linked into it).
+ * @param msgPrefix the `_msgid` prefix of the messages sent.
+ * @throws {Error} when the flow's nodes did not start (rejects).
+ */
+export async function transferNodePath(sim: SimInfo, userDir: string, msgPrefix: string): Promise<TransferPath> {
+  const flows = [
+    { id: 'tab', type: 'tab', label: 'bench' },
+    { id: 'cfg', type: 'custody-config', environment: 'custom', baseUrl: sim.baseUrl, signingMode: 'timestamp', timeout: 30 },
+    { id: 'tx', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'create', company_id: sim.demo.company_id, x: 100, y: 100, wires: [['out']] },
+    { id: 'out', z: 'tab', type: 'debug', active: false, tosidebar: false, console: false, complete: 'payload', x: 300, y: 100, wires: [] },
+  ];
+  const RED = await startEmbeddedRed(userDir, flows, { cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } });
+  await new Promise((r) => setTimeout(r, 500));
+  const txNode = RED.nodes.getNode('tx');
+  const out = RED.nodes.getNode('out');
+  if (!txNode || !out) throw new Error('the bench flow did not start');
+  const waiting = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
+  out.on('input', (msg: { _msgid: string; payload: { status: string } }) => {
+    const w = waiting.get(msg._msgid);
+    waiting.delete(msg._msgid);
+    if (msg.payload.status !== 'new') w?.reject(new Error(`node: status ${msg.payload.status}`));
+    else w?.resolve();
+  });
+  const error = txNode.error.bind(txNode);
+  txNode.error = (err: unknown, msg?: { _msgid?: string }) => {
+    const id = msg?._msgid ?? '';
+    waiting.get(id)?.reject(new Error(`node: ${String(err)}`));
+    waiting.delete(id);
+    return error(err, msg);
+  };
+  let seq = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const _msgid = `${msgPrefix}-${++seq}`;
+      waiting.set(_msgid, { resolve, reject });
+      const { company_id, ...payload } = benchTransfer(sim.demo);
+      void company_id;
+      txNode.receive({ _msgid, payload });
+    });
+  return { one, stop: () => RED.stop() };
+}
+
+/**
+ * Run a bench's `main` as the process: exit with the code it resolves to, or print what it
+ * threw and exit 1.
+ */
+export function runMain(main: () => Promise<number>): void {
+  main().then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
+
 let transferSeq = 0;
 
 /**
@@ -182,18 +246,14 @@ let transferSeq = 0;
  * @param amount base units (default 1).
  */
 export function benchTransfer(demo: DemoDataset, amount = 1, overrides: Partial<TransferRequest> = {}): TransferRequest & { company_id: string } {
-  return {
-    company_id: demo.company_id,
-    wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
-    counterparty_wallet_address: demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-    expires: Math.floor(Date.now() / 1000) + 3600,
+  return transferRequest(demo, {
     benefit_of: 'Bench',
     account_no: 'BENCH',
     reference: 'benchmark',
     partner_txID: `bench-${process.pid}-${++transferSeq}`,
     send: { symbol: 'BTC-TESTNET', amount },
     ...overrides,
-  };
+  });
 }
 
 /** Requests per second and the bench process's CPU per request of one {@link measure} run. */

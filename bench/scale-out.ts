@@ -37,6 +37,7 @@ import { Coordinator } from '../lib/coordination';
 import type { DemoDataset } from '../simulator';
 import { RedProcess, sleep, watchDebug } from '../test/red-process';
 import { RedisServer } from '../test/redis-server';
+import { catchNode, fileNode, functionNode } from '../test/flow-nodes';
 import { benchTransfer, faucet, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
 import { percentile, printWhenMain, type BenchRow } from './table';
 
@@ -237,30 +238,22 @@ export function approverFlows(options: ApproverFlowOptions): object[] {
       y: 80,
       wires: [['scalerecord'], ['scalerecord'], ['scalerecord']],
     },
-    {
-      id: 'scalerecord',
-      z: 'scaletab',
-      type: 'function',
-      name: 'decision line',
-      func: 'const d = msg.decision || {};\nmsg.payload = { kind: "decision", action_id: d.action_id, decision: d.decision, expired: d.expired === true, redelivered: d.redelivered === true, statusCode: msg.statusCode, at: Date.now() };\nreturn msg;',
-      outputs: 1,
-      x: 520,
-      y: 80,
-      wires: [['scalefile']],
-    },
-    { id: 'scalecatch', z: 'scaletab', type: 'catch', scope: null, uncaught: false, x: 120, y: 160, wires: [['scaleerror']] },
-    {
-      id: 'scaleerror',
-      z: 'scaletab',
-      type: 'function',
-      name: 'error line',
-      func: 'const e = msg.error || {};\nmsg.payload = { kind: "error", source: e.source && e.source.type, code: e.code, message: e.message, action_id: msg.decision ? msg.decision.action_id : undefined, at: Date.now() };\nreturn msg;',
-      outputs: 1,
-      x: 320,
-      y: 160,
-      wires: [['scalefile']],
-    },
-    { id: 'scalefile', z: 'scaletab', type: 'file', name: '', filename: 'decisions.jsonl', filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'none', x: 720, y: 80, wires: [[]] },
+    functionNode(
+      'scalerecord',
+      'decision line',
+      'const d = msg.decision || {};\nmsg.payload = { kind: "decision", action_id: d.action_id, decision: d.decision, expired: d.expired === true, redelivered: d.redelivered === true, statusCode: msg.statusCode, at: Date.now() };\nreturn msg;',
+      { z: 'scaletab', x: 520, y: 80 },
+      ['scalefile'],
+    ),
+    catchNode('scalecatch', { z: 'scaletab', x: 120, y: 160 }, ['scaleerror']),
+    functionNode(
+      'scaleerror',
+      'error line',
+      'const e = msg.error || {};\nmsg.payload = { kind: "error", source: e.source && e.source.type, code: e.code, message: e.message, action_id: msg.decision ? msg.decision.action_id : undefined, at: Date.now() };\nreturn msg;',
+      { z: 'scaletab', x: 320, y: 160 },
+      ['scalefile'],
+    ),
+    fileNode('scalefile', 'decisions.jsonl', { z: 'scaletab', x: 720, y: 80 }),
   ];
 }
 

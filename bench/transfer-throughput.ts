@@ -14,23 +14,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CustodyClient, createTransfer } from '../lib';
-import { benchTransfer, measure, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type Measured } from './harness';
+import { benchTransfer, measure, runMain, startSimulatorProcess, stopSimulatorProcess, transferNodePath, type Measured } from './harness';
+import { median } from './table';
 
 const N = Number(process.env.BENCH_TRANSFERS) || 300;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 9;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 16;
 
-
-/** What one measured round gives: requests per second, and this process's CPU time per request (µs). */
-
-/** The median: the middle value, or the mean of the two middle values. */
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-async function main(): Promise<void> {
+/** The run: see the module comment. @returns the exit code (1 when a request failed). */
+async function main(): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-'));
   const { child, sim } = await startSimulatorProcess(dataDir, false);
 
@@ -39,43 +31,13 @@ async function main(): Promise<void> {
   const viaLib = () => createTransfer(client, benchTransfer(sim.demo)).then(() => undefined);
 
   // The custody-transfer node in a Node-RED runtime, configured as a user would: custom URL + credentials.
-  const userDir = path.join(dataDir, 'node-red');
-  const flows = [
-    { id: 'tab', type: 'tab', label: 'bench' },
-    { id: 'cfg', type: 'custody-config', environment: 'custom', baseUrl: sim.baseUrl, signingMode: 'timestamp', timeout: 30 },
-    { id: 'tx', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'create', company_id: sim.demo.company_id, x: 100, y: 100, wires: [['out']] },
-    { id: 'out', z: 'tab', type: 'debug', active: false, tosidebar: false, console: false, complete: 'payload', x: 300, y: 100, wires: [] },
-  ];
-  const RED = await startEmbeddedRed(userDir, flows, { cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } });
-  await new Promise((r) => setTimeout(r, 500));
-  const txNode = RED.nodes.getNode('tx');
-  const out = RED.nodes.getNode('out');
-  if (!txNode || !out) throw new Error('the bench flow did not start');
-  const waiting = new Map<string, () => void>();
+  // A failed request (an error, or an answer other than `new`) is counted and frees its slot.
+  const nodeSide = await transferNodePath(sim, path.join(dataDir, 'node-red'), 'bench-msg');
   let failures = 0;
-  out.on('input', (msg: { _msgid: string; payload: { status: string } }) => {
-    if (msg.payload.status !== 'new') failures++;
-    waiting.get(msg._msgid)?.();
-    waiting.delete(msg._msgid);
-  });
-  // Errors reach Catch nodes through done(err); here a wrapped error() counts them and frees the slot.
-  const error = txNode.error.bind(txNode);
-  txNode.error = (err: unknown, msg?: { _msgid?: string }) => {
-    failures++;
-    if (failures === 1) console.error('first failure:', String(err));
-    const id = msg?._msgid ?? '';
-    waiting.get(id)?.();
-    waiting.delete(id);
-    return error(err, msg);
-  };
-  let msgSeq = 0;
   const viaNode = () =>
-    new Promise<void>((resolve) => {
-      const _msgid = `bench-msg-${++msgSeq}`;
-      waiting.set(_msgid, resolve);
-      const { company_id, ...payload } = benchTransfer(sim.demo);
-      void company_id;
-      txNode.receive({ _msgid, payload });
+    nodeSide.one().catch((err: unknown) => {
+      failures++;
+      if (failures === 1) console.error('first failure:', String(err));
     });
 
   // Warm up both paths (connections, JIT), then alternate measured rounds.
@@ -113,14 +75,11 @@ async function main(): Promise<void> {
   console.log(`client CPU per request:  node/lib ${(nodeCpu / libCpu).toFixed(3)}`);
   if (failures) console.log(`failures: ${failures}`);
 
-  await RED.stop();
+  await nodeSide.stop();
   client.close();
   await stopSimulatorProcess(child);
   fs.rmSync(dataDir, { recursive: true, force: true });
-  process.exit(failures ? 1 : 0);
+  return failures ? 1 : 0;
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

@@ -33,7 +33,7 @@ import path from 'node:path';
 import http from 'node:http';
 import { createPrivateKey, sign as rsaSign, type KeyObject } from 'node:crypto';
 import { CustodyClient, createTransfer, openSharedJournal } from '../lib';
-import { benchTransfer, measure, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type Measured, type SimInfo } from './harness';
+import { benchTransfer, measure, startSimulatorProcess, stopSimulatorProcess, transferNodePath, type Measured, type SimInfo } from './harness';
 import { atLeast, atMost, median, printWhenMain, type BenchRow } from './table';
 
 /** Options of {@link run}; each defaults to its environment variable, then to the documented default. */
@@ -88,45 +88,6 @@ function minimalClient(sim: SimInfo): { one: () => Promise<void>; close: () => v
   return { one, close: () => agent.destroy() };
 }
 
-/** The custody-transfer node in an embedded Node-RED, configured as a user would (custom URL, credentials). */
-async function nodePath(sim: SimInfo, userDir: string): Promise<{ one: () => Promise<void>; stop: () => Promise<void> }> {
-  const flows = [
-    { id: 'tab', type: 'tab', label: 'bench' },
-    { id: 'cfg', type: 'custody-config', environment: 'custom', baseUrl: sim.baseUrl, signingMode: 'timestamp', timeout: 30 },
-    { id: 'tx', z: 'tab', type: 'custody-transfer', connection: 'cfg', operation: 'create', company_id: sim.demo.company_id, x: 100, y: 100, wires: [['out']] },
-    { id: 'out', z: 'tab', type: 'debug', active: false, tosidebar: false, console: false, complete: 'payload', x: 300, y: 100, wires: [] },
-  ];
-  const RED = await startEmbeddedRed(userDir, flows, { cfg: { apiKey: sim.apiKey, privateKey: sim.privateKeyPem } });
-  await new Promise((r) => setTimeout(r, 500));
-  const txNode = RED.nodes.getNode('tx');
-  const out = RED.nodes.getNode('out');
-  if (!txNode || !out) throw new Error('the bench flow did not start');
-  const waiting = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
-  out.on('input', (msg: { _msgid: string; payload: { status: string } }) => {
-    const w = waiting.get(msg._msgid);
-    waiting.delete(msg._msgid);
-    if (msg.payload.status !== 'new') w?.reject(new Error(`node: status ${msg.payload.status}`));
-    else w?.resolve();
-  });
-  const error = txNode.error.bind(txNode);
-  txNode.error = (err: unknown, msg?: { _msgid?: string }) => {
-    const id = msg?._msgid ?? '';
-    waiting.get(id)?.reject(new Error(`node: ${String(err)}`));
-    waiting.delete(id);
-    return error(err, msg);
-  };
-  let seq = 0;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const _msgid = `bench-transport-${++seq}`;
-      waiting.set(_msgid, { resolve, reject });
-      const { company_id, ...payload } = benchTransfer(sim.demo);
-      void company_id;
-      txNode.receive({ _msgid, payload });
-    });
-  return { one, stop: () => RED.stop() };
-}
-
 /** Requests per second and CPU per request as `a vs b` text. */
 function figures(a: number, b: number, unit: string): string {
   return `${a.toFixed(0)} vs ${b.toFixed(0)} ${unit}`;
@@ -159,7 +120,7 @@ export async function run(opts: TransportBenchOptions = {}): Promise<BenchRow[]>
   };
   const viaOperation = () => createTransfer(client, benchTransfer(sim.demo)).then(() => undefined);
   const viaJournal = () => createTransfer(client, benchTransfer(sim.demo), { journal: lease.journal }).then(() => undefined);
-  const node = await nodePath(sim, path.join(dataDir, 'node-red'));
+  const node = await transferNodePath(sim, path.join(dataDir, 'node-red'), 'bench-transport');
   const sides: Record<string, () => Promise<void>> = { minimal: minimal.one, lib: viaLib(client), operation: viaOperation, journal: viaJournal, node: node.one, nonce: viaLib(nonceClient) };
   const rows: BenchRow[] = [];
   try {

@@ -33,7 +33,7 @@ import { feeFor, isSafeQuote } from './assets';
 import type { FeeQuote } from '../lib/v1/assets';
 import type { TransactionObject as Transaction } from '../lib/v1/transfer';
 import { newId } from './ids';
-import { getCompany, writeLedger } from './network';
+import { getCompany, getWallet, writeLedger } from './network';
 import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, TxKind, WalletRecord } from './state';
 
 /**
@@ -82,6 +82,16 @@ export function dedupes(eng: Engine, kind: TxKind | 'sweep'): boolean {
 export function existingTx(eng: Engine, kind: TxKind, companyId: string, partnerTxID: string | undefined): string | undefined {
   if (!partnerTxID || !dedupes(eng, kind)) return undefined;
   return eng.state.partnerTxIndex[idemKey(kind, companyId, partnerTxID)];
+}
+
+/**
+ * A wallet named in a request body (`field`, id or short code) that must belong to the company.
+ * @throws 404 unknown wallet; 400 wallet of another company; both naming `field`.
+ */
+export function ownWallet(eng: Engine, companyId: string, idOrCode: string, field: string): WalletRecord {
+  const w = getWallet(eng, idOrCode, field);
+  if (w.company_id !== companyId) throw badRequest(`${field}: wallet ${w.wallet_id} does not belong to company ${companyId}`);
+  return w;
 }
 
 /**

@@ -60,22 +60,22 @@ function demoWallet(eng: Engine, id: string): DemoWallet {
 }
 
 /**
- * A demo fund whose one custodian (threshold 1) guards both withdrawals and transfers, with one
- * wallet per asset named `<label> <asset> wallet`, created through the API's own path.
+ * A demo fund named `<label> fund` whose one custodian (threshold 1) guards both withdrawals and
+ * transfers, with one wallet per asset named `<label> <asset> wallet`, created through the API's own path.
  * @returns the fund id and its wallet ids, in `assets` order.
  */
 function demoFund(
   eng: Engine,
   companyId: string,
   custodian: string,
-  fund: { label: string; name: string; description: string; assets: string[]; fund_id: string; wallet_ids: string[] },
+  fund: { label: string; description: string; assets: string[]; fund_id: string; wallet_ids: string[] },
 ): { fund_id: string; wallets: string[] } {
   const group = { threshold: 1, members: [custodian] };
   return net.createFund(
     eng,
     companyId,
     {
-      name: fund.name,
+      name: `${fund.label} fund`,
       description: fund.description,
       custodygroup_withdraw: group,
       custodygroup_tx: group,
@@ -92,31 +92,47 @@ function trustedCoreClient(eng: Engine, companyId: string, name: string, id: str
   return client.id;
 }
 
+/** Faucet deposits (base units) of a trading fund's wallets: 5 BTC-TESTNET and 20 ETH-TESTNET. */
+const TRADING_BALANCES = [500000000, 20000000000];
+
+/**
+ * A fund of `companyId` holding a BTC-TESTNET and an ETH-TESTNET wallet funded with
+ * {@link TRADING_BALANCES}, whose custodian is a new core client added to the company's trusted
+ * network ({@link trustedCoreClient}: `approver`).
+ * @returns the core client's id, the fund id and its wallet ids (BTC-TESTNET, ETH-TESTNET).
+ */
+function tradingFund(
+  eng: Engine,
+  companyId: string,
+  approver: { name: string; id: string },
+  fund: { label: string; description: string; fund_id: string; wallet_ids: string[] },
+): { core_client_id: string; fund_id: string; wallets: string[] } {
+  const core_client_id = trustedCoreClient(eng, companyId, approver.name, approver.id);
+  const made = demoFund(eng, companyId, core_client_id, { ...fund, assets: ['BTC-TESTNET', 'ETH-TESTNET'] });
+  made.wallets.forEach((w, i) => net.faucetDeposit(eng, w, TRADING_BALANCES[i]));
+  return { core_client_id, ...made };
+}
+
 /**
  * Build the demo dataset and store it in the state (`state.demo`).
  * @returns its ids.
  */
 export function createDemo(eng: Engine): DemoDataset {
   const cid = net.createCompany(eng, { name: 'Demo Treasury Ltd', city: 'London', country: 'GB', domain: 'demo-treasury.example', ref: 'demo' }, DEMO_IDS.company_id).company_id;
-  const approver = trustedCoreClient(eng, cid, 'Demo approver', DEMO_IDS.core_client_id);
-  const fund = demoFund(eng, cid, approver, {
+  const fund = tradingFund(eng, cid, { name: 'Demo approver', id: DEMO_IDS.core_client_id }, {
     label: 'Demo',
-    name: 'Demo fund',
     description: 'Demo fund approved by the Demo approver core client',
-    assets: ['BTC-TESTNET', 'ETH-TESTNET'],
     fund_id: DEMO_IDS.fund_id,
     wallet_ids: DEMO_IDS.wallets,
   });
+  const approver = fund.core_client_id;
   const [btc, eth] = fund.wallets;
-  net.faucetDeposit(eng, btc, 500000000);
-  net.faucetDeposit(eng, eth, 20000000000);
 
   const alice = net.findUser(eng, 'alice@custody.example')!;
   net.addTrustedParty(eng, cid, { address: alice.email, type: 'user' });
   net.acceptInvitation(eng, cid, alice.email);
   const cp = demoFund(eng, cid, alice.id, {
     label: 'Counterparty',
-    name: 'Counterparty fund',
     description: 'Receives demo transfers; custodian alice@custody.example',
     assets: ['BTC-TESTNET', 'ETH-TESTNET'],
     fund_id: DEMO_IDS.counterparty_fund_id,
@@ -126,7 +142,6 @@ export function createDemo(eng: Engine): DemoDataset {
   const manualApprover = trustedCoreClient(eng, cid, 'Demo manual approver', DEMO_IDS.manual_core_client_id);
   const manual = demoFund(eng, cid, manualApprover, {
     label: 'Manual',
-    name: 'Manual fund',
     description: 'Approved by hand through the Demo manual approver core client',
     assets: ['BTC-TESTNET'],
     fund_id: DEMO_IDS.manual_fund_id,
@@ -176,20 +191,15 @@ export function upgradeDemo(eng: Engine): void {
   }
   if (!demo.taker && !eng.state.companies[DEMO_IDS.taker_company_id]) {
     const tc = net.createCompany(eng, { name: 'Demo Taker Ltd', city: 'Zurich', country: 'CH', domain: 'demo-taker.example', ref: 'demo taker' }, DEMO_IDS.taker_company_id).company_id;
-    const approver = trustedCoreClient(eng, tc, 'Demo taker approver', DEMO_IDS.taker_core_client_id);
-    const fund = demoFund(eng, tc, approver, {
+    const fund = tradingFund(eng, tc, { name: 'Demo taker approver', id: DEMO_IDS.taker_core_client_id }, {
       label: 'Taker',
-      name: 'Taker fund',
       description: 'Takes demo swap quotes; approved by the Demo taker approver core client',
-      assets: ['BTC-TESTNET', 'ETH-TESTNET'],
       fund_id: DEMO_IDS.taker_fund_id,
       wallet_ids: DEMO_IDS.taker_wallets,
     });
-    net.faucetDeposit(eng, fund.wallets[0], 500000000);
-    net.faucetDeposit(eng, fund.wallets[1], 20000000000);
     demo.taker = {
       company_id: tc,
-      core_client_id: approver,
+      core_client_id: fund.core_client_id,
       fund_id: fund.fund_id,
       wallets: { 'BTC-TESTNET': demoWallet(eng, fund.wallets[0]), 'ETH-TESTNET': demoWallet(eng, fund.wallets[1]) },
     };

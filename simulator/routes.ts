@@ -9,7 +9,7 @@ import type { Engine } from './engine';
 import type { Authenticator } from './auth';
 import { ASSETS, feeFor, findAsset, isSafeQuote } from './assets';
 import { badRequest } from './errors';
-import { createRouter, guard, mountOperations, noRoute, originOf, rawBody, type OperationHandlers, type SimRequest, type SimRouter } from './http';
+import { createRouter, guard, mountOperations, noRoute, originOf, rawBody, type OperationHandlers, type RouteContext, type RouteHandler, type SimRequest, type SimRouter } from './http';
 import * as net from './network';
 import * as ro from './readonly';
 import * as txs from './transactions';
@@ -27,6 +27,14 @@ import type { WithdrawRequest } from '../lib/v1/withdraw';
 
 /** Plain success body (NOTES.md). */
 const OK = { code: 200, msg: 'OK' };
+
+/** A handler that runs `act` (a change with nothing to answer) and answers the plain success body {@link OK}. */
+function answeringOk(act: (ctx: RouteContext) => void): RouteHandler {
+  return (ctx) => {
+    act(ctx);
+    return OK;
+  };
+}
 
 /**
  * The handler of every v1 operation, by registry key (lib/registry.ts; route-table.ts for the
@@ -55,15 +63,9 @@ function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
     'custody-company.update': ({ params, body }) => net.updateCompany(eng, params.company_id, body as CompanyFields),
     'custody-fund.holdings': ({ params }) => net.companyHoldings(eng, params.company_id),
     // Trusted network
-    'custody-trusted-party.add': ({ params, body }) => {
-      net.addTrustedParty(eng, params.company_id, body as { address: string; type: string; name?: string });
-      return OK;
-    },
+    'custody-trusted-party.add': answeringOk(({ params, body }) => net.addTrustedParty(eng, params.company_id, body as { address: string; type: string; name?: string })),
     'custody-trusted-party.list': ({ params }) => net.listTrustedParties(eng, params.company_id),
-    'custody-trusted-party.remove': ({ params }) => {
-      net.removeTrustedParty(eng, params.company_id, params.trustedparty_id);
-      return OK;
-    },
+    'custody-trusted-party.remove': answeringOk(({ params }) => net.removeTrustedParty(eng, params.company_id, params.trustedparty_id)),
     // Funds, wallets, deposits, ledger, whitelist
     'custody-fund.createFund': ({ params, body }) => {
       const { wallets: _ids, ...res } = net.createFund(eng, params.company_id, body as net.FundInput);
@@ -88,10 +90,7 @@ function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
     // Atomic swaps and liquidity hub
     'custody-swap-make.make': ({ req, params, body }) => swaps.createSwap(eng, params.company_id, body as SwapMakeRequest, httpBase(req)),
     'custody-swap-make.get': ({ params }) => swaps.getSwap(eng, params.company_id, params.tx_id),
-    'custody-swap-make.cancel': ({ params }) => {
-      swaps.cancelSwap(eng, params.company_id, params.tx_id);
-      return OK;
-    },
+    'custody-swap-make.cancel': answeringOk(({ params }) => swaps.cancelSwap(eng, params.company_id, params.tx_id)),
     // The take is written with and without a trailing tx_id (spec section 4); swap_id in the body rules.
     'custody-swap-take.take': take,
     'custody-swap-take.takeWithTxId': take,
@@ -102,14 +101,8 @@ function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
       swaps.addToHub(eng, params.company_id, (body as { tx_id: string }).tx_id);
       return undefined; // empty body, HTTP 200
     },
-    'custody-liquidity-hub.approveTake': ({ params }) => {
-      swaps.companyDecide(eng, params.company_id, params.action_id, true);
-      return OK;
-    },
-    'custody-liquidity-hub.rejectTake': ({ params }) => {
-      swaps.companyDecide(eng, params.company_id, params.action_id, false);
-      return OK;
-    },
+    'custody-liquidity-hub.approveTake': answeringOk(({ params }) => swaps.companyDecide(eng, params.company_id, params.action_id, true)),
+    'custody-liquidity-hub.rejectTake': answeringOk(({ params }) => swaps.companyDecide(eng, params.company_id, params.action_id, false)),
     // Exchanges, connected wallets, sweeps
     'custody-sweep.exchanges': () => xch.listExchanges(eng),
     'custody-core-client.wallets': ({ params }) => xch.connectedWallets(eng, params.client_id),
@@ -126,14 +119,8 @@ function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
     },
     'custody-core-client.actions': ({ params }) => txs.listActions(eng, params.client_id),
     'custody-core-client.action': ({ params }) => txs.getAction(eng, params.client_id, params.action_id),
-    'custody-action.approve': ({ params }) => {
-      txs.coreClientDecide(eng, params.client_id, params.action_id, true);
-      return OK;
-    },
-    'custody-action.reject': ({ params }) => {
-      txs.coreClientDecide(eng, params.client_id, params.action_id, false);
-      return OK;
-    },
+    'custody-action.approve': answeringOk(({ params }) => txs.coreClientDecide(eng, params.client_id, params.action_id, true)),
+    'custody-action.reject': answeringOk(({ params }) => txs.coreClientDecide(eng, params.client_id, params.action_id, false)),
     // The read-only subset (readonly.ts)
     'custody-read.account': () => ro.accountView(eng),
     'custody-read.balance': () => ro.accountBalance(eng),

@@ -49,16 +49,9 @@ import { swapMakeOperations, type SwapMakeRequest, type SwapTakeRequest } from '
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
-import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, recordApproval, releaseHold } from './custody';
+import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, ownWallet, recordApproval, releaseHold } from './custody';
 import type { TransactionObject as Transaction } from '../lib/v1/transfer';
-import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord, WalletRecord } from './state';
-
-/** A wallet named in a body that must belong to the company. @throws 404 / 400 naming the field. */
-function ownWallet(eng: Engine, companyId: string, idOrCode: string, field: string): WalletRecord {
-  const w = net.getWallet(eng, idOrCode, field);
-  if (w.company_id !== companyId) throw badRequest(`${field}: wallet ${w.wallet_id} does not belong to company ${companyId}`);
-  return w;
-}
+import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord } from './state';
 
 /** True when both companies belong to the same API account (absent `account` = the partner's). */
 function sameAccount(a: CompanyRecord | undefined, b: CompanyRecord | undefined): boolean {

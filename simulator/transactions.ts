@@ -49,6 +49,7 @@ import {
   ledgerFor,
   newCustodyFields,
   openCustody,
+  ownWallet,
   recordApproval,
   type ApproverInfo,
 } from './custody';
@@ -121,8 +122,7 @@ export function createTransfer(eng: Engine, companyId: string, input: TransferRe
   const existing = existingTx(eng, 'transfer', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
 
-  const origin = getWallet(eng, input.wallet_id, 'wallet_id');
-  if (origin.company_id !== companyId) throw badRequest(`wallet_id: wallet ${origin.wallet_id} does not belong to company ${companyId}`);
+  const origin = ownWallet(eng, companyId, input.wallet_id, 'wallet_id');
   const dest = getWallet(eng, input.counterparty_wallet_address, 'counterparty_wallet_address');
   if (dest.wallet_id === origin.wallet_id) throw badRequest('counterparty_wallet_address: must differ from wallet_id');
   if (dest.asset !== origin.asset) throw badRequest(`counterparty_wallet_address: holds ${dest.asset}, the origin wallet holds ${origin.asset}`);

@@ -33,8 +33,8 @@ import type { WithdrawRequest } from '../lib/v1/withdraw';
 import { badRequest, conflict, notFound } from './errors';
 import { findAsset } from './assets';
 import { newChainTxId } from './ids';
-import { getCompany, getFund, getWallet, moveBalance } from './network';
-import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody } from './custody';
+import { getCompany, getFund, moveBalance } from './network';
+import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody, ownWallet } from './custody';
 import type { TransactionObject as Transaction } from '../lib/v1/transfer';
 import type { WithdrawalRecord } from './state';
 
@@ -78,8 +78,7 @@ export function createWithdrawal(eng: Engine, companyId: string, input: Withdraw
   const company = getCompany(eng, companyId);
   const existing = existingTx(eng, 'withdrawal', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing' };
-  const origin = getWallet(eng, input.wallet_id, 'wallet_id');
-  if (origin.company_id !== companyId) throw badRequest(`wallet_id: wallet ${origin.wallet_id} does not belong to company ${companyId}`);
+  const origin = ownWallet(eng, companyId, input.wallet_id, 'wallet_id');
   if (input.send.symbol !== origin.asset) throw badRequest(`send.symbol: must be ${origin.asset}, the asset of the origin wallet`);
   const entry = (eng.state.whitelists[origin.fund_id] ?? []).find((e) => e.address === input.address && e.asset === origin.asset);
   if (!entry) throw badRequest(`address: ${input.address} is not whitelisted for fund ${origin.fund_id} and asset ${origin.asset}`);

@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
+import { describeCleanLog } from './log-spy';
 import { stopSharedSimulator } from '../simulator/shared';
 import { Coordinator } from '../lib';
 import { REDIS_TEST_MS } from '../nodes/custody-config/admin';
@@ -218,11 +219,5 @@ describe('custody-config admin endpoints with Redis coordination', function () {
     });
   });
 
-  describe('logs', () => {
-    it('no log line of the runtime holds a Redis password (after every test above)', () => {
-      const spy = (helper as unknown as { log(): { args: unknown[][] } }).log();
-      assert.ok(spy.args.length > 0, 'the log spy saw the runtime log');
-      assertNoPassword(JSON.stringify(spy.args), 'the log');
-    });
-  });
+  describeCleanLog('a Redis password', assertNoPassword);
 });

@@ -19,6 +19,7 @@ import path from 'node:path';
 import http from 'node:http';
 import Router from 'router';
 import helper from 'node-red-node-test-helper';
+import { describeCleanLog } from './log-spy';
 import type { NodeAPI } from 'node-red';
 import { Simulator, DATA_FILES } from '../simulator';
 import { stopSharedSimulator } from '../simulator/shared';
@@ -290,11 +291,18 @@ describe('custody-config admin endpoints: test connection and lookups', function
       assert.equal(byId[0].value, made.company_id);
     });
 
+    /**
+     * Assert that the `kind` lookup of the company made here answers exactly `[{value: id, label}]`,
+     * and that without company_id it lists both `id` and the demo company's `demoId`.
+     */
+    async function assertPerCompany(kind: string, id: string, label: string, demoId: string): Promise<void> {
+      assert.deepEqual(await lookupWith(kind, { connection: 'cfg', company_id: made.company_id }), [{ value: id, label }]);
+      const every = (await lookupWith(kind, { connection: 'cfg' })).map((o: { value: string }) => o.value);
+      assert.ok(every.includes(id) && every.includes(demoId));
+    }
+
     it('fund: the funds of a company', async () => {
-      const funds = await lookupWith('fund', { connection: 'cfg', company_id: made.company_id });
-      assert.deepEqual(funds, [{ value: made.fund_id, label: `Zephyr treasury · ${made.fund_id}` }]);
-      const every = (await lookupWith('fund', { connection: 'cfg' })).map((o: { value: string }) => o.value);
-      assert.ok(every.includes(made.fund_id) && every.includes(sim.demo.fund_id));
+      await assertPerCompany('fund', made.fund_id, `Zephyr treasury · ${made.fund_id}`, sim.demo.fund_id);
     });
 
     it('wallet: the wallets of a fund (with or without company_id), or of a company', async () => {
@@ -308,10 +316,7 @@ describe('custody-config admin endpoints: test connection and lookups', function
     });
 
     it('coreClient: the core clients of a company, or of every company', async () => {
-      const a = await lookupWith('coreClient', { connection: 'cfg', company_id: made.company_id });
-      assert.deepEqual(a, [{ value: made.core_client_id, label: `Zephyr approver · ${made.core_client_id}` }]);
-      const all = (await lookupWith('coreClient', { connection: 'cfg' })).map((o: { value: string }) => o.value);
-      assert.ok(all.includes(made.core_client_id) && all.includes(sim.demo.core_client_id));
+      await assertPerCompany('coreClient', made.core_client_id, `Zephyr approver · ${made.core_client_id}`, sim.demo.core_client_id);
     });
 
     it('asset and exchange: GET /assets and GET /exchanges', async () => {
@@ -353,13 +358,7 @@ describe('custody-config admin endpoints: test connection and lookups', function
   });
 
 
-  describe('logs', () => {
-    it('no log line of the runtime holds a secret (after every test above)', () => {
-      const spy = (helper as unknown as { log(): { args: unknown[][] } }).log();
-      assert.ok(spy.args.length > 0, 'the log spy saw the runtime log');
-      assertNoSecret(JSON.stringify(spy.args), 'the log');
-    });
-  });
+  describeCleanLog('a secret', assertNoSecret);
 
   describe('editor definition', () => {
     it('registerType("custody-config", {...}) is an inline object literal: literal category, color, icon, ports, paletteLabel, no spread; credentials in .html and .ts alike', () => {

@@ -20,6 +20,8 @@ import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
+import { DEMO_IDS, DEMO_WHITELIST } from '../simulator/demo';
+import { swapQuoteRequest, transferRequest } from './requests';
 import { control, until } from './support';
 import { startHelperServer, stopHelperServer } from './node-flows';
 import { readSpecCoverageTable, type SpecCoverageRow } from './readme-table';
@@ -65,18 +67,12 @@ let seq = 0;
 /** A fresh id suffix, so that repeated runs never reuse a partner_txID. */
 const unique = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-${++seq}`;
 
-const COMPANY = 'demo-company';
-const FUND = 'demo-fund';
-const BTC = 'demo-btc-testnet';
-const ETH = 'demo-eth-testnet';
-const APPROVER = 'demo-approver';
-const TAKER = 'demo-taker-company';
-const TAKER_APPROVER = 'demo-taker-approver';
-const TAKER_BTC = 'demo-taker-btc-testnet';
-const TAKER_ETH = 'demo-taker-eth-testnet';
-const EXCHANGE_CLIENT = 'demo-exchange-client';
-const EXCHANGE_BTC = 'demo-exchange-btc-testnet';
-const WHITELISTED_BTC = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+// The demo dataset's fixed ids (the same on every simulator of a pass).
+const { company_id: COMPANY, fund_id: FUND, core_client_id: APPROVER, taker_company_id: TAKER, taker_core_client_id: TAKER_APPROVER, exchange_client_id: EXCHANGE_CLIENT } = DEMO_IDS;
+const [BTC] = DEMO_IDS.wallets;
+const [TAKER_BTC, TAKER_ETH] = DEMO_IDS.taker_wallets;
+const [EXCHANGE_BTC] = DEMO_IDS.exchange_wallets;
+const WHITELISTED_BTC = DEMO_WHITELIST['BTC-TESTNET'];
 
 /** Run `spec` through lib on the ctx's v1 client. @returns the answer body. */
 async function v1(ctx: Ctx, spec: OperationSpec, input: Record<string, unknown>): Promise<any> {
@@ -84,18 +80,8 @@ async function v1(ctx: Ctx, spec: OperationSpec, input: Record<string, unknown>)
 }
 
 /** A new transfer from the demo BTC wallet to the counterparty's (pending its custodian's approval). */
-function transferInput(): Record<string, unknown> {
-  return {
-    company_id: COMPANY,
-    wallet_id: BTC,
-    counterparty_wallet_address: 'demo-counterparty-btc-testnet',
-    expires: now() + 3600,
-    benefit_of: 'Matrix customer',
-    account_no: 'ACC-MATRIX',
-    reference: 'endpoint matrix',
-    partner_txID: unique('mx-tr'),
-    send: { symbol: 'BTC-TESTNET', amount: 1000 },
-  };
+function transferInput(ctx: Ctx): Record<string, unknown> {
+  return transferRequest(ctx.sim.demo, { expires: now() + 3600, benefit_of: 'Matrix customer', account_no: 'ACC-MATRIX', reference: 'endpoint matrix', partner_txID: unique('mx-tr'), send: { symbol: 'BTC-TESTNET', amount: 1000 } });
 }
 
 /** The pending action of `clientId` of `type` whose details name `txId`. @throws when there is none. */
@@ -110,28 +96,25 @@ async function actionFor(ctx: Ctx, clientId: string, type: string, txId: string)
 
 /** A transfer and its pending ApproveTransfer action of the demo approver. */
 async function pendingTransferAction(ctx: Ctx): Promise<{ tx_id: string; action_id: string }> {
-  const tx = await v1(ctx, v1Operations.transfer.create, transferInput());
+  const tx = await v1(ctx, v1Operations.transfer.create, transferInput(ctx));
   return { tx_id: tx.tx_id, action_id: await actionFor(ctx, APPROVER, 'ApproveTransfer', tx.tx_id) };
 }
 
 /** A swap quote input of the demo company: BTC for ETH. */
-function makeInput(addToHub: boolean): Record<string, unknown> {
-  return {
-    company_id: COMPANY,
-    send_wallet_id: BTC,
-    receive_wallet_id: ETH,
+function makeInput(ctx: Ctx, addToHub: boolean): Record<string, unknown> {
+  return swapQuoteRequest(ctx.sim.demo, {
     expires: now() + 3600,
     reference: 'endpoint matrix quote',
     partner_txID: unique('mx-mk'),
     send: { symbol: 'BTC-TESTNET', amount: 20000 },
     receive: { symbol: 'ETH-TESTNET', amount: 3000000 },
     add_to_liquidity_hub: addToHub,
-  };
+  });
 }
 
 /** A quote made and approved by the demo approver (txStatus taker_pending); published when `addToHub`. */
 async function approvedQuote(ctx: Ctx, addToHub: boolean): Promise<string> {
-  const made = await v1(ctx, v1Operations.swapMake.make, makeInput(addToHub));
+  const made = await v1(ctx, v1Operations.swapMake.make, makeInput(ctx, addToHub));
   const actionId = await actionFor(ctx, APPROVER, 'ApproveSwap', made.tx_id);
   await v1(ctx, v1Operations.action.approve, { client_id: APPROVER, action_id: actionId });
   return made.tx_id;
@@ -265,11 +248,11 @@ const FIXTURES: Record<string, Fixture> = {
   },
   // ---- transfer
   'custody-transfer create': {
-    input: async () => transferInput(),
+    input: async (ctx) => transferInput(ctx),
     check: (b) => assert.ok(nonEmpty(b.tx_id) && b.status === 'new'),
   },
   'custody-transfer get': {
-    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, v1Operations.transfer.create, transferInput())).tx_id }),
+    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, v1Operations.transfer.create, transferInput(ctx))).tx_id }),
     check: (b, input) => assert.ok(b.txID === input.tx_id && nonEmpty(b.txStatus)),
   },
   // ---- withdraw
@@ -286,11 +269,11 @@ const FIXTURES: Record<string, Fixture> = {
   },
   // ---- swaps and the liquidity hub
   'custody-swap-make make': {
-    input: async () => makeInput(false),
+    input: async (ctx) => makeInput(ctx, false),
     check: (b) => assert.ok(nonEmpty(b.tx_id) && b.status === 'new'),
   },
   'custody-swap-make get': {
-    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, v1Operations.swapMake.make, makeInput(false))).tx_id }),
+    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, v1Operations.swapMake.make, makeInput(ctx, false))).tx_id }),
     check: (b, input) => assert.ok(b.txID === input.tx_id && nonEmpty(b.txStatus) && b.statusDetails.netAmount === 20000),
   },
   'custody-swap-take take': {

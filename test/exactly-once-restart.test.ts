@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { Simulator } from '../simulator';
 import { CustodyClient } from '../lib';
 import { RedProcess, sleep } from './red-process';
+import { catchNode, fileNode, functionNode, jsonataPayloadNode } from './flow-nodes';
 
 const CFG = 'cfg00000000000e1';
 const ADDRESS = 'tb1qexactlyoncerestart000000000000000000';
@@ -74,50 +75,36 @@ class HoldingProxy {
 /** The flow: buttons for a withdrawal, a transfer and a resolve, every outcome appended to `outFile`. */
 function flowsFor(baseUrl: string, sim: Simulator, outFile: string, credentials?: object): object[] {
   const demo = sim.demo;
-  const record = (id: string, label: string) => ({
-    id,
-    z: 'tab',
-    type: 'function',
-    name: `record ${label}`,
-    func: `msg.payload = { node: ${JSON.stringify(label)}, outcome: msg.outcome, payload: msg.payload, error: msg.error ? { code: msg.error.code, message: msg.error.message } : undefined };\nreturn msg;`,
-    outputs: 1,
-    x: 600,
-    y: 100,
-    wires: [['file']],
-  });
+  const record = (id: string, label: string) =>
+    functionNode(
+      id,
+      `record ${label}`,
+      `msg.payload = { node: ${JSON.stringify(label)}, outcome: msg.outcome, payload: msg.payload, error: msg.error ? { code: msg.error.code, message: msg.error.message } : undefined };\nreturn msg;`,
+      { z: 'tab', x: 600, y: 100 },
+      ['file'],
+    );
   return [
     { id: 'tab', type: 'tab', label: 'exactly once' },
     { id: CFG, type: 'custody-config', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, ...(credentials ? { credentials } : {}) },
     { id: 'pay', z: 'tab', type: 'inject', name: 'withdraw INV-1', props: [{ p: 'payload' }], payload: JSON.stringify({ invoice: 'INV-1' }), payloadType: 'json', x: 100, y: 100, wires: [['shapeWd']] },
-    {
-      id: 'shapeWd',
-      z: 'tab',
-      type: 'change',
-      rules: [{ t: 'set', p: 'payload', pt: 'msg', to: `{"wallet_id": "${demo.wallets['BTC-TESTNET'].wallet_id}", "address": "${ADDRESS}", "benefit_of": "b", "account_no": "a", "reference": "restart withdraw " & payload.invoice, "partner_txID": "wd-" & payload.invoice, "send": {"symbol": "BTC-TESTNET", "amount": 10000}}`, tot: 'jsonata' }],
-      x: 250,
-      y: 100,
-      wires: [['wd']],
-    },
+    jsonataPayloadNode('shapeWd', `{"wallet_id": "${demo.wallets['BTC-TESTNET'].wallet_id}", "address": "${ADDRESS}", "benefit_of": "b", "account_no": "a", "reference": "restart withdraw " & payload.invoice, "partner_txID": "wd-" & payload.invoice, "send": {"symbol": "BTC-TESTNET", "amount": 10000}}`, { z: 'tab', x: 250, y: 100 }, ['wd']),
     { id: 'wd', z: 'tab', type: 'custody-withdraw', connection: CFG, operation: 'create', company_id: demo.company_id, expiresAfter: '3600', amountFormat: 'baseUnits', x: 400, y: 100, wires: [['recWd']] },
     record('recWd', 'withdraw'),
     { id: 'resolveBtn', z: 'tab', type: 'inject', name: 'resolve INV-1', props: [{ p: 'payload' }], payload: JSON.stringify({ partner_txID: 'wd-INV-1' }), payloadType: 'json', x: 100, y: 200, wires: [['resolve']] },
     { id: 'resolve', z: 'tab', type: 'custody-withdraw', connection: CFG, operation: 'resolve', company_id: demo.company_id, x: 400, y: 200, wires: [['recResolve']] },
     record('recResolve', 'resolve'),
     { id: 'send', z: 'tab', type: 'inject', name: 'transfer INV-2', props: [{ p: 'payload' }], payload: JSON.stringify({ invoice: 'INV-2' }), payloadType: 'json', x: 100, y: 300, wires: [['shapeTx']] },
-    {
-      id: 'shapeTx',
-      z: 'tab',
-      type: 'change',
-      rules: [{ t: 'set', p: 'payload', pt: 'msg', to: `{"wallet_id": "${demo.wallets['BTC-TESTNET'].wallet_id}", "counterparty_wallet_address": "${demo.counterparty.wallets['BTC-TESTNET'].wallet_id}", "benefit_of": "b", "account_no": "a", "reference": "restart transfer " & payload.invoice, "partner_txID": "tx-" & payload.invoice, "send": {"symbol": "BTC-TESTNET", "amount": 10000}}`, tot: 'jsonata' }],
-      x: 250,
-      y: 300,
-      wires: [['tx']],
-    },
+    jsonataPayloadNode(
+      'shapeTx',
+      `{"wallet_id": "${demo.wallets['BTC-TESTNET'].wallet_id}", "counterparty_wallet_address": "${demo.counterparty.wallets['BTC-TESTNET'].wallet_id}", "benefit_of": "b", "account_no": "a", "reference": "restart transfer " & payload.invoice, "partner_txID": "tx-" & payload.invoice, "send": {"symbol": "BTC-TESTNET", "amount": 10000}}`,
+      { z: 'tab', x: 250, y: 300 },
+      ['tx'],
+    ),
     { id: 'tx', z: 'tab', type: 'custody-transfer', connection: CFG, operation: 'create', company_id: demo.company_id, expiresAfter: '3600', amountFormat: 'baseUnits', x: 400, y: 300, wires: [['recTx']] },
     record('recTx', 'transfer'),
-    { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, x: 100, y: 400, wires: [['recErr']] },
+    catchNode('catch', { z: 'tab', x: 100, y: 400 }, ['recErr']),
     record('recErr', 'error'),
-    { id: 'file', z: 'tab', type: 'file', name: '', filename: outFile, filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'none', x: 800, y: 100, wires: [[]] },
+    fileNode('file', outFile, { z: 'tab', x: 800, y: 100 }),
   ];
 }
 

@@ -10,6 +10,7 @@ import { ExpiringIdSet, EXPIRING_IDS_PRUNE_FROM } from '../lib/expiring-ids';
 import { CoreClientFeed, type Action } from '../lib';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { control } from './support';
+import { bodyOf, transferRequest } from './requests';
 
 /** A settable clock (epoch seconds) for the set's `now` option. */
 function clock(start: number): { now: () => number; set: (t: number) => void } {
@@ -178,16 +179,7 @@ describe('CoreClientFeed with a small maxRememberedIds against the simulator', f
       feed.start();
       for (let i = 0; i < 5; i++) {
         await client.request('POST', `/company/${demo.company_id}/transfer`, {
-          body: {
-            wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
-            counterparty_wallet_address: demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-            expires: Math.floor(Date.now() / 1000) + 3600,
-            benefit_of: 't',
-            account_no: 't',
-            reference: 'expiring ids',
-            partner_txID: `expiring-${process.pid}-${i}`,
-            send: { symbol: 'BTC-TESTNET', amount: 1000 },
-          },
+          body: bodyOf(transferRequest(demo, { benefit_of: 't', account_no: 't', reference: 'expiring ids', partner_txID: `expiring-${process.pid}-${i}`, send: { symbol: 'BTC-TESTNET', amount: 1000 } })),
         });
       }
       const until = async (check: () => boolean, what: string) => {

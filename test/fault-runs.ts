@@ -114,6 +114,31 @@ export async function pool(count: number, concurrency: number, one: (i: number) 
   if (count === 0) onAllStarted?.();
 }
 
+/**
+ * `count` calls of `call(i)`, `concurrency` in flight, with the proxy's faults on; the faults are
+ * off again when this returns or throws, and, when `stopFaultsWhenAllStarted`, as soon as the last
+ * call has started (the calls still in flight then meet no fault on their further requests).
+ * @returns each call's record, in call order.
+ * @throws the first failure of a call (rejects).
+ */
+async function callsUnderFaults(proxy: FaultProxy, count: number, concurrency: number, stopFaultsWhenAllStarted: boolean, call: (i: number) => Promise<CallRecord>): Promise<CallRecord[]> {
+  const calls: CallRecord[] = new Array(count);
+  proxy.faults = true;
+  try {
+    await pool(
+      count,
+      concurrency,
+      async (i) => {
+        calls[i] = await call(i);
+      },
+      stopFaultsWhenAllStarted ? () => (proxy.faults = false) : undefined,
+    );
+  } finally {
+    proxy.faults = false;
+  }
+  return calls;
+}
+
 /** The {@link Answer} of a lib call that threw. */
 function libError(e: unknown): Answer {
   if (e instanceof ApiError) return { ok: false, code: e.code, failure: e.failure, message: e.message };
@@ -163,27 +188,16 @@ export async function runLibTransfers(sim: SimulatorUnderTest, proxy: FaultProxy
       return libError(e);
     }
   };
-  const calls: CallRecord[] = new Array(options.count);
-  proxy.faults = true;
   try {
-    await pool(
-      options.count,
-      options.concurrency,
-      async (i) => {
-        calls[i] = { kind: 'transfer', partner_txID: requests[i].partner_txID, first: await submit(i, !optedOut(i)) };
-      },
-      () => (proxy.faults = false),
-    );
-    proxy.faults = false;
+    const calls = await callsUnderFaults(proxy, options.count, options.concurrency, true, async (i) => ({ kind: 'transfer', partner_txID: requests[i].partner_txID, first: await submit(i, !optedOut(i)) }));
     // Faults over: a call that ended in an error is sent again, re-sends on (a re-click).
     await pool(options.count, options.concurrency, async (i) => {
       if (!calls[i].first.ok) calls[i].again = await submit(i, true);
     });
+    return calls;
   } finally {
-    proxy.faults = false;
     await client.close();
   }
-  return calls;
 }
 
 /** A Node-RED node as both node-red-node-test-helper and an embedded runtime give it. */
@@ -317,21 +331,10 @@ export async function runNodePayments(sim: SimulatorUnderTest, proxy: FaultProxy
     const key = `${options.prefix}-${i}`;
     return { payload: options.kind === 'transfer' ? nodeTransferPayload(sim.demo, key) : nodeWithdrawPayload(sim.demo, key, i) };
   });
-  const calls: CallRecord[] = new Array(options.count);
-  proxy.faults = true;
-  try {
-    await pool(
-      options.count,
-      options.concurrency,
-      async (i) => {
-        const reply = await driver.send(options.kind, msgs[i]);
-        calls[i] = { kind: options.kind, partner_txID: (msgs[i].payload as { partner_txID: string }).partner_txID, first: nodeAnswer(reply) };
-      },
-      options.stopFaultsWhenAllStarted ? () => (proxy.faults = false) : undefined,
-    );
-  } finally {
-    proxy.faults = false;
-  }
+  const calls = await callsUnderFaults(proxy, options.count, options.concurrency, options.stopFaultsWhenAllStarted, async (i) => {
+    const reply = await driver.send(options.kind, msgs[i]);
+    return { kind: options.kind, partner_txID: (msgs[i].payload as { partner_txID: string }).partner_txID, first: nodeAnswer(reply) };
+  });
   return { calls, msgs };
 }
 

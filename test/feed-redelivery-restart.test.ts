@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type WebSocket from 'ws';
 import { DebugMessage, RedProcess, sleep, watchDebug } from './red-process';
+import { catchNode, fileNode, functionNode } from './flow-nodes';
 
 const CFG = 'cfg0000000000001';
 const CLIENT = 'demo-approver';
@@ -25,48 +26,23 @@ const flowsFor = (outFile: string, listFile: string) => [
   { id: 'tab', type: 'tab', label: 'redelivery' },
   { id: CFG, type: 'custody-config', environment: 'simulator', signingMode: 'timestamp', timeout: 30 },
   { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: CFG, clientId: CLIENT, details: true, x: 100, y: 100, wires: [['line']] },
-  {
-    id: 'line',
-    z: 'tab',
-    type: 'function',
-    name: 'one line',
-    func: 'msg.payload = JSON.stringify({ action_id: msg.payload.action_id, redelivered: msg.redelivered === true });\nreturn msg;',
-    outputs: 1,
-    x: 300,
-    y: 100,
-    wires: [['out']],
-  },
-  { id: 'out', z: 'tab', type: 'file', name: '', filename: outFile, filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'none', x: 500, y: 100, wires: [[]] },
+  functionNode('line', 'one line', 'msg.payload = JSON.stringify({ action_id: msg.payload.action_id, redelivered: msg.redelivered === true });\nreturn msg;', { z: 'tab', x: 300, y: 100 }, ['out']),
+  fileNode('out', outFile, { z: 'tab', x: 500, y: 100 }),
   { id: 'send', z: 'tab', type: 'inject', name: 'send', props: [{ p: 'payload' }], payload: '5', payloadType: 'num', x: 100, y: 200, wires: [['build']] },
   { id: 'burst', z: 'tab', type: 'inject', name: 'burst', props: [{ p: 'payload' }], payload: '25', payloadType: 'num', x: 100, y: 250, wires: [['build']] },
-  {
-    id: 'build',
-    z: 'tab',
-    type: 'function',
-    name: 'msg.payload transfers',
-    func:
-      'const out = [];\nfor (let i = 0; i < msg.payload; i++) out.push({ payload: { wallet_id: "demo-btc-testnet", counterparty_wallet_address: "demo-counterparty-btc-testnet", benefit_of: "t", account_no: "t", reference: "redelivery test", partner_txID: "redelivery-" + msg._msgid + "-" + i, send: { symbol: "BTC-TESTNET", amount: 1000 } } });\nreturn [out];',
-    outputs: 1,
-    x: 250,
-    y: 200,
-    wires: [['tx']],
-  },
+  functionNode(
+    'build',
+    'msg.payload transfers',
+    'const out = [];\nfor (let i = 0; i < msg.payload; i++) out.push({ payload: { wallet_id: "demo-btc-testnet", counterparty_wallet_address: "demo-counterparty-btc-testnet", benefit_of: "t", account_no: "t", reference: "redelivery test", partner_txID: "redelivery-" + msg._msgid + "-" + i, send: { symbol: "BTC-TESTNET", amount: 1000 } } });\nreturn [out];',
+    { z: 'tab', x: 250, y: 200 },
+    ['tx'],
+  ),
   { id: 'tx', z: 'tab', type: 'custody-transfer', connection: CFG, operation: 'create', company_id: 'demo-company', expiresAfter: '3600', amountFormat: 'baseUnits', x: 400, y: 200, wires: [[]] },
   { id: 'list', z: 'tab', type: 'inject', name: 'list', props: [{ p: 'payload' }], payload: '', payloadType: 'date', x: 100, y: 300, wires: [['actions']] },
   { id: 'actions', z: 'tab', type: 'custody-core-client', connection: CFG, operation: 'actions', company_id: '', client_id: CLIENT, action_id: '', x: 250, y: 300, wires: [['ids']] },
-  {
-    id: 'ids',
-    z: 'tab',
-    type: 'function',
-    name: 'pending ids',
-    func: 'msg.payload = JSON.stringify(msg.payload.actions.filter((a) => a.status === "pending").map((a) => a.id));\nreturn msg;',
-    outputs: 1,
-    x: 400,
-    y: 300,
-    wires: [['listed']],
-  },
-  { id: 'listed', z: 'tab', type: 'file', name: '', filename: listFile, filenameType: 'str', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 550, y: 300, wires: [[]] },
-  { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, x: 100, y: 400, wires: [['errors']] },
+  functionNode('ids', 'pending ids', 'msg.payload = JSON.stringify(msg.payload.actions.filter((a) => a.status === "pending").map((a) => a.id));\nreturn msg;', { z: 'tab', x: 400, y: 300 }, ['listed']),
+  fileNode('listed', listFile, { z: 'tab', x: 550, y: 300 }, true),
+  catchNode('catch', { z: 'tab', x: 100, y: 400 }, ['errors']),
   { id: 'errors', z: 'tab', type: 'debug', name: 'errors', active: true, tosidebar: true, complete: 'error', targetType: 'msg', x: 300, y: 400, wires: [] },
 ];
 

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import type { Simulator } from '../simulator';
 import { control, demoTransfer } from './support';
-import { startSimulated, stopSimulated } from './simulated';
+import { simulatedSuite } from './simulated';
 import { CountingServer } from './counting-server';
+import { recordedSwapQuote, recordedWithdrawal, swapQuoteRequest, uniqueId, withdrawalRequest } from './requests';
 import {
   CustodyClient,
   ApiError,
@@ -53,7 +54,6 @@ import {
 
 const now = () => Math.floor(Date.now() / 1000);
 let seq = 0;
-const unique = (p: string) => `${p}-${process.pid}-${Date.now()}-${++seq}`;
 
 describe('lib v1 operations (section 4, the rest)', function () {
   this.timeout(60000);
@@ -79,27 +79,8 @@ describe('lib v1 operations (section 4, the rest)', function () {
       await server.stop();
     });
 
-    const withdraw = () => ({
-      company_id: 'c1',
-      wallet_id: 'w1',
-      address: 'mkLaDxYkiaYWfmPf3NdnrMCTNu9ZcpHgd6',
-      expires: now() + 600,
-      benefit_of: 'b',
-      account_no: 'a',
-      reference: 'r',
-      partner_txID: 'p-1',
-      send: { symbol: 'BTC-TESTNET', amount: 1000 },
-    });
-    const make = () => ({
-      company_id: 'c1',
-      send_wallet_id: 'w1',
-      receive_wallet_id: 'w2',
-      expires: now() + 600,
-      reference: 'r',
-      partner_txID: 'm-1',
-      send: { symbol: 'BTC-TESTNET', amount: 1000 },
-      receive: { symbol: 'ETH-TESTNET', amount: 2000 },
-    });
+    const withdraw = () => recordedWithdrawal();
+    const make = () => recordedSwapQuote();
     const take = () => ({ company_id: 'c1', swap_id: 's1', send_wallet_id: 'w3', receive_wallet_id: 'w4', reference: 'r', partner_txID: 't-1' });
     const sweep = () => ({ client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', partner_txID: 'p-sweep', expires: now() + 600, send: { symbol: 'BTC-TESTNET', amount: 10 } });
 
@@ -242,16 +223,9 @@ describe('lib v1 operations (section 4, the rest)', function () {
   });
 
   describe('against the simulator', () => {
-    let dataDir: string;
     let sim: Simulator;
     let client: CustodyClient;
-
-    before(async () => {
-      ({ dataDir, sim, client } = await startSimulated('cf-v1-'));
-    });
-    after(async () => {
-      await stopSimulated({ dataDir, sim, client });
-    });
+    simulatedSuite('cf-v1-', {}, (s) => ({ sim, client } = s));
 
     it('reads holdings, deposit addresses and the filtered ledger of a fund', async () => {
       const { company_id, fund_id } = sim.demo;
@@ -293,17 +267,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
       await addWhitelist(client, { company_id, fund_id, name: 'cold storage', asset: 'BTC-TESTNET', address });
       const list = await listWhitelist(client, { company_id, fund_id });
       assert.ok(list.data.list.some((w) => w.address === address && w.asset === 'BTC-TESTNET'));
-      const request = {
-        company_id,
-        wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-        address,
-        expires: now() + 600,
-        benefit_of: 'b',
-        account_no: 'a',
-        reference: 'lib v1 withdraw',
-        partner_txID: unique('wd'),
-        send: { symbol: 'BTC-TESTNET', amount: 10000 },
-      };
+      const request = withdrawalRequest(sim.demo, { address, expires: now() + 600, benefit_of: 'b', account_no: 'a', reference: 'lib v1 withdraw', partner_txID: uniqueId('wd'), send: { symbol: 'BTC-TESTNET', amount: 10000 } });
       const first = await createWithdraw(client, request);
       assert.equal(first.data.status, 'new');
       const again = await createWithdraw(client, request);
@@ -312,7 +276,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
       const tx = await getWithdraw(client, { company_id, tx_id: first.data.tx_id });
       assert.match(tx.data.txStatus, /withdrawal$|^pending$/);
       await assert.rejects(
-        () => createWithdraw(client, { ...request, address: 'tb1qnotwhitelisted', partner_txID: unique('wd') }),
+        () => createWithdraw(client, { ...request, address: 'tb1qnotwhitelisted', partner_txID: uniqueId('wd') }),
         (e: unknown) => e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500,
         'an address that is not whitelisted is refused',
       );
@@ -320,16 +284,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
 
     it('makes a swap quote (decimal-free), reads it, cancels another; lists the hub', async () => {
       const { company_id } = sim.demo;
-      const quote = () => ({
-        company_id,
-        send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-        receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id,
-        expires: now() + 600,
-        reference: 'lib v1 swap',
-        partner_txID: unique('mk'),
-        send: { symbol: 'BTC-TESTNET', amount: 1000 },
-        receive: { symbol: 'ETH-TESTNET', amount: 20000 },
-      });
+      const quote = () => swapQuoteRequest(sim.demo, { expires: now() + 600, reference: 'lib v1 swap', partner_txID: uniqueId('mk') });
       const q = quote();
       const made = await makeSwap(client, q);
       assert.equal(made.data.status, 'new');
@@ -342,7 +297,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
       assert.ok(cancelled.statusCode >= 200 && cancelled.statusCode < 300);
       const hub = await listLiquidityHub(client, { company_id });
       assert.ok(Array.isArray(hub.data.items));
-      await assert.rejects(() => takeSwap(client, { company_id, swap_id: 'no-such-swap', send_wallet_id: sim.demo.counterparty.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id, reference: 'r', partner_txID: unique('tk') }), (e: unknown) => e instanceof ApiError && e.statusCode >= 400);
+      await assert.rejects(() => takeSwap(client, { company_id, swap_id: 'no-such-swap', send_wallet_id: sim.demo.counterparty.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id, reference: 'r', partner_txID: uniqueId('tk') }), (e: unknown) => e instanceof ApiError && e.statusCode >= 400);
       await assert.rejects(() => getSwapTake(client, { company_id, tx_id: 'no-such-take' }), (e: unknown) => e instanceof ApiError && e.statusCode === 404);
       await assert.rejects(() => publishQuote(client, { company_id, tx_id: 'no-such-quote' }), (e: unknown) => e instanceof ApiError && e.statusCode >= 400);
       await assert.rejects(() => approveSwapTake(client, { company_id, action_id: 'no-such-action' }), (e: unknown) => e instanceof ApiError && e.statusCode === 404);
@@ -398,7 +353,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
         benefit_of: 'b',
         account_no: 'a',
         reference: 'lib v1 flow',
-        partner_txID: unique('wdf'),
+        partner_txID: uniqueId('wdf'),
         send: { symbol: 'BTC-TESTNET', amount: 25000 },
       });
       assert.equal((await getWithdraw(client, { company_id, tx_id: created.data.tx_id })).data.txStatus, 'pending_withdrawal');
@@ -414,23 +369,17 @@ describe('lib v1 operations (section 4, the rest)', function () {
       const demo = sim.demo;
       const maker = sim.demo.company_id;
       const taker = demo.taker.company_id;
-      const made = await makeSwap(client, {
-        company_id: maker,
-        send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-        receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id,
-        expires: now() + 600,
-        reference: 'lib v1 swap flow',
-        partner_txID: unique('swf'),
-        send: { symbol: 'BTC-TESTNET', amount: 50000 },
-        receive: { symbol: 'ETH-TESTNET', amount: 7000000 },
-      });
+      const made = await makeSwap(
+        client,
+        swapQuoteRequest(demo, { company_id: maker, expires: now() + 600, reference: 'lib v1 swap flow', partner_txID: uniqueId('swf'), send: { symbol: 'BTC-TESTNET', amount: 50000 }, receive: { symbol: 'ETH-TESTNET', amount: 7000000 } }),
+      );
       await assert.rejects(() => publishQuote(client, { company_id: maker, tx_id: made.data.tx_id }), (e: unknown) => e instanceof ApiError && e.statusCode === 409, 'not before approval');
       await approveAsCoreClient(sim.demo.core_client_id, made.data.tx_id, 'ApproveSwap');
       await publishQuote(client, { company_id: maker, tx_id: made.data.tx_id });
       const seenByTaker = (await listLiquidityHub(client, { company_id: taker })).data.items.find((i) => i.tx_id === made.data.tx_id);
       assert.ok(seenByTaker, 'the taker sees the quote');
       assert.deepEqual([seenByTaker.send_asset, seenByTaker.send_amount, seenByTaker.receive_asset, seenByTaker.receive_amount, seenByTaker.owner], ['BTC-TESTNET', 50000, 'ETH-TESTNET', 7000000, false]);
-      const take = { company_id: taker, swap_id: made.data.tx_id, send_wallet_id: demo.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: demo.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'take', partner_txID: unique('tkf') };
+      const take = { company_id: taker, swap_id: made.data.tx_id, send_wallet_id: demo.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: demo.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'take', partner_txID: uniqueId('tkf') };
       const taken = await takeSwap(client, take);
       assert.equal((await takeSwap(client, take)).data.tx_id, taken.data.tx_id, 'the same partner_txID takes once');
       const actionId = taken.data.action_id;

@@ -6,19 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { RecordFile } from '../lib/durable/record-file';
+import { tempDirPerTest } from './support';
 
 describe('lib/durable: RecordFile', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-record-file-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDirPerTest('cf-record-file-');
 
   it('an append made after rewrite() was called lands after the new content, never in the replaced file', async () => {
-    const file = path.join(dir, 'race.jsonl');
+    const file = path.join(dir(), 'race.jsonl');
     const { file: rf } = await RecordFile.open<{ n: number }>(file);
     const a = rf.append({ n: 1 }); // schedules a group commit
     const rewrite = rf.rewrite([{ n: 1 }]);

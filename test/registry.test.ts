@@ -31,8 +31,11 @@ import {
   buildPolicyExpression,
   withExtraMember,
   type RegistryEntry,
+  type SwapMakeRequest,
+  type TransferRequest,
   type WorkspacePolicy,
 } from '../lib';
+import { swapQuoteRequest, transferRequest } from './requests';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { control, until } from './support';
 
@@ -182,12 +185,15 @@ describe('registry response schemas: a live run through the simulator', function
 
   const now = () => Math.floor(Date.now() / 1000);
   const unique = (p: string) => `${p}-${randomUUID()}`;
+  /** A transfer of 1000 base units from the demo's BTC-TESTNET wallet as this file's runs send it. */
+  const registryTransfer = (fields: Partial<TransferRequest>) => transferRequest(s.sim.demo, { expires: now() + 3600, benefit_of: 'Registry customer', account_no: 'ACC-REG', send: { symbol: 'BTC-TESTNET', amount: 1000 }, ...fields });
+  /** A swap quote of 20000 BTC-TESTNET base units for 3000000 ETH-TESTNET base units from the demo's wallets. */
+  const registryQuote = (fields: Partial<SwapMakeRequest>) => swapQuoteRequest(s.sim.demo, { expires: now() + 3600, send: { symbol: 'BTC-TESTNET', amount: 20000 }, receive: { symbol: 'ETH-TESTNET', amount: 3000000 }, ...fields });
 
   it('every registry entry answers as its schemas say, but for the listed simulator disagreements', async () => {
     const d = s.sim.demo;
     const company = d.company_id;
     const btc = d.wallets['BTC-TESTNET'].wallet_id;
-    const eth = d.wallets['ETH-TESTNET'].wallet_id;
     const approver = d.core_client_id;
 
     /** The pending action of `clientId` of `type` whose details name `txId`. */
@@ -199,28 +205,8 @@ describe('registry response schemas: a live run through the simulator', function
       }
       throw new Error(`no pending ${type} action of ${clientId} for ${txId}`);
     };
-    const transferInput = () => ({
-      company_id: company,
-      wallet_id: btc,
-      counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
-      expires: now() + 3600,
-      benefit_of: 'Registry customer',
-      account_no: 'ACC-REG',
-      reference: 'registry run',
-      partner_txID: unique('reg-tr'),
-      send: { symbol: 'BTC-TESTNET', amount: 1000 },
-    });
-    const makeInput = (hub: boolean) => ({
-      company_id: company,
-      send_wallet_id: btc,
-      receive_wallet_id: eth,
-      expires: now() + 3600,
-      reference: 'registry quote',
-      partner_txID: unique('reg-mk'),
-      send: { symbol: 'BTC-TESTNET', amount: 20000 },
-      receive: { symbol: 'ETH-TESTNET', amount: 3000000 },
-      add_to_liquidity_hub: hub,
-    });
+    const transferInput = () => registryTransfer({ reference: 'registry run', partner_txID: unique('reg-tr') });
+    const makeInput = (hub: boolean) => registryQuote({ reference: 'registry quote', partner_txID: unique('reg-mk'), add_to_liquidity_hub: hub });
     const approvedQuote = async (hub: boolean): Promise<string> => {
       const made = await call('custody-swap-make', 'make', makeInput(hub));
       await call('custody-action', 'approve', { client_id: approver, action_id: await actionFor(approver, 'ApproveSwap', made.tx_id) });
@@ -363,28 +349,8 @@ describe('registry response schemas: a live run through the simulator', function
       await until(() => (feed.state === 'connected' && hub.state === 'connected' && wallets.state === 'connected' ? true : undefined), 'feeds connected');
       const company = d.company_id;
       // an action for the manual core client (core client feed), a published quote (hub feed), a move (wallets feed)
-      await call('custody-transfer', 'create', {
-        company_id: company,
-        wallet_id: d.manual.wallets['BTC-TESTNET'].wallet_id,
-        counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
-        expires: now() + 3600,
-        benefit_of: 'Registry customer',
-        account_no: 'ACC-REG',
-        reference: 'registry feed',
-        partner_txID: unique('reg-feed'),
-        send: { symbol: 'BTC-TESTNET', amount: 1000 },
-      });
-      const made = await call('custody-swap-make', 'make', {
-        company_id: company,
-        send_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
-        receive_wallet_id: d.wallets['ETH-TESTNET'].wallet_id,
-        expires: now() + 3600,
-        reference: 'registry feed quote',
-        partner_txID: unique('reg-feed-mk'),
-        send: { symbol: 'BTC-TESTNET', amount: 20000 },
-        receive: { symbol: 'ETH-TESTNET', amount: 3000000 },
-        add_to_liquidity_hub: true,
-      });
+      await call('custody-transfer', 'create', registryTransfer({ wallet_id: d.manual.wallets['BTC-TESTNET'].wallet_id, reference: 'registry feed', partner_txID: unique('reg-feed') }));
+      const made = await call('custody-swap-make', 'make', registryQuote({ reference: 'registry feed quote', partner_txID: unique('reg-feed-mk'), add_to_liquidity_hub: true }));
       const { actions } = await call('custody-core-client', 'actions', { client_id: d.core_client_id });
       for (const a of actions) {
         const full = await call('custody-core-client', 'action', { client_id: d.core_client_id, action_id: a.id });
@@ -392,17 +358,7 @@ describe('registry response schemas: a live run through the simulator', function
       }
       // a deposit (incoming) and an approved transfer (outgoing) for the wallets feed
       await control(s.sim, '/faucet', { wallet_id: d.wallets['BTC-TESTNET'].wallet_id, amount: 50000 });
-      const out = await call('custody-transfer', 'create', {
-        company_id: company,
-        wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
-        counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
-        expires: now() + 3600,
-        benefit_of: 'Registry customer',
-        account_no: 'ACC-REG',
-        reference: 'registry feed out',
-        partner_txID: unique('reg-feed-out'),
-        send: { symbol: 'BTC-TESTNET', amount: 1000 },
-      });
+      const out = await call('custody-transfer', 'create', registryTransfer({ reference: 'registry feed out', partner_txID: unique('reg-feed-out') }));
       for (const a of (await call('custody-core-client', 'actions', { client_id: d.core_client_id })).actions) {
         const full = await call('custody-core-client', 'action', { client_id: d.core_client_id, action_id: a.id });
         if (full.details?.txID === out.tx_id) await call('custody-action', 'approve', { client_id: d.core_client_id, action_id: a.id });

@@ -20,13 +20,12 @@ import { Simulator } from '../simulator';
 import { ApiError, CustodyClient, HubFeed, ValidationError, signedRequest, type HubFeedMessage } from '../lib';
 import helper from 'node-red-node-test-helper';
 import { controlCall, until } from './support';
-import { accountClient, signedCall, startSimulated, stopSimulated } from './simulated';
+import { accountClient, signedCall, simulatedSuite } from './simulated';
 import { CountingServer } from './counting-server';
+import { bodyOf, swapQuoteRequest, transferRequest, uniqueId, withdrawalRequest } from './requests';
 import { CHECK_ENV } from '../simulator/response-check';
 import { violationReport } from './response-check';
 
-let seq = 0;
-const pid = (label: string) => `${label}-${process.pid}-${Date.now()}-${++seq}`;
 
 /** A signed call; an API error answer is returned, not thrown. */
 const api = signedCall;
@@ -38,36 +37,11 @@ describe('review fixes: simulator partner_txID idempotency is per kind of transa
   let client: CustodyClient;
   let now: number;
 
-  const transfer = (partner_txID: string) => ({
-    wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-    counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-    expires: now + 3600,
-    benefit_of: 'Test customer',
-    account_no: 'ACC-1',
-    reference: 'idempotency per kind',
-    partner_txID,
-    send: { symbol: 'BTC-TESTNET', amount: 1000 },
-  });
-  const withdrawal = (partner_txID: string, address = sim.demo.whitelist['ETH-TESTNET']) => ({
-    wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id,
-    address,
-    expires: now + 3600,
-    benefit_of: 'Beneficiary',
-    account_no: 'ACC-9',
-    reference: 'idempotency per kind',
-    partner_txID,
-    send: { symbol: 'ETH-TESTNET', amount: 1000 },
-  });
-  const make = (partner_txID: string) => ({
-    send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-    receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id,
-    expires: now + 3600,
-    reference: 'idempotency per kind',
-    partner_txID,
-    send: { symbol: 'BTC-TESTNET', amount: 1000 },
-    receive: { symbol: 'ETH-TESTNET', amount: 2000 },
-    add_to_liquidity_hub: false,
-  });
+  const fields = (partner_txID: string) => ({ expires: now + 3600, reference: 'idempotency per kind', partner_txID });
+  const transfer = (partner_txID: string) => bodyOf(transferRequest(sim.demo, { ...fields(partner_txID), send: { symbol: 'BTC-TESTNET', amount: 1000 } }));
+  const withdrawal = (partner_txID: string, address = sim.demo.whitelist['ETH-TESTNET']) =>
+    bodyOf(withdrawalRequest(sim.demo, { ...fields(partner_txID), wallet_id: sim.demo.wallets['ETH-TESTNET'].wallet_id, address, benefit_of: 'Beneficiary', account_no: 'ACC-9', send: { symbol: 'ETH-TESTNET', amount: 1000 } }));
+  const make = (partner_txID: string) => bodyOf(swapQuoteRequest(sim.demo, { ...fields(partner_txID), receive: { symbol: 'ETH-TESTNET', amount: 2000 }, add_to_liquidity_hub: false }));
 
   async function start(): Promise<void> {
     sim = await Simulator.start({ dataDir, port: 0 });
@@ -91,7 +65,7 @@ describe('review fixes: simulator partner_txID idempotency is per kind of transa
 
   it('a withdrawal or swap quote with the partner_txID of an earlier transfer is its own transaction', async () => {
     const c = sim.demo.company_id;
-    const p1 = pid('P1');
+    const p1 = uniqueId('P1');
     const t = await api(client, 'POST', `/company/${c}/transfer`, transfer(p1));
     assert.equal(t.data.status, 'new', JSON.stringify(t.data));
 
@@ -120,8 +94,8 @@ describe('review fixes: simulator partner_txID idempotency is per kind of transa
 
   it('a state file with the old index (company and partner_txID only) still loads and keeps its idempotency', async () => {
     const c = sim.demo.company_id;
-    const p2 = pid('P2');
-    const p3 = pid('P3');
+    const p2 = uniqueId('P2');
+    const p3 = uniqueId('P3');
     const t = await api(client, 'POST', `/company/${c}/transfer`, transfer(p2));
     const w = await api(client, 'POST', `/company/${c}/withdraw`, withdrawal(p3));
     assert.equal(t.data.status, 'new');
@@ -150,17 +124,9 @@ describe('review fixes: simulator partner_txID idempotency is per kind of transa
 
 describe('review fixes: the liquidity hub feed takes TxID and Status (spec section 6) as well as txID and status', function () {
   this.timeout(60000);
-  let dataDir: string;
   let sim: Simulator;
   let client: CustodyClient;
-
-  before(async () => {
-    ({ dataDir, sim, client } = await startSimulated('cf-review-hub-'));
-  });
-
-  after(async () => {
-    await stopSimulated({ dataDir, sim, client });
-  });
+  simulatedSuite('cf-review-hub-', {}, (s) => ({ sim, client } = s));
 
   it('emits both casings as received over the real signed websocket and drops a message with neither', async () => {
     const hub = new HubFeed(client, { minDelayMs: 50, maxDelayMs: 200 });

@@ -23,6 +23,7 @@ import { simulatorCensus, startSimulatorProcess, stopSimulatorProcess, type SimI
 import { BASE_URL_ENV, DecisionCounter, deployCredentials, FLOW_IDS, startInstances, stopInstances, type Instance } from '../bench/scale-out';
 import { RedisServer } from './redis-server';
 import { sleep } from './red-process';
+import { catchNode, fileNode, functionNode } from './flow-nodes';
 
 const REDIS_PASSWORD = 'scale-out-payment-secret';
 
@@ -46,12 +47,10 @@ function paymentFlows(sim: SimInfo, redisUrl: string, prefix: string, keys: stri
   const demo = sim.demo;
   const buttons = keys.flatMap((key, i) => [
     { id: `pay-${key}`, z: 'paytab', type: 'inject', name: `pay ${key}`, props: [{ p: 'payload' }, { p: 'topic', vt: 'str' }], topic: key, payload: '', payloadType: 'date', x: 120, y: 80 + 60 * i, wires: [[`body-${key}`]] },
-    {
-      id: `body-${key}`,
-      z: 'paytab',
-      type: 'function',
-      name: `withdrawal ${key}`,
-      func: `msg.payload = ${JSON.stringify({
+    functionNode(
+      `body-${key}`,
+      `withdrawal ${key}`,
+      `msg.payload = ${JSON.stringify({
         wallet_id: demo.wallets['ETH-TESTNET'].wallet_id,
         address: demo.whitelist['ETH-TESTNET'],
         benefit_of: 'Scale-out',
@@ -60,41 +59,19 @@ function paymentFlows(sim: SimInfo, redisUrl: string, prefix: string, keys: stri
         partner_txID: `${prefix}-${key}`,
         send: { symbol: 'ETH-TESTNET', amount: 1000 },
       })};\nreturn msg;`,
-      outputs: 1,
-      x: 300,
-      y: 80 + 60 * i,
-      wires: [['withdraw']],
-    },
+      { z: 'paytab', x: 300, y: 80 + 60 * i },
+      ['withdraw'],
+    ),
   ]);
   return [
     { id: 'paytab', type: 'tab', label: 'scale-out payment' },
     { id: FLOW_IDS.config, type: 'custody-config', name: 'scale-out', environment: 'custom', baseUrl: '${' + BASE_URL_ENV + '}', signingMode: 'timestamp', timeout: 30, coordination: 'redis', redisUrl, redisTls: false, redisKeyPrefix: 'custodyflow:', claimLeaseSeconds: 5 },
     ...buttons,
     { id: 'withdraw', z: 'paytab', type: 'custody-withdraw', connection: FLOW_IDS.config, operation: 'create', company_id: demo.company_id, expiresAfter: '3600', amountFormat: 'baseUnits', x: 500, y: 80, wires: [['recordOut']] },
-    {
-      id: 'recordOut',
-      z: 'paytab',
-      type: 'function',
-      name: 'output line',
-      func: 'msg.payload = { node: "withdraw", button: msg.topic, outcome: msg.outcome, tx_id: msg.payload && msg.payload.tx_id, status: msg.payload && msg.payload.status };\nreturn msg;',
-      outputs: 1,
-      x: 700,
-      y: 80,
-      wires: [['payfile']],
-    },
-    { id: 'paycatch', z: 'paytab', type: 'catch', scope: null, uncaught: false, x: 120, y: 300, wires: [['recordErr']] },
-    {
-      id: 'recordErr',
-      z: 'paytab',
-      type: 'function',
-      name: 'error line',
-      func: 'const e = msg.error || {};\nmsg.payload = { node: "error", button: msg.topic, outcome: msg.outcome, code: e.code, message: e.message };\nreturn msg;',
-      outputs: 1,
-      x: 300,
-      y: 300,
-      wires: [['payfile']],
-    },
-    { id: 'payfile', z: 'paytab', type: 'file', name: '', filename: 'payments.jsonl', filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'none', x: 900, y: 80, wires: [[]] },
+    functionNode('recordOut', 'output line', 'msg.payload = { node: "withdraw", button: msg.topic, outcome: msg.outcome, tx_id: msg.payload && msg.payload.tx_id, status: msg.payload && msg.payload.status };\nreturn msg;', { z: 'paytab', x: 700, y: 80 }, ['payfile']),
+    catchNode('paycatch', { z: 'paytab', x: 120, y: 300 }, ['recordErr']),
+    functionNode('recordErr', 'error line', 'const e = msg.error || {};\nmsg.payload = { node: "error", button: msg.topic, outcome: msg.outcome, code: e.code, message: e.message };\nreturn msg;', { z: 'paytab', x: 300, y: 300 }, ['payfile']),
+    fileNode('payfile', 'payments.jsonl', { z: 'paytab', x: 900, y: 80 }),
   ];
 }
 

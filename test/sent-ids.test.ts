@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SentIds, sentIdsFile, removeSentIdsFiles, type SentRecord } from '../lib/durable/sent-ids';
+import { tempDirPerTest } from './support';
 
 const DAY_MS = 86400 * 1000;
 
@@ -22,28 +22,24 @@ function linesOf(file: string): SentRecord[] {
 }
 
 describe('lib/durable: SentIds', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sent-ids-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDirPerTest('cf-sent-ids-');
 
   it('names one file per feed node and core client; removeSentIdsFiles deletes only that node’s files', async () => {
-    const a = sentIdsFile(dir, 'feed1', 'demo-approver');
+    const a = sentIdsFile(dir(), 'feed1', 'demo-approver');
     assert.match(path.basename(a), /^feed1-[0-9a-f]{16}\.jsonl$/);
-    assert.notEqual(a, sentIdsFile(dir, 'feed1', 'other-client'));
-    assert.notEqual(a, sentIdsFile(dir, 'feed2', 'demo-approver'));
-    assert.match(path.basename(sentIdsFile(dir, 'sub/../x y', 'c')), /^sub_\.\._x_y-[0-9a-f]{16}\.jsonl$/, 'no path separator from a node id');
-    const files = [a, sentIdsFile(dir, 'feed1', 'other-client'), sentIdsFile(dir, 'feed2', 'demo-approver'), sentIdsFile(dir, 'feed10', 'c')];
+    assert.notEqual(a, sentIdsFile(dir(), 'feed1', 'other-client'));
+    assert.notEqual(a, sentIdsFile(dir(), 'feed2', 'demo-approver'));
+    assert.match(path.basename(sentIdsFile(dir(), 'sub/../x y', 'c')), /^sub_\.\._x_y-[0-9a-f]{16}\.jsonl$/, 'no path separator from a node id');
+    const files = [a, sentIdsFile(dir(), 'feed1', 'other-client'), sentIdsFile(dir(), 'feed2', 'demo-approver'), sentIdsFile(dir(), 'feed10', 'c')];
     for (const f of files) await (await SentIds.open(f)).close();
-    fs.writeFileSync(path.join(dir, 'feed1-notes.txt'), 'kept');
-    await removeSentIdsFiles(dir, 'feed1');
-    assert.deepEqual(fs.readdirSync(dir).sort(), [path.basename(files[2]), path.basename(files[3]), 'feed1-notes.txt'].sort());
-    await removeSentIdsFiles(path.join(dir, 'missing'), 'feed1'); // no folder: nothing to delete, no error
+    fs.writeFileSync(path.join(dir(), 'feed1-notes.txt'), 'kept');
+    await removeSentIdsFiles(dir(), 'feed1');
+    assert.deepEqual(fs.readdirSync(dir()).sort(), [path.basename(files[2]), path.basename(files[3]), 'feed1-notes.txt'].sort());
+    await removeSentIdsFiles(path.join(dir(), 'missing'), 'feed1'); // no folder: nothing to delete, no error
   });
 
   it('remembers across a reopen what was marked before it; an earlier instance’s id is not "sent here"', async () => {
-    const file = path.join(dir, 'deep', 'er', 'feed-x.jsonl');
+    const file = path.join(dir(), 'deep', 'er', 'feed-x.jsonl');
     const future = Math.floor(Date.now() / 1000) + 3600;
     const first = await SentIds.open(file);
     assert.equal(first.size, 0);
@@ -77,7 +73,7 @@ describe('lib/durable: SentIds', () => {
   });
 
   it('a second mark of the same id is seen at once, before the first is on disk', async () => {
-    const ids = await SentIds.open(path.join(dir, 'f.jsonl'));
+    const ids = await SentIds.open(path.join(dir(), 'f.jsonl'));
     const written = ids.markSent({ id: 'a1', expireTime: 0 });
     assert.equal(ids.sentHere('a1'), true, 'marked synchronously');
     await written;
@@ -85,7 +81,7 @@ describe('lib/durable: SentIds', () => {
   });
 
   it('drops a cut-off last line (a write a crash interrupted, never acknowledged) and appends on a line of its own', async () => {
-    const file = path.join(dir, 'cut.jsonl');
+    const file = path.join(dir(), 'cut.jsonl');
     const t = Date.now();
     fs.writeFileSync(file, JSON.stringify({ action_id: 'a1', expireTime: 0, sentAt: t }) + '\n' + JSON.stringify({ action_id: 'a2', expireTime: 0, sentAt: t }) + '\n' + '{"action_id":"a3","expi');
     const ids = await SentIds.open(file);
@@ -96,7 +92,7 @@ describe('lib/durable: SentIds', () => {
   });
 
   it('prunes by expiry: a day after expireTime; without expiry (0) 30 days after it was sent; compacts at open', async () => {
-    const file = path.join(dir, 'expiry.jsonl');
+    const file = path.join(dir(), 'expiry.jsonl');
     let now = Date.now();
     const s = (ms: number) => Math.floor(ms / 1000);
     const records: SentRecord[] = [
@@ -131,7 +127,7 @@ describe('lib/durable: SentIds', () => {
 
   it('markSent drops the expired ids by itself every pruneIntervalMs', async () => {
     let now = Date.now();
-    const ids = await SentIds.open(path.join(dir, 'interval.jsonl'), { now: () => now, pruneIntervalMs: 1000 });
+    const ids = await SentIds.open(path.join(dir(), 'interval.jsonl'), { now: () => now, pruneIntervalMs: 1000 });
     await ids.markSent({ id: 'old', expireTime: Math.floor(now / 1000) + 10 });
     now += DAY_MS + 20000;
     await ids.markSent({ id: 'new', expireTime: Math.floor(now / 1000) + 10 });
@@ -141,7 +137,7 @@ describe('lib/durable: SentIds', () => {
   });
 
   it('prunes by a listing of the pending actions: only ids marked before the listing was requested and not in it', async () => {
-    const file = path.join(dir, 'listing.jsonl');
+    const file = path.join(dir(), 'listing.jsonl');
     const earlier = await SentIds.open(file);
     for (const id of ['gone', 'still', 'connect']) await earlier.markSent({ id, expireTime: id === 'connect' ? 0 : Math.floor(Date.now() / 1000) + 3600 });
     await earlier.close();
@@ -171,7 +167,7 @@ describe('lib/durable: SentIds', () => {
   });
 
   it('compacts while marks go on and loses none of them; a reopen sees every id', async () => {
-    const file = path.join(dir, 'busy.jsonl');
+    const file = path.join(dir(), 'busy.jsonl');
     const now = Date.now();
     const exp = Math.floor(now / 1000) + 3600;
     let ids = await SentIds.open(file);
@@ -201,7 +197,7 @@ describe('lib/durable: SentIds', () => {
   });
 
   it('open fails (rejects) when the folder cannot be made', async () => {
-    fs.writeFileSync(path.join(dir, 'custodyflow'), 'a file where the folder should be');
-    await assert.rejects(SentIds.open(path.join(dir, 'custodyflow', 'feed', 'x.jsonl')), (e: NodeJS.ErrnoException) => ['ENOTDIR', 'EEXIST'].includes(String(e.code)));
+    fs.writeFileSync(path.join(dir(), 'custodyflow'), 'a file where the folder should be');
+    await assert.rejects(SentIds.open(path.join(dir(), 'custodyflow', 'feed', 'x.jsonl')), (e: NodeJS.ErrnoException) => ['ENOTDIR', 'EEXIST'].includes(String(e.code)));
   });
 });

@@ -4,7 +4,6 @@
  * every key file, the v2 token file included, but never a secret.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -12,6 +11,7 @@ import WebSocket from 'ws';
 import { sign } from '../lib/signing';
 import { DATA_FILES, Simulator } from '../simulator/index';
 import { control, until } from './support';
+import { signalAndWait, withCliSimulator } from './sim-cli';
 
 /** What a signed upgrade to `url` ends in: `open` (socket closed again), or the HTTP status and body of the refusal. */
 async function upgrade(sim: Simulator, apiKey: string, url: string): Promise<{ status: number | 'open'; body?: unknown }> {
@@ -81,15 +81,10 @@ describe('the simulator command line: key file paths, no secrets', function () {
   this.timeout(30000);
 
   it('prints the v2 token file path with the other key files, and no API key, read-only key, token or private key', async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'cf-cli-gaps-'));
-    const cli = spawn(process.execPath, [path.join(__dirname, '..', 'simulator', 'cli.js'), '--port', '0', '--data', dataDir, '--in-memory'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    cli.stdout.on('data', (d) => (out += d));
-    cli.stderr.on('data', (d) => (out += d));
-    try {
-      await until(() => (/demo company:/.test(out) ? true : undefined), 'the banner on stdout');
+    await withCliSimulator('cf-cli-gaps-', ['--in-memory'], async ({ cli, out, dataDir }) => {
+      await until(() => (/demo company:/.test(out()) ? true : undefined), 'the banner on stdout');
       const file = (label: string): string => {
-        const m = new RegExp(`${label}:\\s+(\\S+)`).exec(out);
+        const m = new RegExp(`${label}:\\s+(\\S+)`).exec(out());
         assert.ok(m, `${label} printed`);
         return m[1];
       };
@@ -112,26 +107,21 @@ describe('the simulator command line: key file paths, no secrets', function () {
         privateKey: readFileSync(files.privateKey, 'utf8').split('\n').filter((l) => l && !l.startsWith('-----')),
       };
       assert.ok(secrets.apiKey.length > 20 && secrets.readOnlyApiKey.length > 20 && secrets.v2Token.length > 20 && secrets.privateKey.length > 10);
-      assert.ok(!out.includes(secrets.apiKey), 'no API key');
-      assert.ok(!out.includes(secrets.readOnlyApiKey), 'no read-only API key');
-      assert.ok(!out.includes(secrets.v2Token), 'no v2 token');
-      assert.ok(!out.includes('PRIVATE KEY'), 'no PEM armour');
-      for (const line of secrets.privateKey) assert.ok(!out.includes(line), 'no line of the private key');
+      assert.ok(!out().includes(secrets.apiKey), 'no API key');
+      assert.ok(!out().includes(secrets.readOnlyApiKey), 'no read-only API key');
+      assert.ok(!out().includes(secrets.v2Token), 'no v2 token');
+      assert.ok(!out().includes('PRIVATE KEY'), 'no PEM armour');
+      for (const line of secrets.privateKey) assert.ok(!out().includes(line), 'no line of the private key');
 
       // The printed token file holds the token the v2 API takes.
-      const v2Base = /v2 base URL:\s+(\S+)/.exec(out)![1];
-      const workspace = /\(workspace (\S+)\)/.exec(out)![1];
+      const v2Base = /v2 base URL:\s+(\S+)/.exec(out())![1];
+      const workspace = /\(workspace (\S+)\)/.exec(out())![1];
       const ok = await fetch(`${v2Base}/workspaces/${workspace}/policies`, { headers: { 'x-token': secrets.v2Token } });
       assert.equal(ok.status, 200);
       await ok.arrayBuffer();
 
-      const exited = new Promise<number | null>((r) => cli.once('exit', (code) => r(code)));
-      cli.kill('SIGTERM');
-      assert.equal(await exited, 0);
-    } finally {
-      if (cli.exitCode === null) cli.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+      assert.equal(await signalAndWait(cli, 'SIGTERM'), 0);
+    });
   });
 
   describe('key files after state.json is lost', () => {

@@ -6,13 +6,11 @@
  * `X-Powered-By` or `ETag`.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import zlib from 'node:zlib';
 import { loadPrivateKey, sign } from '../lib/signing';
-import { Simulator } from '../simulator';
+import type { Simulator } from '../simulator';
+import { simulatedSuite } from './simulated';
 
 interface Answer {
   status: number;
@@ -43,19 +41,11 @@ const TOO_LARGE = { code: 413, msg: 'Payload Too Large', detail: { reason: 'body
 
 describe('simulator HTTP layer (router on node:http)', function () {
   this.timeout(60000);
-  let dataDir: string;
   let sim: Simulator;
   let port: number;
-
-  before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-sim-http-'));
-    sim = await Simulator.start({ dataDir, port: 0, persist: false });
+  simulatedSuite('cf-sim-http-', { persist: false }, (s) => {
+    sim = s.sim;
     port = sim.port;
-  });
-
-  after(async () => {
-    await sim?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('answers JSON with its length, without X-Powered-By or ETag', async () => {

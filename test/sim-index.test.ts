@@ -181,27 +181,15 @@ describe('simulator indexes: every indexed read equals a scan of the state (issu
     const btc = (f: typeof fA1) => f.wallets.filter((w) => w.asset === 'BTC-TESTNET');
     const eth = (f: typeof fA1) => f.wallets.find((w) => w.asset === 'ETH-TESTNET')!;
     // Transfers in many shapes: inside a fund, across funds and companies, by id and short code.
-    const plans: { co: string; from: string; to: string; asset: string; fate: 'approve' | 'reject' | 'pending' | 'expire' }[] = [];
+    const routes: { co: string; from: string; to: string; asset: string }[] = [
+      { co: coA, from: btc(fA1)[0].id, to: btc(fA1)[1].short_code, asset: 'BTC-TESTNET' },
+      { co: coA, from: btc(fA1)[1].short_code, to: btc(fB1)[0].id, asset: 'BTC-TESTNET' },
+      { co: coA, from: btc(fA2)[0].id, to: btc(fA1)[0].id, asset: 'BTC-TESTNET' },
+      { co: coB, from: btc(fB1)[0].id, to: btc(fA2)[0].id, asset: 'BTC-TESTNET' },
+      { co: coA, from: eth(fA1).id, to: eth(fB1).id, asset: 'ETH-TESTNET' },
+    ];
     const fates = ['approve', 'reject', 'pending', 'expire', 'approve', 'approve'] as const;
-    for (let i = 0; i < 30; i++) {
-      const fate = fates[i % fates.length];
-      switch (i % 5) {
-        case 0:
-          plans.push({ co: coA, from: btc(fA1)[0].id, to: btc(fA1)[1].short_code, asset: 'BTC-TESTNET', fate });
-          break;
-        case 1:
-          plans.push({ co: coA, from: btc(fA1)[1].short_code, to: btc(fB1)[0].id, asset: 'BTC-TESTNET', fate });
-          break;
-        case 2:
-          plans.push({ co: coA, from: btc(fA2)[0].id, to: btc(fA1)[0].id, asset: 'BTC-TESTNET', fate });
-          break;
-        case 3:
-          plans.push({ co: coB, from: btc(fB1)[0].id, to: btc(fA2)[0].id, asset: 'BTC-TESTNET', fate });
-          break;
-        default:
-          plans.push({ co: coA, from: eth(fA1).id, to: eth(fB1).id, asset: 'ETH-TESTNET', fate });
-      }
-    }
+    const plans = Array.from({ length: 30 }, (_, i) => ({ ...routes[i % routes.length], fate: fates[i % fates.length] }));
     for (const [i, p] of plans.entries()) {
       const tx = await transfer(p.co, p.from, p.to, p.asset, 1000 + i, p.fate === 'expire' ? 50 + i : 7200);
       if (p.fate === 'approve') await decideAll(tx, true);

@@ -9,7 +9,7 @@
  */
 import './isolated-dirs';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,16 +18,13 @@ import { CustodyClient } from '../lib';
 import { JOURNAL_FILE } from '../simulator/journal';
 import { COMPACT_BYTES_ENV } from '../simulator/state';
 import { until } from './support';
-
-const CLI = path.join(__dirname, '..', 'simulator', 'cli.js');
+import { spawnCliSimulator } from './sim-cli';
+import { bodyOf, transferRequest } from './requests';
 
 /** Start the command line simulator (persistence on) on `dataDir`; resolves with its base URL. */
 async function startCli(dataDir: string, env: Record<string, string> = {}): Promise<{ cli: ChildProcess; baseUrl: string }> {
-  const cli = spawn(process.execPath, [CLI, '--port', '0', '--data', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  let out = '';
-  cli.stdout!.on('data', (d) => (out += d));
-  cli.stderr!.on('data', (d) => (out += d));
-  const baseUrl = await until(() => /base URL:\s+(\S+)/.exec(out)?.[1], 'the base URL on stdout', 20000);
+  const { cli, out } = spawnCliSimulator(dataDir, [], env);
+  const baseUrl = await until(() => /base URL:\s+(\S+)/.exec(out())?.[1], 'the base URL on stdout', 20000);
   return { cli, baseUrl };
 }
 
@@ -119,16 +116,7 @@ describe('simulator journal: persistence whose cost per change is constant', fun
         const i = ++seq;
         try {
           const r = await client.request<any>('POST', `/company/${demo.company_id}/transfer`, {
-            body: {
-              wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
-              counterparty_wallet_address: demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-              expires: Math.floor(Date.now() / 1000) + 3600,
-              benefit_of: 'journal test',
-              account_no: 'ACC-J',
-              reference: `burst ${i}`,
-              partner_txID: `journal-${i}`,
-              send: { symbol: 'BTC-TESTNET', amount: 1000 + i },
-            },
+            body: bodyOf(transferRequest(demo, { benefit_of: 'journal test', account_no: 'ACC-J', reference: `burst ${i}`, partner_txID: `journal-${i}`, send: { symbol: 'BTC-TESTNET', amount: 1000 + i } })),
           });
           created.push(r.data.tx_id);
           if (i % 3 === 0) {

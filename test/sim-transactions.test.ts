@@ -9,23 +9,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Simulator } from '../simulator';
-import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type WalletFeedMessage } from '../lib';
+import { ApiError, CoreClientFeed, CustodyClient, HubFeed, WalletsFeed, sign, type Action, type HubFeedMessage, type SwapMakeRequest, type WalletFeedMessage, type WithdrawRequest } from '../lib';
 import { loadPrivateKey } from '../lib/signing';
 import { controlCall, control, until } from './support';
-import { accountClient, signedCall, startSimulated, stopSimulated, type Reply, type SimulatedAccount } from './simulated';
+import { bodyOf, swapQuoteRequest, transferRequest, uniqueId, withdrawalRequest } from './requests';
+import { accountClient, signedCall, simulatedSuite, startSimulated, stopSimulated, type Reply, type SimulatedAccount } from './simulated';
 
 const wallClock = () => Math.floor(Date.now() / 1000);
 /** The simulator's business clock (epoch seconds), read before each test: the tests advance it. */
 let businessNow = wallClock();
 const now = () => businessNow;
-let seq = 0;
-const pid = (label: string) => `${label}-${process.pid}-${Date.now()}-${++seq}`;
 
 describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2-8)', function () {
   this.timeout(60000);
-  let dataDir: string;
   let sim: Simulator;
   let client: CustodyClient;
+  simulatedSuite('cf-sim-tx-', {}, (s) => ({ sim, client } = s));
 
   /** A signed call; an API error answer is returned, not thrown. */
   const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> => signedCall(client, method, p, body);
@@ -57,30 +56,13 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
     return undefined;
   }
 
-  before(async () => {
-    ({ dataDir, sim, client } = await startSimulated('cf-sim-tx-'));
-  });
-
   beforeEach(async () => {
     businessNow = (await controlCall(sim, 'GET', '/clock')).body.now;
   });
 
-  after(async () => {
-    await stopSimulated({ dataDir, sim, client });
-  });
-
   describe('whitelist and withdrawals', () => {
-    const withdrawal = (overrides: Record<string, unknown> = {}) => ({
-      wallet_id: sim.demo.wallets['BTC-TESTNET'].short_code,
-      address: sim.demo.whitelist['BTC-TESTNET'],
-      expires: now() + 3600,
-      benefit_of: 'Beneficiary',
-      account_no: 'ACC-9',
-      reference: 'withdrawal test',
-      partner_txID: pid('wd'),
-      send: { symbol: 'BTC-TESTNET', amount: 20000000 },
-      ...overrides,
-    });
+    const withdrawal = (overrides: Partial<WithdrawRequest> = {}) =>
+      bodyOf(withdrawalRequest(sim.demo, { wallet_id: sim.demo.wallets['BTC-TESTNET'].short_code, expires: now() + 3600, benefit_of: 'Beneficiary', account_no: 'ACC-9', reference: 'withdrawal test', partner_txID: uniqueId('wd'), send: { symbol: 'BTC-TESTNET', amount: 20000000 }, ...overrides }));
 
     it('whitelists an address for several funds of a company and lists it', async () => {
       const d = sim.demo;
@@ -179,7 +161,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
     it('a pending withdrawal is in the fund ledger (status pending, its reference and amount), not in the wallet history; approved, that one entry is approved', async () => {
       const d = sim.demo;
       const wallet = d.wallets['BTC-TESTNET'];
-      const body = withdrawal({ reference: pid('pending-withdrawal'), send: { symbol: 'BTC-TESTNET', amount: 3000000 } });
+      const body = withdrawal({ reference: uniqueId('pending-withdrawal'), send: { symbol: 'BTC-TESTNET', amount: 3000000 } });
       const created = await api('POST', `/company/${d.company_id}/withdraw`, body);
       assert.equal(created.data.status, 'new');
       const txId = created.data.tx_id;
@@ -270,23 +252,14 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
   });
 
   describe('atomic swaps and the liquidity hub', () => {
-    const make = (overrides: Record<string, unknown> = {}) => ({
-      send_wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-      receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].short_code,
-      expires: now() + 3600,
-      reference: 'swap test',
-      partner_txID: pid('make'),
-      send: { symbol: 'BTC-TESTNET', amount: 10000000 },
-      receive: { symbol: 'ETH-TESTNET', amount: 2000000000 },
-      add_to_liquidity_hub: true,
-      ...overrides,
-    });
+    const make = (overrides: Partial<SwapMakeRequest> = {}) =>
+      bodyOf(swapQuoteRequest(sim.demo, { receive_wallet_id: sim.demo.wallets['ETH-TESTNET'].short_code, expires: now() + 3600, reference: 'swap test', partner_txID: uniqueId('make'), send: { symbol: 'BTC-TESTNET', amount: 10000000 }, receive: { symbol: 'ETH-TESTNET', amount: 2000000000 }, add_to_liquidity_hub: true, ...overrides }));
     const take = (swap_id: string, overrides: Record<string, unknown> = {}) => ({
       swap_id,
       send_wallet_id: sim.demo.taker.wallets['ETH-TESTNET'].wallet_id,
       receive_wallet_id: sim.demo.taker.wallets['BTC-TESTNET'].short_code,
       reference: 'take test',
-      partner_txID: pid('take'),
+      partner_txID: uniqueId('take'),
       ...overrides,
     });
     const hub = async (companyId?: string): Promise<any[]> => (await api('GET', companyId ? `/company/${companyId}/liquidityhub` : '/liquidityhub')).data.items;
@@ -566,7 +539,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
       const fromBefore = await balance(wallet);
       const toBefore = await balance(target);
       const mark = await lastSeq();
-      const sweepOnce = { ...sweepBody, partner_txID: pid('sweep') };
+      const sweepOnce = { ...sweepBody, partner_txID: uniqueId('sweep') };
       const sweep = await api('POST', `/coreclient/${clientId}/sweep`, sweepOnce);
       assert.equal(sweep.status, 200);
       assert.ok(sweep.data.tx_id);
@@ -642,16 +615,11 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
     try {
       for (const f of [hubFeed, walletsFeed, exchangeFeed]) f.start();
       await until(() => ([hubFeed, walletsFeed, exchangeFeed].every((f) => f.state === 'connected') ? true : undefined), 'the feeds connected');
-      const m = await api('POST', `/company/${d.company_id}/atomicswap/make`, {
-        send_wallet_id: d.wallets['ETH-TESTNET'].wallet_id,
-        receive_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
-        expires: now() + 3600,
-        reference: 'feed test',
-        partner_txID: pid('feed-make'),
-        send: { symbol: 'ETH-TESTNET', amount: 100000 },
-        receive: { symbol: 'BTC-TESTNET', amount: 700 },
-        add_to_liquidity_hub: true,
-      });
+      const m = await api(
+        'POST',
+        `/company/${d.company_id}/atomicswap/make`,
+        bodyOf(swapQuoteRequest(d, { send_wallet_id: d.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: d.wallets['BTC-TESTNET'].wallet_id, expires: now() + 3600, reference: 'feed test', partner_txID: uniqueId('feed-make'), send: { symbol: 'ETH-TESTNET', amount: 100000 }, receive: { symbol: 'BTC-TESTNET', amount: 700 }, add_to_liquidity_hub: true })),
+      );
       const a = await actionFor(d.core_client_id, m.data.tx_id);
       await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`);
       await until(() => (quotes.length ? true : undefined), 'the hub feed message');
@@ -662,7 +630,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
         send_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id,
         receive_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id,
         reference: 'feed take',
-        partner_txID: pid('feed-take'),
+        partner_txID: uniqueId('feed-take'),
       });
       const ta = await actionFor(d.taker.core_client_id, t.data.tx_id);
       await api('PUT', `/coreclient/${d.taker.core_client_id}/action/${ta.id}`);
@@ -693,16 +661,7 @@ describe('simulator transactions: withdrawals, swaps, exchanges (spec sections 2
     const d = sim.demo;
     const mark = await lastSeq();
     await control(sim, '/faucet', { wallet_id: d.wallets['BTC-TESTNET'].wallet_id, amount: 7 });
-    const t = await api('POST', `/company/${d.company_id}/transfer`, {
-      wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
-      counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
-      expires: now() + 3600,
-      benefit_of: 'b',
-      account_no: 'a',
-      reference: 'r',
-      partner_txID: pid('t'),
-      send: { symbol: 'BTC-TESTNET', amount: 500 },
-    });
+    const t = await api('POST', `/company/${d.company_id}/transfer`, bodyOf(transferRequest(d, { expires: now() + 3600, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: uniqueId('t'), send: { symbol: 'BTC-TESTNET', amount: 500 } })));
     const a = await actionFor(d.core_client_id, t.data.tx_id);
     await api('PUT', `/coreclient/${d.core_client_id}/action/${a.id}`);
     const ev = (await eventsAfter(mark)).filter((e) => e.event === 'walletTx').map((e) => e.message);
@@ -752,16 +711,7 @@ describe('simulator state files written before withdrawals, swaps and exchanges'
           const wl = await client.request<any>('GET', `/company/${demo.company_id}/fund/${demo.fund_id}/whitelist`);
           assert.equal(wl.data.total_count, 2);
           const w = await client.request<any>('POST', `/company/${demo.company_id}/withdraw`, {
-            body: {
-              wallet_id: demo.wallets['BTC-TESTNET'].wallet_id,
-              address: demo.whitelist['BTC-TESTNET'],
-              expires: wallClock() + 600,
-              benefit_of: '',
-              account_no: '',
-              reference: 'after upgrade',
-              partner_txID: 'upgrade-1',
-              send: { symbol: 'BTC-TESTNET', amount: 1000 },
-            },
+            body: bodyOf(withdrawalRequest(demo, { expires: wallClock() + 600, benefit_of: '', account_no: '', reference: 'after upgrade', partner_txID: 'upgrade-1', send: { symbol: 'BTC-TESTNET', amount: 1000 } })),
           });
           assert.equal(w.data.status, 'new');
         } finally {
@@ -798,17 +748,9 @@ describe('simulator state files written before pending ledger entries', function
         }
         throw new Error(`no pending action for ${txId}`);
       };
-      const transfer = (label: string) => ({
-        wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
-        counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id,
-        expires: wallClock() + 3600,
-        benefit_of: 'b',
-        account_no: 'a',
-        reference: label,
-        partner_txID: pid(label),
-        send: { symbol: 'BTC-TESTNET', amount: 1000 },
-      });
-      const withdrawal = (label: string) => ({ ...transfer(label), counterparty_wallet_address: undefined, address: d.whitelist['BTC-TESTNET'] });
+      const fields = (label: string) => ({ expires: wallClock() + 3600, benefit_of: 'b', account_no: 'a', reference: label, partner_txID: uniqueId(label), send: { symbol: 'BTC-TESTNET', amount: 1000 } });
+      const transfer = (label: string) => bodyOf(transferRequest(d, fields(label)));
+      const withdrawal = (label: string) => bodyOf(withdrawalRequest(d, fields(label)));
       const post = async (kind: 'transfer' | 'withdraw', body: unknown): Promise<string> => (await api('POST', `/company/${d.company_id}/${kind}`, body)).data.tx_id;
 
       const oldTransfer = await post('transfer', transfer('old pending transfer'));
@@ -895,7 +837,7 @@ describe("simulator option dedupe: 'transfers' (spec section 3 promises `existin
     const d = s.sim.demo;
     const wallet = d.wallets['BTC-TESTNET'].wallet_id;
     const common = { wallet_id: wallet, expires: wallClock() + 3600, benefit_of: 'b', account_no: 'a', send: { symbol: 'BTC-TESTNET', amount: 5000 } };
-    const w = { ...common, address: d.whitelist['BTC-TESTNET'], reference: 'dedupe withdrawal', partner_txID: pid('dedupe-wd') };
+    const w = { ...common, address: d.whitelist['BTC-TESTNET'], reference: 'dedupe withdrawal', partner_txID: uniqueId('dedupe-wd') };
     const first = await api('POST', `/company/${d.company_id}/withdraw`, w);
     const second = await api('POST', `/company/${d.company_id}/withdraw`, w);
     assert.equal(first.data.status, 'new');
@@ -905,7 +847,7 @@ describe("simulator option dedupe: 'transfers' (spec section 3 promises `existin
     const ledger = (await api('GET', `/company/${d.company_id}/fund/${d.fund_id}/ledger`)).data.List.filter((e: any) => e.reference === 'dedupe withdrawal');
     assert.deepEqual(ledger.map((e: any) => [e.TxID, e.status, e.amount]).sort(), [[first.data.tx_id, 'pending', 5001], [second.data.tx_id, 'pending', 5001]].sort(), 'two pending withdrawals with that reference and amount');
 
-    const t = { ...common, counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe transfer', partner_txID: pid('dedupe-t') };
+    const t = { ...common, counterparty_wallet_address: d.counterparty.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe transfer', partner_txID: uniqueId('dedupe-t') };
     const t1 = await api('POST', `/company/${d.company_id}/transfer`, t);
     assert.equal(t1.data.status, 'new');
     assert.deepEqual((await api('POST', `/company/${d.company_id}/transfer`, t)).data, { tx_id: t1.data.tx_id, status: 'existing' });
@@ -914,23 +856,14 @@ describe("simulator option dedupe: 'transfers' (spec section 3 promises `existin
 
   it('swap makes, swap takes and sweeps are not deduped either', async () => {
     const d = s.sim.demo;
-    const make = {
-      send_wallet_id: d.wallets['BTC-TESTNET'].wallet_id,
-      receive_wallet_id: d.wallets['ETH-TESTNET'].wallet_id,
-      expires: wallClock() + 3600,
-      reference: 'dedupe make',
-      partner_txID: pid('dedupe-make'),
-      send: { symbol: 'BTC-TESTNET', amount: 1000 },
-      receive: { symbol: 'ETH-TESTNET', amount: 2000 },
-      add_to_liquidity_hub: true,
-    };
+    const make = bodyOf(swapQuoteRequest(d, { reference: 'dedupe make', partner_txID: uniqueId('dedupe-make'), receive: { symbol: 'ETH-TESTNET', amount: 2000 }, add_to_liquidity_hub: true }));
     const m1 = await api('POST', `/company/${d.company_id}/atomicswap/make`, make);
     const m2 = await api('POST', `/company/${d.company_id}/atomicswap/make`, make);
     assert.deepEqual([m1.data.status, m2.data.status], ['new', 'new']);
     assert.notEqual(m1.data.tx_id, m2.data.tx_id);
 
     await approveAs(d.core_client_id, m1.data.tx_id);
-    const take = { swap_id: m1.data.tx_id, send_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe take', partner_txID: pid('dedupe-take') };
+    const take = { swap_id: m1.data.tx_id, send_wallet_id: d.taker.wallets['ETH-TESTNET'].wallet_id, receive_wallet_id: d.taker.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe take', partner_txID: uniqueId('dedupe-take') };
     const k1 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take);
     assert.equal(k1.data.status, 'new');
     const k2 = await api('POST', `/company/${d.taker.company_id}/atomicswap/take`, take);
@@ -944,7 +877,7 @@ describe("simulator option dedupe: 'transfers' (spec section 3 promises `existin
     const wallet = d.exchange.wallets['BTC-TESTNET'].wallet_id;
     const req = (await control(s.sim, '/exchange/connect-request', { client_id: clientId, wallet_id: wallet, customer_email: 'd@example.com', customer_id: 'D-1' })) as { action_id: string };
     assert.equal((await api('PUT', `/coreclient/${clientId}/action/${req.action_id}`)).status, 200);
-    const sweep = { wallet_id: wallet, recipient_wallet_id: d.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe sweep', expires: wallClock() + 3600, partner_txID: pid('dedupe-sweep'), send: { symbol: 'BTC-TESTNET', amount: 1000 } };
+    const sweep = { wallet_id: wallet, recipient_wallet_id: d.wallets['BTC-TESTNET'].wallet_id, reference: 'dedupe sweep', expires: wallClock() + 3600, partner_txID: uniqueId('dedupe-sweep'), send: { symbol: 'BTC-TESTNET', amount: 1000 } };
     const s1 = await api('POST', `/coreclient/${clientId}/sweep`, sweep);
     const s2 = await api('POST', `/coreclient/${clientId}/sweep`, sweep);
     assert.deepEqual([s1.data.status, s2.data.status], ['new', 'new']);

@@ -50,6 +50,24 @@ export async function stopSimulated(s: Partial<SimulatedAccount>): Promise<void>
   if (s.dataDir) fs.rmSync(s.dataDir, { recursive: true, force: true });
 }
 
+/**
+ * Register mocha hooks on the current suite: `before` its first test, {@link startSimulated}
+ * (`prefix`, `options`) and then `onStart` with the account (to set the suite's own variables);
+ * `after` its last test, {@link stopSimulated}.
+ * @returns the account object, its fields set once `before` has run (read them in tests and hooks).
+ */
+export function simulatedSuite(prefix: string, options: Partial<Omit<SimulatorOptions, 'dataDir'>> = {}, onStart: (s: SimulatedAccount) => void = () => undefined): SimulatedAccount {
+  const account = {} as SimulatedAccount;
+  before(async () => {
+    Object.assign(account, await startSimulated(prefix, options));
+    onStart(account);
+  });
+  after(async () => {
+    await stopSimulated(account);
+  });
+  return account;
+}
+
 /** An answer of {@link signedCall}: the HTTP status and the body (the spec's error body for an API error). */
 export interface Reply {
   status: number;

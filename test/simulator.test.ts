@@ -11,6 +11,9 @@ import WebSocket from 'ws';
 import { loadPrivateKey, sign } from '../lib/signing';
 import { Simulator } from '../simulator/index';
 import { controlCall, until } from './support';
+import { bodyOf, transferRequest, withdrawalRequest } from './requests';
+import { SIMULATOR_CLI, signalAndWait, withCliSimulator } from './sim-cli';
+import type { TransferRequest } from '../lib';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 
 interface Reply {
@@ -66,17 +69,8 @@ describe('simulator', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const transferBody = (partner_txID: string, amount: number, extra: Record<string, unknown> = {}) => ({
-    wallet_id: sim.demo.wallets['BTC-TESTNET'].short_code,
-    counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-    expires: Math.floor(Date.now() / 1000) + 600,
-    benefit_of: 'Beneficiary',
-    account_no: 'ACC-1',
-    reference: 'REF-1',
-    partner_txID,
-    send: { symbol: 'BTC-TESTNET', amount },
-    ...extra,
-  });
+  const transferBody = (partner_txID: string, amount: number, extra: Partial<TransferRequest> = {}) =>
+    bodyOf(transferRequest(sim.demo, { wallet_id: sim.demo.wallets['BTC-TESTNET'].short_code, expires: Math.floor(Date.now() / 1000) + 600, benefit_of: 'Beneficiary', reference: 'REF-1', partner_txID, send: { symbol: 'BTC-TESTNET', amount }, ...extra }));
 
   it('provisions keys with mode 0600 and serves assets and fees', async () => {
     if (process.platform !== 'win32') {
@@ -215,62 +209,50 @@ describe('the simulator command line (dist/simulator/cli.js)', function () {
   this.timeout(30000);
 
   it('starts on a port, prints the URLs and key file paths (never a key), serves signed requests, and flushes on SIGINT', async () => {
-    const { spawn } = await import('node:child_process');
     const { readFileSync } = await import('node:fs');
     const { CustodyClient, createCompany, getCompany } = await import('../lib');
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'cf-cli-'));
-    const cli = spawn(process.execPath, [path.join(__dirname, '..', 'simulator', 'cli.js'), '--port', '0', '--data', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    cli.stdout.on('data', (d) => (out += d));
-    cli.stderr.on('data', (d) => (out += d));
-    try {
-      const baseUrl = await until(() => /base URL:\s+(\S+)/.exec(out)?.[1], 'the base URL on stdout');
-      await until(() => (/private key file:/.test(out) ? true : undefined), 'the key file paths');
-      const apiKeyFile = /API key file:\s+(\S+)/.exec(out)![1];
-      const privateKeyFile = /private key file:\s+(\S+)/.exec(out)![1];
+    await withCliSimulator('cf-cli-', [], async ({ cli, out, dataDir }) => {
+      const baseUrl = await until(() => /base URL:\s+(\S+)/.exec(out())?.[1], 'the base URL on stdout');
+      await until(() => (/private key file:/.test(out()) ? true : undefined), 'the key file paths');
+      const apiKeyFile = /API key file:\s+(\S+)/.exec(out())![1];
+      const privateKeyFile = /private key file:\s+(\S+)/.exec(out())![1];
       const apiKey = readFileSync(apiKeyFile, 'utf8').trim();
       const privateKeyPem = readFileSync(privateKeyFile, 'utf8');
-      assert.ok(!out.includes(apiKey), 'the API key is not printed');
-      assert.ok(!out.includes('PRIVATE KEY'), 'the private key is not printed');
+      assert.ok(!out().includes(apiKey), 'the API key is not printed');
+      assert.ok(!out().includes('PRIVATE KEY'), 'the private key is not printed');
       const client = new CustodyClient({ baseUrl, apiKey, privateKey: privateKeyPem });
       const { company_id } = (await createCompany(client, { name: 'CLI Test' })).data;
       client.close();
-      const exited = new Promise<number | null>((r) => cli.once('exit', (code) => r(code)));
-      cli.kill('SIGINT');
-      assert.equal(await exited, 0);
+      assert.equal(await signalAndWait(cli, 'SIGINT'), 0);
       // The state was flushed: a simulator on the same folder knows the company.
       const again = await Simulator.start({ dataDir, port: 0 });
       const c2 = new CustodyClient({ baseUrl: again.baseUrl, apiKey: again.account.apiKey, privateKey: again.account.privateKeyPem });
       assert.equal((await getCompany(c2, { company_id })).data.name, 'CLI Test');
       c2.close();
       await again.stop();
-    } finally {
-      if (cli.exitCode === null) cli.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('--dedupe transfers is passed to the simulator and said in the banner; another value is refused before starting', async () => {
-    const { spawn, spawnSync } = await import('node:child_process');
+    const { spawnSync } = await import('node:child_process');
     const { CustodyClient } = await import('../lib');
-    const cliJs = path.join(__dirname, '..', 'simulator', 'cli.js');
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'cf-cli-dedupe-'));
-    const bad = spawnSync(process.execPath, [cliJs, '--port', '0', '--data', dataDir, '--dedupe', 'sometimes'], { encoding: 'utf8' });
-    assert.equal(bad.status, 2);
-    assert.match(bad.stderr, /--dedupe must be all or transfers/);
-    const cli = spawn(process.execPath, [cliJs, '--port', '0', '--data', dataDir, '--in-memory', '--dedupe', 'transfers'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    cli.stdout.on('data', (d) => (out += d));
-    cli.stderr.on('data', (d) => (out += d));
+    const badDir = mkdtempSync(path.join(tmpdir(), 'cf-cli-dedupe-'));
     try {
-      await until(() => (/demo company:/.test(out) ? true : undefined), 'the banner');
-      assert.match(out, /^Custody Partner API simulator \(state in memory only; partner_txID dedupes transfers only\)$/m);
-      const baseUrl = /base URL:\s+(\S+)/.exec(out)![1];
+      const bad = spawnSync(process.execPath, [SIMULATOR_CLI, '--port', '0', '--data', badDir, '--dedupe', 'sometimes'], { encoding: 'utf8' });
+      assert.equal(bad.status, 2);
+      assert.match(bad.stderr, /--dedupe must be all or transfers/);
+    } finally {
+      rmSync(badDir, { recursive: true, force: true });
+    }
+    await withCliSimulator('cf-cli-dedupe-', ['--in-memory', '--dedupe', 'transfers'], async ({ cli, out }) => {
+      await until(() => (/demo company:/.test(out()) ? true : undefined), 'the banner');
+      assert.match(out(), /^Custody Partner API simulator \(state in memory only; partner_txID dedupes transfers only\)$/m);
+      const baseUrl = /base URL:\s+(\S+)/.exec(out())![1];
       const { readFileSync } = await import('node:fs');
-      const client = new CustodyClient({ baseUrl, apiKey: readFileSync(/API key file:\s+(\S+)/.exec(out)![1], 'utf8').trim(), privateKey: readFileSync(/private key file:\s+(\S+)/.exec(out)![1], 'utf8') });
+      const client = new CustodyClient({ baseUrl, apiKey: readFileSync(/API key file:\s+(\S+)/.exec(out())![1], 'utf8').trim(), privateKey: readFileSync(/private key file:\s+(\S+)/.exec(out())![1], 'utf8') });
       try {
-        const demo = await (await fetch(`${/control URL:\s+(\S+)/.exec(out)![1]}/demo`)).json();
-        const body = { wallet_id: demo.wallets['BTC-TESTNET'].wallet_id, address: demo.whitelist['BTC-TESTNET'], expires: Math.floor(Date.now() / 1000) + 600, benefit_of: '', account_no: '', reference: 'cli dedupe', partner_txID: 'cli-dedupe-1', send: { symbol: 'BTC-TESTNET', amount: 1000 } };
+        const demo = await (await fetch(`${/control URL:\s+(\S+)/.exec(out())![1]}/demo`)).json();
+        const body = bodyOf(withdrawalRequest(demo, { expires: Math.floor(Date.now() / 1000) + 600, benefit_of: '', account_no: '', reference: 'cli dedupe', partner_txID: 'cli-dedupe-1', send: { symbol: 'BTC-TESTNET', amount: 1000 } }));
         const first = (await client.request<any>('POST', `/company/${demo.company_id}/withdraw`, { body })).data;
         const second = (await client.request<any>('POST', `/company/${demo.company_id}/withdraw`, { body })).data;
         assert.deepEqual([first.status, second.status], ['new', 'new']);
@@ -278,12 +260,7 @@ describe('the simulator command line (dist/simulator/cli.js)', function () {
       } finally {
         client.close();
       }
-      const exited = new Promise<number | null>((r) => cli.once('exit', (code) => r(code)));
-      cli.kill('SIGTERM');
-      assert.equal(await exited, 0);
-    } finally {
-      if (cli.exitCode === null) cli.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+      assert.equal(await signalAndWait(cli, 'SIGTERM'), 0);
+    });
   });
 });

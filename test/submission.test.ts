@@ -26,6 +26,7 @@ import {
 import { CountingServer, SIMULATOR_ASSETS, isAssetListRequest } from './counting-server';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { demoTransfer } from './support';
+import { recordedTransfer, recordedWithdrawal } from './requests';
 
 const now = () => Math.floor(Date.now() / 1000);
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cf-journal-'));
@@ -135,19 +136,10 @@ describe('exactly-once sending (lib/submission/submit.ts), against a scripted se
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const transfer = (over: Record<string, unknown> = {}) => ({
-    company_id: 'c1',
-    wallet_id: 'w1',
-    counterparty_wallet_address: 'w2',
-    expires: now() + 600,
-    benefit_of: 'b',
-    account_no: 'a',
-    reference: 'inv 1',
-    partner_txID: 'inv-1',
-    send: { symbol: 'BTC-TESTNET', amount: 5 },
-    ...over,
-  });
-  const withdraw = (over: Partial<WithdrawRequest> = {}) => ({ ...transfer(), counterparty_wallet_address: undefined, address: 'tb1qaddress', ...over }) as WithdrawRequest & { company_id: string };
+  /** What the tests send: invoice 1 (`inv-1`) of 5 base units. */
+  const invoice = { reference: 'inv 1', partner_txID: 'inv-1', send: { symbol: 'BTC-TESTNET', amount: 5 } };
+  const transfer = (over: Parameters<typeof recordedTransfer>[0] = {}) => recordedTransfer({ ...invoice, ...over });
+  const withdraw = (over: Partial<WithdrawRequest> = {}) => recordedWithdrawal({ ...invoice, address: 'tb1qaddress', ...over });
   const posts = () => server.seen.filter((r) => r.method === 'POST');
 
   it('tells the three failure kinds apart', async () => {

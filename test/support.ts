@@ -1,7 +1,11 @@
 /** Helpers shared by the tests. */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Simulator } from '../simulator';
 import type { TransferRequest } from '../lib';
+import { transferRequest } from './requests';
 
 /**
  * Poll `check` every 10 ms until it returns a value other than undefined.
@@ -39,23 +43,25 @@ export async function control(sim: Simulator, pathName: string, body: unknown = 
   return res.body;
 }
 
-let transferSeq = 0;
-
 /**
  * A valid transfer request from the simulator's demo BTC-TESTNET wallet to the counterparty's,
- * with a fresh `partner_txID`; `overrides` replace any field.
+ * with a fresh `partner_txID`; `overrides` replace any field ({@link transferRequest}).
  */
 export function demoTransfer(sim: Simulator, overrides: Partial<TransferRequest> = {}): TransferRequest & { company_id: string } {
-  return {
-    company_id: sim.demo.company_id,
-    wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-    counterparty_wallet_address: sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id,
-    expires: Math.floor(Date.now() / 1000) + 3600,
-    benefit_of: 'Test customer',
-    account_no: 'ACC-1',
-    reference: 'test transfer',
-    partner_txID: `test-${process.pid}-${Date.now()}-${++transferSeq}`,
-    send: { symbol: 'BTC-TESTNET', amount: 1000000 },
-    ...overrides,
-  };
+  return transferRequest(sim.demo, overrides);
+}
+
+/**
+ * Register mocha hooks (`beforeEach`, `afterEach`) that give every test of the current suite a
+ * fresh empty directory under the OS temp directory, named with `prefix` (e.g. `cf-sent-ids-`),
+ * removed with its content after the test.
+ * @returns a function answering the running test's directory (absolute path).
+ */
+export function tempDirPerTest(prefix: string): () => string {
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return () => dir;
 }
