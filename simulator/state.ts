@@ -27,7 +27,9 @@ import * as path from 'node:path';
 import { ChangeTracker, JOURNAL_FILE, SNAPSHOT_FILE, jsonDifferences, readDataFolder } from './journal';
 import { syncDir, writeAtomic } from '../lib/durable/atomic';
 import type { V2State } from './v2/state';
-import type { ApproverRecord } from '../lib/v1/transfer';
+import type { ApproverRecord, TransferStatus } from '../lib/v1/transfer';
+import type { WithdrawalStatus } from '../lib/v1/withdraw';
+import type { SwapStatus, SwapTakeStatus } from '../lib/v1/swap';
 
 export type { ApproverRecord };
 
@@ -184,28 +186,11 @@ export interface WalletRecord {
   created: number;
 }
 
-/** Transfer status values (spec section 3, "Transfer tx status values") used by the simulator. */
-export type TransferStatus = 'pending_transfer' | 'approved_transfer' | 'custody_rejected_transfer' | 'expired_transfer';
-
-/** Withdrawal status values (spec section 3, "Withdrawal tx status values") used by the simulator. */
-export type WithdrawalStatus = 'pending_withdrawal' | 'approved_withdrawal' | 'custody_rejected_withdrawal' | 'expired_withdrawal' | 'chain_rejected_withdrawal';
-
 /**
- * Status values of an atomic swap quote (the maker's transaction). Spec section 3 names only
- * `taker_pending` (a published quote); the others follow the transfer pattern (simulator's choice):
- * `pending_swap` awaits the maker's custodians; `taker_pending` approved, open for a taker;
- * `approved_swap` settled with a taker; `custody_rejected_swap`, `expired_swap`, `cancelled_swap`
- * (DELETE make/{tx_id}).
+ * The status values a simulated transaction carries in `txStatus`: lib's (spec section 3 for
+ * transfers and withdrawals; lib/v1/swap.ts for swaps and takes), declared once there.
  */
-export type SwapStatus = 'pending_swap' | 'taker_pending' | 'approved_swap' | 'custody_rejected_swap' | 'expired_swap' | 'cancelled_swap';
-
-/**
- * Status values of a swap take (the taker's transfer-out; simulator's choice after the transfer
- * pattern): `pending_swap_take` awaits the taker's custodians and the company approval;
- * `approved_swap_take` settled; `custody_rejected_swap_take` (a custodian or the company rejected);
- * `expired_swap_take` (the quote expired first); `cancelled_swap_take` (the maker cancelled the quote).
- */
-export type SwapTakeStatus = 'pending_swap_take' | 'approved_swap_take' | 'custody_rejected_swap_take' | 'expired_swap_take' | 'cancelled_swap_take';
+export type { TransferStatus, WithdrawalStatus, SwapStatus, SwapTakeStatus };
 
 /** Kinds of custody transactions sharing the approval machinery (transactions.ts). */
 export type TxKind = 'transfer' | 'withdrawal' | 'swap' | 'take';

@@ -19,7 +19,7 @@
 import type { CustodyClient, ApiResponse } from '../client';
 import { getTransfer, TRANSFER_STATUSES } from './transfer';
 import { getWithdraw, WITHDRAWAL_STATUSES } from './withdraw';
-import { getSwapMake, getSwapTake } from './swap';
+import { getSwapMake, getSwapTake, SWAP_STATUSES, SWAP_TAKE_STATUSES } from './swap';
 import { getSweep } from './sweep';
 
 /**
@@ -97,13 +97,13 @@ export const TRANSACTION_STATES: Readonly<Record<TransactionKind, KindStates>> =
   swapMake: companyKind(
     // taker_pending: approved by the maker's custodians, open for a taker; not final (the quote
     // settles with a taker, or expires, or is cancelled).
-    ['pending_swap', 'taker_pending', 'approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'],
+    SWAP_STATUSES,
     ['approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'],
     getSwapMake,
     'not shown by the spec (only taker_pending, section 3); the built-in simulator\'s values (simulator/swaps.ts)',
   ),
   swapTake: companyKind(
-    ['pending_swap_take', 'approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'],
+    SWAP_TAKE_STATUSES,
     ['approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'],
     getSwapTake,
     'not shown by the spec; the built-in simulator\'s values (simulator/swaps.ts)',

@@ -15,6 +15,30 @@ import { W, okBodySchema, type OkBody, type OpenWire, type Wire } from '../wire'
 import { objectSchema, optionalFieldsSchema, answers, readOperation, operation, paymentAmount, NEW_OR_EXISTING } from '../schema-kit';
 
 /**
+ * Statuses of an atomic swap quote (the maker's transaction). Spec section 3 names only
+ * `taker_pending` (a published quote); the others follow the transfer pattern, as the built-in
+ * simulator sets them (simulator/swaps.ts): `pending_swap` awaits the maker's custodians;
+ * `taker_pending` approved, open for a taker; `approved_swap` settled with a taker;
+ * `custody_rejected_swap`, `expired_swap`, `cancelled_swap` (DELETE make/{tx_id}).
+ */
+export const SWAP_STATUSES = ['pending_swap', 'taker_pending', 'approved_swap', 'custody_rejected_swap', 'expired_swap', 'cancelled_swap'] as const;
+
+/** A swap quote status: one of {@link SWAP_STATUSES}. */
+export type SwapStatus = (typeof SWAP_STATUSES)[number];
+
+/**
+ * Statuses of a swap take (the taker's transfer-out; not shown by the spec, the built-in
+ * simulator's values after the transfer pattern): `pending_swap_take` awaits the taker's
+ * custodians and the company approval; `approved_swap_take` settled; `custody_rejected_swap_take`
+ * (a custodian or the company rejected); `expired_swap_take` (the quote expired first);
+ * `cancelled_swap_take` (the maker cancelled the quote).
+ */
+export const SWAP_TAKE_STATUSES = ['pending_swap_take', 'approved_swap_take', 'custody_rejected_swap_take', 'expired_swap_take', 'cancelled_swap_take'] as const;
+
+/** A swap take status: one of {@link SWAP_TAKE_STATUSES}. */
+export type SwapTakeStatus = (typeof SWAP_TAKE_STATUSES)[number];
+
+/**
  * POST atomicswap/make body (spec section 4). Wallets by id or short code; `expires` epoch
  * seconds; `send` (what the maker gives) and `receive` (what the maker gets) in base units;
  * `add_to_liquidity_hub` true publishes the quote once approved. `partner_txID` is required
