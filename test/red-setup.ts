@@ -104,7 +104,7 @@ export function useRedRuntime(dataDir: string, options: RedRuntimeOptions = {}):
 /**
  * A fresh 2048-bit RSA key pair made for the test (a partner key that no server knows, or one
  * handed to a simulator), both halves PEM text.
- * @param privateType the private key's encoding: `pkcs1` (`BEGIN RSA PRIVATE KEY`, default) or `pkcs8`.
+ * @param privateType the private key's encoding: `pkcs1` (PKCS#1 PEM armour, default) or `pkcs8`.
  * @returns the private key and the public key (SPKI).
  */
 export function rsaKeyPair(privateType: 'pkcs1' | 'pkcs8' = 'pkcs1'): { privateKey: string; publicKey: string } {
