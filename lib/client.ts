@@ -62,6 +62,12 @@ export interface ApiResponse<T = unknown> {
 }
 
 /**
+ * How long a closing client (a redeploy, a stop) lets its requests on the wire finish, ms: 10 s,
+ * within Node-RED's default node close timeout of 15 s (`nodeCloseTimeout`).
+ */
+export const CLOSE_GRACE_MS = 10_000;
+
+/**
  * A signed client for one API key. Holds the parsed private key (never its PEM text) and
  * keep-alive agents; share one per configuration. Safe for concurrent use.
  */
@@ -175,12 +181,15 @@ export class CustodyClient {
   }
 
   /**
-   * Abort every request in flight (each rejects with an ApiError of code `ECLOSED`; no retry
-   * follows) and release the keep-alive sockets. The client must not be used afterwards.
+   * Close (a redeploy): requests made from now on, and retries, reject with an ApiError of code
+   * `ECLOSED` without being sent; requests on the wire may finish within `graceMs`, then are
+   * cancelled (`ECLOSED`, failure `outcomeUnknown`); the keep-alive sockets are released. The
+   * client must not be used afterwards.
+   * @param graceMs how long requests on the wire may still take, ms (default 0).
    * @returns a promise that resolves once every request in flight has settled.
    */
-  close(): Promise<void> {
-    return this.#transport.close();
+  close(graceMs = 0): Promise<void> {
+    return this.#transport.close(graceMs);
   }
 
   /** Never reveal the key or API key when inspected or serialised. */

@@ -12,11 +12,12 @@
  *   at all becomes an ApiError with `statusCode` 0.
  * - Retries only for requests marked idempotent: timeouts, connection failures, 429, 502, 503,
  *   504, with exponential backoff and full jitter.
- * - {@link Transport.close} ends everything in flight: every request on the wire has an
- *   AbortController of its own that close() aborts (no listener on a shared signal per request,
- *   so any number in flight prints no MaxListenersExceededWarning), the wait before a retry
- *   ends, no further attempt starts, and every pending call rejects with an ApiError of code
- *   `ECLOSED` (so a redeployed Node-RED flow is not answered by requests of the flow it replaced).
+ * - {@link Transport.close} ends everything in flight: no new request or retry starts, the
+ *   wait before a retry ends, requests on the wire get a grace to finish (a redeploy does not
+ *   cut an approve call in half), then every request still on the wire is cancelled through an
+ *   AbortController of its own (no listener on a shared signal per request, so any number in
+ *   flight prints no MaxListenersExceededWarning) and rejects with an ApiError of code `ECLOSED`
+ *   (so a redeployed Node-RED flow is not answered by requests of the flow it replaced).
  *
  * Hot path (issue 11 "A lean lib transport"): axios's defaults are merged with ours once per
  * transport (an axios instance's `defaults`: agents, timeout, no redirects, no body or answer
@@ -134,8 +135,10 @@ export class Transport {
   readonly #retryDelayMs: number;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
-  /** Aborted by {@link close}; requests do not listen to it (see {@link #cancels}), waits before a retry and callers' own waits do. */
+  /** Aborted when {@link close} starts: no new request, no retry; waits before a retry and callers' own waits end. Requests on the wire do not listen to it (see {@link #cancels}). */
   readonly #abort = new AbortController();
+  /** Aborted when {@link close}'s grace is over: the requests still on the wire were cancelled. */
+  readonly #cut = new AbortController();
   /** How to cancel each request on the wire; {@link close} calls them all. */
   readonly #cancels = new Set<() => void>();
   /** Calls of {@link retrying} not settled yet; {@link close} waits for them. */
@@ -198,7 +201,8 @@ export class Transport {
         if (e instanceof ApiError && e.outcomeUnknown) unknownBefore = true;
         throw seen && e instanceof ApiError ? e.withFailure('outcomeUnknown') : e;
       });
-    const retryable = (e: unknown) => !signal.aborted && e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode));
+    const retryable0 = (e: unknown) => e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode));
+    const retryable = (e: unknown) => !signal.aborted && retryable0(e);
     // The wait before retry n (1, 2, ...): ours, ended by close() (exponential-backoff's own timer cannot be cancelled).
     const waitBefore = async (n: number) => {
       await abortableSleep(Math.random() * Math.min(10000, this.#retryDelayMs * 2 ** (n - 1)), signal);
@@ -215,7 +219,8 @@ export class Transport {
           });
     // An attempt that ends after close() (or a retry given up because of it) rejects as closed.
     const settled = run.catch((err: unknown) => {
-      if (!signal.aborted || (err instanceof ApiError && err.code === CLOSED_CODE)) throw err;
+      // An answer that came during close()'s grace stands as it is; only a retry given up because of close() is "closed".
+      if (!signal.aborted || (err instanceof ApiError && err.code === CLOSED_CODE) || !(idempotent && retryable0(err))) throw err;
       // A retry given up because of close(): unknown when any attempt may have had its effect.
       const sent = unknownBefore || (err instanceof ApiError && err.failure !== 'notSent' && err.failure !== 'refused');
       throw closedError(err instanceof ApiError ? contextOf(err) : '', sent);
@@ -254,7 +259,7 @@ export class Transport {
     try {
       res = await this.#adapter(config);
     } catch (err) {
-      if (this.#abort.signal.aborted) throw closedError(context, true);
+      if (this.#cut.signal.aborted) throw closedError(context, true);
       const e = err as { code?: string; message?: string };
       const code = e.code === 'ECONNABORTED' ? 'ETIMEDOUT' : e.code ?? 'ENETWORK';
       throw new ApiError(0, { code, msg: e.code === 'ECONNABORTED' ? 'request timed out' : (e.message ?? 'network error'), detail: { reason: code } }, context);
@@ -272,13 +277,23 @@ export class Transport {
   }
 
   /**
-   * Abort every request in flight (on the wire or waiting to be retried: no further attempt is
-   * made, each rejects with an ApiError of code `ECLOSED`), then release the keep-alive sockets.
-   * Requests made afterwards reject the same way without being sent.
+   * Close: requests made from now on reject with an ApiError of code `ECLOSED` without being
+   * sent, and no retry starts (a call waiting to be retried rejects the same way). Requests
+   * already on the wire may finish within `graceMs` (their answers count: a redeploy does not
+   * cut an approve call in half); those still on the wire then are cancelled and reject with
+   * `ECLOSED`, failure `outcomeUnknown`. Then the keep-alive sockets are released.
+   * @param graceMs how long requests on the wire may still take, ms (default 0: cancelled at once).
    * @returns a promise that resolves once every call in flight has settled.
    */
-  async close(): Promise<void> {
+  async close(graceMs = 0): Promise<void> {
     this.#abort.abort();
+    if (graceMs > 0 && this.#cancels.size > 0) {
+      const all = Promise.allSettled([...this.#inFlight]);
+      const timer = new AbortController();
+      await Promise.race([all, abortableSleep(graceMs, timer.signal)]);
+      timer.abort();
+    }
+    this.#cut.abort();
     for (const cancel of [...this.#cancels]) cancel();
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();

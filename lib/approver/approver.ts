@@ -1,16 +1,33 @@
 /**
- * The decision engine of the `custody-approver` node, with no Node-RED import: decide each
- * pending action of a core client once by ordered rules (rules.ts), write the decision to the
- * hash-chained audit file (audit.ts) before approving (PUT) or rejecting (DELETE) it, append
- * the call's result after, and keep velocity windows (velocity.ts) that the audit file
- * rebuilds on start. Source: spec section 2 "Action", section 3 (action statuses), section 4
- * `PUT`/`DELETE /coreclient/{client_id}/action/{action_id}`, section 6 (the core client feed
- * re-sends every pending action after a reconnect: decide each action id once).
+ * The decision engine of the `custody-approver` node, with no Node-RED import. Each pending
+ * action of a core client goes once through one pipeline:
+ *
+ *   read -> decide -> claim -> reserve -> audit -> call -> resolve
+ *
+ * - **read**: the action's details (GET /coreclient/{client_id}/action/{action_id}, spec
+ *   section 4) when the msg lacks them, or when it may have been decided before (a takeover);
+ * - **decide**: the ordered rules (rules.ts, pure: their context is fetched first);
+ * - **claim**: {@link DecisionClaims} (claims.ts): granted at once on one instance, a Redis claim
+ *   with a lease across several;
+ * - **reserve**: {@link VelocityWindows} (velocity.ts; shared through Redis in
+ *   lib/coordination/velocity-windows.ts): an approval is counted before it is called, and only
+ *   a definite "not applied" frees it;
+ * - **audit**: the decision on disk (audit.ts, hash-chained) before anything is sent;
+ * - **call**: approve (PUT) or reject (DELETE), then a `result` line;
+ * - **resolve** (outcome.ts): a call whose outcome is unknown (an ApiError whose `failure` is
+ *   `outcomeUnknown`: a timeout, a reset, a 5xx, the client closed mid-call) is never counted as
+ *   failed: its `result` line says `outcome: "unknown"`, the action is read until the answer is
+ *   definite, at once, then on a timer, and after a restart, and a `resolved` line records it.
+ *
+ * Source: spec section 2 "Action", section 3 (action statuses pending, expired, approved,
+ * rejected), section 4 `GET`/`PUT`/`DELETE /coreclient/{client_id}/action/{action_id}`, section 6
+ * (the core client feed re-sends every pending action after a reconnect: decide each action id
+ * once). The audit lines are described in docs/audit.md.
  */
 import crypto from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { CustodyClient } from '../client';
-import { ValidationError } from '../errors';
+import { CLOSE_GRACE_MS, type CustodyClient } from '../client';
+import { ApiError, ValidationError, failureKindOf, OUTCOME_UNKNOWN_CODE, type FailureKind } from '../errors';
 import { abortableSleep } from '../transport';
 import { KeyedLock } from '../keyed-lock';
 import { fromBaseUnits } from '../amounts';
@@ -18,9 +35,16 @@ import { assetScale } from '../v1/assets';
 import { listWhitelist, getWallet } from '../v1/fund';
 import { getAction, approveAction, rejectAction, type Action } from '../v1/core-client';
 import { AuditLog, type AuditLine } from './audit';
-import { VelocityLedger } from './velocity';
-import { CoordinationUnavailableError, type Claim, type Coordinator, type VelocityEntry, type VelocityRead } from '../coordination/coordinator';
+import { LocalVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from './velocity';
+import { LocalClaims, RedisClaims, type DecisionClaims } from './claims';
+import { readCallOutcome, type CallOutcome } from './outcome';
+import type { Claim, Coordinator } from '../coordination/coordinator';
+import { CoordinationUnavailableError } from '../coordination/coordinator';
+import { RedisVelocityWindows } from '../coordination/velocity-windows';
 import { evaluateRules, type ActionFacts, type CompiledRule, type Decision, type DefaultDecision, type EvaluationContext, type VelocityReport } from './rules';
+
+export { READ_AFTER_DATA_LOSS_MS } from './claims';
+export type { CallOutcome } from './outcome';
 
 /** `live`: call the API; `dryRun`: decide, audit and send the msg, call nothing. */
 export type ApproverMode = 'live' | 'dryRun';
@@ -55,12 +79,20 @@ export interface DecisionRecord {
   mode: ApproverMode;
   /** ISO 8601 time of the decision. */
   decidedAt: string;
+  /** The action's `expireTime`, epoch seconds (0: none); kept so a restart knows which decided actions may still be re-sent. */
+  expireTime?: number;
   /** True when the action had been decided before (a feed re-send, a restart): nothing was sent again. */
   redelivered?: boolean;
   /** True when the action had expired before it could be approved: nothing was sent. */
   expired?: boolean;
   /** With coordination: the instance that decided it, when that was another one (the outcome is then `skipped`). */
   decidedBy?: string;
+  /**
+   * What the approve or reject call led to (absent when nothing was called: hold, dry run,
+   * expired): `applied`, `notApplied`, or `unknown` (still being resolved). Only on
+   * `msg.decision`; the audit file records it in the `result` and `resolved` lines.
+   */
+  outcome?: CallOutcome;
 }
 
 /** The outcome of {@link Approver.decide}: the decision, its output, the action and the call's answer or error. */
@@ -69,9 +101,13 @@ export interface ApproverOutcome {
   output: ApproverOutput;
   /** The action with its details as read (or as given). */
   action: Record<string, unknown>;
-  /** HTTP status of the approve/reject call; absent when nothing was called. */
+  /** HTTP status of the approve/reject call; absent when nothing was called or no answer came. */
   statusCode?: number;
-  /** The call's error (ApiError), when it failed; the decision is in the audit file with it. */
+  /**
+   * Why the decision did not take effect, when it did not (already audited): the call's ApiError
+   * (refused or not sent), an {@link ActionNotAppliedError} (resolved: not applied), or an
+   * {@link ActionOutcomeUnknownError} (still unknown after {@link ApproverOptions.reportUnknownAfterMs}).
+   */
   error?: Error;
 }
 
@@ -82,7 +118,7 @@ export interface ApproverOptions {
   /** What applies when no rule matches: hold (default) or reject. */
   defaultDecision?: DefaultDecision;
   mode?: ApproverMode;
-  /** The audit file (absolute path). */
+  /** The audit file (absolute path): the live segment; rotated segments sit beside it (audit.ts). */
   auditFile: string;
   /** The signed client; called per action (the config node builds it once). @throws what building the client throws. */
   client: () => Promise<CustodyClient>;
@@ -93,19 +129,70 @@ export interface ApproverOptions {
   /** The clock, epoch ms (default Date.now). */
   now?: () => number;
   /**
-   * Coordination with other instances through Redis (issue 12): claim each action before
-   * deciding it, share the velocity windows, copy each audit line to the shared stream. Absent:
-   * this approver decides alone.
+   * Coordination with other instances through Redis (lib/coordination): claims and velocity
+   * windows shared, each audit line copied to the shared stream. Absent: this approver decides alone.
    */
   coordinator?: Coordinator;
   /** The scope of the shared velocity windows (default `approverId`, else the audit file's name): the same approver on every instance. */
   velocityScope?: string;
   /** Called while an action waits for Redis (unavailable, or recovering from a data loss), with why; and with '' once it decides again. */
   onCoordinationWait?: (reason: string) => void;
+  /**
+   * How long {@link Approver.decide} waits for a call whose outcome is unknown to be resolved
+   * before it returns it as still unknown (ms, default {@link REPORT_UNKNOWN_AFTER_MS}). Resolving
+   * goes on after that, in the background, until the answer is definite.
+   */
+  reportUnknownAfterMs?: number;
+  /**
+   * How long after a call ended an action still read as `pending` counts as definitely not
+   * applied (ms, default {@link PENDING_SETTLES_AFTER_MS}): until then a pending read may be the
+   * call still being processed.
+   */
+  pendingSettlesAfterMs?: number;
+  /** Called when the number of calls with an unknown outcome changes (this approver's mode), and with each resolution. */
+  onUnknownChange?: (unknown: number, resolved?: { action_id: string; client_id: string; outcome: 'applied' | 'notApplied'; why: string }) => void;
 }
 
-/** After a data loss of the coordination Redis, every decision reads its action first for this long (ms): it may have been decided before the loss. */
-export const READ_AFTER_DATA_LOSS_MS = 10 * 60_000;
+/** Default {@link ApproverOptions.reportUnknownAfterMs}: 2 minutes. */
+export const REPORT_UNKNOWN_AFTER_MS = 2 * 60_000;
+
+/** Default {@link ApproverOptions.pendingSettlesAfterMs}: 60 s (twice the client's default request timeout). */
+export const PENDING_SETTLES_AFTER_MS = 60_000;
+
+
+/** Delays between two reads of an action whose call's outcome is unknown, ms: the first read at once, then growing to the last. */
+const RESOLVE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
+
+/**
+ * A call that decided an action did not take effect, as found by reading the action after its
+ * outcome was unknown (the action expired, or was decided otherwise, or stayed pending). `code`
+ * is `ENOTAPPLIED`; `cause` `{outcome: 'notApplied', status, why}`.
+ */
+export class ActionNotAppliedError extends Error {
+  override name = 'ActionNotAppliedError';
+  /** Always `ENOTAPPLIED`. */
+  readonly code = 'ENOTAPPLIED';
+  constructor(message: string, override readonly cause: { outcome: 'notApplied'; status: string; why: string }) {
+    super(message);
+  }
+}
+
+/**
+ * A call that decided an action whose outcome is still unknown after
+ * {@link ApproverOptions.reportUnknownAfterMs}: it may have taken effect; the approver keeps
+ * resolving it and counts it on the safe side (an approval stays in its velocity windows).
+ * `code` is `EOUTCOMEUNKNOWN`; `cause` `{outcomeUnknown: true, statusCode, code, msg}` of the call.
+ */
+export class ActionOutcomeUnknownError extends Error {
+  override name = 'ActionOutcomeUnknownError';
+  /** Always `EOUTCOMEUNKNOWN`. */
+  readonly code = OUTCOME_UNKNOWN_CODE;
+  /** Always true. */
+  readonly outcomeUnknown = true;
+  constructor(message: string, override readonly cause: { outcomeUnknown: true; statusCode: number; code: unknown; msg: string }) {
+    super(message);
+  }
+}
 
 /** What the coordination Redis keeps per decided action (JSON): the decision, its output and who decided. */
 interface DecidedRecord {
@@ -114,14 +201,15 @@ interface DecidedRecord {
   instance: string;
 }
 
-/** How long a coordinated decision waits before trying Redis again after it was unavailable (ms). */
-const UNAVAILABLE_RETRY_MS = 200;
-
-/** Returned by a coordinated decision that must start again from the claim (the claim was lost, or Redis went away before the call). */
+/** Returned by a decision that must start again from the claim (the claim was lost, or Redis went away before the call). */
 const AGAIN = Symbol('again');
 
-/** What an action's id has led to: `deciding` while in hand, `open` decided with no result yet, `done`, or `failed` (the call failed: decide again). */
-type EntryState = 'deciding' | 'open' | 'done' | 'failed';
+/**
+ * What an action's id has led to: `deciding` while in hand, `open` decided with the call in
+ * flight, `unknown` the call's outcome is unknown (being resolved), `done`, or `failed` (not
+ * applied: decide again when it comes back).
+ */
+type EntryState = 'deciding' | 'open' | 'unknown' | 'done' | 'failed';
 
 interface Entry {
   state: EntryState;
@@ -130,44 +218,133 @@ interface Entry {
   fromFile: boolean;
   /** Decided by another instance (coordination): a re-send here is skipped too. */
   elsewhere?: boolean;
+  /** `unknown`: when the call ended (epoch ms). */
+  callEndedAt?: number;
+  /** `unknown`: the claim held for the call (coordination). */
+  claim?: Claim;
+  /** `unknown`: the action's details (to read its transaction too). */
+  details?: Record<string, unknown>;
+  /** `unknown`: the resolution under way. */
+  resolving?: Promise<Resolution>;
+  /** `unknown`: the call's error. */
+  callError?: { statusCode: number; code: unknown; msg: string };
+}
+
+/** How a resolution ended: definite, or given up (the approver closed). */
+type Resolution = { outcome: 'applied' | 'notApplied'; status: string; why: string } | { outcome: 'unknown' };
+
+/** A decided action whose line carries no `expireTime` (written before it was recorded) is kept this long after its decision, ms: past any action's expiry. */
+const LEGACY_KEEP_MS = 8 * 24 * 3600_000;
+
+/** The audit lines of one action id, as the book keeps them to carry into the next segment. */
+interface Kept {
+  entry: Entry;
+  lines: AuditLine[];
 }
 
 /**
  * What one audit file holds in memory: the log, what each action id led to, and the velocity
- * windows per mode. One per file in the process, shared by the nodes that name it.
+ * windows per mode. One per file in the process, shared by the nodes that name it. Rebuilt on
+ * start from what the audit file hands back: the state carried by the live segment's opening
+ * line plus the lines after it (audit.ts), so a start reads the state, not the history.
  */
 class ApprovalBook {
   readonly entries = new Map<string, Entry>();
+  /** The lines of each entry (decision, result, resolved), to carry them over at a rotation. */
+  readonly #lines = new Map<string, AuditLine[]>();
   readonly velocity: Record<ApproverMode, VelocityLedger> = { live: new VelocityLedger(), dryRun: new VelocityLedger() };
   refs = 0;
   /** The longest velocity window of the approvers using this book, ms: approvals older than that are forgotten. */
   keepMs = 0;
-  constructor(readonly log: AuditLog) {}
+  constructor(readonly log: AuditLog) {
+    log.setCarry(() => this.carried(Date.now()));
+  }
 
-  /** Replay the audit file: decisions, their results, and the approvals the API accepted (or whose result is unknown: counted, to be safe). */
+  /** Note an audit line of `key` (to carry it over). */
+  note(key: string, line: AuditLine): void {
+    const l = this.#lines.get(key);
+    if (l) l.push(line);
+    else this.#lines.set(key, [line]);
+  }
+
+  /**
+   * Replay audit lines: decisions, their results and resolutions, and the approvals the API
+   * accepted (or whose outcome is unknown: counted, to be safe). A decision with no result (the
+   * process stopped during the call) is an unknown outcome: resolved by reading, never called again.
+   */
   replay(records: AuditLine[]): void {
     for (const r of records) {
+      if (r.kind !== 'decision' && r.kind !== 'result' && r.kind !== 'resolved') continue;
       const mode: ApproverMode = r.mode === 'dryRun' ? 'dryRun' : 'live';
       const key = entryKey(mode, String(r.client_id), String(r.action_id));
       if (r.kind === 'decision') {
         const d = r as unknown as DecisionRecord & AuditLine;
-        this.entries.set(key, { state: mode === 'dryRun' ? 'done' : d.decision === 'hold' ? 'done' : 'open', decision: pickDecision(d), fromFile: true });
+        const settled = mode === 'dryRun' || d.decision === 'hold' || d.expired === true;
+        this.entries.set(key, { state: settled ? 'done' : 'open', decision: pickDecision(d), fromFile: true, callEndedAt: Date.parse(d.decidedAt) });
+        this.#lines.set(key, [r]);
         if (d.decision === 'approve' && d.asset && d.amount !== null && !d.expired) {
           const at = Date.parse(d.decidedAt);
           this.velocity.dryRun.add(d.asset, BigInt(d.amount), at, d.action_id);
           if (mode === 'live') this.velocity.live.add(d.asset, BigInt(d.amount), at, d.action_id);
         }
-      } else if (r.kind === 'result') {
-        const e = this.entries.get(key);
-        if (!e) continue;
-        e.state = r.ok ? 'done' : r.sent === false && r.expired ? 'done' : 'failed';
-        if (!r.ok) {
-          this.velocity.live.remove(String(r.action_id));
-          this.velocity.dryRun.remove(String(r.action_id));
-        }
+        continue;
+      }
+      const e = this.entries.get(key);
+      if (!e) continue;
+      this.note(key, r);
+      const outcome = lineOutcome(r);
+      if (outcome === 'applied') e.state = 'done';
+      else if (outcome === 'unknown') {
+        e.state = 'unknown';
+        if (typeof r.at === 'string') e.callEndedAt = Date.parse(r.at);
+        e.callError = { statusCode: Number(r.statusCode) || 0, code: r.code ?? null, msg: String(r.error ?? '') };
+      } else {
+        e.state = r.expired === true || (r.kind === 'resolved' && r.status !== 'pending') ? 'done' : 'failed';
+        this.velocity.live.remove(String(r.action_id));
+        this.velocity.dryRun.remove(String(r.action_id));
       }
     }
+    // The process stopped during these calls: their outcome is unknown.
+    for (const e of this.entries.values()) if (e.state === 'open') e.state = 'unknown';
   }
+
+  /**
+   * The lines the next audit segment carries over (its opening line's state): every action
+   * that may still come back or be resolved (a call in flight or unknown, an action not expired
+   * yet) and every approval inside the longest velocity window. Entries past all of that are
+   * forgotten here too, so memory follows the state, not the history.
+   * @param now epoch ms.
+   */
+  carried(now: number): AuditLine[] {
+    const out: AuditLine[] = [];
+    for (const [key, e] of this.entries) {
+      if (this.#needed(e, now)) {
+        out.push(...(this.#lines.get(key) ?? []));
+      } else {
+        this.entries.delete(key);
+        this.#lines.delete(key);
+      }
+    }
+    return out;
+  }
+
+  #needed(e: Entry, now: number): boolean {
+    if (e.state !== 'done' && e.state !== 'failed') return true;
+    const d = e.decision;
+    if (!d) return true;
+    const decidedAt = Date.parse(d.decidedAt);
+    if (d.decision === 'approve' && now - decidedAt <= this.keepMs) return true;
+    if (d.expireTime === undefined) return now - decidedAt <= LEGACY_KEEP_MS;
+    return d.expireTime === 0 ? d.decision === 'hold' : d.expireTime * 1000 > now;
+  }
+}
+
+/** What an audit `result` or `resolved` line says of the call: written lines carry `outcome`; older result lines are read by their `ok`, `sent` and failure kind. */
+function lineOutcome(r: AuditLine): CallOutcome {
+  if (r.outcome === 'applied' || r.outcome === 'notApplied' || r.outcome === 'unknown') return r.outcome;
+  if (r.ok === true) return 'applied';
+  if (r.sent === false) return 'notApplied';
+  return failureKindOf(Number(r.statusCode) || 0, r.code) === 'outcomeUnknown' ? 'unknown' : 'notApplied';
 }
 
 function entryKey(mode: ApproverMode, clientId: string, actionId: string): string {
@@ -175,8 +352,8 @@ function entryKey(mode: ApproverMode, clientId: string, actionId: string): strin
 }
 
 function pickDecision(d: DecisionRecord): DecisionRecord {
-  const { decision, rule, reasons, action_id, client_id, type, asset, amount, amountDecimal, destination, velocity, mode, decidedAt, expired } = d;
-  return { decision, rule, reasons, action_id, client_id, type, asset, amount, amountDecimal, destination, velocity, mode, decidedAt, ...(expired ? { expired } : {}) };
+  const { decision, rule, reasons, action_id, client_id, type, asset, amount, amountDecimal, destination, velocity, mode, decidedAt, expireTime, expired } = d;
+  return { decision, rule, reasons, action_id, client_id, type, asset, amount, amountDecimal, destination, velocity, mode, decidedAt, ...(expireTime !== undefined ? { expireTime } : {}), ...(expired ? { expired } : {}) };
 }
 
 /** Open books by audit file path (resolved), shared in the process. */
@@ -250,6 +427,12 @@ interface Cached<T> {
   value: Promise<T>;
 }
 
+/** What the approver knows of an action before its decision: the action as read, and why it is decided (again). */
+interface ReadAction {
+  action: Record<string, unknown>;
+  reasons: string[];
+}
+
 /**
  * Decides the actions of core clients by rules, once each, with an audit trail. Open it with
  * {@link Approver.open}; close it with {@link Approver.close}.
@@ -257,7 +440,7 @@ interface Cached<T> {
 export class Approver {
   readonly mode: ApproverMode;
   readonly auditFile: string;
-  readonly #opts: Required<Pick<ApproverOptions, 'defaultDecision' | 'mode' | 'cacheMs' | 'now'>> & ApproverOptions;
+  readonly #opts: Required<Pick<ApproverOptions, 'defaultDecision' | 'mode' | 'cacheMs' | 'now' | 'reportUnknownAfterMs' | 'pendingSettlesAfterMs'>> & ApproverOptions;
   readonly #book: ApprovalBook;
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #whitelists = new Map<string, Cached<Array<{ asset: string; address: string }>>>();
@@ -266,37 +449,44 @@ export class Approver {
   readonly #needsWhitelist: boolean;
   readonly #shortCodeList: string[];
   readonly #longestWindowMs: number;
-  readonly #coordinator: Coordinator | undefined;
-  readonly #velocityScope: string;
-  /** The shared velocity windows as last read, per asset: written back after a data loss of Redis. */
-  readonly #sharedWindows = new Map<string, VelocityEntry[]>();
-  /** One shared read-decide-commit per asset at a time in this process. */
+  readonly #claims: DecisionClaims;
+  readonly #windows: VelocityWindows;
+  /** One read-decide-reserve per asset at a time in this process: concurrent decisions would otherwise invalidate each other's reads and retry. */
   readonly #windowLocks = new KeyedLock();
-  /** "Decided" records still to be written to Redis (it was away when the decision ended). */
-  readonly #finishing = new Set<Promise<unknown>>();
+  /** Aborted by {@link close}: waits (claims, resolution timers, retries) end. */
   readonly #closing = new AbortController();
+  /** Resolutions running in the background. */
+  readonly #resolutions = new Set<Promise<unknown>>();
   #unregisterLoss: (() => void) | undefined;
   #closed = false;
 
   private constructor(opts: ApproverOptions, book: ApprovalBook) {
     this.mode = opts.mode ?? 'live';
     this.auditFile = opts.auditFile;
-    this.#opts = { defaultDecision: 'hold', mode: this.mode, cacheMs: 60_000, now: Date.now, ...opts };
+    this.#opts = { defaultDecision: 'hold', mode: this.mode, cacheMs: 60_000, now: Date.now, reportUnknownAfterMs: REPORT_UNKNOWN_AFTER_MS, pendingSettlesAfterMs: PENDING_SETTLES_AFTER_MS, ...opts };
     this.#book = book;
     this.#needsScale = opts.rules.some((r) => r.needsScale);
     this.#needsWhitelist = opts.rules.some((r) => r.needsWhitelist);
     this.#shortCodeList = Array.from(new Set(opts.rules.flatMap((r) => r.shortCodes)));
     this.#longestWindowMs = Math.max(0, ...opts.rules.map((r) => r.velocityWindowMs));
-    this.#coordinator = opts.coordinator;
     setMaxListeners(0, this.#closing.signal);
-    this.#velocityScope = opts.velocityScope || opts.approverId || opts.auditFile.split(/[\\/]/).pop() || 'approver';
+    const scope = opts.velocityScope || opts.approverId || opts.auditFile.split(/[\\/]/).pop() || 'approver';
+    if (opts.coordinator) {
+      this.#claims = new RedisClaims(opts.coordinator, this.#opts.now, this.#closing.signal);
+      this.#windows = new RedisVelocityWindows(opts.coordinator, scope, this.mode, this.#longestWindowMs);
+    } else {
+      this.#claims = new LocalClaims();
+      this.#windows = new LocalVelocityWindows(book.velocity[this.mode]);
+    }
   }
 
   /**
-   * Open the audit file (verifying its chain), rebuild what each action id led to and the
-   * velocity windows from it, and return an approver ready to decide.
+   * Open the audit file (verifying what it reads of its chain), rebuild what each action id led
+   * to and the velocity windows from it, start resolving the calls whose outcome it leaves
+   * unknown, and return an approver ready to decide.
    * @throws {AuditFileError} when the audit file does not verify (rejects): the approver then
    *   refuses to decide anything until the file is looked at.
+   * @throws {ValidationError} naming `defaultDecision` when it is neither hold nor reject.
    */
   static async open(opts: ApproverOptions): Promise<Approver> {
     if (opts.defaultDecision !== undefined && opts.defaultDecision !== 'hold' && opts.defaultDecision !== 'reject') {
@@ -305,24 +495,32 @@ export class Approver {
     const book = await acquireBook(opts.auditFile);
     const approver = new Approver(opts, book);
     book.keepMs = Math.max(book.keepMs, approver.#longestWindowMs);
-    if (opts.coordinator) approver.#unregisterLoss = opts.coordinator.onDataLoss(() => approver.#writeBack());
+    approver.#unregisterLoss = approver.#claims.onDataLoss(() => approver.#writeBack());
+    for (const [key, e] of book.entries) {
+      if (e.state === 'unknown' && key.startsWith(`${approver.mode}\u0000`)) approver.#startResolving(key, e);
+    }
     return approver;
   }
 
+  /** Calls of this approver's mode whose outcome is unknown (being resolved). */
+  get unknown(): number {
+    let n = 0;
+    for (const [key, e] of this.#book.entries) if (e.state === 'unknown' && key.startsWith(`${this.mode}\u0000`)) n++;
+    return n;
+  }
+
   /**
-   * Decide one action: read its details when missing, evaluate the rules, write the decision
-   * to the audit file (on disk before anything is sent), check expiry again, approve (PUT) or
-   * reject (DELETE) in live mode, append the result.
+   * Decide one action through the pipeline read -> decide -> claim -> reserve -> audit -> call ->
+   * resolve (see the module comment).
    *
-   * With a coordinator (issue 12), first claim the action in Redis: when another instance holds
-   * the claim, wait until it decided (outcome `skipped`, with its decision and `decidedBy`) or
-   * its lease ended (then take it over, reading the action first); while Redis is unavailable,
-   * hold the action in hand (nothing is called) until it is back or the action expired. The
-   * velocity limits count the approvals of every instance, and "decided" is written to Redis
-   * only after the API accepted the call (a failed call releases the claim).
+   * An action decided before (a feed re-send, a restart) is not decided again: its earlier
+   * decision comes back with `redelivered`; one whose call's outcome is unknown waits for the
+   * resolution (at most `reportUnknownAfterMs`) and is decided again only when that says "not
+   * applied". With coordination, an action decided by another instance comes back `skipped`.
    * @param input an action as the core client feed sends it: `client_id` and `action_id`
    *   (or `id`), and `type`, `expireTime`, `details` when known.
-   * @returns the outcome; a failed call is returned in `error` (already audited), not thrown.
+   * @returns the outcome; a call that did not take effect, or whose outcome is still unknown, is
+   *   returned in `error` (already audited), not thrown.
    * @throws {ValidationError} when `client_id` or `action_id` is missing (nothing is sent).
    * @throws {Error} when the approver is closed, or the audit file cannot be written (nothing is sent).
    */
@@ -333,10 +531,15 @@ export class Approver {
     if (!clientId) throw new ValidationError('client_id', 'the core client id (msg.payload.client_id, or set in the node)');
     if (!actionId) throw new ValidationError('action_id', 'the action id (msg.payload.action_id or msg.payload.id)');
     const key = entryKey(this.mode, clientId, actionId);
-    const known = this.#book.entries.get(key);
-    if (known && known.state !== 'failed' && !(known.state === 'open' && known.fromFile)) {
+    const action = { ...input, client_id: clientId, action_id: actionId };
+    let known = this.#book.entries.get(key);
+    if (known?.state === 'unknown') {
+      const waited = await this.#awaitResolution(key, known, action, true);
+      if (waited) return waited;
+      known = this.#book.entries.get(key);
+    }
+    if (known && known.state !== 'failed') {
       const earlier = known.decision;
-      const action = { ...input, client_id: clientId, action_id: actionId };
       if (!earlier) {
         // Being decided right now (the same action twice in one burst).
         const d = this.#bare(action, clientId, actionId, 'hold', ['redelivered while its first delivery is being decided: decided once, there']);
@@ -347,18 +550,15 @@ export class Approver {
     }
     const entry: Entry = { state: 'deciding', fromFile: false };
     this.#book.entries.set(key, entry);
-    const work = this.#coordinator ? this.#decideCoordinated(this.#coordinator, input, clientId, actionId, entry, known) : this.#decideOnce(input, clientId, actionId, entry, known);
+    const work = this.#pipeline(input, action, clientId, actionId, key, entry, known);
     this.#inFlight.add(work);
     try {
       return await work;
     } catch (e) {
       // Failed before the decision was on disk (client, audit write): as if it never came.
-      if (entry.state === 'deciding') {
-        if (this.#book.entries.get(key) === entry) {
-          if (known) this.#book.entries.set(key, known);
-          else this.#book.entries.delete(key);
-        }
-        this.#book.velocity[this.mode].remove(actionId);
+      if (entry.state === 'deciding' && this.#book.entries.get(key) === entry) {
+        if (known) this.#book.entries.set(key, known);
+        else this.#book.entries.delete(key);
       }
       throw e;
     } finally {
@@ -366,145 +566,360 @@ export class Approver {
     }
   }
 
-  /** {@link decide} without coordination. */
-  async #decideOnce(input: Record<string, unknown>, clientId: string, actionId: string, entry: Entry, earlier: Entry | undefined): Promise<ApproverOutcome> {
-    const outcome = await this.#decide(input, clientId, actionId, entry, earlier, undefined);
-    if (outcome === AGAIN) throw new Error('approver: internal: a decision without coordination asked to start again');
-    return outcome;
+  /** Claim, then decide; again from the claim when it was lost or Redis went away before the call. */
+  async #pipeline(input: Record<string, unknown>, action: Record<string, unknown>, clientId: string, actionId: string, key: string, entry: Entry, earlier: Entry | undefined): Promise<ApproverOutcome> {
+    const onWait = (reason: string) => this.#opts.onCoordinationWait?.(reason);
+    const claimId = crypto.randomUUID();
+    for (;;) {
+      const acquired = await this.#claims.acquire(`${this.mode}:${clientId}:${actionId}`, claimId, Number(input.expireTime) || 0, this.#closing.signal, onWait);
+      if (acquired.kind === 'decided') return this.#decidedElsewhere(acquired.record, entry, action);
+      if (acquired.kind === 'expired') {
+        // Expired while it waited: nothing can approve it any more.
+        const d = this.#bare(action, clientId, actionId, 'hold', [`expired: the action expired at ${new Date((Number(input.expireTime) || 0) * 1000).toISOString()} while it waited for coordination (${acquired.contested ? 'claimed by another instance' : 'Redis unavailable'}): not approved`]);
+        d.expired = true;
+        entry.decision = d;
+        await this.#append(key, { kind: 'decision', approver: this.#opts.approverId, ...d });
+        entry.state = 'done';
+        return { decision: d, output: acquired.contested ? 'skipped' : 'held', action };
+      }
+      const outcome = await this.#decide(input, clientId, actionId, key, entry, earlier, acquired.claim, acquired.mustRead);
+      if (outcome !== AGAIN) return outcome;
+      await abortableSleep(200, this.#closing.signal);
+      if (this.#closed) throw new Error('approver: closed');
+    }
   }
 
-  /** {@link decide} with coordination: claim, wait or take over, decide (see there). */
-  async #decideCoordinated(coord: Coordinator, input: Record<string, unknown>, clientId: string, actionId: string, entry: Entry, earlier: Entry | undefined): Promise<ApproverOutcome> {
-    const id = `${this.mode}:${clientId}:${actionId}`;
-    const claimId = crypto.randomUUID();
-    const action = { ...input, client_id: clientId, action_id: actionId };
-    const expireTime = Number(input.expireTime) || 0;
-    let contested = false;
-    let waiting = false;
-    const wait = (reason: string) => {
-      waiting = true;
-      this.#opts.onCoordinationWait?.(reason);
-    };
+  /**
+   * Read, decide, reserve, audit, call and resolve one claimed action.
+   * @param claim the claim held (coordination), else undefined.
+   * @param mustRead read the action first even when the msg has its details (it may have been decided before).
+   * @returns the outcome, or {@link AGAIN} when the claim was lost or Redis went away before the call (nothing called).
+   */
+  async #decide(input: Record<string, unknown>, clientId: string, actionId: string, key: string, entry: Entry, earlier: Entry | undefined, claim: Claim | undefined, mustRead: boolean): Promise<ApproverOutcome | typeof AGAIN> {
+    const client = await this.#opts.client();
+    // read
+    const read = await this.#read(client, input, clientId, actionId, earlier, mustRead);
+    if (read === AGAIN) return AGAIN;
+    if ('decision' in read) {
+      if (!this.#claims.shared) {
+        this.#book.entries.delete(key);
+        return read;
+      }
+      entry.decision = read.decision;
+      entry.state = 'done';
+      entry.elsewhere = true;
+      return this.#final(claim, read);
+    }
+    const { action, reasons } = read;
+    // decide (pure rules, their context fetched first) and reserve
+    const facts = actionFacts(action, clientId);
+    const ctx = await this.#context(client, facts);
+    const decision = await this.#decideAndReserve(facts, ctx, reasons, clientId, actionId);
+    if (decision === AGAIN) return AGAIN;
+    // audit
+    entry.decision = decision;
+    await this.#append(key, { kind: 'decision', approver: this.#opts.approverId, ...decision, ...(claim ? { fence: claim.fence, instance: this.#claims.instance } : {}) });
+    const nothingToCall = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired === true;
+    entry.state = nothingToCall ? 'done' : 'open';
+    if (this.#book.keepMs > 0) this.#book.velocity[this.mode].prune(ctx.now, this.#book.keepMs);
+    const output: ApproverOutput = decision.expired ? 'held' : OUTPUT[decision.decision];
+    if (nothingToCall) return this.#final(claim, { decision, output, action });
+    if (decision.decision === 'approve' && this.#markExpired(decision, facts)) {
+      // Checked again right before the call: the audit write may have taken a while.
+      await this.#unreserve(decision);
+      entry.state = 'done';
+      await this.#appendResult(key, decision, { ok: false, outcome: 'notApplied', sent: false, expired: true });
+      return this.#final(claim, { decision, output: 'held', action });
+    }
+    // The claim must still be ours right before the call (fencing): else nothing is called.
+    const held = await this.#claims.stillHeld(claim);
+    if (held !== 'held') {
+      await this.#unreserve(decision);
+      entry.state = 'failed';
+      await this.#appendResult(key, decision, { ok: false, outcome: 'notApplied', sent: false, claim: held === 'decided' ? 'decided elsewhere' : 'lost or Redis unavailable' });
+      return AGAIN;
+    }
+    // call
+    const call = decision.decision === 'approve' ? approveAction : rejectAction;
+    let failure: FailureKind;
+    let err: Error & { statusCode?: number; code?: unknown };
+    try {
+      const res = await call(client, { client_id: clientId, action_id: actionId });
+      entry.state = 'done';
+      await this.#appendResult(key, decision, { ok: true, outcome: 'applied', statusCode: res.statusCode });
+      return this.#final(claim, { decision: { ...decision, outcome: 'applied' }, output, action, statusCode: res.statusCode });
+    } catch (e) {
+      err = e as Error & { statusCode?: number; code?: unknown };
+      // Anything but a definite "refused" or "not sent" may have had its effect.
+      failure = e instanceof ApiError ? e.failure : 'outcomeUnknown';
+    }
+    const statusCode = err.statusCode ?? 0;
+    if (failure !== 'outcomeUnknown') {
+      entry.state = 'failed';
+      await this.#unreserve(decision);
+      await this.#claims.release(claim);
+      await this.#appendResult(key, decision, { ok: false, outcome: 'notApplied', failure, statusCode, code: err.code ?? null, error: err.message }).catch(() => undefined);
+      return { decision: { ...decision, outcome: 'notApplied' }, output, action, statusCode: statusCode || undefined, error: err };
+    }
+    // resolve: counted (the safe side) until reading the action says what the call did.
+    entry.state = 'unknown';
+    entry.callEndedAt = this.#opts.now();
+    entry.claim = claim;
+    entry.details = action.details && typeof action.details === 'object' ? (action.details as Record<string, unknown>) : undefined;
+    entry.callError = { statusCode, code: err.code ?? null, msg: err.message };
+    await this.#appendResult(key, decision, { ok: false, outcome: 'unknown', statusCode, code: err.code ?? null, error: err.message }).catch(() => undefined);
+    this.#opts.onUnknownChange?.(this.unknown);
+    return (await this.#awaitResolution(key, entry, action, false))!;
+  }
+
+  /**
+   * Read the action when its details are missing or it must be read (a takeover, a recent data
+   * loss of Redis). @returns the action and the reasons so far; a held or skipped outcome when
+   * it is no longer pending; {@link AGAIN} when a takeover could not read it.
+   */
+  async #read(client: CustodyClient, input: Record<string, unknown>, clientId: string, actionId: string, earlier: Entry | undefined, mustRead: boolean): Promise<ReadAction | ApproverOutcome | typeof AGAIN> {
+    let action: Record<string, unknown> = { ...input, client_id: clientId, action_id: actionId };
+    const reasons: string[] = [];
+    if (earlier?.state === 'failed') reasons.push('decided again: the earlier call failed');
+    if (!mustRead && action.details && typeof action.details === 'object' && action.type) return { action, reasons };
+    try {
+      const read = await getAction(client, { client_id: clientId, action_id: actionId });
+      if (read.data.status !== 'pending') {
+        const a = { ...action, ...read.data, client_id: clientId, action_id: actionId };
+        const why = mustRead ? `the action is ${read.data.status}, not pending: decided before (another instance, or before Redis lost its data): nothing to decide` : `the action is ${read.data.status}, not pending: nothing to decide`;
+        return { decision: this.#bare(a, clientId, actionId, 'hold', [why]), output: this.#claims.shared ? 'skipped' : 'held', action: a };
+      }
+      action = { ...action, ...(read.data as Action), client_id: clientId, action_id: actionId };
+    } catch (e) {
+      if (mustRead) {
+        // Not knowing whether it is still pending, a takeover must not call: try again later.
+        this.#claims.warn(`action ${actionId}: could not be read before taking it over (${(e as Error).message})`);
+        await abortableSleep(1000, this.#closing.signal);
+        return AGAIN;
+      }
+      reasons.push(`details: the action could not be read (${(e as Error).message}): conditions that need them fail`);
+    }
+    return { action, reasons };
+  }
+
+  /**
+   * Evaluate the rules against the velocity windows as read, and reserve an approval in them
+   * (only if no other decision changed them since the read: else read and decide again).
+   * @returns the decision, or {@link AGAIN} when Redis went away.
+   */
+  async #decideAndReserve(facts: ActionFacts, ctx: EvaluationContext, reasons: string[], clientId: string, actionId: string): Promise<DecisionRecord | typeof AGAIN> {
+    const counted = facts.asset !== undefined && facts.amount !== undefined;
+    const useWindows = facts.asset !== undefined && (this.#longestWindowMs > 0 || !this.#claims.shared);
+    const release = useWindows ? await this.#windowLocks.acquire(facts.asset!) : undefined;
     try {
       for (;;) {
-        if (this.#closed) throw new Error('approver: closed');
-        if (expireTime > 0 && expireTime <= this.#opts.now() / 1000) {
-          // Expired while it waited: nothing can approve it any more.
-          const d = this.#bare(action, clientId, actionId, 'hold', [`expired: the action expired at ${new Date(expireTime * 1000).toISOString()} while it waited for coordination (${contested ? 'claimed by another instance' : 'Redis unavailable'}): not approved`]);
-          d.expired = true;
-          entry.decision = d;
-          await this.#append({ kind: 'decision', approver: this.#opts.approverId, ...d });
-          entry.state = 'done';
-          return { decision: d, output: contested ? 'skipped' : 'held', action };
+        let view: WindowView | undefined;
+        if (useWindows) {
+          try {
+            view = await this.#windows.read(facts.asset!, ctx.now);
+          } catch (e) {
+            if (e instanceof CoordinationUnavailableError) return AGAIN;
+            throw e;
+          }
+          const v = view;
+          ctx.velocity = (_asset, windowMs) => v.usage(windowMs, ctx.now);
         }
-        let claimed;
-        try {
-          // Known away already (not only when a command fails): say so while the action waits.
-          if (coord.state !== 'ready') wait(`coordination: Redis is ${coord.state}${coord.reason ? ` (${coord.reason})` : ''}`);
-          await coord.whenReady(this.#closing.signal);
-          if (this.#closed) continue;
-          claimed = await coord.claim(id, claimId);
-        } catch (e) {
-          if (!(e instanceof CoordinationUnavailableError)) throw e;
-          wait(e.message);
-          // A timer, not only the state: the connection may fail before its 'close' event is
-          // handled, and a loop of promises alone would never let that event in.
-          await abortableSleep(UNAVAILABLE_RETRY_MS, this.#closing.signal);
-          await coord.whenReady(this.#closing.signal);
-          continue;
+        const evaluation = evaluateRules(this.#opts.rules, facts, ctx, this.#opts.defaultDecision);
+        const scale = typeof ctx.scale === 'number' ? ctx.scale : undefined;
+        const decision: DecisionRecord = {
+          decision: evaluation.decision,
+          rule: evaluation.rule,
+          reasons: [...reasons, ...evaluation.reasons],
+          action_id: actionId,
+          client_id: clientId,
+          type: facts.type,
+          asset: facts.asset ?? null,
+          amount: facts.amount !== undefined ? facts.amount.toString() : null,
+          amountDecimal: facts.amount !== undefined && scale !== undefined ? fromBaseUnits(facts.amount, scale) : null,
+          destination: facts.destination ?? null,
+          velocity: evaluation.velocity,
+          mode: this.mode,
+          decidedAt: new Date(ctx.now).toISOString(),
+          expireTime: facts.expireTime,
+        };
+        if (decision.decision !== 'approve' || this.#markExpired(decision, facts) || !counted) return decision;
+        const entry: VelocityEntry = { at: ctx.now, action: actionId, amount: facts.amount! };
+        if (view) {
+          let reserved: boolean;
+          try {
+            reserved = await this.#windows.reserve(view, entry);
+          } catch (e) {
+            if (e instanceof CoordinationUnavailableError) return AGAIN;
+            throw e;
+          }
+          if (!reserved) {
+            // Another decision reserved since the read: read again after a short random wait.
+            await abortableSleep(2 + Math.random() * 10, this.#closing.signal);
+            if (this.#closed) throw new Error('approver: closed');
+            continue;
+          }
         }
-        if (claimed.kind === 'decided') return this.#decidedElsewhere(claimed.record, entry, action, coord);
-        if (claimed.kind === 'held') {
-          contested = true;
-          await coord.waitForClaim(id, Math.max(50, claimed.pttl + 25), this.#closing.signal);
-          continue;
-        }
-        if (waiting) {
-          waiting = false;
-          this.#opts.onCoordinationWait?.('');
-        }
-        const mustRead = contested || !claimed.fresh || (coord.lostAt > 0 && this.#opts.now() - coord.lostAt < READ_AFTER_DATA_LOSS_MS);
-        const outcome = await this.#decide(input, clientId, actionId, entry, earlier, { coord, claim: claimed.claim, mustRead, record: (o) => this.#finish(coord, claimed.claim, o) });
-        if (outcome !== AGAIN) return outcome;
-        contested = true;
-        await abortableSleep(UNAVAILABLE_RETRY_MS, this.#closing.signal);
+        // The book counts this instance's own approvals too: written back after a data loss of Redis.
+        if (this.#claims.shared) this.#book.velocity[this.mode].add(facts.asset!, entry.amount, entry.at, actionId);
+        return decision;
       }
     } finally {
-      if (waiting) this.#opts.onCoordinationWait?.('');
+      release?.();
+    }
+  }
+
+  /** Stop counting `decision`'s approval (a definite "not applied"). Never throws: Redis away, the shared window keeps it (the safe side). */
+  async #unreserve(decision: DecisionRecord): Promise<void> {
+    if (decision.decision !== 'approve') return;
+    if (this.#claims.shared) this.#book.velocity[this.mode].remove(decision.action_id);
+    if (decision.asset) await this.#windows.release(decision.asset, decision.action_id).catch(() => undefined);
+  }
+
+  /** A final outcome: with coordination, "decided" is recorded for the claim. */
+  #final(claim: Claim | undefined, o: ApproverOutcome): ApproverOutcome {
+    if (claim) this.#claims.complete(claim, JSON.stringify({ decision: o.decision, output: o.output, instance: this.#claims.instance } satisfies DecidedRecord));
+    return o;
+  }
+
+  /**
+   * Wait for the resolution of a call whose outcome is unknown, at most `reportUnknownAfterMs`
+   * (or until close).
+   * @param redelivered the action came again (a re-send, a restart): an applied outcome comes back
+   *   `redelivered`, a "not applied" one returns undefined (decide it again).
+   */
+  async #awaitResolution(key: string, entry: Entry, action: Record<string, unknown>, redelivered: boolean): Promise<ApproverOutcome | undefined> {
+    const resolving = this.#startResolving(key, entry);
+    const decision = entry.decision!;
+    const output: ApproverOutput = OUTPUT[decision.decision];
+    const timer = new AbortController();
+    const late = abortableSleep(this.#opts.reportUnknownAfterMs, AbortSignal.any([timer.signal, this.#closing.signal])).then(() => ({ outcome: 'unknown' }) as Resolution);
+    const r = await Promise.race([resolving, late]);
+    timer.abort();
+    const mark = redelivered ? { redelivered: true } : {};
+    if (r.outcome === 'applied') return { decision: { ...decision, ...mark, outcome: 'applied' }, output, action };
+    if (r.outcome === 'notApplied') {
+      if (redelivered && r.status === 'pending') return undefined;
+      const verb = decision.decision === 'approve' ? 'approve' : 'reject';
+      return {
+        decision: { ...decision, ...mark, outcome: 'notApplied' },
+        output,
+        action,
+        error: new ActionNotAppliedError(`${verb} of action ${decision.action_id}: not applied: ${r.why}`, { outcome: 'notApplied', status: r.status, why: r.why }),
+      };
+    }
+    const c = entry.callError ?? { statusCode: 0, code: null, msg: '' };
+    const verb = decision.decision === 'approve' ? 'approve' : 'reject';
+    return {
+      decision: { ...decision, ...mark, outcome: 'unknown' },
+      output,
+      action,
+      error: new ActionOutcomeUnknownError(`${verb} of action ${decision.action_id}: outcome unknown (${c.msg || c.code || 'no answer'}): it may have taken effect; still counted, and being resolved by reading the action`, { outcomeUnknown: true, statusCode: c.statusCode, code: c.code, msg: c.msg }),
+    };
+  }
+
+  /** Start resolving `entry` (once): read the action at once, then on a timer, until the answer is definite or the approver closes. */
+  #startResolving(key: string, entry: Entry): Promise<Resolution> {
+    if (entry.resolving) return entry.resolving;
+    const job = this.#resolve(key, entry);
+    entry.resolving = job;
+    this.#resolutions.add(job);
+    void job.finally(() => {
+      this.#resolutions.delete(job);
+      if (entry.state === 'unknown') entry.resolving = undefined;
+    });
+    return job;
+  }
+
+  async #resolve(key: string, entry: Entry): Promise<Resolution> {
+    const decision = entry.decision!;
+    const ids = { client_id: decision.client_id, action_id: decision.action_id };
+    const verb = decision.decision === 'hold' ? 'approve' : decision.decision;
+    for (let attempt = 0; ; attempt++) {
+      await abortableSleep(RESOLVE_DELAYS_MS[Math.min(attempt, RESOLVE_DELAYS_MS.length - 1)], this.#closing.signal);
+      if (this.#closing.signal.aborted) return { outcome: 'unknown' };
+      let reading;
+      try {
+        reading = await readCallOutcome(await this.#opts.client(), ids, verb, entry.details);
+      } catch {
+        continue;
+      }
+      if (this.#closing.signal.aborted) return { outcome: 'unknown' };
+      let outcome: 'applied' | 'notApplied';
+      let why = reading.why;
+      if (reading.outcome !== 'pending') outcome = reading.outcome;
+      else if (this.#opts.now() - (entry.callEndedAt ?? 0) >= this.#opts.pendingSettlesAfterMs) {
+        outcome = 'notApplied';
+        why = `${reading.why} ${Math.round((this.#opts.now() - (entry.callEndedAt ?? 0)) / 1000)} s after the call ended: it did not take effect`;
+      } else continue;
+      await this.#append(key, { kind: 'resolved', approver: this.#opts.approverId, mode: decision.mode, action_id: decision.action_id, client_id: decision.client_id, outcome, status: reading.status, ...(reading.txStatus ? { txStatus: reading.txStatus } : {}), why, at: new Date(this.#opts.now()).toISOString() });
+      if (outcome === 'applied') {
+        entry.state = 'done';
+        this.#final(entry.claim, { decision: { ...decision, outcome }, output: OUTPUT[decision.decision], action: ids });
+      } else {
+        entry.state = reading.status === 'pending' ? 'failed' : 'done';
+        await this.#unreserve(decision);
+        await this.#claims.release(entry.claim);
+      }
+      entry.claim = undefined;
+      this.#opts.onUnknownChange?.(this.unknown, { ...ids, outcome, why });
+      return { outcome, status: reading.status, why };
     }
   }
 
   /** The action was decided by another instance (or by this one before a restart): no msg, nothing sent. */
-  #decidedElsewhere(record: string, entry: Entry, action: Record<string, unknown>, coord: Coordinator): ApproverOutcome {
+  #decidedElsewhere(record: string, entry: Entry, action: Record<string, unknown>): ApproverOutcome {
     let parsed: DecidedRecord;
     try {
       parsed = JSON.parse(record) as DecidedRecord;
     } catch {
       parsed = { decision: this.#bare(action, String(action.client_id), String(action.action_id), 'hold', ['decided by another instance (its record could not be read)']), output: 'held', instance: 'unknown' };
     }
-    const decision: DecisionRecord = { ...parsed.decision, ...(parsed.instance !== coord.instance ? { decidedBy: parsed.instance } : {}) };
+    const decision: DecisionRecord = { ...parsed.decision, ...(parsed.instance !== this.#claims.instance ? { decidedBy: parsed.instance } : {}) };
     entry.decision = decision;
     entry.state = 'done';
     entry.elsewhere = true;
     return { decision, output: 'skipped', action };
   }
 
-  /**
-   * Write "decided" for a claim: at once, or (Redis away) in the background until it is back.
-   * Safe either way: until it is written the claim stands, and whoever takes it over after its
-   * lease reads the action first.
-   */
-  #finish(coord: Coordinator, claim: Claim, outcome: ApproverOutcome): void {
-    const record = JSON.stringify({ decision: outcome.decision, output: outcome.output, instance: coord.instance } satisfies DecidedRecord);
-    const job = (async () => {
-      for (;;) {
-        try {
-          await coord.complete(claim, record);
-          return;
-        } catch (e) {
-          if (!(e instanceof CoordinationUnavailableError) || this.#closing.signal.aborted) return;
-          await abortableSleep(UNAVAILABLE_RETRY_MS, this.#closing.signal);
-          await coord.whenReady(this.#closing.signal, false);
-          if (this.#closing.signal.aborted) return;
-        }
-      }
-    })();
-    this.#finishing.add(job);
-    void job.finally(() => this.#finishing.delete(job));
+  /** Append a line to the audit file (and, with coordination, to the shared stream); the book keeps it for the next segment. @throws what the file throws (rejects). */
+  async #append(key: string, record: Record<string, unknown>): Promise<AuditLine> {
+    const line = await this.#book.log.append(record);
+    this.#book.note(key, line);
+    this.#opts.coordinator?.audit(this.#opts.approverId ?? this.#opts.velocityScope ?? 'approver', line);
+    return line;
   }
 
-  /** Append a line to the audit file and, with coordination, to the shared stream. @throws what the file throws (rejects). */
-  async #append(record: Record<string, unknown>): Promise<AuditLine> {
-    const line = await this.#book.log.append(record);
-    this.#coordinator?.audit(this.#opts.approverId ?? this.#velocityScope, line);
-    return line;
+  /** Append the result line of `decision`'s call (`ok`, `outcome`, and `statusCode`, `code`, `error` or `sent`/`expired`). */
+  #appendResult(key: string, decision: DecisionRecord, result: Record<string, unknown>): Promise<unknown> {
+    const { mode, action_id, client_id } = decision;
+    return this.#append(key, { kind: 'result', approver: this.#opts.approverId, mode, action_id, client_id, ...result, at: new Date(this.#opts.now()).toISOString() });
   }
 
   /** After a data loss of Redis: write back what this approver knows (decided actions, the velocity windows). */
   async #writeBack(): Promise<void> {
-    const coord = this.#coordinator!;
     const decided: Array<[string, string]> = [];
-    const since = this.#opts.now() - coord.decidedTtlMs;
+    const since = this.#opts.now() - this.#claims.decidedTtlMs;
     for (const [key, e] of this.#book.entries) {
       const [mode, clientId, actionId] = key.split('\u0000');
-      if (mode !== this.mode || e.state !== 'done' || !e.decision || Date.parse(e.decision.decidedAt) < since) continue;
+      if (mode !== this.mode || !e.decision || Date.parse(e.decision.decidedAt) < since) continue;
+      // An unknown outcome is not "decided" yet: its claim is gone with the data; a takeover reads the action first.
+      if (e.state !== 'done') continue;
       const output: ApproverOutput = e.decision.expired ? 'held' : OUTPUT[e.decision.decision];
-      decided.push([`${mode}:${clientId}:${actionId}`, JSON.stringify({ decision: e.decision, output, instance: e.decision.decidedBy ?? coord.instance } satisfies DecidedRecord)]);
+      decided.push([`${mode}:${clientId}:${actionId}`, JSON.stringify({ decision: e.decision, output, instance: e.decision.decidedBy ?? this.#claims.instance } satisfies DecidedRecord)]);
     }
-    await coord.restoreDecided(decided);
+    await this.#claims.restore(decided);
     if (this.#longestWindowMs === 0) return;
+    const now = this.#opts.now();
     const byAsset = new Map<string, Map<string, VelocityEntry>>();
     const put = (asset: string, e: VelocityEntry) => {
       let m = byAsset.get(asset);
       if (!m) byAsset.set(asset, (m = new Map()));
       m.set(e.action, e);
     };
-    for (const [asset, entries] of this.#sharedWindows) for (const e of entries) put(asset, e);
+    for (const e of await this.#windows.entries(now)) put(e.asset, { at: e.at, action: e.action, amount: e.amount });
     for (const e of this.#book.velocity[this.mode].entries()) put(e.asset, { at: e.at, action: e.action, amount: e.amount });
-    const horizon = this.#opts.now() - this.#longestWindowMs;
-    for (const [asset, m] of byAsset) {
-      await coord.velocityRestore(this.#velocityScope, this.mode, asset, [...m.values()].filter((e) => e.at >= horizon), this.#longestWindowMs);
-    }
+    const horizon = now - this.#longestWindowMs;
+    for (const [asset, m] of byAsset) await this.#windows.restore(asset, [...m.values()].filter((e) => e.at >= horizon));
   }
 
   /** A decision record with no facts beyond the ids (for an action that was not decided by rules). */
@@ -523,179 +938,8 @@ export class Approver {
       velocity: null,
       mode: this.mode,
       decidedAt: new Date(this.#opts.now()).toISOString(),
+      ...(Number(action.expireTime) >= 0 && action.expireTime !== undefined ? { expireTime: Number(action.expireTime) } : {}),
     };
-  }
-
-  /**
-   * Decide one action (see {@link decide}). With `co` (coordination, the claim held): reads the
-   * action first when `mustRead`, counts velocity in the shared windows, checks the claim right
-   * before the call, and hands each final outcome to `co.record`.
-   * @returns the outcome, or {@link AGAIN} when the claim was lost or Redis went away before the call (nothing called).
-   */
-  async #decide(
-    input: Record<string, unknown>,
-    clientId: string,
-    actionId: string,
-    entry: Entry,
-    earlier: Entry | undefined,
-    co: { coord: Coordinator; claim: Claim; mustRead: boolean; record: (o: ApproverOutcome) => void } | undefined,
-  ): Promise<ApproverOutcome | typeof AGAIN> {
-    const client = await this.#opts.client();
-    let action: Record<string, unknown> = { ...input, client_id: clientId, action_id: actionId };
-    const reasons: string[] = [];
-    const done = (o: ApproverOutcome): ApproverOutcome => {
-      co?.record(o);
-      return o;
-    };
-    if (earlier?.state === 'failed') reasons.push('decided again: the earlier call failed');
-    if (earlier?.state === 'open') {
-      reasons.push('decided again: the earlier decision has no result in the audit file (the process stopped during the call)');
-      this.#book.velocity[this.mode].remove(actionId);
-    }
-    if (co?.mustRead || !action.details || typeof action.details !== 'object' || !action.type) {
-      try {
-        const read = await getAction(client, { client_id: clientId, action_id: actionId });
-        if (read.data.status !== 'pending') {
-          const a = { ...action, ...read.data, client_id: clientId, action_id: actionId };
-          const why = co?.mustRead ? `the action is ${read.data.status}, not pending: decided before (another instance, or before Redis lost its data): nothing to decide` : `the action is ${read.data.status}, not pending: nothing to decide`;
-          const d = this.#bare(a, clientId, actionId, 'hold', [why]);
-          if (!co) {
-            this.#book.entries.delete(entryKey(this.mode, clientId, actionId));
-            return { decision: d, output: 'held', action: a };
-          }
-          entry.decision = d;
-          entry.state = 'done';
-          entry.elsewhere = true;
-          return done({ decision: d, output: 'skipped', action: a });
-        }
-        action = { ...action, ...(read.data as Action), client_id: clientId, action_id: actionId };
-      } catch (e) {
-        if (co?.mustRead) {
-          // Not knowing whether it is still pending, a takeover must not call: try again later.
-          co.coord.warn(`action ${actionId}: could not be read before taking it over (${(e as Error).message})`);
-          await new Promise((r) => setTimeout(r, 1000));
-          return AGAIN;
-        }
-        reasons.push(`details: the action could not be read (${(e as Error).message}): conditions that need them fail`);
-      }
-    }
-    const facts = actionFacts(action, clientId);
-    const ctx = await this.#context(client, facts);
-    let decision: DecisionRecord;
-    // One shared read-decide-commit per asset at a time in this process: concurrent decisions
-    // of one instance would otherwise invalidate each other's reads and retry without end.
-    const releaseWindow = co && this.#longestWindowMs > 0 && facts.asset ? await this.#windowLocks.acquire(facts.asset) : undefined;
-    try {
-    for (;;) {
-      let shared: VelocityRead | undefined;
-      if (co && this.#longestWindowMs > 0 && facts.asset) {
-        try {
-          shared = await co.coord.velocityRead(this.#velocityScope, this.mode, facts.asset, ctx.now - this.#longestWindowMs);
-        } catch (e) {
-          if (e instanceof CoordinationUnavailableError) return AGAIN;
-          throw e;
-        }
-        this.#sharedWindows.set(facts.asset, shared.entries);
-        const ledger = new VelocityLedger();
-        let latest = ctx.now;
-        for (const v of shared.entries) {
-          ledger.add(facts.asset, v.amount, v.at, v.action);
-          latest = Math.max(latest, v.at);
-        }
-        // Another instance's clock may run ahead: count its approvals all the same.
-        ctx.velocity = (asset, windowMs) => ledger.usage(asset, windowMs, latest);
-      }
-      const evaluation = evaluateRules(this.#opts.rules, facts, ctx, this.#opts.defaultDecision);
-      const scale = typeof ctx.scale === 'number' ? ctx.scale : undefined;
-      decision = {
-        decision: evaluation.decision,
-        rule: evaluation.rule,
-        reasons: [...reasons, ...evaluation.reasons],
-        action_id: actionId,
-        client_id: clientId,
-        type: facts.type,
-        asset: facts.asset ?? null,
-        amount: facts.amount !== undefined ? facts.amount.toString() : null,
-        amountDecimal: facts.amount !== undefined && scale !== undefined ? fromBaseUnits(facts.amount, scale) : null,
-        destination: facts.destination ?? null,
-        velocity: evaluation.velocity,
-        mode: this.mode,
-        decidedAt: new Date(ctx.now).toISOString(),
-      };
-      // Reserve an approval now, synchronously after the check: a concurrent decision sees it.
-      if (decision.decision === 'approve' && !this.#markExpired(decision, facts) && facts.asset && facts.amount !== undefined) {
-        if (shared && co) {
-          // Across instances: added only if no instance changed the window since it was read.
-          let committed: boolean;
-          try {
-            committed = await co.coord.velocityCommit(this.#velocityScope, this.mode, facts.asset, shared.version, { at: ctx.now, action: actionId, amount: facts.amount }, this.#longestWindowMs);
-          } catch (e) {
-            if (e instanceof CoordinationUnavailableError) return AGAIN;
-            throw e;
-          }
-          if (!committed) {
-            // Another instance committed since the read: read again after a short random wait.
-            await abortableSleep(2 + Math.random() * 10, this.#closing.signal);
-            continue;
-          }
-        }
-        this.#book.velocity[this.mode].add(facts.asset, facts.amount, ctx.now, actionId);
-      }
-      break;
-    }
-    } finally {
-      releaseWindow?.();
-    }
-    entry.decision = decision;
-    await this.#append({ kind: 'decision', approver: this.#opts.approverId, ...decision, ...(co ? { fence: co.claim.fence, instance: co.coord.instance } : {}) });
-    entry.state = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired ? 'done' : 'open';
-    if (this.#book.keepMs > 0) this.#book.velocity[this.mode].prune(ctx.now, this.#book.keepMs);
-    const output: ApproverOutput = decision.expired ? 'held' : OUTPUT[decision.decision];
-    if (this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired) return done({ decision, output, action });
-
-    const unreserve = () => {
-      this.#book.velocity.live.remove(actionId);
-      if (co && decision.asset) co.coord.velocityRemove(this.#velocityScope, this.mode, decision.asset, actionId).catch(() => undefined);
-    };
-    if (decision.decision === 'approve') {
-      // Checked again right before the call: the audit write may have taken a while.
-      if (this.#markExpired(decision, facts)) {
-        unreserve();
-        entry.state = 'done';
-        await this.#appendResult(decision, { ok: false, sent: false, expired: true });
-        return done({ decision, output: 'held', action });
-      }
-    }
-    if (co) {
-      // The claim must still be ours right before the call (fencing): else nothing is called.
-      let held: 'held' | 'lost' | 'decided';
-      try {
-        held = await co.coord.renew(co.claim);
-      } catch (e) {
-        if (!(e instanceof CoordinationUnavailableError)) throw e;
-        held = 'lost';
-      }
-      if (held !== 'held') {
-        unreserve();
-        entry.state = 'failed';
-        await this.#appendResult(decision, { ok: false, sent: false, claim: held === 'decided' ? 'decided elsewhere' : 'lost or Redis unavailable' });
-        return AGAIN;
-      }
-    }
-    const call = decision.decision === 'approve' ? approveAction : rejectAction;
-    try {
-      const res = await call(client, { client_id: clientId, action_id: actionId });
-      entry.state = 'done';
-      await this.#appendResult(decision, { ok: true, statusCode: res.statusCode });
-      return done({ decision, output, action, statusCode: res.statusCode });
-    } catch (e) {
-      const err = e as Error & { statusCode?: number; code?: unknown };
-      entry.state = 'failed';
-      unreserve();
-      if (co) co.coord.release(co.claim).catch(() => undefined);
-      await this.#appendResult(decision, { ok: false, statusCode: err.statusCode ?? 0, code: err.code ?? null, error: err.message }).catch(() => undefined);
-      return { decision, output, action, statusCode: err.statusCode || undefined, error: err };
-    }
   }
 
   /**
@@ -711,12 +955,6 @@ export class Approver {
     decision.expired = true;
     decision.reasons.push(reason);
     return true;
-  }
-
-  /** Append the result line of `decision`'s call (`ok`, and `statusCode`, `code`, `error` or `sent`/`expired`) to the audit file. */
-  #appendResult(decision: DecisionRecord, result: Record<string, unknown>): Promise<unknown> {
-    const { mode, action_id, client_id } = decision;
-    return this.#append({ kind: 'result', approver: this.#opts.approverId, mode, action_id, client_id, ...result, at: new Date(this.#opts.now()).toISOString() });
   }
 
   /** Read what the rules need for this action: the asset's scale, the fund's whitelist, short codes (each cached). */
@@ -752,14 +990,22 @@ export class Approver {
     return this.#cached(this.#shortCodes, shortCode, async () => String((await getWallet(client, { wallet_id: shortCode })).data.wallet_id));
   }
 
-  /** Wait for the decisions in hand (their calls and audit lines), then release the audit file. */
+  /**
+   * Close: no new decision starts; waits (claims, resolution timers) end at once; a call in
+   * flight may finish within `CLOSE_GRACE_MS` (lib/client.ts, 10 s: the grace a closing client gives its requests; its result line is then written). What is
+   * still unknown after that is resolved by the next start (its decision line has no result, or
+   * its result says `outcome: "unknown"`). Then the audit file is released.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
     this.#unregisterLoss?.();
-    await Promise.allSettled(Array.from(this.#inFlight));
-    await Promise.allSettled(Array.from(this.#finishing));
+    const grace = new AbortController();
+    await Promise.race([Promise.allSettled(Array.from(this.#inFlight)), abortableSleep(CLOSE_GRACE_MS, grace.signal)]);
+    grace.abort();
+    await Promise.allSettled(Array.from(this.#resolutions));
+    await this.#claims.close();
     await releaseBook(this.auditFile, this.#book);
   }
 }

@@ -103,12 +103,15 @@ export class WorkspaceClient {
   }
 
   /**
-   * Abort every request in flight (each rejects with an ApiError of code `ECLOSED`; no retry
-   * follows) and release the keep-alive sockets. The client must not be used afterwards.
+   * Close (a redeploy): requests made from now on, and retries, reject with an ApiError of code
+   * `ECLOSED` without being sent; requests on the wire may finish within `graceMs`, then are
+   * cancelled (`ECLOSED`, failure `outcomeUnknown`); the keep-alive sockets are released. The
+   * client must not be used afterwards.
+   * @param graceMs how long requests on the wire may still take, ms (default 0).
    * @returns a promise that resolves once every request in flight has settled.
    */
-  close(): Promise<void> {
-    return this.#transport.close();
+  close(graceMs = 0): Promise<void> {
+    return this.#transport.close(graceMs);
   }
 
   /** Never reveal the token when inspected or serialised. */

@@ -9,7 +9,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
-import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient } from '../../lib';
+import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient, CLOSE_GRACE_MS } from '../../lib';
 import { HubFeed, WalletsFeed, type SignedFeed, type Action, type ActionListing, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLease, type PaymentJournal } from '../../lib';
 import type { Simulator } from '../../simulator';
@@ -291,13 +291,15 @@ export = function register(RED: NodeAPI): void {
       });
       feeds.clear();
       const pending = v1Client.take();
-      // Both clients' close() abort their requests in flight (retries included) and resolve once
-      // those have settled, so no request of this deployment answers after done().
-      const closingWorkspace = v2Client.take()?.then((c) => c.close(), () => undefined);
+      // Both clients' close() stop new requests and retries at once, let the requests on the wire
+      // finish within CLOSE_GRACE_MS (an approve or a payment in flight is not cut in half by a
+      // redeploy), cancel the rest and resolve once all have settled, so no request of this
+      // deployment answers after done().
+      const closingWorkspace = v2Client.take()?.then((c) => c.close(CLOSE_GRACE_MS), () => undefined);
       const lease = journalLease;
       journalLease = undefined;
       Promise.allSettled(stopping)
-        .then(() => Promise.allSettled([pending?.then((c) => c.close(), () => undefined), closingWorkspace]))
+        .then(() => Promise.allSettled([pending?.then((c) => c.close(CLOSE_GRACE_MS), () => undefined), closingWorkspace]))
         // The journal closes after the requests: their answers are recorded first.
         .then(() => sharedJournal?.close())
         .then(() => lease?.then((l) => l.release(), () => undefined))
