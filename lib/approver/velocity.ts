@@ -6,6 +6,68 @@
  * resets a limit.
  */
 
+/** One approval counted in a velocity window. */
+export interface VelocityEntry {
+  /** Epoch ms of the decision. */
+  at: number;
+  /** The action id it approved (an action counts once). */
+  action: string;
+  /** Base units. */
+  amount: bigint;
+}
+
+/** One asset's window as read: what the rules count, and the version a reserve checks. */
+export interface WindowView {
+  /** Asset code, e.g. `BTC-TESTNET`. */
+  readonly asset: string;
+  /** The window's version when read: {@link VelocityWindows.reserve} counts an approval only while it is unchanged. */
+  readonly version: string;
+  /**
+   * Sum (base units) and count of the approvals in `(now - windowMs, now]`; when another
+   * instance's clock runs ahead (entries after `now`), `now` is taken as the newest entry's time.
+   * @param windowMs the rule's rolling window, ms (at most the windows' keepMs).
+   * @param now epoch ms.
+   */
+  usage(windowMs: number, now: number): { sum: bigint; count: number };
+}
+
+/**
+ * The velocity windows of one approver scope and mode (`live` / `dryRun`): local
+ * ({@link LocalVelocityWindows}), or shared through Redis (`RedisVelocityWindows`,
+ * lib/coordination/velocity-windows.ts). Used as read -> evaluate the rules -> reserve (only if
+ * the window did not change since the read; else read again).
+ */
+export interface VelocityWindows {
+  /**
+   * Read the window of `asset`; its cost does not grow with the approvals in the window.
+   * @param now epoch ms (the decision's clock).
+   * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable.
+   */
+  read(asset: string, now: number): Promise<WindowView>;
+  /**
+   * Count `entry` if the window is still at `view.version`.
+   * @returns true when counted; false when the window changed since the read (read again).
+   * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable; nothing or the entry may be counted (safe side).
+   */
+  reserve(view: WindowView, entry: VelocityEntry): Promise<boolean>;
+  /**
+   * Stop counting `action` (only for a definite "not applied" from the API).
+   * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable.
+   */
+  release(asset: string, action: string): Promise<void>;
+  /**
+   * Count entries known from elsewhere (audit replay, write-back after a Redis data loss); an
+   * action already counted stays as it is.
+   * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable.
+   */
+  restore(asset: string, entries: VelocityEntry[]): Promise<void>;
+  /**
+   * Every entry counted within keepMs of `now` (epoch ms), per asset: what this instance knows,
+   * for a write-back after a Redis data loss.
+   */
+  entries(now: number): Promise<Array<VelocityEntry & { asset: string }>>;
+}
+
 /** One approval counted in a window. */
 interface Entry {
   /** When it was decided, epoch ms. */

@@ -98,14 +98,8 @@ export type ClaimResult =
   /** Held by another claim, for `pttl` ms more. */
   | { kind: 'held'; holder: Claim; pttl: number };
 
-/** One approval in a velocity window. */
-export interface VelocityEntry {
-  /** Decision time, epoch ms. */
-  at: number;
-  action: string;
-  /** Base units. */
-  amount: bigint;
-}
+import type { VelocityEntry } from '../approver/velocity';
+export type { VelocityEntry } from '../approver/velocity';
 
 /** A velocity window as read: its version (for {@link Coordinator.velocityCommit}) and entries. */
 export interface VelocityRead {
