@@ -70,6 +70,34 @@ describe('lean transport (issue 11)', function () {
     assert.deepEqual(seen.map((w) => `${w.name}: ${w.message}`), []);
   });
 
+  it('close(graceMs) lets a request on the wire finish with its answer, refuses new ones at once, and cuts the rest after the grace', async () => {
+    const held: http.ServerResponse[] = [];
+    let received = 0;
+    const server = await loopbackServer((req, res) => {
+      received++;
+      if (req.url?.includes('/slow')) setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":200,"msg":"OK"}'), 300);
+      else held.push(res);
+    });
+    const client = new CustodyClient({ baseUrl: `${server.url}/api/v1/p`, apiKey: 'k', unsigned: true, attempts: 1 });
+    try {
+      const slow = client.request('PUT', '/coreclient/c/action/slow');
+      const stuck = client.request('PUT', '/coreclient/c/action/stuck').then(() => assert.fail('answered'), (e: unknown) => e);
+      await until(() => received === 2 || undefined, 'both requests on the wire');
+      const closing = client.close(1500);
+      // New requests are refused at once, unsent.
+      await assert.rejects(client.request('GET', '/assets'), (e: unknown) => e instanceof ApiError && e.code === 'ECLOSED' && e.failure === 'notSent');
+      // The slow call finishes within the grace: its answer counts (a redeploy does not cut it in half).
+      assert.equal((await slow).statusCode, 200);
+      // The stuck one is cut when the grace ends: its outcome is unknown.
+      const e = await stuck;
+      assert.ok(e instanceof ApiError && e.code === 'ECLOSED' && e.failure === 'outcomeUnknown', String(e));
+      await closing;
+      assert.equal(received, 2);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('close() aborts 220 requests in flight: each rejects ECLOSED with an unknown outcome, no warning, nothing left on the wire', async () => {
     const held = new Set<http.ServerResponse>();
     let received = 0;

@@ -43,8 +43,6 @@ import { CoordinationUnavailableError } from '../coordination/coordinator';
 import { RedisVelocityWindows } from '../coordination/velocity-windows';
 import { evaluateRules, type ActionFacts, type CompiledRule, type Decision, type DefaultDecision, type EvaluationContext, type VelocityReport } from './rules';
 
-export { READ_AFTER_DATA_LOSS_MS } from './claims';
-export type { CallOutcome } from './outcome';
 
 /** `live`: call the API; `dryRun`: decide, audit and send the msg, call nothing. */
 export type ApproverMode = 'live' | 'dryRun';

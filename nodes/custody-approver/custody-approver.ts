@@ -8,8 +8,14 @@
  *
  * Input: `msg.payload` with `client_id` and `action_id` (as `custody-coreclient-feed` sends
  * it; `details` read when missing). Outputs: 1 approved, 2 rejected, 3 held; each msg has
- * `msg.payload` = the action with its details, `msg.decision` (lib DecisionRecord) and, when
- * a call was made, `msg.statusCode`. A failed call: `done(err)` with `msg.decision` attached.
+ * `msg.payload` = the action with its details, `msg.decision` (lib DecisionRecord, with
+ * `outcome` `applied` when a call was made) and, when an answer came, `msg.statusCode`. A call
+ * refused, not sent, or resolved as not applied: `done(err)` with `msg.decision` attached
+ * (`outcome: 'notApplied'`). A call whose outcome is unknown (a timeout, a reset, a 5xx, a
+ * redeploy mid-call) waits while lib resolves it by reading the action (at most lib's
+ * REPORT_UNKNOWN_AFTER_MS, 2 minutes), then leaves by its output once applied; still unknown,
+ * it goes to Catch with `msg.outcomeUnknown = true`, `msg.decision.outcome = 'unknown'` and
+ * the error code `EOUTCOMEUNKNOWN`, and the status counts it until it is resolved.
  * With coordination on the connection (issue 12), an action decided by another instance sends
  * no msg here (counted as "decided elsewhere"), and while Redis is unavailable the node holds
  * the actions in hand and shows so in its status.
@@ -50,6 +56,8 @@ export = function register(RED: NodeAPI): void {
     const userDir = (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
     const auditFile = path.resolve(userDir, (def.auditFile || '').trim() || path.join('custodyflow-audit', `${node.id}.jsonl`));
     const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0, skipped: 0 };
+    /** The approver once open (for its count of unknown outcomes). */
+    let approver: Approver | undefined;
     /** With coordination: why decisions wait for Redis ('' when they do not). */
     let waitingFor = '';
     let coordinated = false;
@@ -67,7 +75,8 @@ export = function register(RED: NodeAPI): void {
         : dryRun
           ? RED._('custody-approver.status.dryRunCounts', { approved, rejected, held })
           : RED._('custody-approver.status.counts', { approved, rejected, held });
-      node.status({ fill: dryRun ? 'yellow' : 'green', shape: 'dot', text });
+      const unknown = approver?.unknown ?? 0;
+      node.status({ fill: unknown > 0 ? 'yellow' : dryRun ? 'yellow' : 'green', shape: unknown > 0 ? 'ring' : 'dot', text: unknown > 0 ? text + RED._('custody-approver.status.unknownSuffix', { unknown }) : text });
     }
 
     /** The approver, once the configuration checks out and the audit file verifies; rejects with why not. */
@@ -102,9 +111,17 @@ export = function register(RED: NodeAPI): void {
           waitingFor = reason;
           showCounts();
         },
+        onUnknownChange: (_unknown, resolved) => {
+          // A resolution that ends after its msg went to Catch (or after a restart) is logged once.
+          if (resolved) node.log(RED._('custody-approver.errors.resolved', { action: resolved.action_id, outcome: resolved.outcome, why: resolved.why }));
+          showCounts();
+        },
       });
     })();
-    ready.then(showCounts, (err: Error) => {
+    ready.then((a) => {
+      approver = a;
+      showCounts();
+    }, (err: Error) => {
       showError(node, err);
       node.error(RED._('custody-approver.errors.notDeciding', { message: err.message }));
     });
@@ -121,6 +138,7 @@ export = function register(RED: NodeAPI): void {
             if (outcome.statusCode) out.statusCode = outcome.statusCode;
             else delete out.statusCode;
             if (outcome.error) {
+              if (outcome.decision.outcome === 'unknown') (out as { outcomeUnknown?: boolean }).outcomeUnknown = true;
               showError(node, outcome.error);
               return done(outcome.error);
             }
