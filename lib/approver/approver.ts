@@ -474,7 +474,7 @@ export class Approver {
       this.#windows = new RedisVelocityWindows(opts.coordinator, scope, this.mode, this.#longestWindowMs);
     } else {
       this.#claims = new LocalClaims();
-      this.#windows = new LocalVelocityWindows(book.velocity[this.mode]);
+      this.#windows = new LocalVelocityWindows(Math.max(this.#longestWindowMs, book.keepMs), book.velocity[this.mode]);
     }
   }
 
