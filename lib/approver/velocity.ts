@@ -1,9 +1,17 @@
 /**
  * Velocity windows of the `custody-approver`: the approvals of one approver per asset, in time
- * order, with running sums, so the sum and count over any rolling window are two binary
- * searches whatever the number of approvals in it. Amounts in base units (bigint), times in
- * epoch milliseconds. Rebuilt from the audit file on start (approver.ts), so a restart never
- * resets a limit.
+ * order, in a balanced search tree (a treap) whose nodes carry the count and sum of their
+ * subtree, so the sum and count over any rolling window, an approval added (in or out of time
+ * order), one taken out and the old ones pruned each cost O(log n) whatever the number n of
+ * approvals in the window. Amounts in base units (bigint), times in epoch milliseconds.
+ * Rebuilt from the audit file on start (approver.ts), so a restart never resets a limit.
+ *
+ * - {@link VelocityWindows}: the interface the approver decides through (read, evaluate the
+ *   rules, reserve only if the window did not change since the read).
+ * - {@link LocalVelocityWindows}: one process (a {@link VelocityLedger} in memory).
+ * - `RedisVelocityWindows` (lib/coordination/velocity-windows.ts): shared by several instances
+ *   through Redis, each keeping a mirror (a {@link VelocityLedger}) that a read brings up to date
+ *   with the changes since the version it last saw.
  */
 
 /** One approval counted in a velocity window. */
@@ -68,95 +76,258 @@ export interface VelocityWindows {
   entries(now: number): Promise<Array<VelocityEntry & { asset: string }>>;
 }
 
-/** One approval counted in a window. */
-interface Entry {
-  /** When it was decided, epoch ms. */
-  at: number;
-  /** Base units. */
-  amount: bigint;
-  /** The action it approved; an action counts once. */
-  action: string;
+/** An entry as the ledger keeps it. */
+type Entry = VelocityEntry;
+
+/** One approval in a tree of approvals ordered by (`at`, `seq`), with its subtree's count and sum. */
+class Node {
+  left: Node | null = null;
+  right: Node | null = null;
+  /** Entries in this subtree. */
+  size = 1;
+  /** Base units of this subtree. */
+  sum: bigint;
+  /** Heap priority of the treap (random). */
+  pri = Math.random();
+  constructor(
+    /** Epoch ms of the decision. */
+    readonly at: number,
+    /** Insertion number: orders entries of one `at` and makes every key unique. */
+    readonly seq: number,
+    readonly action: string,
+    /** Base units. */
+    readonly amount: bigint,
+  ) {
+    this.sum = amount;
+  }
 }
 
-/** The approvals of one asset, oldest first, with prefix sums: `sums[i]` = amounts of entries[0..i). */
-class AssetWindow {
-  entries: Entry[] = [];
-  sums: bigint[] = [0n];
+function update(n: Node): void {
+  let size = 1;
+  let sum = n.amount;
+  if (n.left) {
+    size += n.left.size;
+    sum += n.left.sum;
+  }
+  if (n.right) {
+    size += n.right.size;
+    sum += n.right.sum;
+  }
+  n.size = size;
+  n.sum = sum;
+}
 
-  /** Index of the first entry at or after `at` ms. */
-  lowerBound(at: number): number {
-    let lo = 0;
-    let hi = this.entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.entries[mid].at < at) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+/** True when `a` sorts before (`at`, `seq`). */
+function before(a: Node, at: number, seq: number): boolean {
+  return a.at < at || (a.at === at && a.seq < seq);
+}
+
+/** Split `t` into the nodes before (`at`, `seq`) and the rest. */
+function split(t: Node | null, at: number, seq: number): [Node | null, Node | null] {
+  if (!t) return [null, null];
+  if (before(t, at, seq)) {
+    const [l, r] = split(t.right, at, seq);
+    t.right = l;
+    update(t);
+    return [t, r];
+  }
+  const [l, r] = split(t.left, at, seq);
+  t.left = r;
+  update(t);
+  return [l, t];
+}
+
+/** Join two treaps, every node of `a` before every node of `b`. */
+function merge(a: Node | null, b: Node | null): Node | null {
+  if (!a) return b;
+  if (!b) return a;
+  if (a.pri > b.pri) {
+    a.right = merge(a.right, b);
+    update(a);
+    return a;
+  }
+  b.left = merge(a, b.left);
+  update(b);
+  return b;
+}
+
+/** Take node `x` out of `t` (found by its key). */
+function erase(t: Node | null, x: Node): Node | null {
+  if (!t) return null;
+  if (t === x) return merge(t.left, t.right);
+  if (before(x, t.at, t.seq)) t.left = erase(t.left, x);
+  else t.right = erase(t.right, x);
+  update(t);
+  return t;
+}
+
+/**
+ * A treap of `nodes` (already in key order) in O(n): a balanced shape, then priorities drawn at
+ * random and handed out largest first, level by level, so every parent's is above its children's.
+ */
+function build(nodes: Node[]): Node | null {
+  const shape = (lo: number, hi: number): Node | null => {
+    if (lo >= hi) return null;
+    const mid = (lo + hi) >>> 1;
+    const n = nodes[mid];
+    n.left = shape(lo, mid);
+    n.right = shape(mid + 1, hi);
+    return n;
+  };
+  const root = shape(0, nodes.length);
+  const pris = nodes.map(() => Math.random()).sort((x, y) => y - x);
+  const order: Node[] = root ? [root] : [];
+  for (let i = 0; i < order.length; i++) {
+    const n = order[i];
+    n.pri = pris[i];
+    if (n.left) order.push(n.left);
+    if (n.right) order.push(n.right);
+  }
+  for (let i = order.length - 1; i >= 0; i--) update(order[i]);
+  return root;
+}
+
+/** The approvals of one asset: a treap by time, the node of each action, a version that changes with every change. */
+class AssetWindow {
+  root: Node | null = null;
+  readonly byAction = new Map<string, Node>();
+  /** Increases with every add, remove, prune that took something, and reset. */
+  version = 0;
+  #seq = 0;
+
+  get size(): number {
+    return this.root?.size ?? 0;
   }
 
   add(e: Entry): void {
-    const n = this.entries.length;
-    if (n === 0 || this.entries[n - 1].at <= e.at) {
-      this.entries.push(e);
-      this.sums.push(this.sums[n] + e.amount);
-      return;
-    }
-    // Out of order (a clock step back): insert and rebuild the sums after it.
-    const i = this.lowerBound(e.at + 1);
-    this.entries.splice(i, 0, e);
-    this.rebuild(i);
+    const n = new Node(e.at, ++this.#seq, e.action, e.amount);
+    const [l, r] = split(this.root, n.at, n.seq);
+    this.root = merge(merge(l, n), r);
+    this.byAction.set(e.action, n);
+    this.version++;
   }
 
   remove(action: string): boolean {
-    const i = this.entries.findIndex((e) => e.action === action);
-    if (i < 0) return false;
-    this.entries.splice(i, 1);
-    this.rebuild(i);
+    const n = this.byAction.get(action);
+    if (!n) return false;
+    this.byAction.delete(action);
+    this.root = erase(this.root, n);
+    this.version++;
     return true;
   }
 
-  rebuild(from: number): void {
-    this.sums.length = from + 1;
-    for (let i = from; i < this.entries.length; i++) this.sums.push(this.sums[i] + this.entries[i].amount);
+  /** Count and sum of the entries at or before `at` ms. */
+  prefix(at: number): { sum: bigint; count: number } {
+    let sum = 0n;
+    let count = 0;
+    let t = this.root;
+    while (t) {
+      if (t.at <= at) {
+        if (t.left) {
+          sum += t.left.sum;
+          count += t.left.size;
+        }
+        sum += t.amount;
+        count++;
+        t = t.right;
+      } else t = t.left;
+    }
+    return { sum, count };
   }
 
-  /** Drop entries before `at` ms. */
-  prune(at: number): void {
-    const i = this.lowerBound(at);
-    if (i === 0) return;
-    this.entries.splice(0, i);
-    const base = this.sums[i];
-    this.sums = this.sums.slice(i).map((s) => s - base);
+  /** The latest `at`, undefined when empty. */
+  newest(): number | undefined {
+    let t = this.root;
+    if (!t) return undefined;
+    while (t.right) t = t.right;
+    return t.at;
+  }
+
+  /** The oldest `at`, undefined when empty. */
+  oldest(): number | undefined {
+    let t = this.root;
+    if (!t) return undefined;
+    while (t.left) t = t.left;
+    return t.at;
+  }
+
+  /** Drop entries before `at` ms. @returns their actions. */
+  prune(at: number): string[] {
+    const oldest = this.oldest();
+    if (oldest === undefined || oldest >= at) return [];
+    const [old, keep] = split(this.root, at, -Infinity);
+    this.root = keep;
+    const gone: Node[] = [];
+    collect(old, gone);
+    for (const n of gone) this.byAction.delete(n.action);
+    this.version++;
+    return gone.map((n) => n.action);
+  }
+
+  /** Replace every entry with `entries` (any order). */
+  reset(entries: Entry[]): void {
+    const last = new Map<string, Entry>();
+    for (const e of entries) last.set(e.action, e);
+    const sorted = [...last.values()].sort((a, b) => a.at - b.at);
+    this.byAction.clear();
+    const nodes = sorted.map((e) => new Node(e.at, ++this.#seq, e.action, e.amount));
+    for (const n of nodes) this.byAction.set(n.action, n);
+    this.root = build(nodes);
+    this.version++;
+  }
+
+  /** Every entry, oldest first. */
+  list(): Entry[] {
+    const nodes: Node[] = [];
+    collect(this.root, nodes);
+    return nodes.map((n) => ({ at: n.at, amount: n.amount, action: n.action }));
+  }
+}
+
+/** Append the nodes of `t` in key order to `out` (iteratively: no recursion limit). */
+function collect(t: Node | null, out: Node[]): void {
+  const stack: Node[] = [];
+  let n = t;
+  while (n || stack.length > 0) {
+    while (n) {
+      stack.push(n);
+      n = n.left;
+    }
+    n = stack.pop()!;
+    out.push(n);
+    n = n.right;
   }
 }
 
 /**
  * The approvals of one approver, per asset, for velocity limits. Each action counts once
- * (adding it again replaces the earlier entry).
+ * (adding it again replaces the earlier entry). Every operation is O(log n) in the approvals n
+ * of the asset (a prune also O(k) in the k approvals it drops).
  */
 export class VelocityLedger {
   readonly #assets = new Map<string, AssetWindow>();
   readonly #assetOf = new Map<string, string>();
-  #added = 0;
 
-  /**
-   * Count an approval.
-   * @param asset asset code, e.g. `BTC-TESTNET`.
-   * @param amount base units.
-   * @param at epoch ms of the decision.
-   * @param action the action id (an action counts once).
-   */
-  add(asset: string, amount: bigint, at: number, action: string): void {
-    if (this.#assetOf.has(action)) this.remove(action);
+  #window(asset: string): AssetWindow {
     let w = this.#assets.get(asset);
     if (!w) {
       w = new AssetWindow();
       this.#assets.set(asset, w);
     }
-    w.add({ at, amount, action });
+    return w;
+  }
+
+  /**
+   * Count an approval (in any time order).
+   * @param asset asset code, e.g. `BTC-TESTNET`.
+   * @param amount base units.
+   * @param at epoch ms of the decision.
+   * @param action the action id (an action counts once: an earlier entry of it is replaced).
+   */
+  add(asset: string, amount: bigint, at: number, action: string): void {
+    if (this.#assetOf.has(action)) this.remove(action);
+    this.#window(asset).add({ at, amount, action });
     this.#assetOf.set(action, asset);
-    this.#added++;
   }
 
   /** Stop counting the approval of `action` (a reservation the API refused). @returns true when it was counted. */
@@ -167,36 +338,140 @@ export class VelocityLedger {
     return this.#assets.get(asset)?.remove(action) ?? false;
   }
 
+  /** True when `action` is counted. */
+  has(action: string): boolean {
+    return this.#assetOf.has(action);
+  }
+
   /**
    * Sum (base units) and count of the approvals of `asset` in the window `(now - windowMs, now]`.
    * @param now epoch ms.
    */
   usage(asset: string, windowMs: number, now: number): { sum: bigint; count: number } {
     const w = this.#assets.get(asset);
-    if (!w) return { sum: 0n, count: 0 };
-    const lo = w.lowerBound(now - windowMs + 1);
-    const hi = w.lowerBound(now + 1);
-    return { sum: w.sums[hi] - w.sums[lo], count: hi - lo };
+    if (!w || w.size === 0) return { sum: 0n, count: 0 };
+    const hi = w.prefix(now);
+    const lo = w.prefix(now - windowMs);
+    return { sum: hi.sum - lo.sum, count: hi.count - lo.count };
+  }
+
+  /** Epoch ms of the latest approval of `asset` counted, undefined when none. */
+  newest(asset: string): number | undefined {
+    return this.#assets.get(asset)?.newest();
+  }
+
+  /** Approvals of `asset` counted. */
+  size(asset: string): number {
+    return this.#assets.get(asset)?.size ?? 0;
+  }
+
+  /** A number that increases with every change to `asset`'s approvals (add, remove, prune, reset). */
+  version(asset: string): number {
+    return this.#assets.get(asset)?.version ?? 0;
   }
 
   /** Every approval counted, per asset, oldest first (to write them back to a shared window after a data loss). */
   entries(): Array<{ asset: string; at: number; amount: bigint; action: string }> {
     const out: Array<{ asset: string; at: number; amount: bigint; action: string }> = [];
-    for (const [asset, w] of this.#assets) for (const e of w.entries) out.push({ asset, ...e });
+    for (const asset of this.#assets.keys()) for (const e of this.entriesOf(asset)) out.push({ asset, ...e });
     return out;
   }
 
+  /** The approvals of `asset`, oldest first. */
+  entriesOf(asset: string): VelocityEntry[] {
+    return this.#assets.get(asset)?.list() ?? [];
+  }
+
   /**
-   * Forget approvals older than `keepMs` before `now` (the longest window of the rules), once
-   * every 1,000 additions, so memory follows the window and not the history.
+   * Replace the approvals of `asset` with `entries` (any order; a later duplicate action
+   * replaces an earlier one), in O(n log n) for the sort and O(n) for the tree.
+   */
+  reset(asset: string, entries: VelocityEntry[]): void {
+    const w = this.#window(asset);
+    for (const action of w.byAction.keys()) this.#assetOf.delete(action);
+    for (const e of entries) {
+      const other = this.#assetOf.get(e.action);
+      if (other !== undefined && other !== asset) this.remove(e.action);
+    }
+    w.reset(entries);
+    for (const action of w.byAction.keys()) this.#assetOf.set(action, asset);
+  }
+
+  /** Forget the approvals of `asset` before `at` (epoch ms). @returns how many. */
+  pruneAsset(asset: string, at: number): number {
+    const w = this.#assets.get(asset);
+    if (!w) return 0;
+    const gone = w.prune(at);
+    for (const action of gone) this.#assetOf.delete(action);
+    return gone.length;
+  }
+
+  /**
+   * Forget approvals older than `keepMs` before `now` (the longest window of the rules), so
+   * memory follows the window and not the history.
    */
   prune(now: number, keepMs: number): void {
-    if (this.#added < 1000) return;
-    this.#added = 0;
-    for (const w of this.#assets.values()) {
-      const before = w.entries.slice(0, w.lowerBound(now - keepMs));
-      for (const e of before) this.#assetOf.delete(e.action);
-      w.prune(now - keepMs);
-    }
+    for (const asset of this.#assets.keys()) this.pruneAsset(asset, now - keepMs);
+  }
+}
+
+/**
+ * A window's usage as {@link WindowView.usage} defines it: `(now - windowMs, now]`, `now` moved
+ * to the newest approval when one is after it (another instance's clock running ahead).
+ */
+export function windowUsage(ledger: VelocityLedger, asset: string, windowMs: number, now: number): { sum: bigint; count: number } {
+  const newest = ledger.newest(asset);
+  return ledger.usage(asset, windowMs, newest !== undefined && newest > now ? newest : now);
+}
+
+/**
+ * {@link VelocityWindows} of one process: a {@link VelocityLedger} in memory (the approver's,
+ * rebuilt from its audit file). The version of an asset's window changes with every add and
+ * remove, so of two decisions that read one version only the first reserve passes: two
+ * concurrent decisions cannot both use the room left under a limit. Every operation O(log n).
+ */
+export class LocalVelocityWindows implements VelocityWindows {
+  /** The ledger counted in (shared with whoever passed it). */
+  readonly ledger: VelocityLedger;
+  /** How long an approval is kept, ms: the longest velocity window of the rules. */
+  readonly keepMs: number;
+
+  /**
+   * @param keepMs the longest velocity window of the rules, ms: a reserve forgets the asset's
+   *   approvals older than that before the new one's time.
+   * @param ledger the ledger to count in (default a new, empty one).
+   */
+  constructor(keepMs: number, ledger: VelocityLedger = new VelocityLedger()) {
+    this.keepMs = keepMs;
+    this.ledger = ledger;
+  }
+
+  /** The window of `asset` as it stands (nothing to wait for). */
+  async read(asset: string, _now: number): Promise<WindowView> {
+    const ledger = this.ledger;
+    return { asset, version: String(ledger.version(asset)), usage: (windowMs, now) => windowUsage(ledger, asset, windowMs, now) };
+  }
+
+  /** Count `entry` if no add or remove touched the asset since `view` was read. @returns false when one did. */
+  async reserve(view: WindowView, entry: VelocityEntry): Promise<boolean> {
+    if (String(this.ledger.version(view.asset)) !== view.version) return false;
+    this.ledger.pruneAsset(view.asset, entry.at - this.keepMs);
+    this.ledger.add(view.asset, entry.amount, entry.at, entry.action);
+    return true;
+  }
+
+  /** Stop counting `action`. */
+  async release(_asset: string, action: string): Promise<void> {
+    this.ledger.remove(action);
+  }
+
+  /** Count each of `entries` not counted yet. */
+  async restore(asset: string, entries: VelocityEntry[]): Promise<void> {
+    for (const e of entries) if (!this.ledger.has(e.action)) this.ledger.add(asset, e.amount, e.at, e.action);
+  }
+
+  /** Every approval at or after `now - keepMs`. */
+  async entries(now: number): Promise<Array<VelocityEntry & { asset: string }>> {
+    return this.ledger.entries().filter((e) => e.at >= now - this.keepMs);
   }
 }

@@ -8,11 +8,7 @@
  *   when its lease ends. "Decided" ({@link Coordinator.complete}) is written only after the API
  *   accepted the call (or for a decision that calls nothing: hold, expired, dry run); a failed
  *   call releases the claim ({@link Coordinator.release}) so the action is decided again.
- * - **Velocity windows** ({@link Coordinator.velocityRead} / {@link Coordinator.velocityCommit}):
- *   the approvals per approver, mode and asset in a sorted set (score: decision time, epoch ms;
- *   member: action id) with amounts (base units, decimal text) in a hash and a version number.
- *   A commit is a Lua script that adds the approval only if the version is the one read:
- *   optimistic concurrency, so a limit holds across the instances together.
+ * - **Velocity windows**: velocity-windows.ts (`RedisVelocityWindows`), through {@link Coordinator.run}.
  * - **The audit stream** ({@link Coordinator.audit}): every audit line also goes to one Redis
  *   stream (`XADD`), in order per instance, queued while Redis is away.
  * - **Data loss**: an epoch key is set on the first connect; when Redis comes back without it
@@ -27,7 +23,7 @@
  *
  * Keys, all below the key prefix (default `custodyflow:`): `epoch`, `fence`,
  * `claim:<mode>:<client_id>:<action_id>`, `decided:<mode>:<client_id>:<action_id>`,
- * `velocity:<scope>:<mode>:<asset>` (+ `:amounts`, `:version`), `audit` (stream), channel
+ * `{velocity:<scope>:<mode>:<asset>}:*` (velocity-windows.ts), `audit` (stream), channel
  * `decided` (pub/sub), and the submission journal's keys (shared-journal.ts).
  * Redis Cluster is not supported (the scripts touch several keys); a single Redis, with
  * replicas or Sentinel behind one URL, is.
@@ -39,6 +35,11 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { ConfigError } from '../errors';
 import { abortableSleep } from '../transport';
 import { parseConfigUrl } from '../environments';
+import type { VelocityEntry } from '../approver/velocity';
+import { legacyVelocity, type VelocityRead } from './velocity-windows';
+
+export type { VelocityEntry } from '../approver/velocity';
+export type { VelocityRead } from './velocity-windows';
 
 /**
  * Redis cannot be reached (or has not come back from a data loss yet): nothing was done. `code`
@@ -98,14 +99,7 @@ export type ClaimResult =
   /** Held by another claim, for `pttl` ms more. */
   | { kind: 'held'; holder: Claim; pttl: number };
 
-import type { VelocityEntry } from '../approver/velocity';
-export type { VelocityEntry } from '../approver/velocity';
 
-/** A velocity window as read: its version (for {@link Coordinator.velocityCommit}) and entries. */
-export interface VelocityRead {
-  version: string;
-  entries: VelocityEntry[];
-}
 
 const CLAIM = `
 local d = redis.call('GET', KEYS[2])
@@ -160,51 +154,6 @@ if e then return {e, 0} end
 redis.call('SET', KEYS[1], ARGV[1])
 return {ARGV[1], 1}`;
 
-const VELOCITY_READ = `
-local v = redis.call('GET', KEYS[3]) or '0'
-local items = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'WITHSCORES')
-local out = {v}
-for i = 1, #items, 2 do
-  out[#out + 1] = items[i]
-  out[#out + 1] = items[i + 1]
-  out[#out + 1] = redis.call('HGET', KEYS[2], items[i]) or '0'
-end
-return out`;
-
-// Add one approval if the window is still at the version read; prune what is past every window.
-const VELOCITY_COMMIT = `
-local v = redis.call('GET', KEYS[3]) or '0'
-if v ~= ARGV[1] then return 0 end
-local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[5])
-for i = 1, #old do redis.call('HDEL', KEYS[2], old[i]) end
-if #old > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[5]) end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-redis.call('INCR', KEYS[3])
-for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
-return 1`;
-
-const VELOCITY_REMOVE = `
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  redis.call('HDEL', KEYS[2], ARGV[1])
-  redis.call('INCR', KEYS[3])
-  return 1
-end
-return 0`;
-
-// Write back approvals after a data loss (ARGV: ttl, then at, action, amount triples); existing ones stay.
-const VELOCITY_RESTORE = `
-local n = 0
-for i = 2, #ARGV, 3 do
-  if redis.call('ZADD', KEYS[1], 'NX', ARGV[i], ARGV[i + 1]) == 1 then
-    redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i + 2])
-    n = n + 1
-  end
-end
-if n > 0 then redis.call('INCR', KEYS[3]) end
-for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
-return n`;
-
 /** The scripts as ioredis custom commands (run by EVALSHA, loaded on first use). */
 interface Scripts {
   cfClaim(claim: string, decided: string, fence: string, instance: string, claimId: string, leaseMs: number): Promise<[string, string, number]>;
@@ -212,10 +161,6 @@ interface Scripts {
   cfComplete(claim: string, decided: string, claimId: string, record: string, ttlMs: number, channel: string, message: string): Promise<number>;
   cfRelease(claim: string, claimId: string, channel: string, message: string): Promise<number>;
   cfEpoch(key: string, fresh: string): Promise<[string, number]>;
-  cfVelocityRead(set: string, amounts: string, version: string, since: number): Promise<string[]>;
-  cfVelocityCommit(set: string, amounts: string, version: string, expected: string, at: number, action: string, amount: string, pruneBefore: number, ttlMs: number): Promise<number>;
-  cfVelocityRemove(set: string, amounts: string, version: string, action: string): Promise<number>;
-  cfVelocityRestore(set: string, amounts: string, version: string, ...args: Array<string | number>): Promise<number>;
 }
 
 /** The scripts and their key counts. */
@@ -225,10 +170,6 @@ const SCRIPTS: Record<keyof Scripts, { lua: string; keys: number }> = {
   cfComplete: { lua: COMPLETE, keys: 2 },
   cfRelease: { lua: RELEASE, keys: 1 },
   cfEpoch: { lua: EPOCH, keys: 1 },
-  cfVelocityRead: { lua: VELOCITY_READ, keys: 3 },
-  cfVelocityCommit: { lua: VELOCITY_COMMIT, keys: 3 },
-  cfVelocityRemove: { lua: VELOCITY_REMOVE, keys: 3 },
-  cfVelocityRestore: { lua: VELOCITY_RESTORE, keys: 3 },
 };
 
 /** Default {@link CoordinatorOptions.leaseMs}: 60 s. */
@@ -525,48 +466,24 @@ export class Coordinator extends EventEmitter {
     }
   }
 
-  /** The keys of the velocity window of (`scope`, `mode`, `asset`). */
-  #velocityKeys(scope: string, mode: string, asset: string): [string, string, string] {
-    const base = this.key('velocity', scope, mode, asset);
-    return [base, `${base}:amounts`, `${base}:version`];
+  /** @deprecated the earlier shared windows, kept for the approver until it uses `RedisVelocityWindows` (velocity-windows.ts). */
+  velocityRead(scope: string, mode: string, asset: string, since: number): Promise<VelocityRead> {
+    return legacyVelocity.read(this, scope, mode, asset, since);
   }
 
-  /**
-   * Read the approvals of a velocity window since `since` (epoch ms) and its version.
-   * @param scope the approver (its node id: the same flow on every instance).
-   * @throws {CoordinationUnavailableError} (rejects).
-   */
-  async velocityRead(scope: string, mode: string, asset: string, since: number): Promise<VelocityRead> {
-    const out = await this.run((r) => r.cfVelocityRead(...this.#velocityKeys(scope, mode, asset), Math.floor(since)));
-    const entries: VelocityEntry[] = [];
-    for (let i = 1; i + 2 < out.length; i += 3) {
-      entries.push({ action: out[i], at: Number(out[i + 1]), amount: BigInt(out[i + 2]) });
-    }
-    return { version: out[0], entries };
+  /** @deprecated see {@link velocityRead}. */
+  velocityCommit(scope: string, mode: string, asset: string, version: string, entry: VelocityEntry, keepMs: number): Promise<boolean> {
+    return legacyVelocity.commit(this, scope, mode, asset, version, entry, keepMs);
   }
 
-  /**
-   * Add `entry` to the window if it is still at `version` (atomically, Lua), dropping approvals
-   * older than `keepMs` before `entry.at`.
-   * @returns false when another instance changed the window since it was read: read and decide again.
-   * @throws {CoordinationUnavailableError} (rejects).
-   */
-  async velocityCommit(scope: string, mode: string, asset: string, version: string, entry: VelocityEntry, keepMs: number): Promise<boolean> {
-    const n = await this.run((r) => r.cfVelocityCommit(...this.#velocityKeys(scope, mode, asset), version, entry.at, entry.action, entry.amount.toString(), entry.at - keepMs, keepMs + 24 * 3600_000));
-    return n === 1;
+  /** @deprecated see {@link velocityRead}. */
+  velocityRemove(scope: string, mode: string, asset: string, action: string): Promise<void> {
+    return legacyVelocity.remove(this, scope, mode, asset, action);
   }
 
-  /** Stop counting the approval of `action` (the API refused it). @throws {CoordinationUnavailableError} (rejects). */
-  async velocityRemove(scope: string, mode: string, asset: string, action: string): Promise<void> {
-    await this.run((r) => r.cfVelocityRemove(...this.#velocityKeys(scope, mode, asset), action));
-  }
-
-  /** Write back approvals after a data loss (those already there stay). @throws {CoordinationUnavailableError} (rejects). */
-  async velocityRestore(scope: string, mode: string, asset: string, entries: VelocityEntry[], keepMs: number): Promise<void> {
-    if (entries.length === 0) return;
-    const args: Array<string | number> = [keepMs + 24 * 3600_000];
-    for (const e of entries) args.push(e.at, e.action, e.amount.toString());
-    await this.run((r) => r.cfVelocityRestore(...this.#velocityKeys(scope, mode, asset), ...args));
+  /** @deprecated see {@link velocityRead}. */
+  velocityRestore(scope: string, mode: string, asset: string, entries: VelocityEntry[], keepMs: number): Promise<void> {
+    return legacyVelocity.restore(this, scope, mode, asset, entries, keepMs);
   }
 
   /**
