@@ -15,10 +15,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, compileRules, CustodyClient, createTransfer, getAction, listActions, type ApprovalRule, type AuditLine } from '../lib';
+import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, compileRules, Coordinator, CustodyClient, createTransfer, getAction, listActions, type ApprovalRule, type AuditLine } from '../lib';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from './simulated';
 import { demoTransfer, tempDirPerTest, until } from './support';
 import { FaultProxy, type FaultKind } from './fault-proxy';
+import { RedisServer } from './redis-server';
 
 const CLIENT = 'demo-approver';
 
@@ -97,6 +98,34 @@ describe('approver: a call whose outcome is unknown is resolved, never counted a
       assert.equal(puts(proxy), 1, 'one approve call in all');
     });
   }
+
+  it('with Redis coordination: an applied approve whose answer was lost is resolved, recorded decided, and the other instance calls nothing', async () => {
+    const redis = new RedisServer();
+    await redis.start();
+    open.push({ close: () => redis.stop() });
+    const proxy = await proxyWith('after502');
+    const client = clientVia(proxy);
+    const dir = tempDir();
+    const [first, second] = await pendingActions(2);
+    const instances: Approver[] = [];
+    for (const i of [0, 1]) {
+      const coord = new Coordinator({ url: redis.url, keyPrefix: 'cf-outcome:', leaseMs: 3000, instance: `instance-${i}` });
+      open.push(coord);
+      await coord.whenReady();
+      const a = await Approver.open({ rules: compileRules(countOne), auditFile: path.join(dir, `audit-${i}.jsonl`), client: async () => client, approverId: 'approver-1', coordinator: coord });
+      open.push(a);
+      instances.push(a);
+    }
+    const o = await instances[0].decide(first);
+    assert.equal(o.output, 'approved', o.error?.message);
+    assert.equal(o.decision.outcome, 'applied');
+    proxy.faults = false;
+    // The other instance sees it decided; the shared window holds the approval (limit 1).
+    const elsewhere = await instances[1].decide(first);
+    assert.equal(elsewhere.output, 'skipped');
+    assert.equal((await instances[1].decide(second)).output, 'held');
+    assert.equal(puts(proxy), 1, 'one approve call in all');
+  });
 
   it('not applied (before503): read back pending until definite, then notApplied: the reservation is freed and a re-send decides it again', async () => {
     const proxy = await proxyWith('before503');

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, compileRules, Coordinator, createTransfer, getAction, listActions, type ApprovalRule, type ApproverOutcome, type CustodyClient } from '../lib';
+import { Approver, compileRules, Coordinator, RedisVelocityWindows, createTransfer, getAction, listActions, type ApprovalRule, type ApproverOutcome, type CustodyClient } from '../lib';
 import type { Simulator } from '../simulator';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { demoTransfer } from './support';
@@ -174,8 +174,8 @@ describe('coordination through Redis (lib): three approvers on one API key', fun
     assert.equal(calls(again).length, 0, 'nothing decided twice');
     assert.ok(again.every((o) => o.output === 'skipped'));
     // The velocity window came back too: the four approvals count.
-    const window = await nodes[1].coord.velocityRead('approver-1', 'live', 'BTC-TESTNET', Date.now() - 3600_000);
-    assert.equal(window.entries.length, 4);
+    const window = await new RedisVelocityWindows(nodes[1].coord, 'approver-1', 'live', 3600_000).read('BTC-TESTNET', Date.now());
+    assert.equal(window.usage(3600_000, Date.now()).count, 4);
   });
 });
 
