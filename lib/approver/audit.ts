@@ -449,6 +449,9 @@ export class AuditLog {
     const dir = path.dirname(file);
     await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
     await AuditLog.#recover(file);
+    if (!fs.existsSync(file) && rotatedSegments(file).length > 0) {
+      throw new AuditFileError(file, 1, 'the live segment is missing but rotated segments exist: its lines (and the state it carried) are missing');
+    }
     const fh = await fs.promises.open(file, 'a+', 0o600);
     try {
       const text = await fh.readFile({ encoding: 'utf8' });
