@@ -130,7 +130,7 @@ describe('lib/approver: the audit log in segments', () => {
     assert.equal(opening.kind, 'segment');
     const after = linesOf(file).slice(1);
 
-    // Rotated segments are not read: make them unreadable to prove it (the owner of the test runs as root or not).
+    // Rotated segments are not read: overwrite them with what would not verify, to prove it.
     const rotated = rotatedSegments(file);
     for (const r of rotated) fs.writeFileSync(r.file, 'not read at start\n');
     const again = await AuditLog.open(file, { maxSegmentBytes: 1500 });
