@@ -440,7 +440,9 @@ export class AuditLog {
    * @param options rotation and the carry hook ({@link AuditLogOptions}).
    * @returns the log, ready to append; `records`: the carried records of the live segment's
    *   opening line (as the owner handed them over) followed by the live segment's other lines
-   *   (for a first segment: all its lines); `opening`: that opening line, when there is one.
+   *   (for a first segment: all its lines); a carried record has the fields its owner gave it
+   *   (`seq` and `prev` only when it carried lines it had appended, as the approver does);
+   *   `opening`: that opening line, when there is one.
    * @throws {AuditFileError} when the live segment does not verify (naming the first bad
    *   line), or is missing or empty while rotated segments exist; what the file system throws
    *   otherwise.
@@ -449,9 +451,21 @@ export class AuditLog {
     const dir = path.dirname(file);
     await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
     await AuditLog.#recover(file);
+    if (!fs.existsSync(file) && rotatedSegments(file).length > 0) {
+      throw new AuditFileError(file, 1, 'the live segment is missing but rotated segments exist: its lines (and the state it carried) are missing');
+    }
     const fh = await fs.promises.open(file, 'a+', 0o600);
     try {
-      const text = await fh.readFile({ encoding: 'utf8' });
+      // One read of the whole size (FileHandle.readFile reads in small chunks).
+      const stat = await fh.stat();
+      const buf = Buffer.allocUnsafe(stat.size);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      const text = buf.toString('utf8', 0, got);
       if (text === '' && rotatedSegments(file).length > 0) {
         throw new AuditFileError(file, 1, 'the live segment is empty but rotated segments exist: its lines (and the state it carried) are missing');
       }
@@ -462,7 +476,7 @@ export class AuditLog {
       const records = opening ? [...(opening.carried as AuditLine[]), ...v.records.slice(1)] : v.records;
       const openingBytes = opening ? Buffer.byteLength(text.slice(0, text.indexOf('\n') + 1), 'utf8') : 0;
       const lines = v.lines - (opening ? 1 : 0);
-      const day = lines > 0 ? utcDay((await fh.stat()).mtimeMs) : undefined;
+      const day = lines > 0 ? utcDay(stat.mtimeMs) : undefined;
       const segment = { firstSeq: first ? first.seq : 1, lines, bytes: Buffer.byteLength(text, 'utf8') - openingBytes, day };
       return { log: new AuditLog(file, fh, v.lastSeq, v.head, options, segment), records, ...(opening ? { opening } : {}) };
     } catch (e) {

@@ -1,0 +1,255 @@
+/**
+ * `npm run bench -- audit`: the approver's start-up on a long audit history against an empty
+ * audit file, ratios within one run (docs/audit.md).
+ *
+ * The history (default 1,000,000 lines: 500,000 actions, a decision line and a result line
+ * each, as lib/approver/approver.ts writes them, 200-450 bytes, about 690 actions a day) is
+ * spread over 730 days ending now, written straight into daily segments by this file's own
+ * writer (hash-chained like AuditLog, one write per segment, no fdatasync per line). Each
+ * segment after the first opens with an opening line carrying the approver's state at that
+ * moment: the decision and result lines of the approvals of the 24 h before it (the velocity
+ * window of the rule below). The whole chain is verified once (`verifyAuditChain`) before
+ * anything is measured.
+ *
+ * Scenarios, each measured against the same empty audit file in the same run, alternating:
+ * - `crash`: the process stopped without a clean close: the live segment holds the last 12 h
+ *   (its opening line's carried state, then about 690 lines);
+ * - `clean stop`: a checkpoint was written at the close: the live segment is its opening line;
+ * - the `crash` history against the same traffic over 2 days only (same carried state and live
+ *   segment, no years behind it): whether start-up grows with the history.
+ * Measured: `Approver.open({ rules, auditFile, client })` + `close()` (the approver as it is:
+ * it passes no AuditLog options), and `AuditLog.open(file)` + `close()` alone; p50 over
+ * `runs` (default 15) after 2 warm-up runs each.
+ * Options (`run(opts)`): `lines` (default 1,000,000), `days` (730), `runs` (15).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Approver, AuditLog, compileRules, GENESIS_HASH, lineHash, rotatedSegmentPath, verifyAuditChain, verifyAuditFile } from '../lib';
+import { atMost, median, printWhenMain, type BenchRow } from './table';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const WINDOW = 24 * HOUR;
+
+/** What the history looks like, for the rows' figures. */
+interface History {
+  live: string;
+  lines: number;
+  segments: number;
+  bytes: number;
+  carried: number;
+  liveBytes: number;
+}
+
+/** The approver's rule the history was decided by: approve ApproveTransfer BTC-TESTNET up to 0.5 with a daily velocity limit. */
+const RULES = [
+  { name: 'small BTC transfers', decision: 'approve' as const, actionTypes: ['ApproveTransfer'], assets: ['BTC-TESTNET'], maxAmount: '0.5', velocityAmount: '500', velocityCount: '2000', velocityWindowHours: '24' },
+];
+
+/** The decision line's fields (after `seq`, `prev`) of action `i` decided at `at` ms, as the approver writes them. */
+function decisionJson(i: number, at: number, approve: boolean, inWindow: number): string {
+  const amount = 10_000 + ((i * 7919) % 4_990_000);
+  const dec = (amount / 1e8).toFixed(8).replace(/0+$/, '');
+  const id = `act-${i.toString(16).padStart(8, '0')}-4f1e-9c2b-${(i * 2654435761 % 1e12).toString().padStart(12, '0')}`;
+  const reasons = approve
+    ? [`type ApproveTransfer is one of ApproveTransfer`, `asset BTC-TESTNET is one of BTC-TESTNET`, `amount ${dec} is at most 0.5`, `velocity: ${inWindow} approvals of BTC-TESTNET in 24 h with this action`]
+    : [`amount ${dec} is above 0.5`];
+  const velocity = approve ? `{"used":"${(inWindow * 0.025).toFixed(3)}","limit":"500","count":${inWindow},"countLimit":2000,"window":"24 h"}` : 'null';
+  return `"kind":"decision","approver":"8f3e2a1b9c7d6e50","decision":"${approve ? 'approve' : 'reject'}","rule":${approve ? '{"index":0,"name":"small BTC transfers"}' : 'null'},"reasons":${JSON.stringify(reasons)},"action_id":"${id}","client_id":"cc-7d41","type":"ApproveTransfer","asset":"BTC-TESTNET","amount":"${amount}","amountDecimal":"${dec}","destination":"tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx","velocity":${velocity},"mode":"live","decidedAt":"${new Date(at).toISOString()}"`;
+}
+
+function resultJson(i: number, at: number): string {
+  const id = `act-${i.toString(16).padStart(8, '0')}-4f1e-9c2b-${(i * 2654435761 % 1e12).toString().padStart(12, '0')}`;
+  return `"kind":"result","approver":"8f3e2a1b9c7d6e50","mode":"live","action_id":"${id}","client_id":"cc-7d41","ok":true,"statusCode":200,"at":"${new Date(at + 850).toISOString()}"`;
+}
+
+/**
+ * Write `lines` lines over `days` days ending at `end` into daily segments of `live`, the last
+ * holding the last 12 h (see the file comment).
+ */
+function writeHistory(live: string, lines: number, days: number, end: number): History {
+  const actions = Math.floor(lines / 2);
+  const start = end - days * DAY;
+  // Segment boundaries: every 24 h, the last one 12 h before the end.
+  const boundary = (k: number) => end - 12 * HOUR - (days - 1 - k) * DAY;
+  let seq = 0;
+  let head = GENESIS_HASH;
+  let k = -1; // the segment being written (-1: the first, opened at `start`)
+  let next = boundary(0);
+  let buf: string[] = [];
+  let file = '';
+  let firstSeq = 1;
+  let bytes = 0;
+  let segments = 0;
+  let carriedCount = 0;
+  const window: Array<{ at: number; lines: string[] }> = [];
+  const push = (body: string) => {
+    const line = `{"seq":${++seq},"prev":"${head}",${body}}`;
+    head = lineHash(line);
+    buf.push(line);
+    return line;
+  };
+  const flush = (to: string) => {
+    const text = buf.join('\n') + '\n';
+    fs.writeFileSync(to, text, { mode: 0o600 });
+    bytes += Buffer.byteLength(text);
+    segments++;
+    buf = [];
+  };
+  let inWindow = 0;
+  for (let i = 0; i < actions; i++) {
+    const at = start + Math.floor(((i + 0.5) * days * DAY) / actions);
+    while (at >= next && k < days - 1) {
+      // Rotate: the segment so far is renamed after its first seq; the next opens with the state.
+      file = rotatedSegmentPath(live, firstSeq);
+      flush(file);
+      while (window.length && window[0].at <= next - WINDOW) window.shift();
+      const carried = window.flatMap((w) => w.lines);
+      carriedCount = carried.length;
+      firstSeq = seq + 1;
+      push(`"kind":"segment","previous":"${path.basename(file)}","at":"${new Date(next).toISOString()}","reason":"day","carried":[${carried.join(',')}]`);
+      k++;
+      next = k < days - 1 ? boundary(k + 1) : Infinity;
+    }
+    while (window.length && window[0].at <= at - WINDOW) window.shift();
+    inWindow = window.length + 1;
+    const approve = i % 13 !== 0;
+    const d = push(decisionJson(i, at, approve, inWindow));
+    const r = push(resultJson(i, at));
+    if (approve) window.push({ at, lines: [d, r] });
+  }
+  flush(live);
+  return { live, lines: seq, segments, bytes, carried: carriedCount, liveBytes: fs.statSync(live).size };
+}
+
+/**
+ * A copy of the chain of `history` (hard links) closed cleanly: its live segment renamed
+ * after its first seq, and a new live segment holding a checkpoint (reason `close`) carrying
+ * the approvals of the last 24 h.
+ */
+function cleanStop(history: History, dir: string, end: number): History {
+  fs.mkdirSync(dir);
+  const from = path.dirname(history.live);
+  for (const name of fs.readdirSync(from)) fs.linkSync(path.join(from, name), path.join(dir, name));
+  const live = path.join(dir, path.basename(history.live));
+  const text = fs.readFileSync(live, 'utf8');
+  const ls = text.split('\n').slice(0, -1);
+  const first = JSON.parse(ls[0]) as { seq: number };
+  const last = JSON.parse(ls[ls.length - 1]) as { seq: number };
+  const kept: string[] = [];
+  // The carried state of the opening line still in the window, then this segment's approvals in it.
+  const inWindow = (l: string) => {
+    const m = /"(?:decidedAt|at)":"([^"]+)"/.exec(l);
+    return m !== null && Date.parse(m[1]) > end - WINDOW && !l.includes('"decision":"reject"');
+  };
+  const opening = JSON.parse(ls[0]) as { carried: unknown[] };
+  for (const c of opening.carried) if (inWindow(JSON.stringify(c))) kept.push(JSON.stringify(c));
+  for (const l of ls.slice(1)) if (inWindow(l)) kept.push(l);
+  const rotated = rotatedSegmentPath(live, first.seq);
+  fs.renameSync(live, rotated);
+  const line = `{"seq":${last.seq + 1},"prev":"${lineHash(ls[ls.length - 1])}","kind":"segment","previous":"${path.basename(rotated)}","at":"${new Date(end).toISOString()}","reason":"close","carried":[${kept.join(',')}]}`;
+  fs.writeFileSync(live, line + '\n', { mode: 0o600 });
+  return { ...history, live, lines: last.seq + 1, segments: history.segments + 1, carried: kept.length, liveBytes: Buffer.byteLength(line) + 1 };
+}
+
+/** ms of `fn` */
+async function time(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+/**
+ * Measure (see the file comment).
+ * @param opts `lines`, `days`, `runs`.
+ * @returns the rows: approver start-up after a crash and after a clean stop against empty
+ *   (goal <= 2x), AuditLog.open alone (report), and the full verification of the history (info).
+ */
+export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[]> {
+  const lines = Number(opts.lines ?? process.env.BENCH_AUDIT_LINES ?? 1_000_000);
+  const days = Number(opts.days ?? 730);
+  const runs = Number(opts.runs ?? 15);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-audit-'));
+  try {
+    const end = Date.now();
+    fs.mkdirSync(path.join(tmp, 'crash'));
+    let t0 = Date.now();
+    const crash = writeHistory(path.join(tmp, 'crash', 'approver.jsonl'), lines, days, end);
+    const genMs = Date.now() - t0;
+    const clean = cleanStop(crash, path.join(tmp, 'clean'), end);
+    // The same traffic over 2 days only: what start-up costs without the years behind it.
+    fs.mkdirSync(path.join(tmp, 'short'));
+    const short = writeHistory(path.join(tmp, 'short', 'approver.jsonl'), Math.round((2 * lines) / days), 2, end);
+    t0 = Date.now();
+    // The clean-stop chain holds every segment of the crash one (hard links) and one more.
+    for (const h of [clean, short]) {
+      const v = verifyAuditChain(h.live);
+      if (!v.ok || v.segments.length !== h.segments) throw new Error(`the generated history does not verify: ${JSON.stringify(v.bad)} (${v.segments.length} segments)`);
+    }
+    const verifyMs = Date.now() - t0;
+    if (!verifyAuditFile(crash.live, { trustOpening: true }).ok) throw new Error('the generated live segment does not verify');
+    const empty = path.join(tmp, 'empty', 'approver.jsonl');
+    fs.mkdirSync(path.dirname(empty));
+    fs.writeFileSync(empty, '', { mode: 0o600 });
+    process.stderr.write(`history: ${crash.lines} lines in ${crash.segments} segments (${(crash.bytes / 1e6).toFixed(0)} MB) over ${days} days, written in ${(genMs / 1000).toFixed(1)} s; verified in ${(verifyMs / 1000).toFixed(1)} s\n`);
+
+    const rules = compileRules(RULES);
+    const client = async () => {
+      throw new Error('not called at start-up');
+    };
+    const approverStart = (file: string) =>
+      time(async () => {
+        const a = await Approver.open({ rules, auditFile: file, client });
+        await a.close();
+      });
+    const logStart = (file: string) =>
+      time(async () => {
+        const { log } = await AuditLog.open(file);
+        await log.close();
+      });
+    const measure = async (fn: (f: string) => Promise<number>, file: string): Promise<[number, number]> => {
+      const a: number[] = [];
+      const b: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        await fn(empty);
+        await fn(file);
+      }
+      for (let i = 0; i < runs; i++) {
+        a.push(await fn(empty));
+        b.push(await fn(file));
+      }
+      return [median(b), median(a)];
+    };
+    const measurePair = async (fn: (f: string) => Promise<number>, a: string, b: string): Promise<[number, number]> => {
+      const xs: number[] = [];
+      const ys: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        await fn(a);
+        await fn(b);
+      }
+      for (let i = 0; i < runs; i++) {
+        xs.push(await fn(a));
+        ys.push(await fn(b));
+      }
+      return [median(xs), median(ys)];
+    };
+    const [crashMs, emptyMs1] = await measure(approverStart, crash.live);
+    const [longMs, shortMs] = await measurePair(approverStart, crash.live, short.live);
+    const [cleanMs, emptyMs2] = await measure(approverStart, clean.live);
+    const [logMs, logEmptyMs] = await measure(logStart, crash.live);
+    const f = (ms: number) => `${ms.toFixed(2)} ms`;
+    const scenario = `${(crash.lines / 1e6).toFixed(2)}M lines, ${days} d, ${crash.segments} daily segments`;
+    return [
+      atMost('audit', 'approver start-up p50, history (crash: live = last 12 h) vs empty', `${f(crashMs)} vs ${f(emptyMs1)}; ${scenario}; live ${(crash.liveBytes / 1e6).toFixed(2)} MB, ${crash.carried} carried`, crashMs / emptyMs1, 2),
+      atMost('audit', 'approver start-up p50, history (clean stop: checkpoint) vs empty', `${f(cleanMs)} vs ${f(emptyMs2)}; ${scenario}; live ${(clean.liveBytes / 1e6).toFixed(2)} MB, ${clean.carried} carried`, cleanMs / emptyMs2, 2),
+      atMost('audit', 'approver start-up p50, history (crash) vs 2 days of the same traffic', `${f(longMs)} vs ${f(shortMs)}; ${scenario} vs ${short.lines} lines, 2 d; live ${(short.liveBytes / 1e6).toFixed(2)} MB, ${short.carried} carried`, longMs / shortMs, 2),
+      { group: 'audit', measure: 'AuditLog.open + close p50, history (crash) vs empty', figures: `${f(logMs)} vs ${f(logEmptyMs)}; same history`, value: logMs / logEmptyMs, goal: 'report', pass: true },
+      { group: 'audit', measure: 'verifyAuditChain of the whole history (what verify reads)', figures: `${(verifyMs / 1000).toFixed(1)} s for ${clean.lines + short.lines} lines, ${((crash.bytes + clean.liveBytes + short.bytes) / 1e6).toFixed(0)} MB`, value: verifyMs / 1000, goal: 'info', pass: true },
+    ];
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+printWhenMain(module, () => run());
