@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, compileRules, Coordinator, CustodyClient, createTransfer, getAction, listActions, type ApprovalRule, type AuditLine } from '../lib';
+import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, rotatedSegments, verifyAuditChain, compileRules, Coordinator, CustodyClient, createTransfer, getAction, listActions, type ApprovalRule, type AuditLine } from '../lib';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from './simulated';
 import { demoTransfer, tempDirPerTest, until } from './support';
 import { FaultProxy, type FaultKind } from './fault-proxy';
@@ -176,5 +176,35 @@ describe('approver: a call whose outcome is unknown is resolved, never counted a
     // Counted across the restart: the limit of 1 holds the second.
     assert.equal((await b.decide(second)).output, 'held');
     assert.equal(puts(proxy), 1, 'one approve call in all');
+  });
+
+  it('across audit segments: a restart reads the newest segment only, yet the velocity window and decided-once hold, and the chain verifies across files', async () => {
+    const proxy = await proxyWith('after502');
+    proxy.faults = false;
+    const client = clientVia(proxy);
+    const file = path.join(tempDir(), 'audit.jsonl');
+    const five: ApprovalRule[] = [{ name: 'five per day', decision: 'approve', actionTypes: ['ApproveTransfer'], assets: ['BTC-TESTNET'], velocityCount: '5', velocityWindowHours: '24' }];
+    const small = { maxSegmentBytes: 1200, closeCheckpointBytes: Infinity };
+    const a = await approver(client, file, five);
+    await a.close();
+    open.pop();
+    const first = await Approver.open({ rules: compileRules(five), auditFile: file, client: async () => client, approverId: 'approver-1', auditOptions: small });
+    const actions = await pendingActions(8);
+    const outs = [];
+    for (const x of actions.slice(0, 4)) outs.push((await first.decide(x)).output);
+    assert.deepEqual(outs, ['approved', 'approved', 'approved', 'approved']);
+    await first.close();
+    assert.ok(rotatedSegments(file).length >= 2, `rotated: ${rotatedSegments(file).length} segments`);
+    const second = await Approver.open({ rules: compileRules(five), auditFile: file, client: async () => client, approverId: 'approver-1', auditOptions: small });
+    open.push(second);
+    // Decided once across the restart, from the state the newest segment carries.
+    const again = await second.decide(actions[0]);
+    assert.equal(again.decision.redelivered, true);
+    // The window counts the four earlier approvals: one more is approved, then held.
+    assert.equal((await second.decide(actions[4])).output, 'approved');
+    assert.equal((await second.decide(actions[5])).output, 'held');
+    assert.equal(puts(proxy), 5);
+    const v = verifyAuditChain(file);
+    assert.ok(v.ok, JSON.stringify(v.bad));
   });
 });

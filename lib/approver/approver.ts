@@ -34,7 +34,7 @@ import { fromBaseUnits } from '../amounts';
 import { assetScale } from '../v1/assets';
 import { listWhitelist, getWallet } from '../v1/fund';
 import { getAction, approveAction, rejectAction, type Action } from '../v1/core-client';
-import { AuditLog, type AuditLine } from './audit';
+import { AuditLog, type AuditLine, type AuditLogOptions } from './audit';
 import { LocalVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from './velocity';
 import { LocalClaims, RedisClaims, type DecisionClaims } from './claims';
 import { readCallOutcome, type CallOutcome } from './outcome';
@@ -118,6 +118,8 @@ export interface ApproverOptions {
   mode?: ApproverMode;
   /** The audit file (absolute path): the live segment; rotated segments sit beside it (audit.ts). */
   auditFile: string;
+  /** How the audit file rotates (audit.ts; defaults: 64 MiB segments, a new one each UTC day). Taken by the first approver that opens the file in this process. */
+  auditOptions?: Pick<AuditLogOptions, 'maxSegmentBytes' | 'rotateDaily' | 'closeCheckpointBytes'>;
   /** The signed client; called per action (the config node builds it once). @throws what building the client throws. */
   client: () => Promise<CustodyClient>;
   /** How long a fund's whitelist and a short code's wallet id are kept, in ms (default 60,000). */
@@ -357,10 +359,10 @@ function pickDecision(d: DecisionRecord): DecisionRecord {
 /** Open books by audit file path (resolved), shared in the process. */
 const books = new Map<string, Promise<ApprovalBook>>();
 
-async function acquireBook(file: string): Promise<ApprovalBook> {
+async function acquireBook(file: string, options: AuditLogOptions = {}): Promise<ApprovalBook> {
   let p = books.get(file);
   if (!p) {
-    p = AuditLog.open(file).then(({ log, records }) => {
+    p = AuditLog.open(file, options).then(({ log, records }) => {
       const book = new ApprovalBook(log);
       book.replay(records);
       return book;
@@ -490,7 +492,7 @@ export class Approver {
     if (opts.defaultDecision !== undefined && opts.defaultDecision !== 'hold' && opts.defaultDecision !== 'reject') {
       throw new ValidationError('defaultDecision', `hold or reject, got ${JSON.stringify(opts.defaultDecision)}`);
     }
-    const book = await acquireBook(opts.auditFile);
+    const book = await acquireBook(opts.auditFile, opts.auditOptions);
     const approver = new Approver(opts, book);
     book.keepMs = Math.max(book.keepMs, approver.#longestWindowMs);
     approver.#unregisterLoss = approver.#claims.onDataLoss(() => approver.#writeBack());
