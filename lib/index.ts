@@ -22,3 +22,4 @@ export * from './asset-list';
 export * from './registry';
 export * from './wire';
 export * from './response-check';
+export * from './track-store';

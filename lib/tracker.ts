@@ -44,6 +44,23 @@ export interface Tracked<C = unknown> {
   deadline: number;
 }
 
+/**
+ * Where a tracking stood before a restart (lib/track-store `TrackRecord`), for {@link Tracker.track}:
+ * the tracking goes on with the same start and deadline instead of starting over, and reads the
+ * transaction at once, at least once even when the deadline passed while the process was down (a
+ * transaction that became final meanwhile is reported final, not timed out).
+ */
+export interface TrackResume {
+  /** When the tracking first started, ms since the epoch. */
+  startedAt: number;
+  /** The deadline recorded, ms since the epoch. */
+  deadline: number;
+  /** Reads made before (default 0). */
+  reads?: number;
+  /** The last status read before; a first read showing the same status is then no progress. */
+  state?: string;
+}
+
 /** Callbacks of a {@link Tracker}; each is called at most once per transaction except `progress` and `readError`. */
 export interface TrackerCallbacks<C> {
   /** The status changed (the first successful read counts as a change). Called before `final`. */
@@ -106,6 +123,8 @@ interface Entry<C> extends Tracked<C> {
   queued: boolean;
   /** Ended (final, timed out, error, removed, closed). */
   done: boolean;
+  /** Read once before timing out, even past the deadline (a resumed tracking). */
+  mustRead: boolean;
 }
 
 /**
@@ -177,18 +196,20 @@ export class Tracker<C = unknown> {
    * Follow one transaction. The same `tx_id` may be followed several times (each ends on its own).
    * @param target the kind, `tx_id` and owner id; `expires` (epoch seconds) when known.
    * @param context the caller's own data, given back in every callback.
+   * @param resume where an earlier tracking of it stood (a restart): same start and deadline, first read at once.
    * @returns the tracked record.
    * @throws {Error} after {@link close}.
    */
-  track(target: TrackTarget, context: C): Tracked<C> {
+  track(target: TrackTarget, context: C, resume?: TrackResume): Tracked<C> {
     if (this.closed) throw new Error('tracker: closed');
     const now = this.timers.now();
     const entry: Entry<C> = {
       target: { ...target },
       context,
-      reads: 0,
-      startedAt: now,
-      deadline: typeof target.expires === 'number' && target.expires > 0 ? target.expires * 1000 + this.marginMs : now + this.unknownExpiryMs,
+      reads: resume?.reads ?? 0,
+      state: resume?.state,
+      startedAt: resume?.startedAt ?? now,
+      deadline: resume ? resume.deadline : typeof target.expires === 'number' && target.expires > 0 ? target.expires * 1000 + this.marginMs : now + this.unknownExpiryMs,
       due: 0,
       heapIndex: -1,
       delay: this.firstDelayMs,
@@ -196,11 +217,12 @@ export class Tracker<C = unknown> {
       woken: false,
       queued: false,
       done: false,
+      mustRead: resume !== undefined,
     };
     let set = this.byTxId.get(target.tx_id);
     if (!set) this.byTxId.set(target.tx_id, (set = new Set()));
     set.add(entry);
-    this.schedule(entry, Math.min(now + this.firstDelayMs, entry.deadline));
+    this.schedule(entry, resume ? now : Math.min(now + this.firstDelayMs, entry.deadline));
     return entry;
   }
 
@@ -281,7 +303,7 @@ export class Tracker<C = unknown> {
     const now = this.timers.now();
     while (this.heap.length && this.heap[0].due <= now) {
       const entry = this.popTop();
-      if (now >= entry.deadline) this.timeOut(entry);
+      if (now >= entry.deadline && !entry.mustRead) this.timeOut(entry);
       else {
         entry.queued = true;
         this.ready.push(entry);
@@ -304,6 +326,7 @@ export class Tracker<C = unknown> {
   private startRead(entry: Entry<C>): void {
     entry.reading = true;
     entry.woken = false;
+    entry.mustRead = false;
     this.inFlight++;
     let p: Promise<TransactionRead>;
     try {

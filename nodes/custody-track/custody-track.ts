@@ -15,9 +15,25 @@
  *
  * One lib {@link Tracker} (one timer) per node; while anything is tracked the node is a member of
  * the config node's wallets feed and liquidity hub feed and wakes the matching transaction.
+ *
+ * Across restarts (docs/nodes.md "custody-track", "Across restarts"): each msg followed is a lib
+ * {@link TrackRecord} in a {@link TrackStore}: the file `<userDir>/custodyflow/track/<node id>.jsonl`
+ * (or `$CUSTODYFLOW_TRACK_DIR`), or Redis when the connection coordinates. Recorded before it is
+ * followed; marked reported before its final answer is sent; resumed (with `msg.resumed = true`)
+ * when the node starts again after a restart or a redeploy; dropped when the node is deleted.
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import {
+  FileTrackStore,
+  RedisTrackStore,
+  storableMsg,
+  trackRecordId,
+  trackStoreFile,
+  type TrackOutcome,
+  type TrackRecord,
+  type TrackStore,
   ApiError,
   ConfigError,
   ValidationError,
@@ -90,13 +106,37 @@ const KIND_BY_TRACE: Record<string, TransactionKind> = {
   'custody-sweep/status': 'sweep',
 };
 
-type TrackMessage = CustodyMessage & { track?: TrackInfo; kind?: unknown };
+/** `msg.resumed`: true on the msgs of a tracking resumed after a restart or a redeploy. */
+type TrackMessage = CustodyMessage & { track?: TrackInfo; kind?: unknown; resumed?: boolean };
 
 /** What the tracker keeps per msg. */
 interface Context {
+  /** The record's id ({@link trackRecordId}). */
+  id: string;
+  /** The record as last written (state, reads, deadline kept current). */
+  record: TrackRecord;
   msg: TrackMessage;
+  /** Resumed after a restart or a redeploy (its msg rebuilt from the record). */
+  resumed: boolean;
   send: (msgs: Array<NodeMessageInFlow | null>) => void;
   done: (err?: Error) => void;
+}
+
+/** Deadline of a tracking while the transaction's `expires` is unknown: its start plus this, ms (lib Tracker `unknownExpiryMs`). */
+const UNKNOWN_EXPIRY_MS = 3600_000;
+
+/** Wait between two tries of a report whose "reported" mark could not be written (storage away), ms. */
+const REPORT_RETRY_MS = 2000;
+
+/** Longest wait for the coordination to connect at start (state `connecting`) before a record is refused, ms. */
+const CONNECT_WAIT_MS = 10_000;
+
+/**
+ * The folder of the track files: `$CUSTODYFLOW_TRACK_DIR`, else `<userDir>/custodyflow/track`, else
+ * a folder in the OS temp dir (as the submission journal's and the feed memory's).
+ */
+function trackDir(userDir: string | undefined): string {
+  return process.env.CUSTODYFLOW_TRACK_DIR || path.join(userDir || os.tmpdir(), 'custodyflow', 'track');
 }
 
 /** The string `v` trimmed, or undefined when empty or not a string. */
@@ -129,54 +169,147 @@ export = function register(RED: NodeAPI): void {
     let memberships: FeedMembership[] = [];
     let lastFinal: string | undefined;
     let closed = false;
+    /** Every msg followed, or whose report is being written, by record id. */
+    const live = new Map<string, Context>();
+    /** Reports in progress (mark, then send): close waits for them. */
+    const reporting = new Set<Promise<void>>();
+    /** Waits to end at close. */
+    const waits = new Set<() => void>();
+    let progressWarned = false;
+
+    /** The storage: Redis when the connection coordinates, else the node's file. Rejects when it cannot be opened. */
+    const storeReady: Promise<TrackStore> = (async () => {
+      if (configError || !connection) throw configError ?? noConnectionError(RED);
+      const coordinator = await connection.coordinator();
+      if (coordinator) {
+        // At start the coordinator is still connecting: records wait for it (bounded).
+        const until = Date.now() + CONNECT_WAIT_MS;
+        while (coordinator.state === 'connecting' && Date.now() < until && !closed) await wait(100);
+        return new RedisTrackStore(coordinator, node.id, `${os.hostname()}/${process.pid}`);
+      }
+      return FileTrackStore.open(trackStoreFile(trackDir((RED.settings as { userDir?: string }).userDir), node.id));
+    })();
+    storeReady.catch((err: Error) => {
+      if (configError) return;
+      showError(node, err);
+      node.error(RED._('custody-track.errors.storeOpen', { message: err.message }));
+    });
 
     const tracker = new Tracker<Context>(
       (target) => readTransaction(client!, target.kind, target),
       {
         progress(t, read) {
+          const ctx = t.context;
+          ctx.record = { ...ctx.record, target: { ...ctx.record.target, ...(read.expires !== undefined ? { expires: read.expires } : {}) }, state: read.status, reads: t.reads, deadline: t.deadline };
+          storeReady
+            .then((store) => store.put(ctx.record))
+            .catch((err: Error) => {
+              // The record keeps its last state; the tracking goes on. Said once per node start.
+              if (!progressWarned) node.warn(RED._('custody-track.errors.progressWrite', { message: err.message }));
+              progressWarned = true;
+            });
           if (!sendProgress) return;
-          const copy = RED.util.cloneMessage(t.context.msg) as TrackMessage;
+          const copy = RED.util.cloneMessage(ctx.msg) as TrackMessage;
           copy.payload = read.answer;
           copy.statusCode = read.statusCode;
           copy.track = info(t, read.final, false);
-          t.context.send([null, copy]);
+          ctx.send([null, copy]);
         },
         final(t, read) {
-          const msg = t.context.msg;
-          msg.payload = read.answer;
-          msg.statusCode = read.statusCode;
-          msg.track = { ...info(t, true, false), finishedAt: Date.now() };
-          lastFinal = read.status;
-          finish();
-          t.context.send([msg, null]);
-          t.context.done();
+          const track = info(t, true, false);
+          report(t.context, 'final', read.status, (msg) => {
+            msg.payload = read.answer;
+            msg.statusCode = read.statusCode;
+            msg.track = { ...track, finishedAt: Date.now() };
+          });
         },
         timedOut(t) {
-          const msg = t.context.msg;
-          if (t.last) {
-            msg.payload = t.last.answer;
-            msg.statusCode = t.last.statusCode;
-          }
-          msg.track = { ...info(t, false, true), finishedAt: Date.now() };
-          lastFinal = t.state === undefined ? RED._('custody-track.status.timedOutNoAnswer') : RED._('custody-track.status.timedOut', { state: t.state });
-          finish();
-          t.context.send([msg, null]);
-          t.context.done();
+          const track = info(t, false, true);
+          const last = t.last;
+          const shown = t.state === undefined ? RED._('custody-track.status.timedOutNoAnswer') : RED._('custody-track.status.timedOut', { state: t.state });
+          report(t.context, 'timedOut', shown, (msg) => {
+            if (last) {
+              msg.payload = last.answer;
+              msg.statusCode = last.statusCode;
+            }
+            msg.track = { ...track, finishedAt: Date.now() };
+          });
         },
         error(t, err) {
-          const msg = t.context.msg;
-          if (err instanceof ApiError && err.statusCode > 0) msg.statusCode = err.statusCode;
-          else delete msg.statusCode;
-          msg.track = { ...info(t, false, false), finishedAt: Date.now() };
-          finish(err);
-          t.context.done(err);
+          const track = info(t, false, false);
+          report(
+            t.context,
+            'error',
+            undefined,
+            (msg) => {
+              if (err instanceof ApiError && err.statusCode > 0) msg.statusCode = err.statusCode;
+              else delete msg.statusCode;
+              msg.track = { ...track, finishedAt: Date.now() };
+            },
+            err,
+          );
         },
       },
-      { firstDelayMs: firstDelay * 1000, maxDelayMs: maxDelay * 1000, marginMs: margin * 1000 },
+      { firstDelayMs: firstDelay * 1000, maxDelayMs: maxDelay * 1000, marginMs: margin * 1000, unknownExpiryMs: UNKNOWN_EXPIRY_MS },
     );
 
     if (configError) showError(node, configError);
     else node.status({});
+
+    /** Resolve after `ms`, or at once when the node closes. */
+    function wait(ms: number): Promise<void> {
+      return new Promise((resolve) => {
+        const end = () => {
+          clearTimeout(timer);
+          waits.delete(end);
+          resolve();
+        };
+        const timer = setTimeout(end, ms);
+        waits.add(end);
+      });
+    }
+
+    /**
+     * The outcome of `ctx`: mark it reported in the store (retried while the storage is away,
+     * until the node closes: then it stays unreported and the next start reads it again), then,
+     * when this node's mark is the one that counts, send it (or `done(err)`); a mark already there
+     * (an earlier start, another instance) sends nothing. A timed-out or failed one is then
+     * dropped from the store; a final one is kept (reported) for the send-once check.
+     */
+    function report(ctx: Context, outcome: TrackOutcome, shown: string | undefined, build: (msg: TrackMessage) => void, err?: Error): void {
+      const run = (async () => {
+        const store = await storeReady;
+        let mine: boolean | undefined;
+        while (mine === undefined) {
+          try {
+            mine = await store.markReported(ctx.id, outcome);
+          } catch (e) {
+            if (closed) return;
+            showError(node, e);
+            await wait(REPORT_RETRY_MS);
+            if (closed) return;
+          }
+        }
+        live.delete(ctx.id);
+        if (mine) {
+          build(ctx.msg);
+          if (shown !== undefined) lastFinal = shown;
+          if (err) ctx.done(err);
+          else {
+            ctx.send([ctx.msg, null]);
+            ctx.done();
+          }
+          if (outcome !== 'final') await store.drop(ctx.id).catch(() => undefined);
+        } else ctx.done();
+        finish(err);
+      })().catch((e: Error) => {
+        // Only storeReady can reject here (the store never opened): said at start already.
+        live.delete(ctx.id);
+        ctx.done(e);
+      });
+      reporting.add(run);
+      void run.finally(() => reporting.delete(run));
+    }
 
     /** `msg.track` for `t`. */
     function info(t: Tracked<Context>, final: boolean, timedOut: boolean): TrackInfo {
@@ -189,20 +322,25 @@ export = function register(RED: NodeAPI): void {
 
     /** Status after a tracking ended; leaves the feeds when nothing is tracked. */
     function finish(err?: Error): void {
+      if (closed) return;
       if (err) showError(node, err);
-      if (tracker.size === 0) {
+      if (live.size === 0) {
         leaveFeeds();
         if (!err) node.status({ fill: 'green', shape: 'dot', text: RED._('custody-track.status.final', { state: String(lastFinal), time: new Date().toLocaleTimeString() }) });
       } else if (!err) showTracking();
     }
 
+    /** Blue dot "tracking N", with "(M resumed)" while resumed ones are followed. */
     function showTracking(): void {
-      node.status({ fill: 'blue', shape: 'dot', text: RED._('custody-track.status.tracking', { tracked: tracker.size }) });
+      let resumed = 0;
+      for (const c of live.values()) if (c.resumed) resumed++;
+      const text = resumed ? RED._('custody-track.status.trackingResumed', { tracked: live.size, resumed }) : RED._('custody-track.status.tracking', { tracked: live.size });
+      node.status({ fill: 'blue', shape: 'dot', text });
     }
 
     /** Wake on a feed message naming a followed transaction. */
     function joinFeeds(): void {
-      if (memberships.length || !connection) return;
+      if (memberships.length || !connection || closed) return;
       const quiet = { onState() {}, onUnusable() {} };
       memberships = [
         connection.subscribeWalletsFeed({
@@ -225,6 +363,65 @@ export = function register(RED: NodeAPI): void {
       const left = memberships;
       memberships = [];
       return Promise.allSettled(left.map((m) => m.leave()));
+    }
+
+    /** Follow `ctx`: the tracker, the feeds, the status. */
+    function follow(ctx: Context, resume: boolean): void {
+      live.set(ctx.id, ctx);
+      joinFeeds();
+      const t = tracker.track(
+        ctx.record.target,
+        ctx,
+        resume ? { startedAt: ctx.record.startedAt, deadline: ctx.record.deadline, reads: ctx.record.reads, state: ctx.record.state } : undefined,
+      );
+      if (!resume) ctx.record = { ...ctx.record, startedAt: t.startedAt, deadline: t.deadline };
+    }
+
+    /**
+     * At start: follow again every record still unreported (a restart, a redeploy), its msg rebuilt
+     * from the stored copy with `msg.resumed = true`; its outcome leaves by `node.send` (errors by
+     * `node.error(err, msg)`, so Catch nodes get them). Retried while the storage is away.
+     */
+    async function resume(): Promise<void> {
+      const store = await storeReady;
+      let records: TrackRecord[] | undefined;
+      while (!records && !closed) {
+        try {
+          records = await store.load();
+        } catch (e) {
+          showError(node, e);
+          await wait(REPORT_RETRY_MS);
+        }
+      }
+      if (!records?.length || closed) return;
+      client = await connection!.client();
+      if (closed) return;
+      for (const record of records) {
+        if (live.has(record.id)) continue;
+        const msg = { ...RED.util.cloneMessage(record.msg), resumed: true } as TrackMessage;
+        if (typeof msg._msgid !== 'string') msg._msgid = RED.util.generateId();
+        follow(
+          {
+            id: record.id,
+            record,
+            msg,
+            resumed: true,
+            send: (msgs) => node.send(msgs),
+            done: (err) => {
+              if (err) node.error(err, msg);
+            },
+          },
+          true,
+        );
+      }
+      showTracking();
+    }
+    if (!configError) {
+      storeReady.then(resume, () => undefined).catch((err: Error) => {
+        if (closed) return;
+        showError(node, err);
+        node.error(RED._('custody-track.errors.resume', { message: err.message }));
+      });
     }
 
     /**
@@ -262,12 +459,28 @@ export = function register(RED: NodeAPI): void {
         delete m.statusCode;
         return done(e as Error);
       }
-      connection!.client().then(
-        (c) => {
+      Promise.all([connection!.client(), storeReady]).then(
+        async ([c, store]) => {
           if (closed) return done();
           client = c;
-          joinFeeds();
-          tracker.track(target, { msg: m, send, done });
+          if (typeof m._msgid !== 'string' || !m._msgid) m._msgid = RED.util.generateId();
+          let id = trackRecordId(target.tx_id, m._msgid);
+          for (let n = 2; live.has(id); n++) id = trackRecordId(target.tx_id, `${m._msgid}.${n}`);
+          const ids: Record<string, unknown> = { ...target };
+          const now = Date.now();
+          const record: TrackRecord = { id, target, msg: storableMsg(m as Record<string, unknown>, ids).msg, startedAt: now, deadline: now + UNKNOWN_EXPIRY_MS, reads: 0 };
+          try {
+            await store.put(record);
+          } catch (e) {
+            delete m.statusCode;
+            const err = e as Error & { code?: string };
+            const refused = Object.assign(new Error(RED._('custody-track.errors.notRecorded', { message: err.message })), { code: err.code ?? 'ESTORE' });
+            showError(node, refused);
+            return done(refused);
+          }
+          // Closed while writing: the record stays, the next start follows it (resumed).
+          if (closed) return done();
+          follow({ id, record, msg: m, resumed: false, send, done }, false);
           showTracking();
         },
         (err: Error) => {
@@ -278,10 +491,19 @@ export = function register(RED: NodeAPI): void {
       );
     });
 
-    node.on('close', (_removed: boolean, done: () => void) => {
+    node.on('close', (removed: boolean, done: () => void) => {
       closed = true;
       tracker.close();
-      leaveFeeds().finally(() => {
+      for (const end of [...waits]) end();
+      (async () => {
+        // A report whose mark is being written finishes (and sends); the rest stay recorded for the next start.
+        await Promise.allSettled([...reporting]);
+        for (const ctx of live.values()) ctx.done();
+        live.clear();
+        await leaveFeeds();
+        const store = await storeReady.catch(() => undefined);
+        if (store) await (removed ? store.destroy() : store.close()).catch((err: Error) => node.warn(RED._('custody-track.errors.storeClose', { message: err.message })));
+      })().finally(() => {
         node.status({});
         done();
       });
