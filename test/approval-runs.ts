@@ -340,15 +340,16 @@ export function auditFolder(instance: ApproverInstance): string {
 
 /**
  * True when `line` says the API accepted the approval of its action: a `result` line with
- * `ok: true` of an approve decision, or a `resolved` line whose answer from the API is
- * "approved" (the action's status `approved`, or an outcome `approved` / `applied`).
+ * `ok: true` of an action decided `approve`, or a `resolved` line with the API's answer: the
+ * action's `status` read back is `approved` (spec section 3, action statuses), or its outcome is
+ * `applied` for an action decided `approve`.
+ * @param approveDecided the action ids with a `decision` line deciding `approve`.
  */
 export function confirmsApproval(line: AuditRecord, approveDecided: Set<string>): boolean {
   if (typeof line.action_id !== 'string') return false;
   if (line.kind === 'result') return line.ok === true && approveDecided.has(line.action_id);
   if (line.kind !== 'resolved') return false;
-  const said = [line.status, line.actionStatus, line.outcome, line.answer, line.resolved, (line.action as { status?: unknown } | undefined)?.status];
-  return said.some((v) => v === 'approved' || v === 'applied');
+  return line.status === 'approved' || (line.outcome === 'applied' && approveDecided.has(line.action_id));
 }
 
 /**
@@ -361,12 +362,10 @@ export function unconfirmedApprovals(approved: string[], lines: AuditRecord[]): 
   return approved.filter((id) => !confirmed.has(id));
 }
 
-/** The audit lines of one action, short (kind, decision, ok, code, outcome, status), for a failure message. */
+/** The audit lines of one action, short (the facts every decision repeats left out), each with its file below the temporary folder, for a failure message. */
 export function auditTrail(lines: AuditRecord[], actionId: string): string[] {
+  const noise = new Set(['seq', 'prev', 'reasons', 'velocity', 'rule', 'file', 'approver', 'client_id', 'action_id', 'type', 'asset', 'amount', 'amountDecimal', 'destination', 'mode', 'error']);
   return lines
     .filter((l) => l.action_id === actionId)
-    .map((l) => {
-      const { seq: _s, prev: _p, reasons: _r, velocity: _v, rule: _ru, file, ...rest } = l as Record<string, unknown>;
-      return `${path.basename(String(file))}: ${JSON.stringify(rest)}`;
-    });
+    .map((l) => `${path.relative(os.tmpdir(), l.file)}: ${JSON.stringify(Object.fromEntries(Object.entries(l).filter(([k]) => !noise.has(k))))}`);
 }
