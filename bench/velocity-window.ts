@@ -6,6 +6,8 @@
  * (a) RedisVelocityWindows, two instances (two coordinators) on one real redis-server
  *     (test/redis-server.ts) taking turns: read + reserve p50, full window against empty.
  * (b) LocalVelocityWindows: read + usage + reserve p50, full against empty.
+ * (c') The coordinated steps of a decision through RedisVelocityWindows (claim, read, reserve,
+ *     decided) without the Approver: what (c) comes to once the Approver uses these windows.
  * (c) A coordinated decision of lib's Approver (dry run: claim, shared window, audit line, the
  *     simulator in-process), a rule with a velocity count limit: p50, full window against empty.
  *     It measures whatever shared window the Approver uses at the time: the 100,000 are written
@@ -109,6 +111,36 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
       const whole = ws.reduce((s, w) => s + w.readsWhole, 0);
       rows.push(atMost(GROUP, `RedisVelocityWindows read+reserve p50, ${label}, 2 instances`, `${fmt(f)} vs ${fmt(e)}`, f / e, 1.5));
       rows.push({ group: GROUP, measure: `RedisVelocityWindows first (whole) read of ${label.split(' ')[0]} approvals, then ${incremental} incremental / ${whole} whole reads`, figures: fmt(firstRead), value: firstRead, goal: 'info', pass: true });
+    }
+
+    // (c') the coordinated steps the Approver's pipeline takes through these windows: claim,
+    // read, rules' usage, reserve, decided; two instances taking turns.
+    {
+      const seeder = new RedisVelocityWindows(coords[0], 'bench-c', 'dryRun', KEEP);
+      await seeder.restore('FULL', seedEntries(approvals, now, 'seed'));
+      const ws = coords.map((c) => new RedisVelocityWindows(c, 'bench-c', 'dryRun', KEEP));
+      for (const w of ws) await w.read('FULL', now);
+      let seq = 0;
+      const times: number[][] = [[], []];
+      for (let block = 0; block < n; block += 50) {
+        for (const [side, asset] of [[0, 'FULL'], [1, 'EMPTY']] as const) {
+          for (let i = block; i < Math.min(n, block + 50); i++) {
+            const k = i % 2;
+            const id = `dryRun:bench:step-${++seq}`;
+            const at = now + seq;
+            const t0 = process.hrtime.bigint();
+            const got = await coords[k].claim(id, `claim-${seq}`);
+            if (got.kind !== 'claimed') throw new Error('velocity bench: a claim was not taken');
+            const view = await ws[k].read(asset, at);
+            if (view.usage(KEEP, at).count < 0) throw new Error('unreachable');
+            if (!(await ws[k].reserve(view, { at, action: id, amount: 1n }))) throw new Error('velocity bench: a reserve conflicted with no other writer');
+            await coords[k].complete(got.claim, '{}');
+            times[side].push(Number(process.hrtime.bigint() - t0) / 1e6);
+          }
+        }
+      }
+      const [f, e] = [median(times[0]), median(times[1])];
+      rows.push(atMost(GROUP, `claim + RedisVelocityWindows read + reserve + decided p50, ${label}`, `${fmt(f)} vs ${fmt(e)}`, f / e, 1.5));
     }
 
     // (c) a coordinated decision of lib's Approver, dry run.
