@@ -113,8 +113,9 @@ close(v, base, ARGV[2])
 return {1, id, tostring(v)}`;
 
 // ARGV: new id (if absent), ttl, then (at, action, amount) triples; an action present stays.
-// Returns {id, v before, v after, logged (1) or not (0)}.
+// Returns {id, v before, v after, logged (1) or not (0)}; with no triple, only the id ('' when absent).
 const RESTORE = `${COMMON}
+if #ARGV < 3 then return {redis.call('HGET', KEYS[1], 'id') or '', '0', '0', 0} end
 local id, v, base = open(ARGV[1])
 local v0 = v
 local added = {}
@@ -186,6 +187,10 @@ export class RedisVelocityWindows implements VelocityWindows {
   readonly #mode: string;
   readonly #keepMs: number;
   readonly #mirrors = new Map<string, Mirror>();
+  /** Reads that took the whole window (a first read, a mirror too far behind, a recreated window). */
+  readsWhole = 0;
+  /** Reads that took only the changes since the mirror's version. */
+  readsIncremental = 0;
 
   /**
    * @param coord the coordinator (lib/coordination/coordinator.ts) of the connection.
@@ -226,6 +231,7 @@ export class RedisVelocityWindows implements VelocityWindows {
       const v = Number(vText);
       const m = this.#mirrors.get(asset);
       if (kind === 'f') {
+        this.readsWhole++;
         if (m && m.id !== id && m.id !== '' && m.ledger.size(asset) > 0) {
           // The window was lost and created again (or is gone): write back what this instance knew, then read it whole.
           await this.restore(asset, m.ledger.entriesOf(asset).filter((e) => e.at >= now - this.#keepMs));
@@ -235,6 +241,7 @@ export class RedisVelocityWindows implements VelocityWindows {
         if (!m || m.id !== id || m.v < v) this.#mirrors.set(asset, this.#whole(asset, id, v, rest[0] as string[], rest[1] as string[]));
       } else {
         if (!m || m !== sent || m.id !== id) continue; // replaced while this read was out: read again
+        this.readsIncremental++;
         for (const op of rest as string[]) this.#apply(asset, m, op);
       }
       const mirror = this.#mirrors.get(asset)!;
@@ -306,7 +313,8 @@ export class RedisVelocityWindows implements VelocityWindows {
    * @throws {CoordinationUnavailableError} (rejects).
    */
   async restore(asset: string, entries: VelocityEntry[]): Promise<void> {
-    for (let i = 0; i < entries.length; i += RESTORE_BATCH) {
+    // At least one call, to learn the window's id even with nothing to write.
+    for (let i = 0; i === 0 || i < entries.length; i += RESTORE_BATCH) {
       const args: Array<string | number> = [];
       for (const e of entries.slice(i, i + RESTORE_BATCH)) args.push(e.at, e.action, e.amount.toString());
       const [id] = await this.#coord.run((r) => scripts(r).cfVwRestore(...this.#keys(asset), crypto.randomBytes(9).toString('base64url'), this.#ttl, ...args));
