@@ -7,12 +7,10 @@
  *     (test/redis-server.ts) taking turns: read + reserve p50, full window against empty.
  * (b) LocalVelocityWindows: read + usage + reserve p50, full against empty.
  * (c') The coordinated steps of a decision through RedisVelocityWindows (claim, read, reserve,
- *     decided) without the Approver: what (c) comes to once the Approver uses these windows.
+ *     decided) without the Approver.
  * (c) A coordinated decision of lib's Approver (dry run: claim, shared window, audit line, the
- *     simulator in-process), a rule with a velocity count limit: p50, full window against empty.
- *     It measures whatever shared window the Approver uses at the time: the 100,000 are written
- *     through RedisVelocityWindows.restore and through the earlier layout
- *     (`Coordinator.velocityRestore`), so the figure holds either way.
+ *     simulator in-process), a rule with a velocity count limit: p50, full window against empty;
+ *     the 100,000 are written through RedisVelocityWindows.restore.
  *
  * Options (`run(opts)`): `approvals` in the full window (default 100,000), `n` read+reserve
  * rounds per side for (a) and (b) (default 3,000), `decisions` per side for (c) (default 200; it
@@ -155,9 +153,8 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
         return a;
       };
       const seed = seedEntries(approvals, Date.now(), 'seed');
-      // The window the Approver reads, in both layouts (see the module comment).
+      // The window the Approver reads (its scope is its approverId).
       await new RedisVelocityWindows(coords[0], 'approver-full', 'dryRun', KEEP).restore('BTC-TESTNET', seed);
-      for (let i = 0; i < seed.length; i += 5000) await coords[0].velocityRestore('approver-full', 'dryRun', 'BTC-TESTNET', seed.slice(i, i + 5000), KEEP);
       const full = await open('approver-full', 'BTC-TESTNET', coords[0]);
       const empty = await open('approver-empty', 'BTC-TESTNET', coords[1]);
       let seq = 0;

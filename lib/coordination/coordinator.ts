@@ -35,11 +35,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { ConfigError } from '../errors';
 import { abortableSleep } from '../transport';
 import { parseConfigUrl } from '../environments';
-import type { VelocityEntry } from '../approver/velocity';
-import { legacyVelocity, type VelocityRead } from './velocity-windows';
 
-export type { VelocityEntry } from '../approver/velocity';
-export type { VelocityRead } from './velocity-windows';
 
 /**
  * Redis cannot be reached (or has not come back from a data loss yet): nothing was done. `code`
@@ -464,26 +460,6 @@ export class Coordinator extends EventEmitter {
         if (failed) throw failed[0];
       });
     }
-  }
-
-  /** @deprecated the earlier shared windows, kept for the approver until it uses `RedisVelocityWindows` (velocity-windows.ts). */
-  velocityRead(scope: string, mode: string, asset: string, since: number): Promise<VelocityRead> {
-    return legacyVelocity.read(this, scope, mode, asset, since);
-  }
-
-  /** @deprecated see {@link velocityRead}. */
-  velocityCommit(scope: string, mode: string, asset: string, version: string, entry: VelocityEntry, keepMs: number): Promise<boolean> {
-    return legacyVelocity.commit(this, scope, mode, asset, version, entry, keepMs);
-  }
-
-  /** @deprecated see {@link velocityRead}. */
-  velocityRemove(scope: string, mode: string, asset: string, action: string): Promise<void> {
-    return legacyVelocity.remove(this, scope, mode, asset, action);
-  }
-
-  /** @deprecated see {@link velocityRead}. */
-  velocityRestore(scope: string, mode: string, asset: string, entries: VelocityEntry[], keepMs: number): Promise<void> {
-    return legacyVelocity.restore(this, scope, mode, asset, entries, keepMs);
   }
 
   /**
