@@ -56,8 +56,8 @@ export = function register(RED: NodeAPI): void {
     const userDir = (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
     const auditFile = path.resolve(userDir, (def.auditFile || '').trim() || path.join('custodyflow-audit', `${node.id}.jsonl`));
     const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0, skipped: 0 };
-    /** The approver once open (for its count of unknown outcomes). */
-    let approver: Approver | undefined;
+    /** Calls whose outcome is unknown (being resolved), as the approver last said. */
+    let unknownCount = 0;
     /** With coordination: why decisions wait for Redis ('' when they do not). */
     let waitingFor = '';
     let coordinated = false;
@@ -75,7 +75,7 @@ export = function register(RED: NodeAPI): void {
         : dryRun
           ? RED._('custody-approver.status.dryRunCounts', { approved, rejected, held })
           : RED._('custody-approver.status.counts', { approved, rejected, held });
-      const unknown = approver?.unknown ?? 0;
+      const unknown = unknownCount;
       node.status({ fill: unknown > 0 ? 'yellow' : dryRun ? 'yellow' : 'green', shape: unknown > 0 ? 'ring' : 'dot', text: unknown > 0 ? text + RED._('custody-approver.status.unknownSuffix', { unknown }) : text });
     }
 
@@ -111,7 +111,8 @@ export = function register(RED: NodeAPI): void {
           waitingFor = reason;
           showCounts();
         },
-        onUnknownChange: (_unknown, resolved) => {
+        onUnknownChange: (unknown, resolved) => {
+          unknownCount = unknown;
           // A resolution that ends after its msg went to Catch (or after a restart) is logged once.
           if (resolved) node.log(RED._('custody-approver.errors.resolved', { action: resolved.action_id, outcome: resolved.outcome, why: resolved.why }));
           showCounts();
@@ -119,7 +120,7 @@ export = function register(RED: NodeAPI): void {
       });
     })();
     ready.then((a) => {
-      approver = a;
+      unknownCount = a.unknown;
       showCounts();
     }, (err: Error) => {
       showError(node, err);
