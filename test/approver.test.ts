@@ -21,6 +21,7 @@ import { CONFIG, Inbox, TAB, loadCollecting } from './node-flows';
 import { redNodes, simulatorDataDir, useCountingServer, useRedRuntime } from './red-setup';
 import { CustodyClient, createTransfer, getAction, getTransfer, listActions, type ApprovalRule } from '../lib';
 import { root } from './red-process';
+import { FaultProxy } from './fault-proxy';
 
 const dataDir = simulatorDataDir('cf-approver-', 'sim');
 const nodeModules = redNodes(['custody-config', 'custody-approver', 'custody-coreclient-feed']);
@@ -258,6 +259,28 @@ describe('custody-approver in Node-RED with the simulator', function () {
       assert.equal(again.port, 'approved');
       assert.match(again.msg.decision.reasons[0], /decided again: the earlier call failed/);
       assert.equal((await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data.txStatus, 'approved_transfer');
+    });
+  });
+
+  describe('an approve whose answer is lost after the API applied it (a proxy answering 502)', () => {
+    let proxy: FaultProxy;
+    before(async () => {
+      proxy = new FaultProxy({ target: sim.baseUrl, controlUrl: sim.baseUrl.replace(/\/api\/v1\/p$/, '/_simulator'), rules: [{ method: 'PUT', path: /\/coreclient\/[^/]+\/action\//, rates: { after502: 1 } }], seed: 11 });
+      await proxy.start();
+    });
+    after(() => proxy.stop());
+
+    it('leaves by the approved output with msg.decision.outcome "applied": resolved by reading the action, called once, audited unknown then resolved', async () => {
+      const auditFile = freshAudit();
+      await load(approverFlow({ auditFile, rules: [{ name: 'all', decision: 'approve' }] }, { config: { environment: 'custom', baseUrl: proxy.baseUrl } }), { cfg: { apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem } });
+      const { action, tx_id } = await pendingAction();
+      const out = await decide(action);
+      assert.equal(out.port, 'approved');
+      assert.equal(out.msg.decision.outcome, 'applied');
+      assert.equal(out.msg.outcomeUnknown, undefined);
+      assert.equal((await getTransfer(client, { company_id: sim.demo.company_id, tx_id })).data.txStatus, 'approved_transfer');
+      assert.equal(proxy.records.filter((r) => r.method === 'PUT' && r.path.includes(action.id)).length, 1);
+      assert.deepEqual(auditLines(auditFile).map((l) => `${l.kind}:${l.outcome ?? l.decision}`), ['decision:approve', 'result:unknown', 'resolved:applied']);
     });
   });
 
