@@ -11,9 +11,11 @@
  * (restarted on the same user directory) each land while an approve call is in flight: the
  * simulator has applied it and the proxy holds its answer. Which approve call, how far into its
  * hold, the hold itself, their order and the pace of the transfers are drawn from a seeded PRNG
- * (OUTCOMES_SEED, else random; printed). Five runs with one instance, and one with Redis
- * coordination and three instances sharing one Redis and one simulator (one redeployed, one
- * killed and restarted, each mid-call).
+ * (OUTCOMES_SEED, else random; printed). Five runs with one instance; one whose redeployed call
+ * is held longer than the grace a closing client gives its requests (lib `CLOSE_GRACE_MS`), so
+ * its outcome stays unknown through the redeploy; and one with Redis coordination and three
+ * instances sharing one Redis and one simulator (one redeployed, one killed and restarted, each
+ * mid-call).
  *
  * Judged per run, once settled:
  * - the approvals the API holds (the transfers' approver records) are at most K;
@@ -27,7 +29,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CustodyClient } from '../lib';
+import { CLOSE_GRACE_MS, CustodyClient } from '../lib';
 import { mulberry32 } from './fault-proxy';
 import { sleep } from './red-process';
 import { RedisServer } from './redis-server';
@@ -57,7 +59,7 @@ const K = 20;
 /** Transfers created per run (more than K: the ones past the limit are held). */
 const TRANSFERS = 36;
 /** How long a run may take to settle after its disruptions and transfers, ms (OUTCOMES_SETTLE_SECONDS). */
-const SETTLE_MS = (Number(process.env.OUTCOMES_SETTLE_SECONDS) || 30) * 1000;
+const SETTLE_MS = (Number(process.env.OUTCOMES_SETTLE_SECONDS) || 20) * 1000;
 const REDIS_PASSWORD = 'approval-outcomes-test';
 /** The base seed of the runs' timings. */
 const BASE_SEED = /^\d+$/.test(process.env.OUTCOMES_SEED ?? '') ? Number(process.env.OUTCOMES_SEED) >>> 0 : Math.floor(Math.random() * 2 ** 32) >>> 0;
@@ -69,6 +71,8 @@ interface Disruption {
   atCall: number;
   /** Share (0..1) of that call's hold waited before it lands. */
   into: number;
+  /** The hold of that call instead of the run's, ms (a redeploy: longer than the approver's close grace). */
+  holdMs?: number;
 }
 
 /** The timings of a run, drawn from its seed. */
@@ -127,7 +131,8 @@ async function run(label: string, plan: RunPlan, names: string[], redis?: RedisS
   let stopCreating = false;
   try {
     sim = await startStandaloneSimulator();
-    proxy = new ApprovalProxy({ target: sim.baseUrl, holdMs: () => plan.holdMs + holdRand() * 80 });
+    const longHolds = new Map(plan.disruptions.filter((d) => d.holdMs !== undefined).map((d) => [d.atCall, d.holdMs!]));
+    proxy = new ApprovalProxy({ target: sim.baseUrl, holdMs: (call) => longHolds.get(call.heldSeq!) ?? plan.holdMs + holdRand() * 80 });
     const flows = outcomeFlows({ velocityCount: K, ...(redis ? { redisUrl: redis.url, leaseSeconds: 5 } : {}) });
     const credentials = { apiKey: sim.apiKey, privateKey: sim.privateKeyPem, ...(redis ? { redisPassword: REDIS_PASSWORD } : {}) };
     for (const name of names) instances.push(await startApproverInstance(name, flows, await proxy.listen(name)));
@@ -139,41 +144,41 @@ async function run(label: string, plan: RunPlan, names: string[], redis?: RedisS
     creating.catch(() => undefined);
 
     // The disruptions, each during the hold of an approve answer (the API has applied the call).
-    const events: string[] = [];
+    // A killed instance is restarted in the background: the next disruption waits for its call meanwhile.
+    const events: Array<{ said: string; target?: ProxiedRequest }> = [];
+    const restarts: Array<Promise<void>> = [];
     let landed = 0;
     const heldCount = () => proxy!.decisionCalls().filter((r) => r.heldAt !== undefined).length;
     const p = proxy;
     const redeployed = new Set<string>();
     for (const d of plan.disruptions) {
-      const target = await p.nextHeld((r) => heldCount() >= d.atCall && r.method === 'PUT' && (d.kind !== 'kill' || !redeployed.has(r.instance) || names.length === 1), 90000);
+      const target = await p.nextHeld((r) => r.heldSeq! >= d.atCall && r.method === 'PUT' && (d.kind !== 'kill' || !redeployed.has(r.instance) || names.length === 1), 90000);
       if (!target) {
-        events.push(`${d.kind}: no approve call #${d.atCall} came`);
+        events.push({ said: `${d.kind}: no approve call #${d.atCall} came` });
         continue;
       }
-      const waitMs = Math.round(d.into * (target.holdMs ?? 0));
+      const waitMs = Math.round(d.into * (d.holdMs !== undefined ? plan.holdMs : (target.holdMs ?? 0)));
       await sleep(waitMs);
       const inHold = target.delivered === undefined;
+      if (inHold) landed++;
       const instance = instances.find((i) => i.name === target.instance)!;
+      const said = `${d.kind} of ${instance.name} at +${((Date.now() - t0) / 1000).toFixed(2)} s, approve #${target.heldSeq} of ${heldCount()} held (+${waitMs} ms of a ${target.holdMs} ms hold of action ${target.action_id}${inHold ? '' : ', too late: answered before'})`;
       if (d.kind === 'redeploy') {
         redeployed.add(instance.name);
         await deployFlows(instance, flows);
+        events.push({ said, target });
       } else {
         await killInstance(instance);
+        events.push({ said: `${said}, restarted`, target });
+        restarts.push(restartInstance(instance));
       }
-      if (inHold) landed++;
-      const said = `${d.kind} of ${instance.name} at +${((Date.now() - t0) / 1000).toFixed(2)} s, approve #${heldCount()} (+${waitMs} ms of a ${target.holdMs} ms hold of action ${target.action_id}${inHold ? '' : ', too late: answered before'})`;
-      if (d.kind === 'kill') {
-        await restartInstance(instance);
-        events.push(`${said}, restarted`);
-      } else {
-        events.push(said);
-      }
-      // Its answer: passed on, or the client had gone.
-      const until = Date.now() + 5000;
-      while (target.delivered === undefined && Date.now() < until) await sleep(50);
-      events[events.length - 1] += target.delivered ? ', answer delivered' : ', client gone before the answer';
     }
+    await Promise.all(restarts);
     await creating;
+    // Each disruption's call: its answer passed on, or the client had gone.
+    const until = Date.now() + 5000 + Math.max(0, ...events.map((e) => e.target?.holdMs ?? 0));
+    while (events.some((e) => e.target && e.target.delivered === undefined) && Date.now() < until) await sleep(50);
+    const eventLines = events.map((e) => (e.target ? `${e.said}, ${e.target.delivered ? 'answer delivered' : 'client gone before the answer'}` : e.said));
 
     // Settle: every approval confirmed in the audit, every action decided or approved, nothing in flight.
     let api = await approvalsAtApi(client, txIds);
@@ -215,7 +220,7 @@ async function run(label: string, plan: RunPlan, names: string[], redis?: RedisS
       unconfirmed: unconfirmedApprovals(api.approved, lines),
       maxCalls: Math.max(0, ...Array.from(perAction.values()).map((l) => l.length)),
       twice,
-      events,
+      events: eventLines,
       landed,
       lines,
       records: [...p.records],
@@ -238,8 +243,10 @@ async function run(label: string, plan: RunPlan, names: string[], redis?: RedisS
 /** Print the run's summary line and assert what it is judged on. */
 function judge(label: string, plan: RunPlan, r: RunResult): void {
   const confirmed = r.approved.length - r.unconfirmed.length;
+  const kinds = (pred: (l: AuditRecord) => boolean) => r.lines.filter(pred).length;
+  const audit = `audit: ${kinds((l) => l.kind === 'result' && l.ok === true)} results ok, ${kinds((l) => l.kind === 'result' && l.outcome === 'unknown')} unknown, ${kinds((l) => l.kind === 'resolved')} resolved`;
   console.error(
-    `      ${label} (seed ${plan.seed}, hold ${plan.holdMs} ms, pace ${plan.paceMs} ms): approvals ${r.approved.length}/${K}, audit-confirmed ${confirmed}/${r.approved.length}, max calls per action ${r.maxCalls}; ` +
+    `      ${label} (seed ${plan.seed}, hold ${plan.holdMs} ms, pace ${plan.paceMs} ms): approvals ${r.approved.length}/${K}, audit-confirmed ${confirmed}/${r.approved.length}, max calls per action ${r.maxCalls}; ${audit}; ` +
       `${r.events.join('; ')}; pending ${r.pending}; ${r.settled ? 'settled' : 'not settled'} in ${r.seconds.toFixed(0)} s`,
   );
   const detail = (id: string) => `${id}:\n          audit ${auditTrail(r.lines, id).join('\n                ')}\n          proxy ${JSON.stringify(r.records.filter((x) => x.action_id === id).map((x) => ({ ...x, heldAt: x.heldAt !== undefined ? `+${((x.heldAt - r.t0) / 1000).toFixed(2)} s` : undefined })))}`;
@@ -266,6 +273,16 @@ describe('approval outcomes across a redeploy and a crash mid-call (real Node-RE
       judge(`run ${n}`, plan, r);
     });
   }
+
+  it(`run 7: one instance, the redeploy lands during an approve call held longer than the close grace (${CLOSE_GRACE_MS / 1000} s), then a SIGKILL`, async () => {
+    const drawn = planRun((BASE_SEED + 7 * 0x9e3779b9) >>> 0);
+    const redeploy = drawn.disruptions.find((d) => d.kind === 'redeploy')!;
+    const kill = drawn.disruptions.find((d) => d.kind === 'kill')!;
+    // The redeploy first (its call's long hold is set by its number), on a call held past the grace: it stays unknown and is resolved after.
+    const plan: RunPlan = { ...drawn, disruptions: [{ ...redeploy, atCall: Math.min(redeploy.atCall, kill.atCall), holdMs: CLOSE_GRACE_MS + 2000 }, { ...kill, atCall: Math.max(redeploy.atCall, kill.atCall) }] };
+    const r = await run('run 7', plan, ['a']);
+    judge('run 7', plan, r);
+  });
 
   it('run 6: three instances on one Redis, one redeployed and one killed during their approve calls', async () => {
     const redis = new RedisServer();

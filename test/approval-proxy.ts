@@ -31,6 +31,8 @@ export interface ProxiedRequest {
   action_id?: string;
   /** The simulator's HTTP status, once it answered (absent: not answered, or it could not be reached). */
   status?: number;
+  /** Decision calls: the how-manyth answer held (1-based, in the order the simulator answered). */
+  heldSeq?: number;
   /** Decision calls: when the simulator's answer started being held, epoch ms. */
   heldAt?: number;
   /** Decision calls: how long the answer is held, ms. */
@@ -45,8 +47,8 @@ export interface ProxiedRequest {
 export interface ApprovalProxyOptions {
   /** The simulator's v1 base URL, e.g. `http://127.0.0.1:PORT/api/v1/p` (loopback). */
   target: string;
-  /** How long a decision call's answer is held after the simulator answered, ms: a number, or a function drawn per call. */
-  holdMs: number | (() => number);
+  /** How long a decision call's answer is held after the simulator answered, ms: a number, or a function of the call (its `heldSeq` set). */
+  holdMs: number | ((call: ProxiedRequest) => number);
 }
 
 /** The path of an approve (PUT) or reject (DELETE) call, spec section 4. */
@@ -60,7 +62,8 @@ export class ApprovalProxy extends EventEmitter {
   /** Every request, in arrival order. */
   readonly records: ProxiedRequest[] = [];
   readonly #target: URL;
-  readonly #holdMs: () => number;
+  readonly #holdMs: (call: ProxiedRequest) => number;
+  #held = 0;
   readonly #agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   readonly #servers: http.Server[] = [];
   readonly #tunnels = new Set<net.Socket>();
@@ -176,7 +179,8 @@ export class ApprovalProxy extends EventEmitter {
       const parts: Buffer[] = [];
       answer.on('data', (c: Buffer) => parts.push(c));
       answer.on('end', () => {
-        record.holdMs = Math.max(0, Math.round(this.#holdMs()));
+        record.heldSeq = ++this.#held;
+        record.holdMs = Math.max(0, Math.round(this.#holdMs(record)));
         record.heldAt = Date.now();
         this.emit('held', record);
         const timer = setTimeout(() => {
