@@ -10,23 +10,15 @@
 import assert from 'node:assert/strict';
 import { Coordinator, LocalVelocityWindows, RedisVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from '../lib';
 import { RedisServer } from './redis-server';
+import { mulberry32 } from './fault-proxy';
 
 const HOUR = 3600_000;
 const KEEP = 24 * HOUR;
 const WINDOWS = [HOUR, 6 * HOUR, KEEP];
 const ASSETS = ['BTC-TESTNET', 'ETH-TESTNET'];
 
-/** mulberry32: a small seeded PRNG, [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of the fault proxy, [0, 1). */
+const prng = mulberry32;
 
 /** The brute-force model: per asset, action -> entry; what each operation should leave counted. */
 class Model {
