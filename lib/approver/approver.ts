@@ -160,6 +160,9 @@ export const REPORT_UNKNOWN_AFTER_MS = 2 * 60_000;
 export const PENDING_SETTLES_AFTER_MS = 60_000;
 
 
+/** How long past `CLOSE_GRACE_MS` {@link Approver.close} waits for the calls in flight, ms: the client cuts its calls at `CLOSE_GRACE_MS`, and their result lines are written within this margin (12 s in all, within Node-RED's 15 s node close timeout). */
+const CLOSE_MARGIN_MS = 2000;
+
 /** Delays between two reads of an action whose call's outcome is unknown, ms: the first read at once, then growing to the last. */
 const RESOLVE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
 
@@ -992,7 +995,9 @@ export class Approver {
 
   /**
    * Close: no new decision starts; waits (claims, resolution timers) end at once; a call in
-   * flight may finish within `CLOSE_GRACE_MS` (lib/client.ts, 10 s: the grace a closing client gives its requests; its result line is then written). What is
+   * flight may finish within `CLOSE_GRACE_MS` (lib/client.ts, 10 s: the grace a closing client
+   * gives its requests) and its result line is written, `outcome: "unknown"` when the client cut
+   * it (up to 12 s in all). What is
    * still unknown after that is resolved by the next start (its decision line has no result, or
    * its result says `outcome: "unknown"`). Then the audit file is released.
    */
@@ -1002,7 +1007,8 @@ export class Approver {
     this.#closing.abort();
     this.#unregisterLoss?.();
     const grace = new AbortController();
-    await Promise.race([Promise.allSettled(Array.from(this.#inFlight)), abortableSleep(CLOSE_GRACE_MS, grace.signal)]);
+    // A little past the client's own grace: a call it cuts then is still recorded (`outcome: "unknown"`).
+    await Promise.race([Promise.allSettled(Array.from(this.#inFlight)), abortableSleep(CLOSE_GRACE_MS + CLOSE_MARGIN_MS, grace.signal)]);
     grace.abort();
     await Promise.allSettled(Array.from(this.#resolutions));
     await this.#claims.close();
