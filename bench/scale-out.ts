@@ -38,6 +38,7 @@ import type { DemoDataset } from '../simulator';
 import { RedProcess, sleep, watchDebug } from '../test/red-process';
 import { RedisServer } from '../test/redis-server';
 import { catchNode, fileNode, functionNode } from '../test/flow-nodes';
+import { deployFull, tunnelUpgrade, waitForGreen, withEnv } from '../test/red-fleet';
 import { benchTransfer, faucet, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
 import { percentile, printWhenMain, type BenchRow } from './table';
 
@@ -88,7 +89,10 @@ export class DecisionCounter {
   async listen(instance: string): Promise<string> {
     const server = http.createServer((req, res) => this.#forward(instance, req, res));
     server.keepAliveTimeout = 30000;
-    server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => this.#tunnel(instance, req, socket, head));
+    server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+      this.#count(instance);
+      tunnelUpgrade(this.#target, req, socket, head, this.#tunnels);
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     this.#servers.push(server);
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}${this.#target.pathname.replace(/\/+$/, '')}`;
@@ -149,30 +153,6 @@ export class DecisionCounter {
     out.on('error', () => req.socket.destroy());
     req.on('error', () => out.destroy());
     req.pipe(out);
-  }
-
-  /** Forward a websocket upgrade: the request head as received, then bytes both ways. */
-  #tunnel(instance: string, req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
-    this.#count(instance);
-    const up = net.connect(Number(this.#target.port), this.#target.hostname);
-    this.#tunnels.add(socket);
-    this.#tunnels.add(up);
-    const end = () => {
-      socket.destroy();
-      up.destroy();
-      this.#tunnels.delete(socket);
-      this.#tunnels.delete(up);
-    };
-    socket.on('error', end).on('close', end);
-    up.on('error', end).on('close', end);
-    up.on('connect', () => {
-      const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-      up.write(lines.join('\r\n') + '\r\n\r\n');
-      if (head.length) up.write(head);
-      socket.pipe(up);
-      up.pipe(socket);
-    });
   }
 }
 
@@ -283,23 +263,6 @@ export interface Instance {
   unwatch(): void;
 }
 
-/** Set `vars` in this process's environment (undefined: remove) while `fn` runs (a child spawned meanwhile inherits them), then put back what was there. */
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const put = (v: Record<string, string | undefined>) => {
-    for (const [k, val] of Object.entries(v)) {
-      if (val === undefined) delete process.env[k];
-      else process.env[k] = val;
-    }
-  };
-  put(vars);
-  try {
-    return await fn();
-  } finally {
-    put(before);
-  }
-}
-
 /**
  * Start a `node-red` process per name, one after the other (two cores), each with its own user
  * directory (working directory too), the same `flows`, its own port of `counter` as
@@ -375,26 +338,16 @@ export interface ScaleCredentials {
  * Deploy `flows` (full) to an instance with `credentials` on the config node, as the editor does.
  * @throws {Error} when the admin API refuses it.
  */
-export async function deployCredentials(instance: Instance, flows: object[], credentials: ScaleCredentials): Promise<void> {
-  const withCreds = flows.map((n) => ((n as { id: string }).id === FLOW_IDS.config ? { ...n, credentials } : n));
-  const res = await fetch(`${instance.red.base}/flows`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' }, body: JSON.stringify(withCreds) });
-  if (res.status !== 200 && res.status !== 204) throw new Error(`deploy to ${instance.name}: ${res.status} ${await res.text()}`);
+export function deployCredentials(instance: Instance, flows: object[], credentials: ScaleCredentials): Promise<void> {
+  return deployFull(instance, flows, FLOW_IDS.config, credentials);
 }
 
 /**
  * Wait until the feed node of every instance shows a green dot (connected).
  * @throws {Error} after `ms` with the statuses seen.
  */
-export async function waitForFeeds(instances: Instance[], ms = 60000): Promise<void> {
-  const deadline = Date.now() + ms;
-  const connected = (i: Instance) => i.status.get(FLOW_IDS.feed)?.fill === 'green';
-  while (!instances.every(connected)) {
-    if (Date.now() > deadline) {
-      const seen = instances.map((i) => `${i.name}: feed ${JSON.stringify(i.status.get(FLOW_IDS.feed))}\n${i.red.log.slice(-1500)}`).join('\n');
-      throw new Error(`the feeds did not connect:\n${seen}`);
-    }
-    await sleep(100);
-  }
+export function waitForFeeds(instances: Instance[], ms = 60000): Promise<void> {
+  return waitForGreen(instances, FLOW_IDS.feed, ms);
 }
 
 /** The lines of an instance's `decisions.jsonl` so far. */

@@ -17,6 +17,7 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { tunnelUpgrade } from './red-fleet';
 
 /** One request as the proxy saw it. */
 export interface ProxiedRequest {
@@ -84,7 +85,7 @@ export class ApprovalProxy extends EventEmitter {
   async listen(instance: string): Promise<string> {
     const server = http.createServer((req, res) => this.#forward(instance, req, res));
     server.keepAliveTimeout = 30000;
-    server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => this.#tunnel(req, socket, head));
+    server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => tunnelUpgrade(this.#target, req, socket, head, this.#tunnels));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     this.#servers.push(server);
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}${this.#target.pathname.replace(/\/+$/, '')}`;
@@ -199,28 +200,5 @@ export class ApprovalProxy extends EventEmitter {
     out.on('error', () => req.socket.destroy());
     req.on('error', () => out.destroy());
     req.pipe(out);
-  }
-
-  /** Forward a websocket upgrade: the request head as received, then bytes both ways. */
-  #tunnel(req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
-    const up = net.connect(Number(this.#target.port), this.#target.hostname);
-    this.#tunnels.add(socket);
-    this.#tunnels.add(up);
-    const end = () => {
-      socket.destroy();
-      up.destroy();
-      this.#tunnels.delete(socket);
-      this.#tunnels.delete(up);
-    };
-    socket.on('error', end).on('close', end);
-    up.on('error', end).on('close', end);
-    up.on('connect', () => {
-      const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-      up.write(lines.join('\r\n') + '\r\n\r\n');
-      if (head.length) up.write(head);
-      socket.pipe(up);
-      up.pipe(socket);
-    });
   }
 }

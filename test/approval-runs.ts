@@ -15,6 +15,7 @@ import { CustodyClient, createTransfer, getTransfer, listActions } from '../lib'
 import { RedProcess, sleep, watchDebug } from './red-process';
 import { spawnCliSimulator, signalAndWait, type CliSimulator } from './sim-cli';
 import { catchNode, fileNode, functionNode } from './flow-nodes';
+import { deployFull, waitForGreen, withEnv } from './red-fleet';
 
 /** The simulator's fixed demo ids (simulator/demo.ts DEMO_IDS) the runs use. */
 export const DEMO = {
@@ -163,20 +164,6 @@ export interface ApproverInstance {
   starts: number;
 }
 
-/** Set `vars` in this process's environment while `fn` runs (a child spawned meanwhile inherits them), then put back what was there. */
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
 /**
  * Create an instance: a user directory with `flows` (no credentials), its base URL (a port of
  * the proxy) and its own submission journal and core client feed folders in the user directory
@@ -232,23 +219,16 @@ export async function stopInstance(instance: ApproverInstance): Promise<void> {
  * full deploy), with `credentials` on the config node when given (without: the ones deployed before stay).
  * @throws {Error} when the admin API refuses it.
  */
-export async function deployFlows(instance: ApproverInstance, flows: object[], credentials?: OutcomeCredentials): Promise<void> {
-  const body = credentials ? flows.map((n) => ((n as { id: string }).id === IDS.config ? { ...n, credentials } : n)) : flows;
-  const res = await fetch(`${instance.red.base}/flows`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' }, body: JSON.stringify(body) });
-  if (res.status !== 200 && res.status !== 204) throw new Error(`deploy to ${instance.name}: ${res.status} ${await res.text()}`);
+export function deployFlows(instance: ApproverInstance, flows: object[], credentials?: OutcomeCredentials): Promise<void> {
+  return deployFull(instance, flows, IDS.config, credentials);
 }
 
 /**
  * Wait until the feed node of every instance shows a green dot (connected).
  * @throws {Error} after `ms` with the statuses seen.
  */
-export async function waitForFeeds(instances: ApproverInstance[], ms = 60000): Promise<void> {
-  const deadline = Date.now() + ms;
-  const connected = (i: ApproverInstance) => i.status.get(IDS.feed)?.fill === 'green';
-  while (!instances.every(connected)) {
-    if (Date.now() > deadline) throw new Error(`the feeds did not connect:\n${instances.map((i) => `${i.name}: feed ${JSON.stringify(i.status.get(IDS.feed))}\n${i.red.log.slice(-1500)}`).join('\n')}`);
-    await sleep(100);
-  }
+export function waitForFeeds(instances: ApproverInstance[], ms = 60000): Promise<void> {
+  return waitForGreen(instances, IDS.feed, ms);
 }
 
 /**
