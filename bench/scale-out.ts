@@ -38,7 +38,7 @@ import type { DemoDataset } from '../simulator';
 import { RedProcess, sleep, watchDebug } from '../test/red-process';
 import { RedisServer } from '../test/redis-server';
 import { catchNode, fileNode, functionNode } from '../test/flow-nodes';
-import { deployFull, tunnelUpgrade, waitForGreen, withEnv } from '../test/red-fleet';
+import { closeProxy, deployFull, tunnelUpgrade, waitForGreen, withEnv } from '../test/red-fleet';
 import { benchTransfer, faucet, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
 import { percentile, printWhenMain, type BenchRow } from './table';
 
@@ -111,15 +111,7 @@ export class DecisionCounter {
 
   /** Close every connection and tunnel and the servers. */
   async stop(): Promise<void> {
-    for (const s of this.#tunnels) s.destroy();
-    this.#tunnels.clear();
-    await Promise.all(
-      this.#servers.map((server) => {
-        server.closeAllConnections();
-        return new Promise<void>((r) => server.close(() => r()));
-      }),
-    );
-    this.#agent.destroy();
+    await closeProxy(this.#servers, this.#tunnels, this.#agent);
   }
 
   #count(instance: string): void {

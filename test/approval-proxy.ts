@@ -17,7 +17,7 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tunnelUpgrade } from './red-fleet';
+import { closeProxy, tunnelUpgrade } from './red-fleet';
 
 /** One request as the proxy saw it. */
 export interface ProxiedRequest {
@@ -140,15 +140,7 @@ export class ApprovalProxy extends EventEmitter {
   async stop(): Promise<void> {
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
-    for (const s of this.#tunnels) s.destroy();
-    this.#tunnels.clear();
-    await Promise.all(
-      this.#servers.map((server) => {
-        server.closeAllConnections();
-        return new Promise<void>((r) => server.close(() => r()));
-      }),
-    );
-    this.#agent.destroy();
+    await closeProxy(this.#servers, this.#tunnels, this.#agent);
   }
 
   #forward(instance: string, req: http.IncomingMessage, res: http.ServerResponse): void {

@@ -90,3 +90,16 @@ export function tunnelUpgrade(target: URL, req: http.IncomingMessage, socket: ne
     up.pipe(socket);
   });
 }
+
+/** Stop a loopback proxy: destroy its tunnels (and forget them), close every connection and server, then its agent's sockets. */
+export async function closeProxy(servers: http.Server[], tunnels: Set<net.Socket>, agent: http.Agent): Promise<void> {
+  for (const s of tunnels) s.destroy();
+  tunnels.clear();
+  await Promise.all(
+    servers.map((server) => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    }),
+  );
+  agent.destroy();
+}
