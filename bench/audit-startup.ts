@@ -208,19 +208,6 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
         const { log } = await AuditLog.open(file);
         await log.close();
       });
-    const measure = async (fn: (f: string) => Promise<number>, file: string): Promise<[number, number]> => {
-      const a: number[] = [];
-      const b: number[] = [];
-      for (let i = 0; i < 2; i++) {
-        await fn(empty);
-        await fn(file);
-      }
-      for (let i = 0; i < runs; i++) {
-        a.push(await fn(empty));
-        b.push(await fn(file));
-      }
-      return [median(b), median(a)];
-    };
     const measurePair = async (fn: (f: string) => Promise<number>, a: string, b: string): Promise<[number, number]> => {
       const xs: number[] = [];
       const ys: number[] = [];
@@ -234,6 +221,8 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
       }
       return [median(xs), median(ys)];
     };
+    /** `file` against the empty file, alternating: [p50 of file, p50 of empty]. */
+    const measure = (fn: (f: string) => Promise<number>, file: string) => measurePair(fn, file, empty);
     const [crashMs, emptyMs1] = await measure(approverStart, crash.live);
     const [longMs, shortMs] = await measurePair(approverStart, crash.live, short.live);
     const [cleanMs, emptyMs2] = await measure(approverStart, clean.live);

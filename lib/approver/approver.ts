@@ -217,8 +217,6 @@ type EntryState = 'deciding' | 'open' | 'unknown' | 'done' | 'failed';
 interface Entry {
   state: EntryState;
   decision?: DecisionRecord;
-  /** From the audit file of an earlier run. */
-  fromFile: boolean;
   /** Decided by another instance (coordination): a re-send here is skipped too. */
   elsewhere?: boolean;
   /** `unknown`: when the call ended (epoch ms). */
@@ -238,12 +236,6 @@ type Resolution = { outcome: 'applied' | 'notApplied'; status: string; why: stri
 
 /** A decided action whose line carries no `expireTime` (written before it was recorded) is kept this long after its decision, ms: past any action's expiry. */
 const LEGACY_KEEP_MS = 8 * 24 * 3600_000;
-
-/** The audit lines of one action id, as the book keeps them to carry into the next segment. */
-interface Kept {
-  entry: Entry;
-  lines: AuditLine[];
-}
 
 /**
  * What one audit file holds in memory: the log, what each action id led to, and the velocity
@@ -283,7 +275,7 @@ class ApprovalBook {
       if (r.kind === 'decision') {
         const d = r as unknown as DecisionRecord & AuditLine;
         const settled = mode === 'dryRun' || d.decision === 'hold' || d.expired === true;
-        this.entries.set(key, { state: settled ? 'done' : 'open', decision: pickDecision(d), fromFile: true, callEndedAt: Date.parse(d.decidedAt) });
+        this.entries.set(key, { state: settled ? 'done' : 'open', decision: pickDecision(d), callEndedAt: Date.parse(d.decidedAt) });
         this.#lines.set(key, [r]);
         if (d.decision === 'approve' && d.asset && d.amount !== null && !d.expired) {
           const at = Date.parse(d.decidedAt);
@@ -551,7 +543,7 @@ export class Approver {
       if (known.elsewhere) return { decision: { ...earlier, redelivered: true }, output: 'skipped', action };
       return { decision: { ...earlier, redelivered: true }, output: earlier.expired ? 'held' : OUTPUT[earlier.decision], action };
     }
-    const entry: Entry = { state: 'deciding', fromFile: false };
+    const entry: Entry = { state: 'deciding' };
     this.#book.entries.set(key, entry);
     const work = this.#pipeline(input, action, clientId, actionId, key, entry, known);
     this.#inFlight.add(work);
@@ -836,7 +828,8 @@ export class Approver {
   async #resolve(key: string, entry: Entry): Promise<Resolution> {
     const decision = entry.decision!;
     const ids = { client_id: decision.client_id, action_id: decision.action_id };
-    const verb = decision.decision === 'hold' ? 'approve' : decision.decision;
+    // Only approve and reject calls are made, so only they are resolved.
+    const verb = decision.decision as Exclude<Decision, 'hold'>;
     for (let attempt = 0; ; attempt++) {
       await abortableSleep(RESOLVE_DELAYS_MS[Math.min(attempt, RESOLVE_DELAYS_MS.length - 1)], this.#closing.signal);
       if (this.#closing.signal.aborted) return { outcome: 'unknown' };

@@ -45,7 +45,6 @@ import {
   type CustodyClient,
   type HubFeedMessage,
   type TransactionKind,
-  type TransactionRead,
   type Tracked,
   type WalletFeedMessage,
 } from '../../lib';
