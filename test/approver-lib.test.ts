@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AuditLog, compileRules, evaluateRules, verifyAuditFile, verifyAuditText, VelocityLedger, GENESIS_HASH, type ActionFacts, type EvaluationContext } from '../lib';
+import { Approver, AuditLog, compileRules, type ApprovalRule, type CustodyClient, evaluateRules, verifyAuditFile, verifyAuditText, VelocityLedger, GENESIS_HASH, type ActionFacts, type EvaluationContext } from '../lib';
 
 const facts = (over: Partial<ActionFacts> = {}): ActionFacts => ({
   action_id: 'a1',
@@ -104,6 +104,32 @@ describe('lib/approver: velocity windows', () => {
     v.prune(100 * h + 1000, 24 * h);
     assert.deepEqual(v.usage('BTC', 24 * h, 100 * h + 1000), { sum: 1000n, count: 1000 });
     assert.deepEqual(v.usage('BTC', 1000 * h, 100 * h + 1000), { sum: 1000n, count: 1000 }, 'older approvals were forgotten');
+  });
+
+  it('two approvers on one audit file: the one without a velocity rule never forgets what the other one counts', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-shared-book-'));
+    const h = 3600_000;
+    const base = Date.UTC(2026, 10, 25, 8);
+    // Dry run: nothing is called (no rule reads the API), so the client is never used.
+    const client = async () => ({}) as CustodyClient;
+    const auditFile = path.join(dir, 'shared.jsonl');
+    const open = (rules: ApprovalRule[], now: () => number) => Approver.open({ rules: compileRules(rules), mode: 'dryRun', auditFile, client, now });
+    const action = (id: string) => ({ client_id: 'cc', action_id: id, type: 'ApproveTransfer', expireTime: 0, details: { asset: 'BTC-TESTNET', amount: 1000 } });
+    let clock = base;
+    const free = await open([{ name: 'all', decision: 'approve' }], () => clock);
+    const limited = await open([{ name: 'two a day', decision: 'approve', velocityCount: '2', velocityWindowHours: '24' }], () => clock);
+    try {
+      assert.equal((await limited.decide(action('x1'))).output, 'approved');
+      assert.equal((await limited.decide(action('x2'))).output, 'approved');
+      clock = base + 2 * h;
+      assert.equal((await free.decide(action('y1'))).output, 'approved');
+      // x1 and x2 are still inside the 24 h window: the limit of 2 holds the third.
+      assert.equal((await limited.decide(action('x3'))).output, 'held');
+    } finally {
+      await free.close();
+      await limited.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

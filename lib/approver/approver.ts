@@ -471,7 +471,8 @@ export class Approver {
       this.#windows = new RedisVelocityWindows(opts.coordinator, scope, this.mode, this.#longestWindowMs);
     } else {
       this.#claims = new LocalClaims();
-      this.#windows = new LocalVelocityWindows(Math.max(this.#longestWindowMs, book.keepMs), book.velocity[this.mode]);
+      // The book's longest window, read at each reserve: approvers sharing one audit file never prune what another counts.
+      this.#windows = new LocalVelocityWindows(() => Math.max(this.#longestWindowMs, book.keepMs), book.velocity[this.mode]);
     }
   }
 

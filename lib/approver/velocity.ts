@@ -433,16 +433,17 @@ export function windowUsage(ledger: VelocityLedger, asset: string, windowMs: num
 export class LocalVelocityWindows implements VelocityWindows {
   /** The ledger counted in (shared with whoever passed it). */
   readonly ledger: VelocityLedger;
-  /** How long an approval is kept, ms: the longest velocity window of the rules. */
-  readonly keepMs: number;
+  readonly #keepMs: number | (() => number);
 
   /**
    * @param keepMs the longest velocity window of the rules, ms: a reserve forgets the asset's
-   *   approvals older than that before the new one's time.
+   *   approvals older than that before the new one's time. A function when the ledger is shared
+   *   by several users whose longest window may grow (the approvers of one audit file): read at
+   *   each reserve, so one user's shorter window never forgets what another still counts.
    * @param ledger the ledger to count in (default a new, empty one).
    */
-  constructor(keepMs: number, ledger: VelocityLedger = new VelocityLedger()) {
-    this.keepMs = keepMs;
+  constructor(keepMs: number | (() => number), ledger: VelocityLedger = new VelocityLedger()) {
+    this.#keepMs = keepMs;
     this.ledger = ledger;
   }
 
@@ -450,6 +451,11 @@ export class LocalVelocityWindows implements VelocityWindows {
   async read(asset: string, _now: number): Promise<WindowView> {
     const ledger = this.ledger;
     return { asset, version: String(ledger.version(asset)), usage: (windowMs, now) => windowUsage(ledger, asset, windowMs, now) };
+  }
+
+  /** How long an approval is kept, ms (see the constructor). */
+  get keepMs(): number {
+    return typeof this.#keepMs === 'function' ? this.#keepMs() : this.#keepMs;
   }
 
   /** Count `entry` if no add or remove touched the asset since `view` was read. @returns false when one did. */
