@@ -87,6 +87,7 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
   const coords: Coordinator[] = [];
   let sim: Simulator | undefined;
   let dataDir: string | undefined;
+  let client: CustodyClient | undefined;
   const approvers: Approver[] = [];
   try {
     for (let i = 0; i < 2; i++) {
@@ -145,10 +146,10 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
     {
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-velocity-'));
       sim = await Simulator.start({ port: 0, dataDir: path.join(dataDir, 'sim') });
-      const client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem });
+      const c = (client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem }));
       const rule = (asset: string) => ({ name: `count ${asset}`, decision: 'approve' as const, actionTypes: ['ApproveTransfer'], assets: [asset], velocityCount: '10000000', velocityWindowHours: '24' });
       const open = async (name: string, asset: string, coord: Coordinator) => {
-        const a = await Approver.open({ rules: compileRules([rule(asset)]), defaultDecision: 'hold', mode: 'dryRun', auditFile: path.join(dataDir!, `${name}.jsonl`), client: async () => client, approverId: name, coordinator: coord });
+        const a = await Approver.open({ rules: compileRules([rule(asset)]), defaultDecision: 'hold', mode: 'dryRun', auditFile: path.join(dataDir!, `${name}.jsonl`), client: async () => c, approverId: name, coordinator: coord });
         approvers.push(a);
         return a;
       };
@@ -180,10 +181,10 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
       }
       const [f, e] = [median(tf), median(te)];
       rows.push(atMost(GROUP, `coordinated Approver decision p50 (dry run, velocity count rule), ${label}`, `${fmt(f)} vs ${fmt(e)} (${tf.length} each)`, f / e, 1.5));
-      client.close();
     }
   } finally {
     for (const a of approvers) await a.close().catch(() => undefined);
+    await client?.close();
     for (const c of coords) await c.close();
     await sim?.stop();
     await redis.stop();

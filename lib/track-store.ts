@@ -387,3 +387,29 @@ export class RedisTrackStore implements TrackStore {
     await this.#c.run((r) => r.del(this.#hash));
   }
 }
+
+/** Longest wait at start for a coordinator that is not ready yet before the Redis store is used anyway (its writes then fail and say so), ms. */
+export const TRACK_CONNECT_WAIT_MS = 10_000;
+
+/** The coordinator as {@link openTrackStore} uses it: a {@link TrackCoordination} with its instance name and its wait for readiness (lib/coordination `Coordinator`). */
+export interface TrackStoreCoordinator extends TrackCoordination {
+  /** This instance's name (`<hostname>/<pid>` by default). */
+  readonly instance: string;
+  /** Resolve once connected (with `claims` false: also while recovering from a data loss), or when `signal` aborts. */
+  whenReady(signal?: AbortSignal, claims?: boolean): Promise<void>;
+}
+
+/**
+ * Open the store of one `custody-track` node: Redis when the connection coordinates (after
+ * waiting for the coordinator to connect, at most {@link TRACK_CONNECT_WAIT_MS} or until `signal`
+ * aborts), else the node's file in `folder`.
+ * @param options `coordinator` (absent: no coordination), `folder` for the file, the node's id, and a signal that ends the wait (the node closing).
+ * @throws what {@link FileTrackStore.open} throws (rejects).
+ */
+export async function openTrackStore(options: { coordinator?: TrackStoreCoordinator; folder: string; nodeId: string; signal?: AbortSignal }): Promise<TrackStore> {
+  const { coordinator, folder, nodeId, signal } = options;
+  if (!coordinator) return FileTrackStore.open(trackStoreFile(folder, nodeId));
+  const timeout = AbortSignal.timeout(TRACK_CONNECT_WAIT_MS);
+  await coordinator.whenReady(signal ? AbortSignal.any([signal, timeout]) : timeout, false);
+  return new RedisTrackStore(coordinator, nodeId, coordinator.instance);
+}

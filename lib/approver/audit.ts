@@ -20,6 +20,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { syncDir } from '../durable/atomic';
 
 /** The `prev` of the first line. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -304,8 +305,8 @@ export function verifyAuditChain(liveFile: string, options: VerifyChainOptions =
     const { file, firstSeq } = files[i];
     const first = i === 0;
     const v = verifyAuditText(fs.readFileSync(file, 'utf8'), !first ? { expect, keep: false } : options.from !== undefined ? { trustOpening: true, keep: false } : { keep: false });
-    const fail = (line: number, reason: string): ChainVerification => ({ ...result, ok: false, lines: v.lastSeq || result.lines, head: v.lines > 0 ? v.head : result.head, bad: { file, line, reason } });
-    if (!v.ok) return { ...result, ok: false, lines: v.lines > 0 ? v.lastSeq : result.lines, head: v.lines > 0 ? v.head : result.head, bad: { file, line: v.bad!.line, reason: v.bad!.reason } };
+    const fail = (line: number, reason: string): ChainVerification => ({ ...result, ok: false, lines: v.lines > 0 ? v.lastSeq : result.lines, head: v.lines > 0 ? v.head : result.head, bad: { file, line, reason } });
+    if (!v.ok) return fail(v.bad!.line, v.bad!.reason);
     if (firstSeq !== undefined) {
       if (v.lines === 0) return fail(1, 'a rotated segment is empty');
       const firstOfFile = v.lastSeq - v.lines + 1;
@@ -360,19 +361,6 @@ interface Pending {
 
 function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);
-}
-
-/** fsync a folder so the renames in it are on disk; a file system that cannot (Windows) is let be. */
-async function syncDir(dir: string): Promise<void> {
-  let fh: fs.promises.FileHandle | undefined;
-  try {
-    fh = await fs.promises.open(dir, 'r');
-    await fh.sync();
-  } catch {
-    // Not supported here: the rename is still atomic.
-  } finally {
-    await fh?.close();
-  }
 }
 
 /** The path of a rotation's new live segment before it is renamed into place. */

@@ -39,7 +39,7 @@ export interface VelocityRedis {
 }
 
 /** Changes kept in a window's log: a mirror at most this far behind reads only the changes. */
-export const LOG_MAX = 10_000;
+const LOG_MAX = 10_000;
 /** A restore that adds at most this many approvals logs each one; a larger one makes every mirror read the window whole. */
 const RESTORE_LOGGED = 64;
 /** Approvals per restore script call (each call holds Redis for its length). */

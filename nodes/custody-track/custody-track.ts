@@ -26,11 +26,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import {
-  FileTrackStore,
-  RedisTrackStore,
+  openTrackStore,
   storableMsg,
   trackRecordId,
-  trackStoreFile,
   type TrackOutcome,
   type TrackRecord,
   type TrackStore,
@@ -127,9 +125,6 @@ const UNKNOWN_EXPIRY_MS = 3600_000;
 /** Wait between two tries of a report whose "reported" mark could not be written (storage away), ms. */
 const REPORT_RETRY_MS = 2000;
 
-/** Longest wait for the coordination to connect at start (state `connecting`) before a record is refused, ms. */
-const CONNECT_WAIT_MS = 10_000;
-
 /**
  * The folder of the track files: `$CUSTODYFLOW_TRACK_DIR`, else `<userDir>/custodyflow/track`, else
  * a folder in the OS temp dir (as the submission journal's and the feed memory's).
@@ -176,17 +171,13 @@ export = function register(RED: NodeAPI): void {
     const waits = new Set<() => void>();
     let progressWarned = false;
 
+    /** Aborted at close: ends the wait for the coordinator. */
+    const closing = new AbortController();
     /** The storage: Redis when the connection coordinates, else the node's file. Rejects when it cannot be opened. */
     const storeReady: Promise<TrackStore> = (async () => {
       if (configError || !connection) throw configError ?? noConnectionError(RED);
       const coordinator = await connection.coordinator();
-      if (coordinator) {
-        // At start the coordinator is still connecting: records wait for it (bounded).
-        const until = Date.now() + CONNECT_WAIT_MS;
-        while (coordinator.state === 'connecting' && Date.now() < until && !closed) await wait(100);
-        return new RedisTrackStore(coordinator, node.id, `${os.hostname()}/${process.pid}`);
-      }
-      return FileTrackStore.open(trackStoreFile(trackDir((RED.settings as { userDir?: string }).userDir), node.id));
+      return openTrackStore({ coordinator, folder: trackDir((RED.settings as { userDir?: string }).userDir), nodeId: node.id, signal: closing.signal });
     })();
     storeReady.catch((err: Error) => {
       if (configError) return;
@@ -458,8 +449,8 @@ export = function register(RED: NodeAPI): void {
         delete m.statusCode;
         return done(e as Error);
       }
-      Promise.all([connection!.client(), storeReady]).then(
-        async ([c, store]) => {
+      Promise.all([connection!.client(), storeReady])
+        .then(async ([c, store]) => {
           if (closed) return done();
           client = c;
           if (typeof m._msgid !== 'string' || !m._msgid) m._msgid = RED.util.generateId();
@@ -481,17 +472,18 @@ export = function register(RED: NodeAPI): void {
           if (closed) return done();
           follow({ id, record, msg: m, resumed: false, send, done }, false);
           showTracking();
-        },
-        (err: Error) => {
+        })
+        // The client, the store, or following it failed: the msg ends with the error (no unhandled rejection).
+        .catch((err: Error) => {
           delete m.statusCode;
           showError(node, err);
           done(err);
-        },
-      );
+        });
     });
 
     node.on('close', (removed: boolean, done: () => void) => {
       closed = true;
+      closing.abort();
       tracker.close();
       for (const end of [...waits]) end();
       (async () => {
