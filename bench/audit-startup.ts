@@ -25,8 +25,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, AuditLog, compileRules, GENESIS_HASH, lineHash, rotatedSegmentPath, verifyAuditChain, verifyAuditFile } from '../lib';
+import { Approver, AuditLog, compileRules, verifyAuditChain, verifyAuditFile } from '../lib';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
+import { GENESIS_HASH, lineHash, rotatedSegmentPath } from '../lib/approver/audit';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

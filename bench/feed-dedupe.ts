@@ -27,7 +27,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { CustodyClient, CoreClientFeed } from '../lib';
-import { ExpiringIdSet } from '../lib/expiring-ids';
+import { ExpiringIdSet } from '../lib/support/expiring-ids';
 import { atMost, median, type BenchRow, printWhenMain } from './table';
 
 /** Options of {@link run}. */

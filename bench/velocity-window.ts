@@ -19,10 +19,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, compileRules, Coordinator, CustodyClient, LocalVelocityWindows, RedisVelocityWindows, type VelocityEntry, type VelocityWindows } from '../lib';
+import { Approver, compileRules, Coordinator, CustodyClient } from '../lib';
 import { Simulator } from '../simulator';
 import { RedisServer } from '../test/redis-server';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
+import { LocalVelocityWindows, type VelocityEntry, type VelocityWindows } from '../lib/approver/velocity';
+import { RedisVelocityWindows } from '../lib/coordination/velocity-windows';
 
 const GROUP = 'velocity';
 const HOUR = 3600_000;

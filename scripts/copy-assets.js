@@ -37,7 +37,7 @@ const nodesOut = path.join(root, 'dist', 'nodes');
 const icons = path.join(root, 'icons');
 const helpDir = path.join(nodesSrc, 'shared', 'help');
 const commonLocales = path.join(nodesSrc, 'shared', 'locales');
-const { SUBMISSION_KINDS } = require(path.join(root, 'dist', 'lib', 'submission', 'kinds.js'));
+const { SUBMISSION_KINDS } = require(path.join(root, 'dist', 'lib', 'api', 'kinds.js'));
 const { editorRow } = require(path.join(root, 'dist', 'nodes', 'shared', 'editor-rows.js'));
 
 /** The `key="value"` pairs of a directive line, as an object. */

@@ -204,7 +204,7 @@ function generate() {
   const lib = {
     table: require(path.join(dist, 'nodes', 'shared', 'editor-table.js')),
     editorDescription: require(path.join(dist, 'nodes', 'shared', 'operation-node.js')).editorDescription,
-    registry: require(path.join(dist, 'lib', 'registry.js')),
+    registry: require(path.join(dist, 'lib', 'api', 'registry.js')),
   };
   const types = Object.keys(lib.registry.NODE_OPERATIONS);
   for (const type of types) {

@@ -9,7 +9,7 @@
  * amount the recipient receives, and the origin wallet is debited amountToSend.
  */
 
-import type { Asset, FeeQuote } from '../lib/v1/assets';
+import type { Asset, FeeQuote } from '../lib/api/v1/assets';
 
 /** The four supported assets. BTC scale 10^8, ETH scale 10^9 (spec section 2; NOTES: gwei). */
 export const ASSETS: readonly Asset[] = Object.freeze([

@@ -26,7 +26,7 @@
  * feed upgrades carry no method and are reads: both keys may open them.
  */
 import type { KeyObject } from 'node:crypto';
-import { verify } from '../lib/signing';
+import { verify } from '../lib/client/signing';
 import { forbidden, SimError, unauthorized } from './errors';
 import type { Engine } from './engine';
 

@@ -30,8 +30,8 @@
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
-import type { FeeQuote } from '../lib/v1/assets';
-import type { TransactionObject as Transaction } from '../lib/v1/transfer';
+import type { FeeQuote } from '../lib/api/v1/assets';
+import type { TransactionObject as Transaction } from '../lib/api/v1/transfer';
 import { newId } from './ids';
 import { getCompany, getWallet, writeLedger } from './network';
 import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, TxKind, WalletRecord } from './state';

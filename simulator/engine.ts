@@ -18,8 +18,7 @@
 import { EventEmitter } from 'node:events';
 import type { ActionRecord, ActionStatus, CustodyTxRecord, ExchangeRecord, FundRecord, LedgerEntry, LedgerRecord, SimState, Store, SwapRecord, WalletConnectionRecord, WalletRecord } from './state';
 import { normaliseShortCode } from './ids';
-import type { HubFeedMessage } from '../lib/hub-feed';
-import type { WalletFeedMessage } from '../lib/wallets-feed';
+import type { HubFeedMessage, WalletFeedMessage } from '../lib/api/feeds';
 
 /** One entry of {@link Engine.eventLog}. */
 export interface EngineEventRecord {

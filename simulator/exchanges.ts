@@ -26,7 +26,7 @@
  *   once: their entries are written `approved`, never pending.
  */
 import type { Engine } from './engine';
-import type { Exchange, SweepRequest, SweepTransaction } from '../lib/v1/sweep';
+import type { Exchange, SweepRequest, SweepTransaction } from '../lib/api/v1/sweep';
 import { badRequest, conflict, notFound } from './errors';
 import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';

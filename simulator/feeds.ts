@@ -29,8 +29,6 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket } from 'ws';
 import type { Engine } from './engine';
-import type { HubFeedMessage } from '../lib/hub-feed';
-import type { WalletFeedMessage } from '../lib/wallets-feed';
 import type { Authenticator } from './auth';
 import { badRequest, notFound, toErrorResponse } from './errors';
 import { getCoreClient } from './network';
@@ -38,6 +36,7 @@ import { feedMessage, pendingActionsOf } from './transactions';
 import type { ActionRecord } from './state';
 import { API_PREFIX } from './paths';
 import { checkFeedMessage } from './response-check';
+import type { HubFeedMessage, WalletFeedMessage } from '../lib/api/feeds';
 
 const FEED_PATH = new RegExp(`^${API_PREFIX}/coreclient/([^/]+)/feed/?$`);
 const HUB_FEED_PATH = new RegExp(`^${API_PREFIX}/liquidityhub/feed/?$`);

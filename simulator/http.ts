@@ -20,7 +20,7 @@ import { parse as parseQueryString, type ParsedUrlQuery } from 'node:querystring
 import type { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import Router from 'router';
-import type { RegistryEntry } from '../lib/registry';
+import type { RegistryEntry } from '../lib/api/registry';
 import type { Engine } from './engine';
 import { badRequest, forbidden, notFound, toErrorResponse, unsupportedMediaType } from './errors';
 import { checkAnswer } from './response-check';

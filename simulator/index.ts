@@ -37,7 +37,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { loadPrivateKey, loadPublicKey } from '../lib/signing';
+import { loadPrivateKey, loadPublicKey } from '../lib/client/signing';
 import { Authenticator } from './auth';
 import { controlRouter } from './control';
 import { createDemo, upgradeDemo } from './demo';

@@ -8,10 +8,9 @@
  * the JSON shape of request bodies is checked before, in validation.ts.
  */
 import type { Engine } from './engine';
-import type { WalletFeedMessage } from '../lib/wallets-feed';
-import type { Company, CompanyFields } from '../lib/v1/company';
-import type { CoreClient } from '../lib/v1/core-client';
-import type { CustodyGroup, NewWallet } from '../lib/v1/fund';
+import type { Company, CompanyFields } from '../lib/api/v1/company';
+import type { CoreClient } from '../lib/api/v1/core-client';
+import type { CustodyGroup, NewWallet } from '../lib/api/v1/fund';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newAddress, newChainTxId, newId, newShortCode } from './ids';
 import { findAsset } from './assets';
@@ -25,6 +24,7 @@ import type {
   TrustedPartyRecord,
   WalletRecord,
 } from './state';
+import type { WalletFeedMessage } from '../lib/api/feeds';
 
 // ---------------------------------------------------------------- users of the network
 

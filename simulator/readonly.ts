@@ -40,7 +40,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ASSETS } from './assets';
-import type { WalletHistory, WalletHistoryItem } from '../lib/v1/fund';
+import type { WalletHistory, WalletHistoryItem } from '../lib/api/v1/fund';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection, ledgerMovedBalance } from './network';

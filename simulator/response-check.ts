@@ -11,8 +11,8 @@
  * message)`, each returning a list of violation texts.
  */
 import { appendFileSync } from 'node:fs';
-import { validateResponse, validateFeedMessage, type FeedKind } from '../lib/response-check';
-import type { RegistryEntry } from '../lib/registry';
+import { validateResponse, validateFeedMessage, type FeedKind } from '../lib/request/response-check';
+import type { RegistryEntry } from '../lib/api/registry';
 
 /** The environment variable that turns the check on: the path of the file violations are appended to. */
 export const CHECK_ENV = 'CUSTODYFLOW_SIM_CHECK_RESPONSES';

@@ -5,8 +5,8 @@
  * v2/routes.ts register exactly these routes, each with one handler keyed by {@link entryKey};
  * no API path is written anywhere else in the simulator.
  */
-import type { OperationSpec } from '../lib/operation';
-import { REGISTRY, registryEntry, routePattern, type ApiVersion, type RegistryEntry } from '../lib/registry';
+import { REGISTRY, registryEntry, routePattern, type ApiVersion, type RegistryEntry } from '../lib/api/registry';
+import type { OperationSpec } from '../lib/api/spec';
 
 /** `node.operation`, the key of a handler: `custody-transfer.create`. */
 export function entryKey(e: Pick<RegistryEntry, 'node' | 'operation'>): string {

@@ -17,13 +17,13 @@ import * as wd from './withdrawals';
 import * as swaps from './swaps';
 import * as xch from './exchanges';
 import { API_PREFIX } from './paths';
-import type { FeeRequest } from '../lib/v1/assets';
-import type { CompanyFields } from '../lib/v1/company';
-import type { NewWallet, WhitelistEntry } from '../lib/v1/fund';
-import type { SwapMakeRequest, SwapTakeRequest } from '../lib/v1/swap';
-import type { SweepRequest } from '../lib/v1/sweep';
-import type { TransferRequest } from '../lib/v1/transfer';
-import type { WithdrawRequest } from '../lib/v1/withdraw';
+import type { FeeRequest } from '../lib/api/v1/assets';
+import type { CompanyFields } from '../lib/api/v1/company';
+import type { NewWallet, WhitelistEntry } from '../lib/api/v1/fund';
+import type { SwapMakeRequest, SwapTakeRequest } from '../lib/api/v1/swap';
+import type { SweepRequest } from '../lib/api/v1/sweep';
+import type { TransferRequest } from '../lib/api/v1/transfer';
+import type { WithdrawRequest } from '../lib/api/v1/withdraw';
 
 /** Plain success body (NOTES.md). */
 const OK = { code: 200, msg: 'OK' };

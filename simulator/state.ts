@@ -25,11 +25,11 @@ import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { ChangeTracker, JOURNAL_FILE, SNAPSHOT_FILE, jsonDifferences, readDataFolder } from './journal';
-import { syncDir, writeAtomic } from '../lib/durable/atomic';
+import { syncDir, writeAtomic } from '../lib/support/durable/atomic';
 import type { V2State } from './v2/state';
-import type { ApproverRecord, TransferStatus } from '../lib/v1/transfer';
-import type { WithdrawalStatus } from '../lib/v1/withdraw';
-import type { SwapStatus, SwapTakeStatus } from '../lib/v1/swap';
+import type { ApproverRecord, TransferStatus } from '../lib/api/v1/transfer';
+import type { WithdrawalStatus } from '../lib/api/v1/withdraw';
+import type { SwapStatus, SwapTakeStatus } from '../lib/api/v1/swap';
 
 export type { ApproverRecord };
 

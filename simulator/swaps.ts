@@ -45,12 +45,12 @@
  * - Expiry: the take shares the quote's `expires`; at expiry both close and every hold is released.
  */
 import type { Engine } from './engine';
-import { swapMakeOperations, type SwapMakeRequest, type SwapTakeRequest } from '../lib/v1/swap';
+import { swapMakeOperations, type SwapMakeRequest, type SwapTakeRequest } from '../lib/api/v1/swap';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
 import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, ownWallet, recordApproval, releaseHold } from './custody';
-import type { TransactionObject as Transaction } from '../lib/v1/transfer';
+import type { TransactionObject as Transaction } from '../lib/api/v1/transfer';
 import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord } from './state';
 
 /** True when both companies belong to the same API account (absent `account` = the partner's). */

@@ -33,8 +33,8 @@
  *   written at approval (custody.ts module comment).
  */
 import { isLive, type Engine } from './engine';
-import type { TransactionObject as Transaction, TransferRequest } from '../lib/v1/transfer';
-import type { Action } from '../lib/v1/core-client';
+import type { TransactionObject as Transaction, TransferRequest } from '../lib/api/v1/transfer';
+import type { Action } from '../lib/api/v1/core-client';
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId } from './ids';
 import { findUser, getCompany, getCoreClient, getWallet, moveBalance } from './network';

@@ -6,8 +6,8 @@
  * field dotted (`send.amount`, `wallets[0].asset`).
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { PAYMENT, S, type JsonSchema, type OperationSpec } from '../lib/operation';
 import { badRequest } from './errors';
+import { PAYMENT, S, type JsonSchema, type OperationSpec } from '../lib/api/spec';
 
 /** Bodies: no coercion, a JSON body carries its types. */
 const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, verbose: true });

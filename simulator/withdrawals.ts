@@ -28,14 +28,14 @@
  *   becomes `chain_rejected` (no second entry: the ledger then shows a withdrawal that moved nothing).
  */
 import type { Engine } from './engine';
-import type { WhitelistEntry } from '../lib/v1/fund';
-import type { WithdrawRequest } from '../lib/v1/withdraw';
+import type { WhitelistEntry } from '../lib/api/v1/fund';
+import type { WithdrawRequest } from '../lib/api/v1/withdraw';
 import { badRequest, conflict, notFound } from './errors';
 import { findAsset } from './assets';
 import { newChainTxId } from './ids';
 import { getCompany, getFund, moveBalance } from './network';
 import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody, ownWallet } from './custody';
-import type { TransactionObject as Transaction } from '../lib/v1/transfer';
+import type { TransactionObject as Transaction } from '../lib/api/v1/transfer';
 import type { WithdrawalRecord } from './state';
 
 /**

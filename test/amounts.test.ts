@@ -1,7 +1,7 @@
 /** Base units <-> decimal strings (spec section 2, Asset.scale), exact with bigint. */
 import assert from 'node:assert/strict';
-import { toBaseUnits, fromBaseUnits, decimalsOfScale, toSafeNumber } from '../lib/amounts';
-import { ValidationError } from '../lib/errors';
+import { toBaseUnits, fromBaseUnits, decimalsOfScale, toSafeNumber } from '../lib/api/amounts';
+import { ValidationError } from '../lib/api/errors';
 
 describe('amounts', () => {
   it('converts decimal strings to base units exactly with the asset scale', () => {

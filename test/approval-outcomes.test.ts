@@ -29,7 +29,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLOSE_GRACE_MS, CustodyClient } from '../lib';
+import { CustodyClient } from '../lib';
 import { mulberry32 } from './fault-proxy';
 import { sleep } from './red-process';
 import { RedisServer } from './redis-server';
@@ -53,6 +53,7 @@ import {
   type AuditRecord,
   type StandaloneSimulator,
 } from './approval-runs';
+import { CLOSE_GRACE_MS } from '../lib/client/client';
 
 /** The rule's velocity count: approvals allowed per 24 h (all instances together). */
 const K = 20;

@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, AuditLog, compileRules, type ApprovalRule, type CustodyClient, evaluateRules, verifyAuditFile, verifyAuditText, VelocityLedger, GENESIS_HASH, type ActionFacts, type EvaluationContext } from '../lib';
+import { Approver, AuditLog, compileRules, type ApprovalRule, type CustodyClient, evaluateRules, verifyAuditFile } from '../lib';
+import { verifyAuditText, GENESIS_HASH } from '../lib/approver/audit';
+import { VelocityLedger } from '../lib/approver/velocity';
+import type { ActionFacts, EvaluationContext } from '../lib/approver/rules';
 
 const facts = (over: Partial<ActionFacts> = {}): ActionFacts => ({
   action_id: 'a1',

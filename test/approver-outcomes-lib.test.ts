@@ -15,11 +15,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, rotatedSegments, verifyAuditChain, compileRules, Coordinator, CustodyClient, createTransfer, getAction, listActions, type ApprovalRule, type AuditLine } from '../lib';
+import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, verifyAuditChain, compileRules, Coordinator, CustodyClient, createTransfer, getAction, listActions, type ApprovalRule, type AuditLine } from '../lib';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from './simulated';
 import { demoTransfer, tempDirPerTest, until } from './support';
 import { FaultProxy, type FaultKind } from './fault-proxy';
 import { RedisServer } from './redis-server';
+import { rotatedSegments } from '../lib/approver/audit';
 
 const CLIENT = 'demo-approver';
 

@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AuditFileError, AuditLog, GENESIS_HASH, lineHash, rotatedSegmentPath, rotatedSegments, verifyAuditChain, verifyAuditFile, verifyAuditFolder, type AuditLine, type SegmentOpening } from '../lib';
+import { AuditFileError, AuditLog, verifyAuditChain, verifyAuditFile, verifyAuditFolder, type AuditLine } from '../lib';
 import { tempDirPerTest, until } from './support';
+import { GENESIS_HASH, lineHash, rotatedSegmentPath, rotatedSegments, type SegmentOpening } from '../lib/approver/audit';
 
 const root = path.resolve(__dirname, '..', '..');
 const AUDIT_CLI = path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js');

@@ -14,12 +14,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, compileRules, Coordinator, RedisVelocityWindows, createTransfer, getAction, listActions, type ApprovalRule, type ApproverOutcome, type CustodyClient } from '../lib';
+import { Approver, compileRules, Coordinator, createTransfer, getAction, listActions, type ApprovalRule, type ApproverOutcome, type CustodyClient } from '../lib';
 import type { Simulator } from '../simulator';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { demoTransfer } from './support';
 import { RedisServer } from './redis-server';
 import { sleep } from './red-process';
+import { RedisVelocityWindows } from '../lib/coordination/velocity-windows';
 
 const CLIENT = 'demo-approver';
 

@@ -6,7 +6,7 @@
  * once with a small cap.
  */
 import assert from 'node:assert/strict';
-import { ExpiringIdSet, EXPIRING_IDS_PRUNE_FROM } from '../lib/expiring-ids';
+import { ExpiringIdSet, EXPIRING_IDS_PRUNE_FROM } from '../lib/support/expiring-ids';
 import { CoreClientFeed, type Action } from '../lib';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { control } from './support';

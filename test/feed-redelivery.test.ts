@@ -19,7 +19,7 @@ import { until, control, demoTransfer } from './support';
 import { accountClient } from './simulated';
 import { startHelperServer, stopHelperServer } from './node-flows';
 import { CustodyClient, createTransfer, listActions, rejectAction } from '../lib';
-import { sentIdsFile } from '../lib/durable/sent-ids';
+import { sentIdsFile } from '../lib/support/durable/sent-ids';
 
 helper.init(require.resolve('node-red'));
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RecordFile } from '../lib/durable/record-file';
+import { RecordFile } from '../lib/support/durable/record-file';
 import { tempDirPerTest } from './support';
 
 describe('lib/durable: RecordFile', () => {

@@ -11,33 +11,15 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import {
-  REGISTRY,
-  registryEntry,
-  validateResponse,
-  validateFeedMessage,
-  compiledSchema,
-  errorBodySchema,
-  ERROR_RESPONSES,
-  FEED_MESSAGE_SCHEMAS,
-  WorkspaceClient,
-  CoreClientFeed,
-  HubFeed,
-  WalletsFeed,
-  ApiError,
-  prepareOperation,
-  sign,
-  withWorkspace,
-  buildPolicyExpression,
-  withExtraMember,
-  type RegistryEntry,
-  type SwapMakeRequest,
-  type TransferRequest,
-  type WorkspacePolicy,
-} from '../lib';
+import { WorkspaceClient, CoreClientFeed, HubFeed, WalletsFeed, ApiError, prepareOperation, sign, buildPolicyExpression, type SwapMakeRequest, type TransferRequest, type WorkspacePolicy } from '../lib';
 import { swapQuoteRequest, transferRequest } from './requests';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { control, until } from './support';
+import { REGISTRY, registryEntry, type RegistryEntry } from '../lib/api/registry';
+import { validateResponse, validateFeedMessage, compiledSchema, FEED_MESSAGE_SCHEMAS } from '../lib/request/response-check';
+import { errorBodySchema, ERROR_RESPONSES } from '../lib/api/wire';
+import { withWorkspace } from '../lib/client/v2/call';
+import { withExtraMember } from '../lib/request/policy-body';
 
 describe('registry response schemas', () => {
   it('every entry declares a 2xx answer and the error statuses of spec section 7, with the shared error body', () => {

@@ -51,7 +51,7 @@ describe('lib resolveSubmission: a failed read is not "not found"', function () 
   });
 
   it('a 503 reading a history item\'s transaction fails the resolve and keeps the key held, even past expires; once readable it is found', async () => {
-    const ref: SubmissionRef = { kind: 'withdraw', company_id: 'c1', partner_txID: 'inv-1' };
+    const ref: SubmissionRef = { kind: 'withdrawal', company_id: 'c1', partner_txID: 'inv-1' };
     // A withdrawal whose outcome is unknown, its expires long past.
     const entry = await journal.reserve(ref, { wallet_id: 'w1', address: 'a', expires: now() - 3600, benefit_of: '', account_no: '', reference: 'inv-1', partner_txID: 'inv-1', send: { symbol: 'ETH-TESTNET', amount: 1000 } });
     await journal.unknown(entry);
@@ -64,7 +64,7 @@ describe('lib resolveSubmission: a failed read is not "not found"', function () 
   });
 
   it('a 404 reading a history item\'s transaction (not of this kind) is not a candidate', async () => {
-    const ref: SubmissionRef = { kind: 'withdraw', company_id: 'c1', partner_txID: 'inv-2' };
+    const ref: SubmissionRef = { kind: 'withdrawal', company_id: 'c1', partner_txID: 'inv-2' };
     const entry = await journal.reserve(ref, { wallet_id: 'w1', address: 'a', expires: now() + 3600, benefit_of: '', account_no: '', reference: 'inv-2', partner_txID: 'inv-2', send: { symbol: 'ETH-TESTNET', amount: 1000 } });
     await journal.unknown(entry);
     const result = await resolveSubmission(client, ref, journal);

@@ -11,11 +11,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CustodyClient } from '../lib';
-import { registryEntry } from '../lib/registry';
-import type { JsonSchema } from '../lib/operation';
+import { registryEntry } from '../lib/api/registry';
 import { Simulator } from '../simulator';
 import { CHECK_ENV, responseViolations } from '../simulator/response-check';
 import { assertNoViolations, violationReport } from './response-check';
+import type { JsonSchema } from '../lib/api/spec';
 
 describe('simulator response check (CUSTODYFLOW_SIM_CHECK_RESPONSES)', function () {
   this.timeout(30000);

@@ -11,23 +11,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  Coordinator,
-  CustodyClient,
-  SharedSubmissionJournal,
-  SubmissionConflictError,
-  SubmissionJournal,
-  createTransfer,
-  createWithdraw,
-  journalKey,
-  resolveSubmission,
-  type SubmissionRef,
-  type TransferRequest,
-  type WithdrawRequest,
-} from '../lib';
+import { Coordinator, CustodyClient, SharedSubmissionJournal, SubmissionConflictError, SubmissionJournal, createTransfer, createWithdraw, resolveSubmission, type SubmissionRef, type TransferRequest, type WithdrawRequest } from '../lib';
 import { RedisServer } from './redis-server';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { sleep } from './red-process';
+import { journalKey } from '../lib/client/submission/journal';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -127,7 +115,7 @@ describe('shared submission journal (issue 12): two instances on one Redis, one 
     return Object.keys(simulated.sim.engine.state.withdrawals).length + Object.keys(simulated.sim.engine.state.transfers).length;
   }
 
-  const withdrawRef = (partnerTxId: string): SubmissionRef => ({ kind: 'withdraw', company_id: simulated.sim.demo.company_id, partner_txID: partnerTxId });
+  const withdrawRef = (partnerTxId: string): SubmissionRef => ({ kind: 'withdrawal', company_id: simulated.sim.demo.company_id, partner_txID: partnerTxId });
 
   it('(a) one withdrawal sent from both instances at once with one partner_txID: exactly one withdrawal; the other caller is answered existing from the journal', async () => {
     const key = `${prefix}-w1`;

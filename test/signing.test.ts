@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sign, verify, signingPayload, loadPrivateKey, loadPublicKey, KeyFormatError } from '../lib/signing';
+import { sign, verify, signingPayload, loadPrivateKey, loadPublicKey, KeyFormatError } from '../lib/client/signing';
 
 function openssl(args: string[], input?: Buffer): Buffer {
   return execFileSync('openssl', args, { input, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import WebSocket from 'ws';
-import { sign } from '../lib/signing';
-import { DATA_FILES, Simulator } from '../simulator/index';
+import { sign } from '../lib/client/signing';
+import { DATA_FILES, Simulator } from '../simulator';
 import { control, until } from './support';
 import { signalAndWait, withCliSimulator } from './sim-cli';
 

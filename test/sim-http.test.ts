@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { loadPrivateKey, sign } from '../lib/signing';
+import { loadPrivateKey, sign } from '../lib/client/signing';
 import type { Simulator } from '../simulator';
 import { simulatedSuite } from './simulated';
 

@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 import { Simulator } from '../simulator';
 import type { SimState } from '../simulator/state';
 import { sign } from '../lib';
-import { loadPrivateKey } from '../lib/signing';
+import { loadPrivateKey } from '../lib/client/signing';
 import { control, controlCall, until } from './support';
 import { accountClient, signedCall, startSimulated, stopSimulated, type Reply, type SimulatedAccount } from './simulated';
 

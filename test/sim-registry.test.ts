@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiError, CustodyClient, WorkspaceClient } from '../lib';
-import { entriesForRoute, REGISTRY, routePattern, type ApiVersion, type RegistryEntry } from '../lib/registry';
+import { entriesForRoute, REGISTRY, routePattern, type ApiVersion, type RegistryEntry } from '../lib/api/registry';
 import { Simulator } from '../simulator';
 import type { Authenticator } from '../simulator/auth';
 import { routerPath, type SimRouter } from '../simulator/http';

@@ -18,11 +18,12 @@ import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
-import { NODE_OPERATIONS, prepareOperation, toBaseUnits, type OperationSpec, type JsonSchema } from '../lib';
+import { prepareOperation, toBaseUnits, type OperationSpec, type JsonSchema } from '../lib';
 import { resolveInput, type EditorField } from '../nodes/shared/input';
 import { parsePartnerTxIdTemplate } from '../nodes/shared/business-key';
 import { CountingServer, SIMULATOR_ASSETS } from './counting-server';
 import { Inbox, loadCollecting, sendAndWait, startHelperServer, stopHelperServer, TAB, CONFIG } from './node-flows';
+import { NODE_OPERATIONS } from '../lib/api/registry';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-stored-flows-'));
 process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;

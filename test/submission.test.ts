@@ -8,25 +8,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
-import {
-  ApiError,
-  CustodyClient,
-  OutcomeUnknownError,
-  SubmissionConflictError,
-  SubmissionJournal,
-  createTransfer,
-  createWithdraw,
-  differingFields,
-  SUBMISSION_KINDS,
-  TRANSACTION_STATES,
-  resolveSubmission,
-  type SubmissionRef,
-  type WithdrawRequest,
-} from '../lib';
+import { ApiError, CustodyClient, OutcomeUnknownError, SubmissionConflictError, SubmissionJournal, createTransfer, createWithdraw, SUBMISSION_KINDS, TRANSACTION_STATES, resolveSubmission, type SubmissionRef, type WithdrawRequest } from '../lib';
 import { CountingServer, SIMULATOR_ASSETS, isAssetListRequest } from './counting-server';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { demoTransfer } from './support';
 import { recordedTransfer, recordedWithdrawal } from './requests';
+import { differingFields } from '../lib/client/submission/journal';
 
 const now = () => Math.floor(Date.now() / 1000);
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cf-journal-'));
@@ -36,7 +23,7 @@ describe('submission journal (lib/submission/journal.ts)', () => {
   beforeEach(() => (dir = tmp()));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const ref: SubmissionRef = { kind: 'withdraw', company_id: 'c1', partner_txID: 'inv-1' };
+  const ref: SubmissionRef = { kind: 'withdrawal', company_id: 'c1', partner_txID: 'inv-1' };
   const body = { wallet_id: 'w1', address: 'addr', expires: now() + 600, reference: 'r', partner_txID: 'inv-1', send: { symbol: 'BTC-TESTNET', amount: 5 } };
 
   it('keeps answers across a reopen, and a request recorded but never answered reopens as unknown', async () => {
@@ -165,7 +152,7 @@ describe('exactly-once sending (lib/submission/submit.ts), against a scripted se
     assert.ok(unknown instanceof OutcomeUnknownError);
     assert.equal(unknown.code, 'EOUTCOMEUNKNOWN');
     assert.equal(unknown.outcomeUnknown, true);
-    assert.deepEqual([unknown.kind, unknown.company_id, unknown.partner_txID], ['withdraw', 'c1', 'inv-1']);
+    assert.deepEqual([unknown.kind, unknown.company_id, unknown.partner_txID], ['withdrawal', 'c1', 'inv-1']);
     assert.match(unknown.message, /outcome unknown: withdraw partner_txID "inv-1" of company c1/);
     assert.equal((unknown.cause as { last: { statusCode: number } }).last.statusCode, 502);
   });
@@ -269,7 +256,7 @@ describe('resolve (lib/submission/resolve.ts), against the simulator', () => {
 
   it('finds a withdrawal still awaiting custody approval (a pending ledger entry)', async () => {
     const demo = s.sim.demo;
-    const ref: SubmissionRef = { kind: 'withdraw', company_id: demo.company_id, partner_txID: `wd-${Date.now()}` };
+    const ref: SubmissionRef = { kind: 'withdrawal', company_id: demo.company_id, partner_txID: `wd-${Date.now()}` };
     const wallet = demo.wallets['BTC-TESTNET'];
     const address = 'tb1qresolvetestaddress0000000000000000000';
     await s.client.request('POST', `/company/${demo.company_id}/fund/${demo.fund_id}/whitelist`, { body: { name: 'resolve test', asset: 'BTC-TESTNET', address } });
@@ -288,7 +275,7 @@ describe('resolve (lib/submission/resolve.ts), against the simulator', () => {
   it('not found: the key stays held until the payment expires, then is freed', async () => {
     const input = demoTransfer(s.sim, { reference: `never made ${Date.now()}`, expires: now() + 2 });
     const { company_id, ...body } = input;
-    const ref: SubmissionRef = { kind: 'withdraw', company_id, partner_txID: input.partner_txID };
+    const ref: SubmissionRef = { kind: 'withdrawal', company_id, partner_txID: input.partner_txID };
     await journal.unknown(await journal.reserve(ref, body));
     const early = await resolveSubmission(s.client, { ...ref, skewSeconds: 0 }, journal);
     assert.deepEqual([early.result, early.keyFreed], ['notFound', false]);

@@ -18,12 +18,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileTrackStore, RedisTrackStore, Tracker, Coordinator, storableMsg, trackRecordId, trackStoreFile, type TrackRecord, type TransactionRead } from '../lib';
+import { FileTrackStore, RedisTrackStore, Tracker, Coordinator, type TrackRecord, type TransactionRead } from '../lib';
 import { DATA_FILES } from '../simulator';
 import { RedProcess, sleep, watchDebug } from './red-process';
 import { spawnCliSimulator, type CliSimulator } from './sim-cli';
 import { RedisServer } from './redis-server';
 import { catchNode, fileNode, functionNode } from './flow-nodes';
+import { storableMsg, trackRecordId, trackStoreFile } from '../lib/tracking/track-store';
 
 /**
  * Poll `check` every 100 ms (it may be async) until it gives a value other than undefined.

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, CustodyClient, createTransfer, listAssets } from '../lib';
-import { proxyFromEnv } from '../lib/transport';
+import { proxyFromEnv } from '../lib/client/transport';
 import { until, demoTransfer } from './support';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 

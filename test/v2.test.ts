@@ -10,34 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
-import {
-  ApiError,
-  ConfigError,
-  ValidationError,
-  WorkspaceClient,
-  addPolicyMember,
-  approveWorkspaceAction,
-  buildPolicyBody,
-  buildPolicyExpression,
-  createPolicy,
-  createPortfolio,
-  createPortfolioWallet,
-  getPortfolio,
-  getPortfolioWallet,
-  getWorkspaceAction,
-  listPolicies,
-  rejectWorkspaceAction,
-  resolveV2BaseUrl,
-  V2_BASE_URLS,
-  withExtraMember,
-  WorkspacePolicy,
-} from '../lib';
+import { ApiError, ConfigError, ValidationError, WorkspaceClient, addPolicyMember, approveWorkspaceAction, buildPolicyBody, buildPolicyExpression, createPolicy, createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, getWorkspaceAction, listPolicies, rejectWorkspaceAction, resolveV2BaseUrl, V2_BASE_URLS, WorkspacePolicy } from '../lib';
 import { control, controlCall, until } from './support';
 import { watchDebug } from './red-process';
 import { useRedProcess, withEditor } from './editor-kit';
 import { CountingServer } from './counting-server';
 import { CONFIG, Inbox, TAB, loadCollecting, sendAndWait } from './node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from './red-setup';
+import { withExtraMember } from '../lib/request/policy-body';
 
 const root = path.resolve(__dirname, '..', '..');
 

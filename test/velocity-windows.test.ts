@@ -8,9 +8,11 @@
  * sum and count of the entries that should be counted.
  */
 import assert from 'node:assert/strict';
-import { Coordinator, LocalVelocityWindows, RedisVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from '../lib';
+import { Coordinator } from '../lib';
 import { RedisServer } from './redis-server';
 import { mulberry32 } from './fault-proxy';
+import { LocalVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from '../lib/approver/velocity';
+import { RedisVelocityWindows } from '../lib/coordination/velocity-windows';
 
 const HOUR = 3600_000;
 const KEEP = 24 * HOUR;

@@ -26,14 +26,12 @@
  */
 import crypto from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { CLOSE_GRACE_MS, type CustodyClient } from '../client';
-import { ApiError, ValidationError, failureKindOf, OUTCOME_UNKNOWN_CODE, type FailureKind } from '../errors';
-import { abortableSleep } from '../transport';
-import { KeyedLock } from '../keyed-lock';
-import { fromBaseUnits } from '../amounts';
-import { assetScale } from '../v1/assets';
-import { listWhitelist, getWallet } from '../v1/fund';
-import { getAction, approveAction, rejectAction, type Action } from '../v1/core-client';
+import { CLOSE_GRACE_MS, type CustodyClient } from '../client/client';
+import { ApiError, ValidationError, failureKindOf, OUTCOME_UNKNOWN_CODE, type FailureKind } from '../api/errors';
+import { abortableSleep } from '../client/transport';
+import { KeyedLock } from '../support/keyed-lock';
+import { fromBaseUnits } from '../api/amounts';
+import { type Action } from '../api/v1/core-client';
 import { AuditLog, type AuditLine, type AuditLogOptions } from './audit';
 import { LocalVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from './velocity';
 import { LocalClaims, RedisClaims, type DecisionClaims } from './claims';
@@ -42,6 +40,9 @@ import type { Claim, Coordinator } from '../coordination/coordinator';
 import { CoordinationUnavailableError } from '../coordination/coordinator';
 import { RedisVelocityWindows } from '../coordination/velocity-windows';
 import { evaluateRules, type ActionFacts, type CompiledRule, type Decision, type DefaultDecision, type EvaluationContext, type VelocityReport } from './rules';
+import { assetScale } from '../client/v1/assets';
+import { listWhitelist, getWallet } from '../client/v1/fund';
+import { getAction, approveAction, rejectAction } from '../client/v1/core-client';
 
 
 /** `live`: call the API; `dryRun`: decide, audit and send the msg, call nothing. */

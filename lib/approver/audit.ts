@@ -20,7 +20,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { syncDir } from '../durable/atomic';
+import { syncDir } from '../support/durable/atomic';
 
 /** The `prev` of the first line. */
 export const GENESIS_HASH = '0'.repeat(64);

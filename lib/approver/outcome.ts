@@ -9,11 +9,11 @@
  * Transaction object's `approvers[]` name the action by `actionID` with its `status`, spec
  * section 2), until the answer is definite.
  */
-import type { CustodyClient } from '../client';
-import { ApiError } from '../errors';
-import { getAction } from '../v1/core-client';
-import { readTransaction } from '../v1/states';
+import type { CustodyClient } from '../client/client';
+import { ApiError } from '../api/errors';
 import type { Decision } from './rules';
+import { getAction } from '../client/v1/core-client';
+import { readTransaction } from '../client/read-transaction';
 
 /**
  * What a call that decides an action led to: `applied` (the API did what the decision asked),

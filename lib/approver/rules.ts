@@ -9,8 +9,8 @@
  * Pure: no I/O. What needs the API (asset scales, fund whitelists, short codes) is read
  * beforehand into an {@link EvaluationContext} (see approver.ts).
  */
-import { ValidationError } from '../errors';
-import { DECIMAL_TEXT, fromBaseUnits, toBaseUnits } from '../amounts';
+import { ValidationError } from '../api/errors';
+import { DECIMAL_TEXT, fromBaseUnits, toBaseUnits } from '../api/amounts';
 
 /** A rule's decision: approve (PUT), reject (DELETE), or hold (leave the action pending for a person). */
 export type Decision = 'approve' | 'reject' | 'hold';

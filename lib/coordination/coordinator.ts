@@ -32,9 +32,9 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Redis, RedisOptions } from 'ioredis';
-import { ConfigError } from '../errors';
-import { abortableSleep } from '../transport';
-import { parseConfigUrl } from '../environments';
+import { ConfigError } from '../api/errors';
+import { abortableSleep } from '../client/transport';
+import { parseConfigUrl } from '../client/environments';
 
 
 /**

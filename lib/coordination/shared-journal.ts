@@ -45,10 +45,10 @@
  * was freed and reserved again) is left as that reservation wrote it.
  */
 import crypto from 'node:crypto';
-import { abortableSleep } from '../transport';
-import type { SubmissionRef } from '../errors';
-import { journalKey, type JournalEntry, type PaymentJournal, type SubmissionJournal } from '../submission/journal';
-import { submissionRef } from '../submission/kinds';
+import { abortableSleep } from '../client/transport';
+import type { SubmissionRef } from '../api/kinds';
+import { journalKey, kindOfStored, storedKind, type JournalEntry, type PaymentJournal, type StoredJournalEntry, type SubmissionJournal } from '../client/submission/journal';
+import { submissionRef } from '../api/kinds';
 import { CoordinationUnavailableError, type CoordinationState, type Coordinator } from './coordinator';
 
 /** Options of a {@link SharedSubmissionJournal}. */
@@ -227,9 +227,9 @@ export class SharedSubmissionJournal implements PaymentJournal {
     return Math.max(1000, Math.floor(ms));
   }
 
-  /** An entry's JSON in Redis. */
+  /** An entry's JSON in Redis, its kind in the journal's stored spelling (`storedKind`, lib/client/submission/journal.ts). */
   #recordOf(entry: JournalEntry, reservation: string): string {
-    return JSON.stringify({ ...entry, reservation });
+    return JSON.stringify({ ...entry, kind: storedKind(entry.kind), reservation });
   }
 
   /** The local file's entry of the same reservation as `entry` (same key, first attempt and body), if any. */
@@ -316,9 +316,10 @@ export class SharedSubmissionJournal implements PaymentJournal {
 
   /** An entry read from Redis (its reservation remembered), or undefined for a tombstone. */
   #parse(text: string): JournalEntry | undefined {
-    const record = JSON.parse(text) as (JournalEntry & { reservation: string }) | Tombstone;
+    const record = JSON.parse(text) as (StoredJournalEntry & { reservation: string }) | Tombstone;
     if ('freed' in record) return undefined;
-    const { reservation, ...entry } = record;
+    const { reservation, ...stored } = record;
+    const entry: JournalEntry = { ...stored, kind: kindOfStored(stored.kind) };
     this.#reservations.set(entry, reservation);
     return entry;
   }

@@ -23,10 +23,12 @@
 import path from 'node:path';
 import os from 'node:os';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { Approver, compileRules, ConfigError, type ApproverOutput, type CompiledRule, type Coordinator } from '../../lib';
+import { Approver, compileRules, ConfigError, type ApproverOutput, type Coordinator } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
-import { createConnectedNode, noConnectionError, type ConnectedNodeDef } from '../shared/node-setup';
+import { createConnectedNode, noConnectionError } from '../shared/node-setup';
+import type { ConnectedNodeDef } from '../shared/types';
+import type { CompiledRule } from '../../lib/approver/rules';
 
 /** Editor properties of `custody-approver` (flows.json). */
 interface ApproverDef extends ConnectedNodeDef {

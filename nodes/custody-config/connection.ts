@@ -9,9 +9,9 @@
  * policies).
  */
 import { ApiError, ConfigError, CustodyClient, KeyFormatError, ValidationError, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
-import { DEFAULT_KEY_PREFIX } from '../../lib';
 import type { CoordinatorOptions, Environment, SigningMode } from '../../lib';
 import type { Simulator } from '../../simulator';
+import { DEFAULT_KEY_PREFIX } from '../../lib/coordination/coordinator';
 
 /** The editor properties of a connection that decide where and how it signs (the `custody-config` defaults). */
 export interface ConnectionSettings {

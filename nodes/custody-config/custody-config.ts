@@ -9,14 +9,16 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
-import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient, CLOSE_GRACE_MS } from '../../lib';
-import { HubFeed, WalletsFeed, type SignedFeed, type Action, type ActionListing, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
+import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient } from '../../lib';
+import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLease, type PaymentJournal } from '../../lib';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
 import { Coordinator } from '../../lib';
 import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
 import { registerAdminRoutes } from './admin';
+import { CLOSE_GRACE_MS } from '../../lib/client/client';
+import type { ActionListing } from '../../lib/feeds/feed';
 
 /** Editor properties of `custody-config`: the name and the {@link ConnectionSettings} (connection.ts). */
 type ConfigDef = NodeDef & ConnectionSettings;

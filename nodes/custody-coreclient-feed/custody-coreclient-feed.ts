@@ -19,11 +19,13 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, Node, NodeMessage } from 'node-red';
-import { getPendingAction, Action, ActionListing } from '../../lib';
-import { SentIds, sentIdsFile, removeSentIdsFiles } from '../../lib/durable/sent-ids';
+import { getPendingAction, Action } from '../../lib';
+import { SentIds, sentIdsFile, removeSentIdsFiles } from '../../lib/support/durable/sent-ids';
 import { showError } from '../shared/status';
 import { joinSharedFeed } from '../shared/feed-node';
-import { createConnectedNode, noConnectionError, type ConnectedNodeDef } from '../shared/node-setup';
+import { createConnectedNode, noConnectionError } from '../shared/node-setup';
+import type { ConnectedNodeDef } from '../shared/types';
+import type { ActionListing } from '../../lib/feeds/feed';
 
 /** Editor properties of `custody-coreclient-feed`. */
 interface FeedDef extends ConnectedNodeDef {

@@ -11,7 +11,8 @@
 import type { NodeAPI, Node, NodeMessage } from 'node-red';
 import type { HubFeedMessage } from '../../lib';
 import { joinConnectionFeed } from '../shared/feed-node';
-import { createConnectedNode, type ConnectedNodeDef } from '../shared/node-setup';
+import { createConnectedNode } from '../shared/node-setup';
+import type { ConnectedNodeDef } from '../shared/types';
 
 /** Editor properties of `custody-hub-feed`: its connection only. */
 type HubFeedDef = ConnectedNodeDef;

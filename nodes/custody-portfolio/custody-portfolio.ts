@@ -6,8 +6,9 @@
  * environment) to see an address computed after the wait.
  */
 import type { NodeAPI } from 'node-red';
-import { createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, ValidationError, ConnectPlugin, PortfolioType } from '../../lib';
+import { createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, ValidationError, PortfolioType } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
+import type { ConnectPlugin } from '../../lib/api/v2/portfolio';
 
 /** The editor's waitForAddress (seconds) or msg.payload's. @throws {ValidationError} naming `waitForAddress`. */
 function waitForAddress(RED: NodeAPI, editor: Record<string, unknown>, input: Record<string, unknown>): number | undefined {

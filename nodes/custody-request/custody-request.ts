@@ -9,11 +9,13 @@
  * `msg.payload` = the response body, `msg.statusCode` = the HTTP status; errors to `done(err)`.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { ConfigError, signedRequest, REQUEST_METHODS } from '../../lib';
+import { ConfigError, signedRequest } from '../../lib';
 import { showError } from '../shared/status';
 import { requestRunner } from '../shared/request-runner';
 import type { CustodyMessage } from '../shared/types';
-import { createConnectedNode, noConnectionError, type ConnectedNodeDef } from '../shared/node-setup';
+import { createConnectedNode, noConnectionError } from '../shared/node-setup';
+import type { ConnectedNodeDef } from '../shared/types';
+import { REQUEST_METHODS } from '../../lib/request/signed-request';
 
 /** Editor properties of `custody-request`. */
 interface RequestNodeDef extends ConnectedNodeDef {

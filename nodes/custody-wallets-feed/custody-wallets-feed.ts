@@ -12,7 +12,8 @@
 import type { NodeAPI, Node, NodeMessage } from 'node-red';
 import type { WalletFeedMessage } from '../../lib';
 import { joinConnectionFeed } from '../shared/feed-node';
-import { createConnectedNode, type ConnectedNodeDef } from '../shared/node-setup';
+import { createConnectedNode } from '../shared/node-setup';
+import type { ConnectedNodeDef } from '../shared/types';
 
 /** Editor properties of `custody-wallets-feed`. */
 interface WalletsFeedDef extends ConnectedNodeDef {

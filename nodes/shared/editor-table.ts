@@ -7,8 +7,8 @@
  * generator (scripts/generate-editors.js, from dist/) writes every dialog from it. The calls,
  * fields and required fields of each operation come from lib/registry.ts, not from here.
  */
-import type { SubmissionKind } from '../../lib';
-import type { OperationNodeType } from '../../lib/registry';
+import type { OperationNodeType } from '../../lib/api/registry';
+import type { TransactionKind as SubmissionKind } from '../../lib/api/kinds';
 
 /**
  * What the look-up hook of a field completes (resources/custody-lookup.js
@@ -230,7 +230,7 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
   'custody-withdraw': {
     paletteLabel: 'withdraw',
     icon: 'custody-withdraw.svg',
-    resolve: 'withdraw',
+    resolve: 'withdrawal',
     operations: {
       create: {
         label: 'create',

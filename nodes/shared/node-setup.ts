@@ -3,15 +3,9 @@
  * `createNode`, the `custody-config` node its `connection` property names, and the error a node
  * without a usable connection shows and answers (`connection: ...`, code ECONFIG).
  */
-import type { Node, NodeAPI, NodeDef } from 'node-red';
+import type { Node, NodeAPI } from 'node-red';
 import { ConfigError } from '../../lib';
-import type { CustodyConfigNode } from './types';
-
-/** The editor properties every flow node of the pack has: the id of its `custody-config` node. */
-export interface ConnectedNodeDef extends NodeDef {
-  /** The id of the `custody-config` node (empty or unknown: no connection). */
-  connection: string;
-}
+import type { ConnectedNodeDef, CustodyConfigNode } from './types';
 
 /**
  * Create the node (Node-RED's `RED.nodes.createNode`) and find its connection.

@@ -12,28 +12,7 @@
  * `msg.operation`, one of the node's operations (else refused with `EINPUT` naming `operation`).
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import {
-  callOperation,
-  submitOperation,
-  resolveSubmission,
-  resolveInputFrom,
-  describeResolve,
-  SUBMISSION_KINDS,
-  decimalAmountsToBaseUnits,
-  describeOperation,
-  callWorkspaceOperation,
-  ConfigError,
-  ValidationError,
-  NODE_OPERATIONS,
-  type OperationNodeType,
-  type ApiVersion,
-  type ApiResponse,
-  type OperationSpec,
-  type CustodyClient,
-  type WorkspaceClient,
-  type OperationDescription,
-  type SubmissionKind,
-} from '../../lib';
+import { callOperation, submitOperation, resolveSubmission, SUBMISSION_KINDS, type TransactionKind as SubmissionKind, decimalAmountsToBaseUnits, describeOperation, callWorkspaceOperation, ConfigError, ValidationError, type ApiResponse, type OperationSpec, type CustodyClient, type WorkspaceClient, type OperationDescription } from '../../lib';
 import { isPlainObject, type EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';
@@ -42,6 +21,8 @@ import { fieldReader, refusingReader, type FieldReader } from './typed-field';
 import { OPERATION_NODES, OPERATION_FROM_MSG, RESOLVE_OPERATION, fieldOf, type NodeOperation } from './editor-table';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
 import { createConnectedNode, noConnectionError } from './node-setup';
+import { resolveInputFrom, describeResolve } from '../../lib/client/submission/resolve';
+import { NODE_OPERATIONS, type OperationNodeType, type ApiVersion } from '../../lib/api/registry';
 
 export { RESOLVE_OPERATION, OPERATION_FROM_MSG };
 

@@ -10,8 +10,9 @@
  * only (DESIGN.md "nodes/shared").
  */
 import type { Node, NodeAPI, NodeMessage } from 'node-red';
-import { ConfigError, ValidationError, shortValue } from '../../lib';
+import { ConfigError, ValidationError } from '../../lib';
 import { FIELD_TYPES, type FieldKind } from './editor-table';
+import { shortValue } from '../../lib/api/errors';
 
 /**
  * Reads one editor property for a msg.

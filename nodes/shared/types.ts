@@ -2,9 +2,9 @@
  * Types shared by the nodes: the runtime side of the `custody-config` node as other nodes
  * see it. Node-RED glue only (DESIGN.md "nodes/shared").
  */
-import type { Node, NodeMessageInFlow } from 'node-red';
-import type { ConnectedNodeDef } from './node-setup';
-import type { CustodyClient, Action, ActionListing, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState } from '../../lib';
+import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
+import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState } from '../../lib';
+import type { ActionListing } from '../../lib/feeds/feed';
 
 /** The status callbacks of a feed subscription: the part every feed user has alike. */
 export interface FeedStatusCallbacks {
@@ -77,6 +77,12 @@ export interface CoordinationStatus {
   reason?: string;
   /** This instance's name in claims and the audit stream. */
   instance?: string;
+}
+
+/** The editor properties every flow node of the pack has: the id of its `custody-config` node. */
+export interface ConnectedNodeDef extends NodeDef {
+  /** The id of the `custody-config` node (empty or unknown: no connection). */
+  connection: string;
 }
 
 /** Editor properties common to every operation node. */

@@ -22,8 +22,8 @@ import { V2_CONTROL_PREFIX, V2_PREFIX } from '../paths';
 import { validate } from '../validation';
 import { businessMs, v2State, type V2ApiKey } from './state';
 import * as ws from './workspace';
-import type { PolicyBody } from '../../lib/v2/policy';
-import type { ConnectPlugin, PortfolioType } from '../../lib/v2/portfolio';
+import type { PolicyBody } from '../../lib/api/v2/policy';
+import type { ConnectPlugin, PortfolioType } from '../../lib/api/v2/portfolio';
 
 /** 401 with the section 7 body (spec section 7: msg `Unauthorized`, reason `empty token` when missing). */
 function unauthorized(reason: string): SimError {

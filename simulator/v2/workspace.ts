@@ -19,7 +19,7 @@
  */
 import { newAddress, newId } from '../ids';
 import type { Engine } from '../engine';
-import type { PolicyBody } from '../../lib/v2/policy';
+import type { PolicyBody } from '../../lib/api/v2/policy';
 import { badRequest, conflict, forbidden, notFound } from '../errors';
 import { businessMs, v2State, type V2Action, type V2Expression, type V2Policy, type V2State, type V2Wallet } from './state';
 

@@ -1,0 +1,300 @@
+/**
+ * Errors raised by the client. Source: spec section 7 (error body `code`, `msg`, `detail`).
+ *
+ * No error text ever contains an API key, a private key or a token.
+ */
+
+import type { SubmissionRef, TransactionKind } from './kinds';
+import type { OpenWire, ErrorBody, errorBodySchema } from './wire';
+
+/**
+ * The `detail` object of an error body (spec section 7; lib/wire.ts `errorBodySchema`): `reason`
+ * is not always present; other fields are kept.
+ */
+export type ApiErrorDetail = OpenWire<typeof errorBodySchema>['detail'];
+
+/**
+ * The error body of spec section 7 as an {@link ApiError} is made from it: the wire body
+ * (lib/wire.ts `ErrorBody`: `code` a number or a string, `msg`) with `detail` optional, since an
+ * error the client makes itself (no answer, a closed client) or a body without one is made into an
+ * ApiError too (its `detail` is then `{}`).
+ */
+export type ApiErrorBody = Omit<ErrorBody, 'detail'> & { detail?: ApiErrorDetail };
+
+/**
+ * What a failed request tells about its effect (issue 9, "three kinds of failure"):
+ * - `refused`: the API answered 4xx: nothing happened;
+ * - `notSent`: the request failed before a byte of it left (connection refused, name not
+ *   resolved, TLS handshake refused, the client closed before the attempt): safe to retry;
+ * - `outcomeUnknown`: the request may have reached the server and the answer is not known: a
+ *   timeout, a reset connection, a 5xx answer, the client closed while it was in flight. A
+ *   money-moving call may have moved money.
+ */
+export type FailureKind = 'refused' | 'notSent' | 'outcomeUnknown';
+
+/**
+ * Socket error codes raised before anything of a request was written: the connection was never
+ * made. Every other error without an answer counts as `outcomeUnknown`.
+ */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'EADDRNOTAVAIL',
+  'ERR_INVALID_URL',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'ERR_SSL_UNSUPPORTED_PROTOCOL',
+  'EPROTO',
+]);
+
+/**
+ * The failure kind of an error answer or transport failure.
+ * @param statusCode the HTTP status, 0 when no answer came.
+ * @param code the socket error code when no answer came (e.g. `ECONNREFUSED`, `ETIMEDOUT`).
+ * @returns `refused` for 4xx, `outcomeUnknown` for 5xx (and any other status), `notSent` for
+ *   the connect-phase codes, `outcomeUnknown` for every other failure without an answer.
+ */
+export function failureKindOf(statusCode: number, code: unknown): FailureKind {
+  if (statusCode >= 400 && statusCode < 500) return 'refused';
+  if (statusCode > 0) return 'outcomeUnknown';
+  return typeof code === 'string' && NOT_SENT_CODES.has(code) ? 'notSent' : 'outcomeUnknown';
+}
+
+/**
+ * A non-2xx answer of the API, or a transport failure mapped onto the same shape.
+ *
+ * - `statusCode`: the HTTP status (0 when no answer arrived: timeout, connection refused).
+ * - `code`: the body's `code` (for a bad signature 1020 or 401, spec section 7), else the status.
+ * - `msg`: the body's `msg` (for a bad signature `errPartnerAuth`).
+ * - `detail`: the body's `detail` (for a bad signature `{reason: 'signature'}`), `{}` when absent.
+ *
+ * The Error's `message` is `"<METHOD> <path>: <statusCode> <msg> (<reason>)"`; its `cause`
+ * is `{statusCode, code, msg, detail, failure}` so Node-RED Catch nodes see it in `msg.error.cause`.
+ * `failure` says what the failure tells about the request's effect ({@link FailureKind}).
+ */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  /** HTTP status of the answer; 0 when none came. */
+  readonly statusCode: number;
+  /** The body's `code` (1020 or 401 for a bad signature), or the socket error code when no answer came. */
+  readonly code: number | string;
+  /** The body's `msg`, e.g. `errPartnerAuth`. */
+  readonly msg: string;
+  /** The body's `detail`, e.g. `{reason: 'signature'}`; `{}` when absent. */
+  readonly detail: ApiErrorDetail;
+  /**
+   * What the failure tells about the request's effect: `refused` (4xx), `notSent` (nothing left
+   * the client) or `outcomeUnknown` (it may have had its effect). See {@link FailureKind}.
+   */
+  readonly failure: FailureKind;
+
+  /**
+   * @param statusCode the HTTP status; 0 when no answer came.
+   * @param body the section 7 error body (or the transport failure shaped as one).
+   * @param context the call, e.g. `POST /company/C/transfer`: the start of the message (never a secret).
+   * @param failure the failure kind; default {@link failureKindOf}(statusCode, body.code).
+   */
+  constructor(statusCode: number, body: ApiErrorBody, context?: string, failure?: FailureKind) {
+    const reason = body.detail && typeof body.detail.reason === 'string' ? ` (${body.detail.reason})` : '';
+    super(`${context ? context + ': ' : ''}${statusCode || 'no response'} ${body.msg}${reason}`);
+    this.statusCode = statusCode;
+    this.code = body.code;
+    this.msg = body.msg;
+    this.detail = body.detail ?? {};
+    this.failure = failure ?? failureKindOf(statusCode, body.code);
+    Object.defineProperty(this, 'cause', {
+      value: { statusCode, code: this.code, msg: this.msg, detail: this.detail, failure: this.failure },
+      enumerable: false,
+      writable: true,
+      configurable: true,
+    });
+  }
+
+  /** True when the request may have had its effect (`failure` is `outcomeUnknown`). */
+  get outcomeUnknown(): boolean {
+    return this.failure === 'outcomeUnknown';
+  }
+
+  /**
+   * The same error with another failure kind: the transport uses it when a retry ends in
+   * `refused` or `notSent` after an earlier attempt whose outcome is unknown.
+   */
+  withFailure(failure: FailureKind): ApiError {
+    if (failure === this.failure) return this;
+    const copy = new ApiError(this.statusCode, { code: this.code, msg: this.msg, detail: this.detail }, undefined, failure);
+    copy.message = this.message;
+    return copy;
+  }
+
+  /** True for the bad-signature error of spec section 7 (`errPartnerAuth`, reason `signature`, code 1020 or 401). */
+  get isSignatureError(): boolean {
+    return this.msg === 'errPartnerAuth' && this.detail.reason === 'signature';
+  }
+}
+
+/**
+ * Input refused before anything was sent. `field` is the request field (API name, dotted for
+ * nested fields, e.g. `send.amount`); the message names it and says what was expected.
+ * `code` is `'EINPUT'`.
+ */
+export class ValidationError extends Error {
+  override name = 'ValidationError';
+  /** Always `EINPUT`: input refused before anything was sent. */
+  readonly code = 'EINPUT';
+  /** The request field, dotted for nested fields (`send.amount`). */
+  readonly field: string;
+  constructor(field: string, expected: string) {
+    super(`${field}: ${expected}`);
+    this.field = field;
+  }
+}
+
+/** Characters of a bad value an error message may quote, at most (see {@link shortValue}). */
+export const QUOTED_VALUE_MAX_LENGTH = 32;
+
+/**
+ * The length of a string in characters as the input bounds count them: Unicode code points
+ * (as ajv's `maxLength` does), so an emoji is one character, not two UTF-16 units.
+ */
+export function characterCount(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/**
+ * A bad value as an error message may quote it: never more than a short prefix, so that a
+ * refused 1 MB field does not come back as a 1 MB message (in logs, on the msg, in the editor).
+ * Strings are JSON-quoted, cut after {@link QUOTED_VALUE_MAX_LENGTH} characters with the full
+ * length said (`"AAAA…" (5000 characters)`); numbers, booleans, null and undefined as written
+ * (a number's text is short); a bigint as written when short, else by its count of digits;
+ * arrays and objects by their kind only (`an array`, `an object`).
+ */
+export function shortValue(value: unknown): string {
+  if (typeof value === 'string') {
+    const head = Array.from(value.slice(0, QUOTED_VALUE_MAX_LENGTH * 2)).slice(0, QUOTED_VALUE_MAX_LENGTH).join('');
+    return head.length === value.length ? JSON.stringify(value) : `${JSON.stringify(head + '…')} (${characterCount(value)} characters)`;
+  }
+  if (typeof value === 'bigint') return String(value).length <= QUOTED_VALUE_MAX_LENGTH ? String(value) : `a number of ${String(value).replace('-', '').length} digits`;
+  if (Array.isArray(value)) return 'an array';
+  if (value !== null && typeof value === 'object') return 'an object';
+  return String(value);
+}
+
+/**
+ * A configuration that must not be used: plain HTTP to a non-loopback host, a missing
+ * credential, an unknown environment. Raised before any connection is opened. `code` is `'ECONFIG'`.
+ */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  /** Always `ECONFIG`: the configuration cannot be used. */
+  readonly code = 'ECONFIG';
+}
+
+/** The error code of {@link OutcomeUnknownError}. */
+export const OUTCOME_UNKNOWN_CODE = 'EOUTCOMEUNKNOWN';
+
+/**
+ * A money-moving call whose outcome is not known: it may have moved money. Raised when a
+ * request of a {@link TransactionKind} ends `outcomeUnknown` (a transfer: only once its own
+ * re-sends reached the transfer's `expires` without a definite answer), and when a second
+ * request with the same key comes while that is unresolved (withdraw, swaps, sweep: until a
+ * `resolve` finds the transaction, or finds none after its `expires`).
+ *
+ * `code` is `EOUTCOMEUNKNOWN`, `outcomeUnknown` is true, `statusCode` is the last attempt's (0
+ * when no answer came). The message names the kind, the owner and `partner_txID` (never a
+ * secret); `cause` adds `kind`, `company_id` / `client_id`, `partner_txID`, `attempts` and the
+ * last attempt's `{statusCode, code, msg}` as `last`.
+ */
+export class OutcomeUnknownError extends ApiError {
+  override name = 'OutcomeUnknownError';
+  /** Always {@link OUTCOME_UNKNOWN_CODE}. */
+  declare readonly code: string;
+  /** The money-moving call. */
+  readonly kind: TransactionKind;
+  /** `company_id` of the call, when it has one. */
+  readonly company_id?: string;
+  /** `client_id` of the call (sweeps). */
+  readonly client_id?: string;
+  /** The payment's key. */
+  readonly partner_txID: string;
+  /** Requests sent for this key by this call (0 when it was refused before sending, for an earlier unresolved attempt). */
+  readonly attempts: number;
+
+  /**
+   * @param ref the payment.
+   * @param explanation what happened, in words, e.g. `no answer within 30 s`.
+   * @param last the last attempt's error, when there was one.
+   * @param attempts requests sent by this call.
+   */
+  constructor(ref: SubmissionRef, explanation: string, last: ApiError | undefined, attempts: number) {
+    const owner = ref.kind === 'sweep' ? `core client ${ref.client_id}` : `company ${ref.company_id}`;
+    super(
+      last?.statusCode ?? 0,
+      { code: OUTCOME_UNKNOWN_CODE, msg: `outcome unknown: ${ref.kind} partner_txID ${JSON.stringify(ref.partner_txID)} of ${owner}: ${explanation}`, detail: { reason: OUTCOME_UNKNOWN_CODE } },
+      undefined,
+      'outcomeUnknown',
+    );
+    this.message = this.msg;
+    this.kind = ref.kind;
+    if (ref.company_id !== undefined) this.company_id = ref.company_id;
+    if (ref.client_id !== undefined) this.client_id = ref.client_id;
+    this.partner_txID = ref.partner_txID;
+    this.attempts = attempts;
+    Object.defineProperty(this, 'cause', {
+      value: {
+        statusCode: this.statusCode,
+        code: OUTCOME_UNKNOWN_CODE,
+        msg: this.msg,
+        detail: this.detail,
+        failure: 'outcomeUnknown',
+        kind: ref.kind,
+        ...(ref.company_id !== undefined ? { company_id: ref.company_id } : {}),
+        ...(ref.client_id !== undefined ? { client_id: ref.client_id } : {}),
+        partner_txID: ref.partner_txID,
+        attempts,
+        ...(last ? { last: { statusCode: last.statusCode, code: last.code, msg: last.msg } } : {}),
+      },
+      enumerable: false,
+      writable: true,
+      configurable: true,
+    });
+  }
+}
+
+/**
+ * A payment key already journaled for another request: refused before sending. `field` is
+ * `partner_txID`; `differs` lists the request fields (dotted, e.g. `send.amount`) whose values
+ * differ from the first request's. `code` is `ECONFLICT`.
+ */
+export class SubmissionConflictError extends Error {
+  override name = 'SubmissionConflictError';
+  /** Always `ECONFLICT`. */
+  readonly code = 'ECONFLICT';
+  /** Always `partner_txID`. */
+  readonly field = 'partner_txID';
+  /** The fields that differ, dotted. */
+  readonly differs: string[];
+  /** @param ref the payment; @param differs the differing fields. */
+  constructor(ref: SubmissionRef, differs: string[]) {
+    super(`partner_txID: ${JSON.stringify(ref.partner_txID)} was already used for another ${ref.kind} (${differs.join(', ')} differ${differs.length === 1 ? 's' : ''}); a new payment needs a new partner_txID`);
+    this.differs = differs;
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The typed calls of the operations declared in lib/api/v1/assets.ts (sent through
+ * lib/client/call.ts).
+ */
+import { CustodyClient } from '../client';
+import type { ApiResponse } from '../transport';
+import { type AssetList, assetOperations, type FeeRequest, type FeeQuote } from '../../api/v1/assets';
+import { callOperation } from '../call';
+import { findListedAsset, unknownAssetText } from '../asset-list';
+import { ValidationError, characterCount, shortValue } from '../../api/errors';
+import { type OperationSpec, DECIMAL_AMOUNT_MAX_LENGTH } from '../../api/spec';
+import { tooLongError, prepareOperation } from '../../request/prepare';
+import { DECIMAL_TEXT, toSafeNumber, toBaseUnits } from '../../api/amounts';
+
+/** List the supported assets. @throws {ApiError} on a non-2xx answer. */
+export function listAssets(client: CustodyClient): Promise<ApiResponse<AssetList>> {
+  return callOperation<AssetList>(client, assetOperations.assets, {});
+}
+
+/**
+ * Quote the fee of a transaction.
+ * @throws {ValidationError} for bad input (`amount` not a positive integer of base units, an
+ *   `asset` GET /assets does not list); {ApiError} on a non-2xx answer.
+ */
+export function quoteFee(client: CustodyClient, input: FeeRequest): Promise<ApiResponse<FeeQuote>> {
+  return callOperation<FeeQuote>(client, assetOperations.fee, { ...input });
+}
+
+/**
+ * The `scale` of an asset from GET /assets, from the per-client asset list that the asset check
+ * of every operation uses too (lib/asset-list.ts: one GET per client, fetched again for a code
+ * it lacks once it is a minute old; a failed lookup is not cached).
+ * @param field the request field to name in an error, e.g. `send.symbol`.
+ * @throws {ValidationError} when the asset is not in the list (`send.symbol: unknown asset
+ *   "XYZ"; GET /assets lists ...`); {ApiError} when /assets fails.
+ */
+export async function assetScale(client: CustodyClient, code: string, field = 'asset'): Promise<number> {
+  const { asset, listing } = await findListedAsset(client, code);
+  if (!asset) throw new ValidationError(field, unknownAssetText(code, listing));
+  return asset.scale;
+}
+
+function getPath(obj: Record<string, unknown>, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+}
+
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
+  const keys = path.split('.');
+  const out: Record<string, unknown> = { ...obj };
+  let target = out;
+  for (const k of keys.slice(0, -1)) {
+    target[k] = { ...(target[k] as Record<string, unknown>) };
+    target = target[k] as Record<string, unknown>;
+  }
+  target[keys[keys.length - 1]] = value;
+  return out;
+}
+
+/**
+ * Convert the decimal amounts of an operation's input (strings such as `"0.015"`, in whole
+ * units of the asset) into base units, exactly, with the asset's scale from GET /assets
+ * (cached). Which fields are amounts comes from `spec.amounts`. Every amount is read as whole
+ * units: a decimal string, or a number of at most 15 significant digits read through its shortest
+ * decimal form (`0.015` -> `"0.015"`); an exponent form such as `1e-7` is refused.
+ *
+ * The rest of the input is validated first (with each amount standing in as 1 base unit), so
+ * input that would be refused anyway sends nothing, not even GET /assets.
+ * @returns a copy of `input` with the amount fields replaced by integers (base units); the
+ *   objects on the way to each amount are copied, `input` itself is not changed.
+ * @throws {ValidationError} naming the field when the input is refused by the operation's
+ *   schema, the asset is missing or unknown, or the amount is longer than
+ *   `DECIMAL_AMOUNT_MAX_LENGTH` (64) characters, not a decimal number or has more decimals than
+ *   the asset's scale allows.
+ * @throws {ApiError} when GET /assets fails.
+ */
+export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const amounts = (spec.amounts ?? []).filter(({ amount }) => getPath(input, amount) !== undefined);
+  let placeholder = input;
+  for (const { amount, asset } of amounts) {
+    const value = getPath(input, amount);
+    if (typeof value === 'string' && characterCount(value) > DECIMAL_AMOUNT_MAX_LENGTH) throw tooLongError(amount, DECIMAL_AMOUNT_MAX_LENGTH, characterCount(value));
+    if ((typeof value !== 'string' && typeof value !== 'number') || !DECIMAL_TEXT.test(String(value).trim())) {
+      throw new ValidationError(amount, `a decimal number of whole units such as "0.015", got ${shortValue(value)}`);
+    }
+    // A JavaScript number holds about 15 to 17 significant digits: past 15, the number may no longer
+    // be the value that was typed (8999999.999999999 reads back as 8999999.999999998). Refuse it
+    // rather than convert a changed amount; a string carries any precision exactly.
+    if (typeof value === 'number' && String(value).replace(/^[0.]+|\./g, '').length > 15) {
+      throw new ValidationError(amount, `a number with more than 15 significant digits may not be exact: give it as a decimal string, got ${shortValue(value)}`);
+    }
+    const code = getPath(input, asset);
+    if (typeof code !== 'string' || code === '') throw new ValidationError(asset, 'required to convert a decimal amount');
+    // Stand in with 0 for a zero amount, so a schema that wants a positive amount refuses it now.
+    placeholder = setPath(placeholder, amount, /[1-9]/.test(String(value)) ? 1 : 0);
+  }
+  prepareOperation(spec, placeholder);
+  let out = input;
+  for (const { amount, asset } of amounts) {
+    const scale = await assetScale(client, getPath(input, asset) as string, asset);
+    out = setPath(out, amount, toSafeNumber(toBaseUnits(String(getPath(input, amount)).trim(), scale, amount), amount));
+  }
+  return out;
+}
