@@ -33,7 +33,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Approver, compileRules, createTransfer, CustodyClient, getAction, listActions, type ApprovalRule, type ApproverOptions } from '../lib';
-import { Coordinator } from '../lib/coordination';
+import { Coordinator } from '../lib/coordination/coordinator';
 import type { DemoDataset } from '../simulator';
 import { RedProcess, sleep, watchDebug } from '../test/red-process';
 import { RedisServer } from '../test/redis-server';

@@ -15,7 +15,20 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, verifyAuditChain, compileRules, Coordinator, CustodyClient, createTransfer, getAction, listActions, type ApprovalRule, type AuditLine } from '../lib';
+import {
+  ActionNotAppliedError,
+  ActionOutcomeUnknownError,
+  Approver,
+  verifyAuditChain,
+  compileRules,
+  Coordinator,
+  CustodyClient,
+  createTransfer,
+  getAction,
+  listActions,
+  type ApprovalRule,
+  type AuditLine,
+} from '../lib';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from './simulated';
 import { demoTransfer, tempDirPerTest, until } from './support';
 import { FaultProxy, type FaultKind } from './fault-proxy';

@@ -25,7 +25,19 @@ import { swapQuoteRequest, transferRequest } from './requests';
 import { control, until } from './support';
 import { startHelperServer, stopHelperServer } from './node-flows';
 import { readSpecCoverageTable, type SpecCoverageRow } from './readme-table';
-import { CustodyClient, WorkspaceClient, callOperation, callWorkspaceOperation, v1Operations, v2Operations, findAdminPolicy, buildPolicyExpression, listPolicies, type OperationSpec, type WorkspacePolicy } from '../lib';
+import {
+  CustodyClient,
+  WorkspaceClient,
+  callOperation,
+  callWorkspaceOperation,
+  v1Operations,
+  v2Operations,
+  findAdminPolicy,
+  buildPolicyExpression,
+  listPolicies,
+  type OperationSpec,
+  type WorkspacePolicy,
+} from '../lib';
 import { withExtraMember } from '../lib/request/policy-body';
 
 /** One row of the spec coverage table. */

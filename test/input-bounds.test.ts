@@ -8,7 +8,23 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { CountingServer, isAssetListRequest } from './counting-server';
-import { ApiError, CustodyClient, ValidationError, checkAssetCodes, createTransfer, decimalAmountsToBaseUnits, getTransfer, prepareOperation, quoteFee, readFundLedger, signedRequest, v1Operations, v2Operations, type JsonSchema, type OperationSpec } from '../lib';
+import {
+  ApiError,
+  CustodyClient,
+  ValidationError,
+  checkAssetCodes,
+  createTransfer,
+  decimalAmountsToBaseUnits,
+  getTransfer,
+  prepareOperation,
+  quoteFee,
+  readFundLedger,
+  signedRequest,
+  v1Operations,
+  v2Operations,
+  type JsonSchema,
+  type OperationSpec,
+} from '../lib';
 import { ASSET_LIST_MAX_AGE_MS } from '../lib/client/asset-list';
 import { ID_MAX_LENGTH, pathParams } from '../lib/api/spec';
 import { shortValue } from '../lib/api/errors';

@@ -11,7 +11,19 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { WorkspaceClient, CoreClientFeed, HubFeed, WalletsFeed, ApiError, prepareOperation, sign, buildPolicyExpression, type SwapMakeRequest, type TransferRequest, type WorkspacePolicy } from '../lib';
+import {
+  WorkspaceClient,
+  CoreClientFeed,
+  HubFeed,
+  WalletsFeed,
+  ApiError,
+  prepareOperation,
+  sign,
+  buildPolicyExpression,
+  type SwapMakeRequest,
+  type TransferRequest,
+  type WorkspacePolicy,
+} from '../lib';
 import { swapQuoteRequest, transferRequest } from './requests';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { control, until } from './support';

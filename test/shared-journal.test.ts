@@ -11,7 +11,19 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Coordinator, CustodyClient, SharedSubmissionJournal, SubmissionConflictError, SubmissionJournal, createTransfer, createWithdraw, resolveSubmission, type SubmissionRef, type TransferRequest, type WithdrawRequest } from '../lib';
+import {
+  Coordinator,
+  CustodyClient,
+  SharedSubmissionJournal,
+  SubmissionConflictError,
+  SubmissionJournal,
+  createTransfer,
+  createWithdraw,
+  resolveSubmission,
+  type SubmissionRef,
+  type TransferRequest,
+  type WithdrawRequest,
+} from '../lib';
 import { RedisServer } from './redis-server';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { sleep } from './red-process';

@@ -8,17 +8,31 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
-import { ApiError, CustodyClient, OutcomeUnknownError, SubmissionConflictError, SubmissionJournal, createTransfer, createWithdraw, SUBMISSION_KINDS, TRANSACTION_STATES, resolveSubmission, type SubmissionRef, type WithdrawRequest } from '../lib';
+import {
+  ApiError,
+  CustodyClient,
+  OutcomeUnknownError,
+  SubmissionConflictError,
+  SubmissionJournal,
+  createTransfer,
+  createWithdraw,
+  SUBMISSION_KINDS,
+  TRANSACTION_STATES,
+  resolveSubmission,
+  submitRequest,
+  type SubmissionRef,
+  type WithdrawRequest,
+} from '../lib';
 import { CountingServer, SIMULATOR_ASSETS, isAssetListRequest } from './counting-server';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { demoTransfer } from './support';
 import { recordedTransfer, recordedWithdrawal } from './requests';
-import { differingFields } from '../lib/client/submission/journal';
+import { bodyHash, differingFields } from '../lib/client/submission/journal';
 
 const now = () => Math.floor(Date.now() / 1000);
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cf-journal-'));
 
-describe('submission journal (lib/submission/journal.ts)', () => {
+describe('submission journal (lib/client/submission/journal.ts)', () => {
   let dir: string;
   beforeEach(() => (dir = tmp()));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -68,7 +82,69 @@ describe('submission journal (lib/submission/journal.ts)', () => {
     assert.ok(fs.readFileSync(file, 'utf8').endsWith('\n'));
   });
 
-  it('each kind is owned by the path id its transaction is read with (lib/v1/states.ts)', () => {
+  describe('a journal written before the kinds took the spec\'s names (a withdrawal stored as "withdraw")', () => {
+    const withdrawal: SubmissionRef = { kind: 'withdrawal', company_id: 'c1', partner_txID: 'inv-old' };
+    const oldBody = { ...body, partner_txID: 'inv-old' };
+    const key = 'withdraw\nc1\ninv-old';
+    /** A client that counts the requests it is asked to send and sends none. */
+    const countingClient = () => {
+      const sent: string[] = [];
+      const client = { signal: new AbortController().signal, request: async (method: string, p: string) => { sent.push(`${method} ${p}`); throw new Error('no request may be sent'); } } as unknown as CustodyClient;
+      return { client, sent };
+    };
+    const request = { method: 'POST' as const, path: '/company/c1/withdraw', body: oldBody, idempotent: false };
+
+    it('an answered withdrawal in the file as an earlier version wrote it is the same payment: answered from the journal, nothing sent', async () => {
+      const file = path.join(dir, 'j.jsonl');
+      const at = now();
+      const lines = [
+        { op: 'reserve', key, kind: 'withdraw', owner: 'c1', partner_txID: 'inv-old', bodyHash: bodyHash(oldBody), body: oldBody, expires: oldBody.expires, at },
+        { op: 'answer', key, statusCode: 200, tx_id: 'tx-old', answer: { tx_id: 'tx-old', status: 'new' }, at },
+      ];
+      fs.writeFileSync(file, lines.map((l) => JSON.stringify(l) + '\n').join(''));
+      const j = await SubmissionJournal.open(file);
+      try {
+        const entry = j.get(withdrawal);
+        assert.equal(entry?.state, 'answered');
+        assert.equal(entry?.kind, 'withdrawal');
+        assert.equal(entry?.tx_id, 'tx-old');
+        assert.equal(j.holderOf('tx-old'), key);
+        const { client, sent } = countingClient();
+        const again = await submitRequest(client, withdrawal, request, { journal: j });
+        assert.deepEqual([again.fromJournal, again.outcome, (again.data as { tx_id: string }).tx_id], [true, 'existing', 'tx-old']);
+        assert.deepEqual(sent, [], 'no second withdrawal');
+      } finally {
+        await j.close();
+      }
+    });
+
+    it('a withdrawal with an unknown outcome in a compacted file of an earlier version is refused, nothing sent', async () => {
+      const file = path.join(dir, 'j.jsonl');
+      const at = now();
+      const entry = { op: 'entry', key, kind: 'withdraw', owner: 'c1', partner_txID: 'inv-old', bodyHash: bodyHash(oldBody), body: oldBody, expires: oldBody.expires, firstAttempt: at, state: 'unknown', updated: at };
+      fs.writeFileSync(file, JSON.stringify(entry) + '\n');
+      const j = await SubmissionJournal.open(file);
+      try {
+        assert.equal(j.get(withdrawal)?.state, 'unknown');
+        const { client, sent } = countingClient();
+        await assert.rejects(submitRequest(client, withdrawal, request, { journal: j }), OutcomeUnknownError);
+        assert.deepEqual(sent, [], 'no second withdrawal');
+      } finally {
+        await j.close();
+      }
+    });
+
+    it('keeps writing the stored spelling, so an earlier version reading the file finds the payment too', async () => {
+      const file = path.join(dir, 'j.jsonl');
+      const j = await SubmissionJournal.open(file);
+      await j.reserve(withdrawal, oldBody);
+      await j.close();
+      const written = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { key: string; kind: string });
+      assert.deepEqual(written.map((l) => [l.key, l.kind]), [[key, 'withdraw']]);
+    });
+  });
+
+  it('each kind is owned by the path id its transaction is read with (lib/api/states.ts)', () => {
     for (const info of Object.values(SUBMISSION_KINDS)) assert.equal(info.owner, TRANSACTION_STATES[info.transaction].owner, info.transaction);
   });
 

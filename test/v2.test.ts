@@ -10,7 +10,27 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { Simulator } from '../simulator';
-import { ApiError, ConfigError, ValidationError, WorkspaceClient, addPolicyMember, approveWorkspaceAction, buildPolicyBody, buildPolicyExpression, createPolicy, createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, getWorkspaceAction, listPolicies, rejectWorkspaceAction, resolveV2BaseUrl, V2_BASE_URLS, WorkspacePolicy } from '../lib';
+import {
+  ApiError,
+  ConfigError,
+  ValidationError,
+  WorkspaceClient,
+  addPolicyMember,
+  approveWorkspaceAction,
+  buildPolicyBody,
+  buildPolicyExpression,
+  createPolicy,
+  createPortfolio,
+  createPortfolioWallet,
+  getPortfolio,
+  getPortfolioWallet,
+  getWorkspaceAction,
+  listPolicies,
+  rejectWorkspaceAction,
+  resolveV2BaseUrl,
+  V2_BASE_URLS,
+  WorkspacePolicy,
+} from '../lib';
 import { control, controlCall, until } from './support';
 import { watchDebug } from './red-process';
 import { useRedProcess, withEditor } from './editor-kit';

@@ -8,21 +8,21 @@ import type { SubmissionRef, TransactionKind } from './kinds';
 import type { OpenWire, ErrorBody, errorBodySchema } from './wire';
 
 /**
- * The `detail` object of an error body (spec section 7; lib/wire.ts `errorBodySchema`): `reason`
+ * The `detail` object of an error body (spec section 7; lib/api/wire.ts `errorBodySchema`): `reason`
  * is not always present; other fields are kept.
  */
 export type ApiErrorDetail = OpenWire<typeof errorBodySchema>['detail'];
 
 /**
  * The error body of spec section 7 as an {@link ApiError} is made from it: the wire body
- * (lib/wire.ts `ErrorBody`: `code` a number or a string, `msg`) with `detail` optional, since an
+ * (lib/api/wire.ts `ErrorBody`: `code` a number or a string, `msg`) with `detail` optional, since an
  * error the client makes itself (no answer, a closed client) or a body without one is made into an
  * ApiError too (its `detail` is then `{}`).
  */
 export type ApiErrorBody = Omit<ErrorBody, 'detail'> & { detail?: ApiErrorDetail };
 
 /**
- * What a failed request tells about its effect (issue 9, "three kinds of failure"):
+ * What a failed request tells about its effect (docs/nodes.md "Retries: the three failure kinds"):
  * - `refused`: the API answered 4xx: nothing happened;
  * - `notSent`: the request failed before a byte of it left (connection refused, name not
  *   resolved, TLS handshake refused, the client closed before the attempt): safe to retry;

@@ -10,9 +10,9 @@ import { ACTION_TYPES } from './v1/core-client';
  * A core client feed message (spec section 6: "one JSON message per pending action:
  * coreClientID, expireTime, id (action id), status (`pending`), timestamp, type (ApproveTransfer,
  * ApproveWithdraw, ApproveSwap, ApproveSwapTake)"; rule 4: exchange core clients also receive
- * wallet connection requests, type `ApproveNewWalletConnect`, NOTES.md). All six fields are
+ * wallet connection requests, type `ApproveNewWalletConnect`, the service's documentation examples). All six fields are
  * required; `status` is `pending`; `timestamp` and `expireTime` epoch seconds. Other fields are
- * allowed. The `type` list is `ACTION_TYPES` (lib/v1/core-client.ts), which also holds the
+ * allowed. The `type` list is `ACTION_TYPES` (lib/api/v1/core-client.ts), which also holds the
  * spec's RejectTransfer and RejectWithdraw.
  */
 export const coreClientFeedMessageSchema = objectSchema(['coreClientID', 'expireTime', 'id', 'status', 'timestamp', 'type'], {
@@ -29,8 +29,8 @@ export type CoreClientFeedMessage = Wire<typeof coreClientFeedMessageSchema>;
 
 /**
  * A liquidity hub feed message (spec section 6: "a line per newly posted swap quote with its TxID
- * and Status (for example taker_pending)"; NOTES.md "Feed messages": `{"txID","status"}`). The
- * spec's casing (`TxID`, `Status`) and NOTES.md's (`txID`, `status`) are both accepted, each field
+ * and Status (for example taker_pending)"; the service's documentation examples: `{"txID","status"}`). The
+ * spec's casing (`TxID`, `Status`) and the documentation examples' (`txID`, `status`) are both accepted, each field
  * on its own: a message must carry the swap's id (`txID` or `TxID`) and its status (`status` or
  * `Status`), as text (the status values are not listed: "for example taker_pending"). Other fields
  * are allowed and kept.
@@ -51,7 +51,7 @@ export type HubFeedMessage = OpenWire<typeof hubFeedMessageSchema>;
 
 /**
  * A wallets feed message: one wallet transaction (spec section 6: "live feed of wallet
- * transactions", payload "not shown"; the shape is NOTES.md "Feed messages", field names as the
+ * transactions", payload "not shown"; the shape is the service's documentation examples, field names as the
  * service sends them, including the capital `Status`). All ten fields required: `Status` text,
  * `amount` (gross), `fee`, `net_amount` base units of `asset`, negative for outgoing;
  * `chain_tx_id` (empty when none), `sweep_tx` (true for a sweep), `timestamp` epoch seconds,

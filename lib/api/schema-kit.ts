@@ -1,15 +1,15 @@
 /**
- * Builders of the JSON schemas and operation declarations that lib/v1/*.ts and lib/v2/*.ts
+ * Builders of the JSON schemas and operation declarations that lib/api/v1/*.ts and lib/api/v2/*.ts
  * declare over and over: an object with required fields, an array of items, a list answer
  * (`{assets: [...]}`, `{total_count, list}`), the answers of an operation (its success body and
  * the error bodies of spec section 7), a plain GET read. Each shape is written here once.
  *
  * Every builder keeps the literal types of what it is given (`const` type parameters) and returns
  * the very object an `as const` literal of the same shape would be, with the same keys in the same
- * order: `Wire<typeof x>` (lib/wire.ts, json-schema-to-ts's `FromSchema`) derives the same type
+ * order: `Wire<typeof x>` (lib/api/wire.ts, json-schema-to-ts's `FromSchema`) derives the same type
  * from `objectSchema(['a'], {a: W.id})` as from `{type: 'object', required: ['a'], properties:
- * {a: W.id}} as const`, and the run-time check (lib/response-check.ts) and the request validation
- * (lib/operation.ts) see the same schema.
+ * {a: W.id}} as const`, and the run-time check (lib/request/response-check.ts) and the request validation
+ * (lib/request/prepare.ts) see the same schema.
  */
 import { W, ERROR_RESPONSES } from './wire';
 import type { HttpMethod } from './spec';
@@ -63,7 +63,7 @@ export function listSchema<const K extends string, const I extends object>(key: 
 }
 
 /**
- * A counted list `{total_count, list}`, both required (spec section 4: the deposit list, NOTES.md
+ * A counted list `{total_count, list}`, both required (spec section 4: the deposit list, the service's documentation examples
  * and OpenAPI FundWhitelist: the whitelist): `total_count` a count ({@link W}`.count`), `list`
  * the items.
  */
@@ -72,7 +72,7 @@ export function countedListSchema<const I extends object>(items: I) {
 }
 
 /**
- * The answers of an operation (its `responses`, lib/operation.ts `OperationSpec.responses`): the
+ * The answers of an operation (its `responses`, lib/api/spec.ts `OperationSpec.responses`): the
  * success body `schema` under `status` (200 unless given) and the error body of spec section 7 under
  * every error status ({@link ERROR_RESPONSES}): `{200: schema, 400: errorBodySchema, ...}`.
  */
@@ -84,7 +84,7 @@ export function answers<const S extends object, const C extends number = 200>(sc
 export type Answers<S, C extends number> = { readonly [K in C | keyof typeof ERROR_RESPONSES]: K extends C ? S : (typeof ERROR_RESPONSES)[K & keyof typeof ERROR_RESPONSES] };
 
 /**
- * A plain read (the declaration lib/operation.ts `OperationSpec` of a GET): `{method: 'GET', path,
+ * A plain read (the declaration lib/api/spec.ts `OperationSpec` of a GET): `{method: 'GET', path,
  * idempotent: true, source, ...more, responses: answers(answer)}`, in that key order.
  * @param path the path template, ids in braces (`/company/{company_id}/fund/{fund_id}`).
  * @param source where the operation is defined (spec section, OpenAPI path).
@@ -96,7 +96,7 @@ export function readOperation<const S extends object, const M extends object = {
 }
 
 /**
- * A declaration (lib/operation.ts `OperationSpec`) of a call that is not a plain read:
+ * A declaration (lib/api/spec.ts `OperationSpec`) of a call that is not a plain read:
  * `{method, path, source, responses, ...more}`, in that key order.
  * @param method the HTTP method.
  * @param path the path template, ids in braces (`/company/{company_id}/transfer`).
@@ -110,7 +110,7 @@ export function operation<const M extends HttpMethod, const R extends object, co
 }
 
 /**
- * The entry of `OperationSpec.amounts` (lib/operation.ts) for a `{symbol, amount}` field (lib/operation.ts
+ * The entry of `OperationSpec.amounts` (lib/api/spec.ts) for a `{symbol, amount}` field (lib/api/spec.ts
  * `PAYMENT`): `{amount: '<field>.amount', asset: '<field>.symbol'}`, e.g. `paymentAmount('send')`.
  */
 export function paymentAmount<const F extends string>(field: F): { readonly amount: `${F}.amount`; readonly asset: `${F}.symbol` } {

@@ -8,7 +8,7 @@
  * they do not declare (the real service may add fields), unless the spec forbids them; the types
  * derived with {@link Wire} list only the declared fields (see {@link KnownFields}).
  *
- * The pieces here are shared by every group's schemas (lib/v1/*.ts, lib/v2/*.ts): number kinds
+ * The pieces here are shared by every group's schemas (lib/api/v1/*.ts, lib/api/v2/*.ts): number kinds
  * ({@link W}), the plain success body ({@link okBodySchema}), the empty body, and the error body
  * of spec section 7 ({@link errorBodySchema}) with the error statuses every operation can answer
  * ({@link ERROR_RESPONSES}).
@@ -23,7 +23,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
  * signature `[x: string]: unknown` (the schema does allow other fields). On a type that would let
  * a misspelt field (`tx.txstatus`) compile as `unknown` instead of failing, which the
  * hand-written interfaces this replaces did not. The run-time check ({@link errorBodySchema},
- * lib/response-check.ts) still allows the other fields; only the type leaves them out.
+ * lib/request/response-check.ts) still allows the other fields; only the type leaves them out.
  */
 export type KnownFields<T> = T extends readonly (infer U)[]
   ? KnownFields<U>[]
@@ -48,14 +48,14 @@ export type OpenWire<S extends JSONSchema> = FromSchema<S>;
 
 /**
  * The latest epoch second any timestamp may hold: 9999-12-31T23:59:59Z (as `S.epochSeconds` of
- * lib/operation.ts). A value past it is in milliseconds, not seconds (spec section 1: "All
+ * lib/api/spec.ts). A value past it is in milliseconds, not seconds (spec section 1: "All
  * timestamps are Unix Epoch", seconds everywhere in this API).
  */
 export const MAX_EPOCH_SECONDS = 253402300799;
 
 /**
  * Schema pieces of answers (`as const`, for {@link Wire}). Unlike the request pieces `S` of
- * lib/operation.ts they carry no length bounds: an answer is checked for its shape, not refused.
+ * lib/api/spec.ts they carry no length bounds: an answer is checked for its shape, not refused.
  */
 export const W = {
   /** Any text (may be empty). */
@@ -81,9 +81,9 @@ export const W = {
 } as const;
 
 /**
- * The plain success body `{code, msg}`, e.g. `{"code":200,"msg":"OK"}` (NOTES.md "Plain success";
+ * The plain success body `{code, msg}`, e.g. `{"code":200,"msg":"OK"}` (the service's documentation examples;
  * OpenAPI OkResponse, `code` an integer). Answer of trusted party add (spec section 4: "HTTP 200
- * with code and msg"), and of the calls NOTES.md lists (action approve/reject, policy update).
+ * with code and msg"), and of the calls the service's documentation lists (action approve/reject, policy update).
  */
 export const okBodySchema = {
   type: 'object',
@@ -96,7 +96,7 @@ export type OkBody = Wire<typeof okBodySchema>;
 
 /**
  * An empty body (spec section 4: POST .../whitelist answers "empty body, HTTP 200"). lib's client
- * parses an empty answer as `{}`; so does {@link validateResponse} (lib/response-check.ts) for an
+ * parses an empty answer as `{}`; so does {@link validateResponse} (lib/request/response-check.ts) for an
  * `undefined` body.
  */
 export const emptyBodySchema = { type: 'object', maxProperties: 0 } as const;
@@ -114,7 +114,7 @@ export const anyObjectSchema = { type: 'object' } as const;
  *
  * `code` is a number or a string: the spec gives no type (its examples are numbers: 1020 and 401
  * for a bad signature, "some 4xx errors carry an explanatory code"), the OpenAPI Error schema
- * types it as a string, NOTES.md shows `{"code":401,...}`. Other fields are allowed.
+ * types it as a string, the service's documentation examples show `{"code":401,...}`. Other fields are allowed.
  */
 export const errorBodySchema = {
   type: 'object',

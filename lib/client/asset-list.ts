@@ -1,8 +1,8 @@
 /**
  * The asset list of GET /assets (spec section 2 "Asset", section 4 "Reference data and fees"),
- * cached per client: the one source of the asset codes that lib/operation.ts checks before
+ * cached per client: the one source of the asset codes that lib/client/call.ts checks before
  * sending (`checkAssetCodes`) and of the scales that decimal amounts convert with
- * (lib/v1/assets.ts `assetScale`).
+ * (lib/client/v1/assets.ts `assetScale`).
  *
  * One GET /assets per client, not per request: the list is fetched on first use and kept. A
  * code that is not in the list fetches it once more when the list is older than
@@ -10,8 +10,8 @@
  * restart; a list that could not be fetched is not kept (the next use asks again).
  *
  * This module sends GET /assets through `CustodyClient.request` itself rather than through the
- * operation declaration in lib/v1/assets.ts: lib/operation.ts needs the list, and the
- * declarations import lib/operation.ts (a require cycle otherwise).
+ * operation declaration in lib/api/v1/assets.ts and its typed call: the typed calls need the list
+ * (`assetScale`, lib/client/v1/assets.ts), and the list is the lower module.
  */
 import type { CustodyClient } from './client';
 import { ApiError, shortValue } from '../api/errors';

@@ -1,5 +1,5 @@
 /**
- * The signed HTTP client of the Custody Partner API (spec section 5; DESIGN.md "lib").
+ * The signed HTTP client of the Custody Partner API (spec section 5).
  *
  * Every request carries `accept`, `Content-Type`, `X-API-KEY`, one of `x-timestamp` /
  * `x-nonce` (never both) and `x-sign`. The body is serialised once; those exact bytes are

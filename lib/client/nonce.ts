@@ -31,7 +31,7 @@ function keyId(apiKey: string): string {
  * the previous round trip instead of adding to it. The next request is not sent before the
  * previous one's answer: the server checks a nonce after reading the whole request and HTTP/1.1
  * clients (Node's agent, axios) never pipeline, so two requests on the wire at once could be
- * checked in either order (issue 11). A retried attempt calls {@link run} again: a new, greater
+ * checked in either order. A retried attempt calls {@link run} again: a new, greater
  * nonce, behind every request already signed.
  */
 export class NonceLane {

@@ -10,7 +10,7 @@
  */
 import { createPrivateKey, createPublicKey, sign as rsaSign, verify as rsaVerify, KeyObject } from 'node:crypto';
 
-/** What a signature covers. Source: spec section 5.3; NOTES.md "Signing". */
+/** What a signature covers. Source: spec section 5.3. */
 export interface SigningInput {
   /** The `x-timestamp` value (Unix epoch seconds) or the `x-nonce` value, as the decimal string sent. */
   prefix: string;
@@ -95,7 +95,7 @@ export function sign(key: KeyObject | string, input: SigningInput): string {
 }
 
 /**
- * Verify an `x-sign` value. Accepts URL-safe base64 with or without `=` padding (NOTES.md:
+ * Verify an `x-sign` value. Accepts URL-safe base64 with or without `=` padding (the service's documentation examples:
  * a server should accept padded signatures too) and, leniently, standard base64.
  * @returns true when the signature matches the payload and key; false otherwise (never throws
  *   for a malformed signature).

@@ -19,7 +19,7 @@
  *   flight prints no MaxListenersExceededWarning) and rejects with an ApiError of code `ECLOSED`
  *   (so a redeployed Node-RED flow is not answered by requests of the flow it replaced).
  *
- * Hot path (issue 11 "A lean lib transport"): axios's defaults are merged with ours once per
+ * Hot path (docs/performance.md): axios's defaults are merged with ours once per
  * transport (an axios instance's `defaults`: agents, timeout, no redirects, no body or answer
  * transforms, every status resolved), and each request goes straight to axios's Node http
  * adapter (`axios.getAdapter('http')`, typed public API) with a config that inherits those and
@@ -129,7 +129,7 @@ export function jsonBytes(body: unknown): Buffer | undefined {
  * one of those variables is set when the transport is created (then axios's own rules apply
  * unchanged, per request: a later change of `NO_PROXY` or of the proxy variables is followed),
  * and turned off (`proxy: false`) otherwise: a proxy variable set after such a client was
- * created is not seen by it (issue 11). Node's own `NODE_USE_ENV_PROXY` is not involved: these
+ * created is not seen by it. Node's own `NODE_USE_ENV_PROXY` is not involved: these
  * agents are created without `proxyEnv`.
  * @param env the environment to read (default `process.env`).
  * @returns `undefined` (let axios read the environment) or `false` (no proxy).
@@ -167,14 +167,14 @@ export class Transport {
   /** @param options timeout, retry attempts and first delay, extra CAs; the defaults as documented in {@link TransportOptions}. */
   constructor(options: TransportOptions) {
     // Requests never listen to this signal (each has its own canceller in #cancels); waits
-    // before a retry and callers' waits between re-sends (lib/submission/submit.ts) do, and more
+    // before a retry and callers' waits between re-sends (lib/client/submission/submit.ts) do, and more
     // than 10 of those at once is normal use, not a leak.
     setMaxListeners(Infinity, this.#abort.signal);
     this.#attempts = Math.max(1, options.attempts ?? 3);
     this.#retryDelayMs = options.retryDelayMs ?? 250;
     this.#httpAgent = new http.Agent({ keepAlive: true });
     this.#httpsAgent = new https.Agent({ keepAlive: true, minVersion: TLS_MIN, ...(options.ca ? { ca: options.ca } : {}) });
-    // axios is required by the first client, not at load: a Node-RED whose flows send nothing does not load it (issue 11).
+    // axios is required by the first client, not at load: a Node-RED whose flows send nothing does not load it.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const axios = require('axios') as AxiosStatic;
     const instance = axios.create({
@@ -194,7 +194,7 @@ export class Transport {
     // axios.request() would merge these defaults into every request's config, build its headers
     // twice and run the (empty) interceptor and transform chains on every request, for nothing
     // this transport uses (measured: 40-55 µs of client CPU per request on the 2-core bench
-    // machine, issue 11). The merge is done here once; exchange() hands each request straight to
+    // machine). The merge is done here once; exchange() hands each request straight to
     // the adapter.
     const { headers: _defaultHeaders, ...defaults } = instance.defaults;
     void _defaultHeaders;

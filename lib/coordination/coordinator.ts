@@ -1,5 +1,5 @@
 /**
- * Coordination of several Node-RED instances on one API key through Redis (issue 12): the one
+ * Coordination of several Node-RED instances on one API key through Redis (docs/scale-out.md): the one
  * connection of a `custody-config` node to Redis and everything the instances share through it.
  *
  * - **Claims** ({@link Coordinator.claim}): before an approver decides an action it claims it

@@ -10,7 +10,7 @@
  *   it reads GET /coreclient/{client_id}/actions, so an action submitted while it was away is
  *   emitted too; each action id is emitted once while the feed remembers it (until a day after
  *   its expiry, at most `maxRememberedIds` ids; the service re-sends pending actions on
- *   reconnect; NOTES.md "Behaviour").
+ *   reconnect; the service's documentation).
  * - {@link AccountFeed} (this file): an account-wide feed without a catch-up; {@link HubFeed}
  *   (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts) are the two the spec names.
  */
@@ -25,7 +25,7 @@ import { listActions } from '../client/v1/core-client';
 
 /**
  * The `ws` module, required on the first connect: a Node-RED whose flows open no feed does not
- * load it (issue 11, "a palette that loads nothing it does not use").
+ * load it (docs/performance.md).
  */
 let wsModule: typeof WebSocket | undefined;
 
@@ -301,7 +301,7 @@ export class AccountFeed extends SignedFeed {
 export interface CoreClientFeedOptions extends FeedOptions {
   /**
    * The most action ids remembered (default 200,000, `EXPIRING_IDS_MAX_SIZE` of
-   * lib/expiring-ids.ts); above it the ids whose actions expire first are forgotten.
+   * lib/support/expiring-ids.ts); above it the ids whose actions expire first are forgotten.
    */
   maxRememberedIds?: number;
 }
@@ -333,7 +333,7 @@ export interface ActionListing {
  * remembered until a day after its action's expiry (forgotten past that only once 10,000 or more
  * are remembered), and at most `maxRememberedIds` ids are (default 200,000; beyond, the ids
  * whose actions expire first are forgotten). Checking and remembering an id costs O(1) amortised
- * (lib/expiring-ids.ts; issue 11).
+ * (lib/support/expiring-ids.ts).
  *
  * Events (besides `state` and `error`, see {@link SignedFeed}):
  * - `action` (action: Action, source: 'feed' | 'catch-up'): a pending action not emitted before.
@@ -346,7 +346,7 @@ export class CoreClientFeed extends SignedFeed {
    * Emitted action ids, each with the epoch second from which it may be forgotten (a day after
    * its action's expiry); forgotten once 10,000 or more are kept and that second has passed, or
    * when more than `maxRememberedIds` are kept (the earliest-expiring first). O(1) amortised per
-   * action (issue 11).
+   * action.
    */
   readonly #seen: ExpiringIdSet;
 

@@ -1,8 +1,8 @@
 /**
- * The liquidity hub feed, `{ws_base_url}/liquidityhub/feed` (spec section 6; NOTES.md "Feed
- * messages"): one message per swap quote newly published to the liquidity hub (POST
+ * The liquidity hub feed, `{ws_base_url}/liquidityhub/feed` (spec section 6; the
+ * service's documentation examples): one message per swap quote newly published to the liquidity hub (POST
  * /company/{company_id}/liquidityhub) with its TxID and Status (spec: "TxID and Status", for
- * example `taker_pending`; NOTES.md shows `{txID, status}`). Both casings are accepted.
+ * example `taker_pending`; the service's documentation examples show `{txID, status}`). Both casings are accepted.
  */
 import { CustodyClient } from '../client/client';
 import { AccountFeed, type FeedOptions } from './feed';
@@ -17,7 +17,7 @@ import { AccountFeed, type FeedOptions } from './feed';
  *
  * Events (besides `state` and `error`, see {@link AccountFeed}):
  * - `quote` (message: HubFeedMessage): one per message that is a JSON object with a string
- *   `txID` or `TxID` (spec section 6 says "TxID and Status", NOTES.md `txID`/`status`), as
+ *   `txID` or `TxID` (spec section 6 says "TxID and Status", the service's documentation examples `txID`/`status`), as
  *   received: neither casing is renamed (no dedupe: the service does not repeat messages). Other
  *   messages are reported as `error` and dropped.
  */

@@ -1,6 +1,6 @@
 /**
  * The wallets feed, `{ws_base_url}/wallets/feed` (spec section 6: "live feed of wallet
- * transactions"; NOTES.md "Feed messages" for the shape, which the spec does not show): one
+ * transactions"; the service's documentation examples for the shape, which the spec does not show): one
  * per API key, not per core client; one message per movement of a wallet's balance.
  */
 import { CustodyClient } from '../client/client';

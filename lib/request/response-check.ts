@@ -1,6 +1,6 @@
 /**
- * Checking answers and feed messages against the schemas of the registry (lib/registry.ts: each
- * operation's `responses`, lib/operation.ts `OperationSpec.responses`) and of the three feeds
+ * Checking answers and feed messages against the schemas of the registry (lib/api/registry.ts: each
+ * operation's `responses`, lib/api/spec.ts `OperationSpec.responses`) and of the three feeds
  * (spec section 6). Made for tests and the simulator's self-check: every answer the simulator
  * gives can be checked against what the spec says the real service answers.
  *
@@ -87,9 +87,9 @@ function valueAt(data: unknown, pointer: string): unknown {
 
 /**
  * Check one answer of an operation against the schema its registry entry declares for that
- * status (`entry.spec.responses`; lib/operation.ts `OperationSpec.responses`).
+ * status (`entry.spec.responses`; lib/api/spec.ts `OperationSpec.responses`).
  *
- * @param entry the operation's registry entry (lib/registry.ts `REGISTRY`, `registryEntry`,
+ * @param entry the operation's registry entry (lib/api/registry.ts `REGISTRY`, `registryEntry`,
  *   `entriesForRoute`).
  * @param status the HTTP status of the answer.
  * @param body the answer's body as parsed JSON; an empty answer is `{}` (as lib's client parses it),
@@ -112,9 +112,9 @@ export function validateResponse(entry: RegistryEntry, status: number, body: unk
 
 /**
  * The feeds of spec section 6 by kind, each with its message schema: `coreClient` the core client
- * feed (`{ws_base_url}/coreclient/{client_id}/feed`, lib/feed.ts `coreClientFeedMessageSchema`),
- * `hub` the liquidity hub feed (`/liquidityhub/feed`, lib/hub-feed.ts `hubFeedMessageSchema`),
- * `wallets` the wallets feed (`/wallets/feed`, lib/wallets-feed.ts `walletFeedMessageSchema`).
+ * feed (`{ws_base_url}/coreclient/{client_id}/feed`, lib/feeds/feed.ts `coreClientFeedMessageSchema`),
+ * `hub` the liquidity hub feed (`/liquidityhub/feed`, lib/feeds/hub-feed.ts `hubFeedMessageSchema`),
+ * `wallets` the wallets feed (`/wallets/feed`, lib/feeds/wallets-feed.ts `walletFeedMessageSchema`).
  */
 export const FEED_MESSAGE_SCHEMAS = {
   coreClient: coreClientFeedMessageSchema,

@@ -89,14 +89,14 @@ export function prepareSignedRequest(req: SignedRequest, baseUrl?: string): { me
 
 /** A declared operation a signed call matches, with the path ids read from its path. */
 export interface MatchedOperation {
-  /** The declared operation (one of lib/v1 `v1Operations`). */
+  /** The declared operation (one of lib/api/v1/operations.ts `v1Operations`). */
   spec: OperationSpec;
   /** The path ids of its template, URL-decoded from the call's path: `{company_id: 'C1'}`. */
   ids: Record<string, string>;
 }
 
 /**
- * The declared v1 operation (lib/v1 `v1Operations`) that a call by method and path reaches, if
+ * The declared v1 operation (lib/api/v1/operations.ts `v1Operations`) that a call by method and path reaches, if
  * any: same method, same number of path segments, every literal segment equal (ignoring case
  * and one trailing `/`, as the service's routing may), each `{id}` matching one segment. When
  * several match, the one with the most literal segments wins (`/fund/{fund_id}/whitelist` over

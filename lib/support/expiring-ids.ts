@@ -2,7 +2,7 @@
  * A set of ids that each expire at a horizon, with a duplicate check and bookkeeping of O(1)
  * amortised cost per id (a Map for membership, a binary min-heap ordered by horizon for expiry)
  * and a hard cap on memory. Built for the core client feed's memory of the action ids it has
- * emitted ({@link CoreClientFeed}, lib/feed.ts; issue 11 "O(1) feed dedupe"), where the horizons
+ * emitted ({@link CoreClientFeed}, lib/feeds/feed.ts), where the horizons
  * (an action's expireTime plus a day) do not arrive in order: the heap, not the insertion order,
  * says which id expires first.
  *

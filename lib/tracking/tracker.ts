@@ -22,7 +22,7 @@ export interface TrackTarget extends TransactionIds {
 }
 
 /**
- * Reads one transaction. In a node: `(t) => readTransaction(client, t.kind, t)` (lib/v1/states).
+ * Reads one transaction. In a node: `(t) => readTransaction(client, t.kind, t)` (lib/client/read-transaction.ts).
  * @throws {ApiError} a 4xx other than 408/429 ends the tracking as an error; anything else is retried.
  */
 export type TrackRead = (target: TrackTarget) => Promise<TransactionRead>;
@@ -46,7 +46,7 @@ export interface Tracked<C = unknown> {
 }
 
 /**
- * Where a tracking stood before a restart (lib/track-store `TrackRecord`), for {@link Tracker.track}:
+ * Where a tracking stood before a restart (lib/tracking/track-store.ts `TrackRecord`), for {@link Tracker.track}:
  * the tracking goes on with the same start and deadline instead of starting over, and reads the
  * transaction at once, at least once even when the deadline passed while the process was down (a
  * transaction that became final meanwhile is reported final, not timed out).

@@ -25,7 +25,25 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { openTrackStore, type TrackOutcome, type TrackRecord, type TrackStore, ApiError, ConfigError, ValidationError, Tracker, TRANSACTION_KINDS, TRANSACTION_STATES, isTransactionKind, readTransaction, type CustodyClient, type HubFeedMessage, type TransactionKind, type Tracked, type WalletFeedMessage } from '../../lib';
+import {
+  openTrackStore,
+  type TrackOutcome,
+  type TrackRecord,
+  type TrackStore,
+  ApiError,
+  ConfigError,
+  ValidationError,
+  Tracker,
+  TRANSACTION_KINDS,
+  TRANSACTION_STATES,
+  isTransactionKind,
+  readTransaction,
+  type CustodyClient,
+  type HubFeedMessage,
+  type TransactionKind,
+  type Tracked,
+  type WalletFeedMessage,
+} from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
 import type { CustodyMessage, CustodyTrace, FeedMembership } from '../shared/types';

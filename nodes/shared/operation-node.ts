@@ -12,7 +12,23 @@
  * `msg.operation`, one of the node's operations (else refused with `EINPUT` naming `operation`).
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { callOperation, submitOperation, resolveSubmission, SUBMISSION_KINDS, type TransactionKind as SubmissionKind, decimalAmountsToBaseUnits, describeOperation, callWorkspaceOperation, ConfigError, ValidationError, type ApiResponse, type OperationSpec, type CustodyClient, type WorkspaceClient, type OperationDescription } from '../../lib';
+import {
+  callOperation,
+  submitOperation,
+  resolveSubmission,
+  SUBMISSION_KINDS,
+  type TransactionKind as SubmissionKind,
+  decimalAmountsToBaseUnits,
+  describeOperation,
+  callWorkspaceOperation,
+  ConfigError,
+  ValidationError,
+  type ApiResponse,
+  type OperationSpec,
+  type CustodyClient,
+  type WorkspaceClient,
+  type OperationDescription,
+} from '../../lib';
 import { isPlainObject, type EditorField } from './input';
 import { showError } from './status';
 import { requestRunner, type RequestOutcome } from './request-runner';

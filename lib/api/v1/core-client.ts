@@ -32,7 +32,7 @@ export type CoreClientList = Wire<typeof coreClientListSchema>;
  * Action types (spec section 2 "Action": ApproveWithdraw, ApproveTransfer, RejectWithdraw,
  * RejectTransfer, ApproveSwap, ApproveSwapTake) and `ApproveNewWalletConnect`, a wallet connection
  * request to an exchange core client (spec section 2: such requests "also arrive as actions";
- * the type name is NOTES.md's).
+ * the type name is the documentation examples').
  */
 export const ACTION_TYPES = ['ApproveWithdraw', 'ApproveTransfer', 'RejectWithdraw', 'RejectTransfer', 'ApproveSwap', 'ApproveSwapTake', 'ApproveNewWalletConnect'] as const;
 
@@ -49,7 +49,7 @@ export type ActionStatus = (typeof ACTION_STATUSES)[number];
  * The `details` of a single action read (spec section 2 "Action" lists txtype, txID, asset,
  * amount, fees, net amount, reference, ...; the names are the OpenAPI ActionDetailApprove*'s).
  * None is required: which are present depends on the action type (a wallet connection request
- * carries `clientData` and `wallet`, NOTES.md). Amounts base units, times epoch seconds.
+ * carries `clientData` and `wallet`, the service's documentation examples). Amounts base units, times epoch seconds.
  */
 export const actionDetailsSchema = optionalFieldsSchema({
   txType: W.text,
@@ -78,7 +78,7 @@ export const actionDetailsSchema = optionalFieldsSchema({
 
 /**
  * An action (spec section 2 "Action"): `id` (not the tx_id), `type`, `status`, `timestamp` and
- * `expireTime` (epoch seconds) required; `coreClientID` (spec: present in feed messages; NOTES.md:
+ * `expireTime` (epoch seconds) required; `coreClientID` (spec: present in feed messages; the service's documentation examples:
  * in single-action reads) and `details` ({@link actionDetailsSchema}) optional.
  */
 export const actionSchema = objectSchema(['id', 'type', 'status', 'timestamp', 'expireTime'], {
@@ -119,7 +119,7 @@ export type CoreClientWalletList = Wire<typeof coreClientWalletListSchema>;
 /**
  * The answer of PUT and DELETE /coreclient/{client_id}/action/{action_id}: the spec shows no body
  * ("approves the action", "rejects the action"); the OpenAPI answers the action
- * ({@link actionSchema}, ActionDetails), NOTES.md's documentation examples the plain success body
+ * ({@link actionSchema}, ActionDetails), the service's documentation examples the plain success body
  * `{code, msg}`. Either is accepted.
  */
 export const actionDecisionSchema = { anyOf: [okBodySchema, actionSchema] } as const;

@@ -4,7 +4,7 @@
  * POST /company/{company_id}/fund/{fund_id}/wallet (FundWallet -> WalletIDList),
  * GET /company/{company_id}/fund/{fund_id} (FundDetail), GET /wallet/{wallet_id} (FundWalletInfo).
  * Deposits, ledger, whitelist, wallet history and holdings: spec section 4 "Funds, deposits,
- * ledger, whitelist" (list shapes NOTES.md "Shapes seen in documentation examples").
+ * ledger, whitelist" (list shapes the service's documentation examples).
  */
 import { W, CONFLICT_RESPONSE, emptyBodySchema, type Wire } from '../wire';
 import { objectSchema, arrayOf, listSchema, countedListSchema, answers, readOperation, operation } from '../schema-kit';
@@ -56,8 +56,8 @@ export type Policy = Wire<typeof policySchema>;
 
 /**
  * A wallet as read back (GET /wallet/{wallet_id}, and each wallet of a fund; OpenAPI
- * FundWalletInfo; NOTES.md "Wallet"). Spec section 4 names `short_code`, assets and `balance`;
- * the other required fields are the OpenAPI's and NOTES.md's. `short_code` is three English words
+ * FundWalletInfo; the service's documentation examples). Spec section 4 names `short_code`, assets and `balance`;
+ * the other required fields are the OpenAPI's and the documentation examples'. `short_code` is three English words
  * separated by spaces (spec section 2 "Wallet identifiers"), usable wherever a wallet id is;
  * `balance` base units; `type` the OpenAPI WalletType (0 standard, 1 dedicated, 2
  * multi-counterparty); `connected` the connected external counterparties (or null).
@@ -108,13 +108,13 @@ export const fundSchema = objectSchema(['fund_id', 'name', 'custodygroup_withdra
 /** A fund as read back ({@link fundSchema}). */
 export type Fund = Wire<typeof fundSchema>;
 
-/** POST fund answer (OpenAPI CreateFundResponse; NOTES.md): the new fund id and its custody group ids. */
+/** POST fund answer (OpenAPI CreateFundResponse; the service's documentation examples): the new fund id and its custody group ids. */
 export const createFundResponseSchema = objectSchema(['fund_id', 'custodygroup_withdraw', 'custodygroup_tx'], { fund_id: W.id, custodygroup_withdraw: W.id, custodygroup_tx: W.id });
 
 /** POST fund answer ({@link createFundResponseSchema}). */
 export type CreateFundResponse = Wire<typeof createFundResponseSchema>;
 
-/** POST .../fund/{fund_id}/wallet answer (OpenAPI WalletIDList; NOTES.md): `{wallets: [wallet ids]}`. */
+/** POST .../fund/{fund_id}/wallet answer (OpenAPI WalletIDList; the service's documentation examples): `{wallets: [wallet ids]}`. */
 export const walletIdListSchema = listSchema('wallets', W.id);
 
 /** POST .../fund/{fund_id}/wallet answer ({@link walletIdListSchema}). */
@@ -206,7 +206,7 @@ export const ledgerEntrySchema = {
 /** A ledger entry ({@link ledgerEntrySchema}). */
 export type LedgerEntry = Wire<typeof ledgerEntrySchema>;
 
-/** A fund ledger: `List` of entries (spec section 4), `Total` their count (NOTES.md, OpenAPI TxLedger). */
+/** A fund ledger: `List` of entries (spec section 4), `Total` their count (the service's documentation examples, OpenAPI TxLedger). */
 export const ledgerSchema = objectSchema(['List'], { Total: W.count, List: arrayOf(ledgerEntrySchema) });
 
 /** A fund ledger ({@link ledgerSchema}). */
@@ -230,14 +230,14 @@ export const whitelistEntrySchema = objectSchema(['name', 'asset', 'address'], {
 /** A whitelisted external address ({@link whitelistEntrySchema}). */
 export type WhitelistEntry = Wire<typeof whitelistEntrySchema>;
 
-/** GET .../fund/{fund_id}/whitelist answer (OpenAPI FundWhitelist; NOTES.md): `total_count`, `list`. */
+/** GET .../fund/{fund_id}/whitelist answer (OpenAPI FundWhitelist; the service's documentation examples): `total_count`, `list`. */
 export const whitelistSchema = countedListSchema(whitelistEntrySchema);
 
 /** GET .../fund/{fund_id}/whitelist answer ({@link whitelistSchema}). */
 export type Whitelist = Wire<typeof whitelistSchema>;
 
 /**
- * Company holdings (NOTES.md `{total_count, holdings: [{code, amount}]}`; OpenAPI Holdings, which
+ * Company holdings (the service's documentation examples `{total_count, holdings: [{code, amount}]}`; OpenAPI Holdings, which
  * requires `holdings` and each holding's `code` and `amount`): `amount` in base units.
  */
 export const holdingsSchema = objectSchema(['total_count', 'holdings'], {

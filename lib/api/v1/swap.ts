@@ -69,7 +69,7 @@ export type SwapMade = Wire<typeof swapMadeSchema>;
  * A swap quote or swap (taker) transaction as read with GET .../atomicswap/make/{tx_id} (spec
  * section 4: "details of the quote or swap transaction") or GET .../atomicswap/take/{tx_id}
  * (OpenAPI): neither the spec nor the OpenAPI shows the payload, so nothing is required. The
- * fields the pack reads to follow it (lib/v1/states.ts: `txStatus`, `expires`) are typed when
+ * fields the pack reads to follow it (lib/api/states.ts: `txStatus`, `expires`) are typed when
  * present: `txID` text, `txStatus` text (its values are not shown), `expires` epoch seconds.
  */
 export const swapTransactionSchema = optionalFieldsSchema({ txID: W.id, txStatus: W.text, expires: W.epochSeconds });

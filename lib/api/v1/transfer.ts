@@ -6,15 +6,15 @@ import { W, type Wire } from '../wire';
 import { objectSchema, arrayOf, answers, readOperation, operation, paymentAmount, NEW_OR_EXISTING } from '../schema-kit';
 import { type OperationSpec, S, PAYMENT } from '../spec';
 
-/** `send` of a transfer (lib/operation.ts `PAYMENT`): asset `symbol` and `amount` in base units (a positive integer). */
+/** `send` of a transfer (lib/api/spec.ts `PAYMENT`): asset `symbol` and `amount` in base units (a positive integer). */
 export type SendAmount = Wire<typeof PAYMENT>;
 
 /**
  * The fields of a payment body that follow its origin and destination, all required (spec section
  * 4: POST transfer and POST withdraw list the same ones): `expires` epoch seconds, the custom
  * fields `benefit_of`, `account_no`, `reference`, the caller's key `partner_txID`, and `send`
- * (lib/operation.ts `PAYMENT`, `send.amount` base units). Each text has the pack's length bound
- * (lib/operation.ts `S`).
+ * (lib/api/spec.ts `PAYMENT`, `send.amount` base units). Each text has the pack's length bound
+ * (lib/api/spec.ts `S`).
  */
 export const PAYMENT_TERMS = {
   expires: S.epochSeconds,
@@ -45,7 +45,7 @@ export type TransferRequest = Wire<typeof transferRequestSchema>;
 
 /**
  * POST transfer answer (spec section 4): `tx_id` and `status`, `new` or `existing` (spec section 3;
- * OpenAPI TxId, which POST withdraw answers too: lib/v1/withdraw.ts `withdrawCreatedSchema`).
+ * OpenAPI TxId, which POST withdraw answers too: lib/api/v1/withdraw.ts `withdrawCreatedSchema`).
  */
 export const transferCreatedSchema = objectSchema(['tx_id', 'status'], { tx_id: W.id, status: NEW_OR_EXISTING });
 
@@ -92,7 +92,7 @@ export const approverRecordSchema = objectSchema(['actionID', 'firstName', 'last
 export type ApproverRecord = Wire<typeof approverRecordSchema>;
 
 /**
- * The fields of the Transaction object (spec section 2) but `txStatus`, camelCase (NOTES.md:
+ * The fields of the Transaction object (spec section 2) but `txStatus`, camelCase (the service's documentation examples:
  * transfer and withdrawal GET answers are camelCase whatever the OpenAPI TxInfo names say; the
  * spec rules). Amounts base units (`amount` gross, `netAmount` = amount - fees), times epoch seconds.
  */
@@ -150,7 +150,7 @@ export function transactionSchemaOf<const T extends readonly string[]>(statuses:
 /**
  * The Transaction object of a transfer (spec section 2; GET /company/{company_id}/transfer/{tx_id}):
  * every field required; `txStatus` one of {@link TRANSFER_STATUSES} (spec section 3) or of
- * {@link SHORT_TX_STATUSES}. `withdrawalTransactionSchema` (lib/v1/withdraw.ts) is the same with
+ * {@link SHORT_TX_STATUSES}. `withdrawalTransactionSchema` (lib/api/v1/withdraw.ts) is the same with
  * the withdrawal statuses.
  */
 export const transferTransactionSchema = transactionSchemaOf(TRANSFER_STATUSES);
@@ -158,7 +158,7 @@ export const transferTransactionSchema = transactionSchemaOf(TRANSFER_STATUSES);
 /**
  * The Transaction object (spec section 2) of any kind, `txStatus` any text: the shape the swap
  * legs (make and take) share with transfers and withdrawals, whose own status lists are in
- * lib/v1/states.ts. Used where one function builds or reads Transaction objects of every kind.
+ * lib/api/states.ts. Used where one function builds or reads Transaction objects of every kind.
  */
 export const transactionObjectSchema = objectSchema(TRANSACTION_REQUIRED, { ...transactionProperties, txStatus: W.text });
 

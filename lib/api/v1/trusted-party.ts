@@ -9,7 +9,7 @@ import { type OperationSpec, S, EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../spe
 /**
  * A trusted party entry (spec section 2 "Trusted party", section 4 GET .../trustedparty: "list of
  * entries (trusted_entity_id, name, type, address, internal, created)", all required). `type` is
- * `user` (spec) or `core-client` (NOTES.md: a core client added as a trusted party); `address` the
+ * `user` (spec) or `core-client` (the service's documentation examples: a core client added as a trusted party); `address` the
  * user's e-mail; `created` epoch seconds.
  */
 export const trustedPartySchema = objectSchema(['trusted_entity_id', 'name', 'type', 'address', 'internal', 'created'], {
@@ -30,7 +30,7 @@ export const trustedPartyListSchema = objectSchema(['company_id', 'total_count',
 /** GET /company/{company_id}/trustedparty answer ({@link trustedPartyListSchema}). */
 export type TrustedPartyList = Wire<typeof trustedPartyListSchema>;
 
-/** Plain success body `{code: 200, msg: "OK"}` (lib/wire.ts `okBodySchema`). */
+/** Plain success body `{code: 200, msg: "OK"}` (lib/api/wire.ts `okBodySchema`). */
 export type { OkBody } from '../wire';
 
 /** Operation declarations of this group, by id. */

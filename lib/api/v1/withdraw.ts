@@ -10,7 +10,7 @@ import { type OperationSpec, S } from '../spec';
 /**
  * POST withdraw body (spec section 4: all fields required). `wallet_id` is the origin wallet id
  * or short code (never an address); `address` a whitelisted L1 address (see fund
- * `addWhitelist`); then the `PAYMENT_TERMS` of a transfer (lib/v1/transfer.ts: `expires` epoch
+ * `addWhitelist`); then the `PAYMENT_TERMS` of a transfer (lib/api/v1/transfer.ts: `expires` epoch
  * seconds, `send.amount` base units). `partner_txID` is the caller's own unique id of the
  * withdrawal; build it from something stable (an order number).
  */
@@ -27,7 +27,7 @@ export type WithdrawRequest = Wire<typeof withdrawRequestSchema>;
  * POST withdraw answer: `tx_id` and `status` (spec section 4 shows `new`; the OpenAPI's TxId
  * answer, shared with transfers, also allows `existing`, which the built-in simulator answers for
  * a repeated `partner_txID`; the spec does not forbid it): the transfer's answer,
- * `transferCreatedSchema` (lib/v1/transfer.ts).
+ * `transferCreatedSchema` (lib/api/v1/transfer.ts).
  */
 export const withdrawCreatedSchema = transferCreatedSchema;
 
@@ -51,7 +51,7 @@ export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 /**
  * The Transaction object of a withdrawal (spec section 4: "same shape as for transfers"; GET
  * /company/{company_id}/withdraw/{tx_id}): the fields of `transferTransactionSchema`
- * (lib/v1/transfer.ts), `txStatus` one of {@link WITHDRAWAL_STATUSES} or `SHORT_TX_STATUSES`.
+ * (lib/api/v1/transfer.ts), `txStatus` one of {@link WITHDRAWAL_STATUSES} or `SHORT_TX_STATUSES`.
  */
 export const withdrawalTransactionSchema = transactionSchemaOf(WITHDRAWAL_STATUSES);
 

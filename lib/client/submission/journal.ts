@@ -1,5 +1,5 @@
 /**
- * The submission journal (issue 9, DESIGN.md "Money safety is a layer of its own"): a durable
+ * The submission journal (docs/nodes.md "Money safety"): a durable
  * record of every money-moving request (POST transfer, withdraw, atomicswap/make,
  * atomicswap/take, coreclient sweep; spec section 4), keyed per kind, per owner (`company_id`,
  * or `client_id` for sweeps) and per `partner_txID`.
@@ -174,7 +174,7 @@ export function journalFile(dir: string, baseUrl: string, apiKey: string): strin
 
 /**
  * What sending ({@link submitRequest} in submit.ts) and resolving (`resolveSubmission` in
- * resolve.ts) need of a submission journal (issue 9; issue 12 for a journal shared by several
+ * resolve.ts) need of a submission journal (docs/nodes.md "Money safety"; docs/scale-out.md for a journal shared by several
  * instances). {@link SubmissionJournal} is the one of a single process (a file; its reads are
  * synchronous); `SharedSubmissionJournal` (lib/coordination/shared-journal.ts) shares the keys
  * of several instances through Redis (its reads ask Redis, so they may be asynchronous and may
@@ -362,7 +362,7 @@ export class SubmissionJournal implements PaymentJournal {
 
   /**
    * The live entries, past-retention ones left out (a copy of each: changing one changes nothing
-   * here). For writing them back to a shared store that lost them (issue 12).
+   * here). For writing them back to a shared store that lost them (docs/scale-out.md "Redis down, Redis lost").
    */
   entries(): JournalEntry[] {
     const now = this.#seconds();

@@ -1,5 +1,5 @@
 /**
- * Resolving a payment whose outcome is unknown (issue 9): look the transaction up instead of
+ * Resolving a payment whose outcome is unknown (docs/nodes.md "Money safety"): look the transaction up instead of
  * sending it blindly again. Sources: spec section 2 "Ledger entry" (TxID, timestamp, status,
  * type, amount, netAmount, reference), section 4 read-only subset (GET /funds/, GET
  * /funds/{fund_id}/ledger, GET /wallets/{wallet_id}/history) and the kinds' GETs.

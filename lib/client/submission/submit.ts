@@ -1,10 +1,10 @@
 /**
- * Sending a money-moving request exactly once (issue 9; spec section 3 "Moves shown": a
+ * Sending a money-moving request exactly once (docs/nodes.md "Money safety"; spec section 3 "Moves shown": a
  * repeated `partner_txID` on POST transfer answers `existing` with the original `tx_id`).
  *
  * {@link submitRequest} sends one payment request of a {@link TransactionKind}:
  * - With a journal ({@link PaymentJournal}: a {@link SubmissionJournal} file, or one shared by
- *   several instances through Redis, issue 12), the key and body are recorded before the request leaves;
+ *   several instances through Redis, docs/scale-out.md), the key and body are recorded before the request leaves;
  *   a second request with a journaled key is answered from the journal (a transfer: re-sent
  *   safely, the API answers `existing`; when that re-send fails, the journal answers and its
  *   entry stays as it was), refused when its body differs

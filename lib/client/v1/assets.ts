@@ -28,7 +28,7 @@ export function quoteFee(client: CustodyClient, input: FeeRequest): Promise<ApiR
 
 /**
  * The `scale` of an asset from GET /assets, from the per-client asset list that the asset check
- * of every operation uses too (lib/asset-list.ts: one GET per client, fetched again for a code
+ * of every operation uses too (lib/client/asset-list.ts: one GET per client, fetched again for a code
  * it lacks once it is a minute old; a failed lookup is not cached).
  * @param field the request field to name in an error, e.g. `send.symbol`.
  * @throws {ValidationError} when the asset is not in the list (`send.symbol: unknown asset

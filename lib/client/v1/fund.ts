@@ -3,7 +3,21 @@
  * lib/client/call.ts).
  */
 import { CustodyClient } from '../client';
-import { type CustodyGroup, type NewWallet, type CreateFundResponse, fundOperations, type WalletIdList, type Fund, type Wallet, type WalletHistory, type DepositList, type LedgerFilter, type Ledger, type Holdings, type Whitelist } from '../../api/v1/fund';
+import {
+  type CustodyGroup,
+  type NewWallet,
+  type CreateFundResponse,
+  fundOperations,
+  type WalletIdList,
+  type Fund,
+  type Wallet,
+  type WalletHistory,
+  type DepositList,
+  type LedgerFilter,
+  type Ledger,
+  type Holdings,
+  type Whitelist,
+} from '../../api/v1/fund';
 import type { ApiResponse } from '../transport';
 import { callOperation } from '../call';
 
@@ -78,7 +92,7 @@ export function addWhitelist(client: CustodyClient, input: { company_id: string;
 
 /**
  * The whitelisted addresses of a fund: `{total_count, list}` (OpenAPI GET
- * .../fund/{fund_id}/whitelist, FundWhitelist; NOTES.md).
+ * .../fund/{fund_id}/whitelist, FundWhitelist; the service's documentation examples).
  * @throws {ValidationError} for a missing path id. @throws {ApiError} on a non-2xx answer.
  */
 export function listWhitelist(client: CustodyClient, input: { company_id: string; fund_id: string }): Promise<ApiResponse<Whitelist>> {

@@ -10,7 +10,7 @@ import type { ApiResponse } from '../transport';
 import type { Transaction } from '../../api/v1/withdraw';
 
 /**
- * Create a transfer, exactly once (lib/submission): retried on timeouts and 429/502/503/504 with
+ * Create a transfer, exactly once (lib/client/submission): retried on timeouts and 429/502/503/504 with
  * the same body (same `partner_txID`), and after an unknown outcome sent again (fresh signature)
  * until the API answers `new` or `existing` or the transfer's `expires` is reached (opt out with
  * `options.resolveUnknown: false`). With `options.journal`, the key is journaled first.

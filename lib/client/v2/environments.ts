@@ -4,7 +4,7 @@
  * Source: spec section 9 item 1 puts the version in the path, `/api/v1/p` for the v1 interface
  * and `/api/v2` for the workspace calls; the v1 hosts come from the OpenAPI `servers` list
  * (`https://api.qredo.network/api/v1/p`, `https://sandbox-api.qredo.network/api/v1/p`) and play
- * follows their naming (lib/environments.ts `BASE_URLS`). Each hosted environment's v2 address
+ * follows their naming (lib/client/environments.ts `BASE_URLS`). Each hosted environment's v2 address
  * is therefore its v1 host with the path `/api/v2`, e.g. production
  * `https://api.qredo.network/api/v2`. This is a derivation, not an address the spec prints:
  * when the service gives another one, set `v2BaseUrl` (checked like any base URL).
@@ -20,7 +20,7 @@ export const V2_BASE_URLS: Readonly<Record<'sandbox' | 'play' | 'production', st
 });
 
 /**
- * Check a v2 base URL as any base URL (`checkBaseUrl`, lib/environments.ts), with errors naming `v2BaseUrl`.
+ * Check a v2 base URL as any base URL (`checkBaseUrl`, lib/client/environments.ts), with errors naming `v2BaseUrl`.
  * @returns the URL without trailing slash.
  * @throws {ConfigError} naming `v2BaseUrl` (not a URL, credentials, query, plain HTTP to a host that is not loopback, ...).
  */

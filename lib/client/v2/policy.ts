@@ -4,7 +4,18 @@
  */
 import { WorkspaceClient } from './client';
 import type { ApiResponse } from '../transport';
-import { type PolicyList, policyOperations, type WorkspacePolicy, type PolicyExpression, type PolicyMember, type PolicyBody, type PolicyCreated, type PolicyDefinition, type PolicyUpdateRequest, type WorkspaceAction } from '../../api/v2/policy';
+import {
+  type PolicyList,
+  policyOperations,
+  type WorkspacePolicy,
+  type PolicyExpression,
+  type PolicyMember,
+  type PolicyBody,
+  type PolicyCreated,
+  type PolicyDefinition,
+  type PolicyUpdateRequest,
+  type WorkspaceAction,
+} from '../../api/v2/policy';
 import { callWorkspaceOperation, withWorkspace, requireSimulator } from './call';
 import { ValidationError } from '../../api/errors';
 import { definitionBody, memberRule, policyMembers, withExtraMember } from '../../request/policy-body';

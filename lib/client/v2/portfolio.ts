@@ -3,7 +3,17 @@
  * a `WorkspaceClient`, lib/client/v2/call.ts).
  */
 import { WorkspaceClient } from './client';
-import { type PortfolioType, type PortfolioCreated, portfolioOperations, type ConnectPlugin, type CreatedWallet, MAX_WAIT_FOR_ADDRESS, WAIT_FOR_ADDRESS_MARGIN_SECONDS, type PortfolioWithWallets, type PortfolioWallet } from '../../api/v2/portfolio';
+import {
+  type PortfolioType,
+  type PortfolioCreated,
+  portfolioOperations,
+  type ConnectPlugin,
+  type CreatedWallet,
+  MAX_WAIT_FOR_ADDRESS,
+  WAIT_FOR_ADDRESS_MARGIN_SECONDS,
+  type PortfolioWithWallets,
+  type PortfolioWallet,
+} from '../../api/v2/portfolio';
 import type { ApiResponse } from '../transport';
 import { callWorkspaceOperation, requireSimulator } from './call';
 

@@ -1,6 +1,6 @@
 /**
  * A durable file of records (JSON Lines, appended only), for state that must survive a crash of
- * the process: the submission journal (lib/submission) and the core client feed's memory of the
+ * the process: the submission journal (lib/client/submission) and the core client feed's memory of the
  * actions it has sent. Appends are group-committed: every record handed in during one write is
  * written and `fdatasync`ed together, and each append resolves only once its record is on disk,
  * so a caller that awaits an append before acting (sending a payment) never acts on something

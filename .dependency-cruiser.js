@@ -1,0 +1,74 @@
+/**
+ * The dependency rules of lib, nodes and the simulator (dependency-cruiser; checked by
+ * test/architecture.test.ts in `npm test`, or by hand:
+ * `npx depcruise --config .dependency-cruiser.js lib nodes simulator`). The layers are drawn in
+ * docs/architecture.md.
+ *
+ * lib is in one-way layers; each imports only the layers below it:
+ *   0 lib/support   durable files, keyed locks, expiring id sets (nothing of the API)
+ *   1 lib/api       the API's vocabulary: operation declarations, schemas, limits, kinds, states
+ *   2 lib/request   preparing a request: validation, path ids, response checks
+ *   3 lib/client    the executor: signing, transport, clients, calls, submission, asset list
+ *   4 services      lib/approver, lib/coordination, lib/feeds, lib/tracking
+ * lib/index.ts (the public API) may import every layer and nothing in lib imports it. The
+ * simulator may import layers 0 to 3. nodes/ may import lib; nothing imports nodes/. lib knows
+ * no Node-RED. Type imports count (tsPreCompilationDeps).
+ */
+const LAYERS = ['support', 'api', 'request', 'client', '(approver|coordination|feeds|tracking)'];
+
+/** A rule per layer: nothing above it (and not lib/index.ts). */
+const layerRules = LAYERS.map((layer, i) => ({
+  name: `lib-layer-${i}-imports-only-below`,
+  comment: `lib layer ${i} (lib/${layer}/) imports only the layers below it, never lib/index.ts`,
+  severity: 'error',
+  from: { path: `^lib/${layer}/` },
+  to: { path: [...LAYERS.slice(i + 1).map((above) => `^lib/${above}/`), '^lib/index\\.ts$'] },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'no import cycle, type imports included: every module can be read with what it imports alone',
+      severity: 'error',
+      from: { path: '^(lib|nodes|simulator)/' },
+      to: { circular: true },
+    },
+    ...layerRules,
+    {
+      name: 'lib-files-in-layers',
+      comment: 'every lib module is in a layer folder, but lib/index.ts',
+      severity: 'error',
+      from: { path: '^lib/', pathNot: ['^lib/(support|api|request|client|approver|coordination|feeds|tracking)/', '^lib/index\\.ts$'] },
+      to: {},
+    },
+    {
+      name: 'nothing-imports-nodes',
+      comment: 'lib and the simulator never import nodes/ (the Node-RED nodes are the top)',
+      severity: 'error',
+      from: { path: '^(lib|simulator)/' },
+      to: { path: '^nodes/' },
+    },
+    {
+      name: 'simulator-imports-lib-layers-0-3',
+      comment: 'the simulator imports lib/support, lib/api, lib/request and lib/client only',
+      severity: 'error',
+      from: { path: '^simulator/' },
+      to: { path: ['^lib/(approver|coordination|feeds|tracking)/', '^lib/index\\.ts$'] },
+    },
+    {
+      name: 'lib-knows-no-node-red',
+      comment: 'lib is a library of the Custody Partner API: no Node-RED module',
+      severity: 'error',
+      from: { path: '^lib/' },
+      to: { path: '(^|/)node_modules/(@types/)?(node-red|@node-red|node-red-[^/]+)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    moduleSystems: ['cjs', 'es6'],
+  },
+};
