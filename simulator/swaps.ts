@@ -49,21 +49,7 @@ import { swapMakeOperations, type SwapMakeRequest, type SwapTakeRequest } from '
 import { badRequest, conflict, forbidden, notFound } from './errors';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
-import {
-  closeTx,
-  coveredQuote,
-  custodyGroupOf,
-  custodyTxView,
-  existingTx,
-  expireActions,
-  futureExpires,
-  ledgerFor,
-  newCustodyFields,
-  openCustody,
-  ownWallet,
-  recordApproval,
-  releaseHold,
-} from './custody';
+import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, ownWallet, recordApproval, releaseHold } from './custody';
 import type { TransactionObject as Transaction } from '../lib/api/v1/transfer';
 import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord } from './state';
 

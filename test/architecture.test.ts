@@ -22,7 +22,8 @@ interface Violation {
 
 /** Run dependency-cruiser's command line with the project's rules and return its violations. */
 function cruise(paths: string[]): Promise<Violation[]> {
-  const cli = require.resolve('dependency-cruiser/package.json', { paths: [root] }).replace(/package\.json$/, 'bin/dependency-cruise.mjs');
+  // The package is ES modules only and exports no subpath: its command line is run by its path.
+  const cli = path.join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [cli, '--config', '.dependency-cruiser.js', '--output-type', 'json', ...paths], { cwd: root, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
       // The command exits non-zero when there are violations; the JSON report is on stdout either way.

@@ -181,7 +181,7 @@ describe('exactly-once payments across a Node-RED crash and a redeploy', functio
     assert.equal(refused.node, 'error', JSON.stringify(refused));
     assert.equal(refused.error.code, 'EOUTCOMEUNKNOWN');
     assert.equal(refused.outcome, 'outcomeUnknown');
-    assert.match(refused.error.message, /outcome unknown: withdraw partner_txID "wd-INV-1" of company demo-company/);
+    assert.match(refused.error.message, /outcome unknown: withdrawal partner_txID "wd-INV-1" of company demo-company/);
     assert.equal(posts('/withdraw'), 1, 'nothing sent again');
 
     from = outputs().length;
