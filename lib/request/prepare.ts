@@ -5,16 +5,20 @@
  * naming the field; nothing here sends anything (lib/client/call.ts sends). The JSON schemas are
  * compiled by ajv on first use, each once.
  */
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import type { default as Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { ValidationError, characterCount, shortValue } from '../api/errors';
 import { ASSET_CODE_MAX_LENGTH, ID_MAX_LENGTH, pathParams, type JsonSchema, type OperationSpec } from '../api/spec';
 
-const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
+/** The ajv instance, made (and ajv loaded) on the first validation: a start-up that validates nothing loads no ajv. */
+let ajv: Ajv | undefined;
 const compiled = new WeakMap<object, ValidateFunction>();
 
+/** The compiled validator of `schema`, compiled on its first use and kept. */
 function validator(schema: object): ValidateFunction {
   let v = compiled.get(schema);
   if (!v) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    ajv ??= new (require('ajv') as typeof import('ajv')).default({ allErrors: false, strict: false, coerceTypes: false });
     v = ajv.compile(schema);
     compiled.set(schema, v);
   }
