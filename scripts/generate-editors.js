@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes the edit dialog of every operation node, dist/nodes/<type>/<type>.html, from what the
-// runtime sends (lib/registry.ts NODE_OPERATIONS, compiled to dist/lib/registry.js) and the one
+// runtime sends (nodes/shared/palette.ts PALETTE, compiled to dist/nodes/shared/palette.js) and the one
 // table of fields and operations (nodes/shared/editor-table.ts, dist/nodes/shared/editor-table.js),
 // Its help is not here: Node-RED reads it from the node's locales/<lang>/<type>.html (copied, with
 // its `<!-- custody-help ... -->` lines expanded, by scripts/copy-assets.js). Run by `npm run
@@ -204,11 +204,11 @@ function generate() {
   const lib = {
     table: require(path.join(dist, 'nodes', 'shared', 'editor-table.js')),
     editorDescription: require(path.join(dist, 'nodes', 'shared', 'operation-node.js')).editorDescription,
-    registry: require(path.join(dist, 'lib', 'registry.js')),
+    palette: require(path.join(dist, 'nodes', 'shared', 'palette.js')),
   };
-  const types = Object.keys(lib.registry.NODE_OPERATIONS);
+  const types = lib.palette.OPERATION_NODE_TYPES;
   for (const type of types) {
-    if (!lib.table.OPERATION_NODES[type]) throw new Error(`generate-editors: ${type} is in NODE_OPERATIONS but not in the editor table`);
+    if (!lib.table.OPERATION_NODES[type]) throw new Error(`generate-editors: ${type} is in the palette but not in the editor table`);
     const helpFile = path.join(root, 'nodes', type, 'locales', 'en-US', `${type}.html`);
     if (!fs.existsSync(helpFile)) throw new Error(`generate-editors: no help file ${helpFile}`);
     const out = path.join(dist, 'nodes', type);
