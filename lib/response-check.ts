@@ -1,6 +1,7 @@
 /**
- * Checking answers and feed messages against the schemas of the operations (lib/api/operations.ts: each
- * operation's `responses`, lib/operation.ts `OperationSpec.responses`) and of the three feeds
+ * Checking answers and feed messages against the schemas of the operations
+ * (lib/api/operations.ts: each operation's `responses`, lib/operation.ts
+ * `OperationSpec.responses`) and of the three feeds
  * (spec section 6). Made for tests and the simulator's self-check: every answer the simulator
  * gives can be checked against what the spec says the real service answers.
  *

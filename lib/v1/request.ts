@@ -1,6 +1,6 @@
 /**
  * Any signed call by method and path: the escape hatch for calls the typed operations do not
- * cover (DESIGN.md palette, `custody-request`). The path is checked before anything is sent, so
+ * cover (the request node, docs/nodes.md). The path is checked before anything is sent, so
  * that it can only name an endpoint below the configured base URL. A call that a declared v1
  * operation covers (same method, path matching its template) is also checked as that
  * operation checks its input (see {@link checkDeclaredOperation}), then sent as given.

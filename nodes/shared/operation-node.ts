@@ -48,8 +48,8 @@ export { RESOLVE_OPERATION, OPERATION_FROM_MSG };
 export type OperationMessage = CustodyMessage & { note?: string; operation?: unknown };
 
 /**
- * What the node's own code does for one operation, when not the plain call of its operationId (the v2
- * policy built from a form, a wallet's wait for its address).
+ * What the node's own code does for one operation, when not the plain call of its operationId
+ * (the v2 policy built from a form, a wallet's wait for its address).
  */
 export interface OperationBehaviour {
   /**
