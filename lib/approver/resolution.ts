@@ -75,6 +75,7 @@ export class Resolver {
     return job;
   }
 
+  /** Read the action until the answer is definite (or the approver closes); record it in a `resolved` line, then settle the claim and the reservation. */
   async #resolve(key: string, entry: Entry): Promise<Resolution> {
     const decision = entry.decision!;
     const ids = { client_id: decision.client_id, action_id: decision.action_id };
