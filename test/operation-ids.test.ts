@@ -2,7 +2,7 @@
  * Operations by operationId (lib/api/operations.ts) and the palette that maps node types to them
  * (nodes/shared/palette.ts):
  * - an operationId is the OpenAPI's (partner-api-openapi.yaml) wherever the OpenAPI declares one
- *   for the same method and path, read from the reference file here; the others are camelCase
+ *   for the same method and path (its operations kept in test/fixtures/openapi-operations.json); the others are camelCase
  *   verb and noun;
  * - the palette reaches every operationId exactly once, and each node type's operation names send
  *   the same calls (version, method, path, retry class) as the node tables did before operations
@@ -12,55 +12,45 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import yaml from 'js-yaml';
 import { API_OPERATIONS, OPERATIONS, apiOperation, type OperationId } from '../lib/api/operations';
 import { OPERATION_NODE_TYPES, PALETTE, paletteOperations, paletteVersion } from '../nodes/shared/palette';
 import { OPERATION_NODES } from '../nodes/shared/editor-table';
 import { EXTRA_OPERATIONS } from '../simulator/route-table';
 
 /**
- * The published OpenAPI description: `CUSTODYFLOW_OPENAPI`, else `../shared/reference/` beside the
- * repository (where the spec and the reference live).
+ * The operations of the published OpenAPI description, as a fixture in this repository
+ * (test/fixtures/openapi-operations.json: method, path template, operationId where it names one),
+ * so the check runs on any clone.
+ */
+const FIXTURE = path.join(__dirname, '..', '..', 'test', 'fixtures', 'openapi-operations.json');
+
+/**
+ * The OpenAPI description itself, when this machine has it (`CUSTODYFLOW_OPENAPI`, else
+ * `../shared/reference/` beside the repository): the fixture is checked against it.
  */
 const OPENAPI = process.env.CUSTODYFLOW_OPENAPI || path.resolve(__dirname, '..', '..', '..', 'shared', 'reference', 'partner-api-openapi.yaml');
 
-/** One operation of the OpenAPI: method, path template, operationId (undefined when it has none or an empty one). */
+/** One operation of the OpenAPI: method, path template, operationId (absent when it has none). */
 interface OpenApiOperation {
   method: string;
   path: string;
-  operationId: string | undefined;
+  operationId?: string;
 }
 
-/** The operations under `paths:` of an OpenAPI YAML file (paths two spaces in, methods four, their keys six). */
+/** The operations under `paths` of an OpenAPI YAML document, read with js-yaml. */
 function openApiOperations(file: string): OpenApiOperation[] {
-  const out: OpenApiOperation[] = [];
-  let inPaths = false;
-  let current: string | undefined;
-  let op: OpenApiOperation | undefined;
-  for (const line of fs.readFileSync(file, 'utf8').split(/\r?\n/)) {
-    if (/^\S/.test(line)) {
-      inPaths = /^paths:\s*$/.test(line);
-      current = undefined;
-      op = undefined;
-      continue;
-    }
-    if (!inPaths) continue;
-    const p = /^  ['"]?(\/[^'":]*)['"]?:\s*$/.exec(line);
-    if (p) {
-      current = p[1];
-      op = undefined;
-      continue;
-    }
-    const m = /^    (get|post|put|delete|patch):\s*$/.exec(line);
-    if (m && current) {
-      op = { method: m[1].toUpperCase(), path: current, operationId: undefined };
-      out.push(op);
-      continue;
-    }
-    if (/^    \S/.test(line)) op = undefined;
-    const id = /^      operationId:\s*['"]?([^'"]*)['"]?\s*$/.exec(line);
-    if (id && op) op.operationId = id[1] || undefined;
-  }
-  return out;
+  const doc = yaml.load(fs.readFileSync(file, 'utf8')) as { paths: Record<string, Record<string, { operationId?: string }>> };
+  return Object.entries(doc.paths).flatMap(([p, ops]) =>
+    Object.entries(ops)
+      .filter(([m]) => ['get', 'post', 'put', 'delete', 'patch'].includes(m))
+      .map(([m, o]) => ({ method: m.toUpperCase(), path: p, ...(o.operationId ? { operationId: o.operationId } : {}) })),
+  );
+}
+
+/** The fixture's operations. */
+function fixtureOperations(): OpenApiOperation[] {
+  return (JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as { operations: OpenApiOperation[] }).operations;
 }
 
 /** A template with its ids as `{}`, to compare routes whatever the ids are named. */
@@ -130,8 +120,7 @@ const NODE_TABLES_BEFORE = [
 
 describe('operations by operationId', () => {
   it('an operationId is the OpenAPI one wherever the OpenAPI names the same method and path; the others are camelCase verb and noun', () => {
-    assert.ok(fs.existsSync(OPENAPI), `the OpenAPI description ${OPENAPI} (set CUSTODYFLOW_OPENAPI)`);
-    const openApi = openApiOperations(OPENAPI);
+    const openApi = fixtureOperations();
     assert.ok(openApi.length >= 50, `${openApi.length} OpenAPI operations read`);
     const named = new Map(openApi.filter((o) => o.operationId).map((o) => [route(o.method, o.path), o.operationId!]));
     assert.ok(named.size >= 5, `${named.size} OpenAPI operationIds read`);
@@ -158,6 +147,11 @@ describe('operations by operationId', () => {
       'put-coreclient-action-action_id',
       'update-wallet-policy',
     ]);
+  });
+
+  it('the fixture of the OpenAPI operations is what the OpenAPI description holds (where this machine has it)', function () {
+    if (!fs.existsSync(OPENAPI)) this.skip();
+    assert.deepEqual(fixtureOperations(), openApiOperations(OPENAPI));
   });
 
   it('one operation per route and id, lib and the simulator extras together', () => {
