@@ -1,0 +1,1 @@
+export async function bundleEditor(): Promise<void> {}
