@@ -16,37 +16,11 @@ import * as path from 'node:path';
 import { NODE_OPERATIONS, type OperationNodeType } from '../lib/registry';
 import { FIELD_TYPES, OPERATION_NODES, fieldOf } from '../nodes/shared/editor-table';
 import { editorDescription, type EditorOperation } from '../nodes/shared/operation-node';
+import type { DialogData, DialogField, DialogOperation } from '../editor/src/dialog-data';
 import { ROOT, VIEWS, renderFile } from './templates';
 
-/** One operation of a dialog's data: the table's label and note, and what it calls and reads. */
-export type DialogOperation = { name: string; label: string; note: string } & EditorOperation;
-
-/** One field of a dialog's data (see the editor script's `DialogField`). */
-export interface DialogField {
-  property: string;
-  field: string;
-  label: string;
-  icon: string;
-  kind: string;
-  custom: string;
-  types: readonly string[];
-  placeholder: string;
-  value: string;
-  values: readonly string[];
-  pathId: boolean;
-  lookup: string;
-  maxLength: number;
-  suffix: string;
-}
-
-/** The dialog data of one node type, passed to `CustodyEditor.define` in its .html. */
-export interface DialogData {
-  type: OperationNodeType;
-  paletteLabel: string;
-  resolve: boolean;
-  operations: DialogOperation[];
-  fields: DialogField[];
-}
+/** One operation of a dialog's data, as the build reads it (with what it calls and reads). */
+export type NodeTypeOperation = DialogOperation & EditorOperation;
 
 /** One property of a dialog's `defaults`: its value, config node type, and validator. */
 interface Default {
@@ -63,8 +37,8 @@ interface Default {
  * the build reads which node type offers which operation (the runtime's registry, the editor
  * table's labels and notes, and what each operation calls and reads).
  */
-export function operationsByNodeType(): Map<OperationNodeType, DialogOperation[]> {
-  const out = new Map<OperationNodeType, DialogOperation[]>();
+export function operationsByNodeType(): Map<OperationNodeType, NodeTypeOperation[]> {
+  const out = new Map<OperationNodeType, NodeTypeOperation[]>();
   for (const type of Object.keys(NODE_OPERATIONS) as OperationNodeType[]) {
     const node = OPERATION_NODES[type];
     if (!node) throw new Error(`generate-editors: ${type} is in NODE_OPERATIONS but not in the editor table`);
@@ -83,7 +57,7 @@ export function operationsByNodeType(): Map<OperationNodeType, DialogOperation[]
 }
 
 /** The dialog data of one node type (its operations from {@link operationsByNodeType}). */
-export function dialogData(type: OperationNodeType, operations: DialogOperation[]): DialogData {
+export function dialogData(type: OperationNodeType, operations: NodeTypeOperation[]): DialogData {
   const node = OPERATION_NODES[type];
   const fields = node.fields.map((property): DialogField => {
     const f = fieldOf(type, property);
@@ -140,7 +114,7 @@ function defaults(data: DialogData, rows: Set<string>): Default[] {
 }
 
 /** The whole generated .html of an operation node type. */
-export function editorHtml(type: OperationNodeType, operations: DialogOperation[]): string {
+export function editorHtml(type: OperationNodeType, operations: NodeTypeOperation[]): string {
   const node = OPERATION_NODES[type];
   const data = dialogData(type, operations);
   const rows = new Set(data.operations.flatMap((o) => o.properties));

@@ -2,8 +2,8 @@
  * The generated dialogs and help, as built, against their committed snapshots: every file the
  * build writes from the templates (dist/nodes/<type>/<type>.html, the edit dialog and
  * registerType; dist/nodes/<type>/locales/<lang>/<type>.html, the help, and <type>.json, the
- * merged message catalog) equals test/fixtures/editor-snapshots/nodes/<same path>, byte for
- * byte. A change to a template, a help fragment, the editor table or the registry therefore
+ * merged message catalog) equals test/fixtures/editor-snapshots/nodes/<same path>.snap, byte
+ * for byte (`.snap`: a copy of built output, not a source). A change to a template, a help fragment, the editor table or the registry therefore
  * reads as a diff here. After a change that is meant, rewrite the snapshots and commit them
  * with it:
  *   npm run build && UPDATE_SNAPSHOTS=1 npx mocha dist/test/editor-snapshots.test.js
@@ -17,17 +17,28 @@ const built = path.join(root, 'dist', 'nodes');
 const snapshots = path.join(root, 'test', 'fixtures', 'editor-snapshots', 'nodes');
 const update = process.env.UPDATE_SNAPSHOTS === '1';
 
-/** The files of a nodes/ tree the build writes from templates, relative, sorted. */
-function generatedFiles(dir: string): string[] {
+/** The suffix of a snapshot file: the built file's name, then this. */
+const SNAP = '.snap';
+
+/** True for a file the build writes from templates: `<type>/<type>.html`, `<type>/locales/<lang>/<type>.{html,json}`. */
+function isGenerated(file: string): boolean {
+  const parts = file.split('/');
+  const [type] = parts;
+  if (type === 'shared') return false;
+  return file === `${type}/${type}.html` || (parts.length === 4 && parts[1] === 'locales' && (parts[3] === `${type}.html` || parts[3] === `${type}.json`));
+}
+
+/**
+ * The generated files of a nodes/ tree, by their built path (relative, `/`-separated), sorted.
+ * @param dir dist/nodes, or the snapshots.
+ * @param suffix what the tree's file names add to the built path ({@link SNAP} for the snapshots).
+ */
+function generatedFiles(dir: string, suffix = ''): string[] {
   if (!fs.existsSync(dir)) return [];
   return (fs.readdirSync(dir, { recursive: true }) as string[])
-    .map((f) => f.split(path.sep).join('/'))
-    .filter((f) => {
-      const parts = f.split('/');
-      if (parts[0] === 'shared' || !fs.statSync(path.join(dir, f)).isFile()) return false;
-      const [type] = parts;
-      return f === `${type}/${type}.html` || (parts.length === 4 && parts[1] === 'locales' && (parts[3] === `${type}.html` || parts[3] === `${type}.json`));
-    })
+    .filter((f) => f.endsWith(suffix) && fs.statSync(path.join(dir, f)).isFile())
+    .map((f) => f.slice(0, f.length - suffix.length).split(path.sep).join('/'))
+    .filter(isGenerated)
     .sort();
 }
 
@@ -40,19 +51,19 @@ describe('generated dialogs and help, against their snapshots (test/fixtures/edi
     fs.rmSync(snapshots, { recursive: true, force: true });
     for (const f of files) {
       fs.mkdirSync(path.dirname(path.join(snapshots, f)), { recursive: true });
-      fs.copyFileSync(path.join(built, f), path.join(snapshots, f));
+      fs.copyFileSync(path.join(built, f), path.join(snapshots, f + SNAP));
     }
   });
 
   it('the build writes exactly the snapshotted files (none new, none gone)', function () {
-    assert.deepEqual(files, generatedFiles(snapshots));
+    assert.deepEqual(files, generatedFiles(snapshots, SNAP));
   });
 
-  for (const f of generatedFiles(snapshots)) {
+  for (const f of generatedFiles(snapshots, SNAP)) {
     it(f, function () {
       const file = path.join(built, f);
       assert.ok(fs.existsSync(file), `the build no longer writes ${f}`);
-      assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(snapshots, f), 'utf8'), `${f} differs from its snapshot (UPDATE_SNAPSHOTS=1 rewrites it when the change is meant)`);
+      assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(snapshots, f + SNAP), 'utf8'), `${f} differs from its snapshot (UPDATE_SNAPSHOTS=1 rewrites it when the change is meant)`);
     });
   }
 });

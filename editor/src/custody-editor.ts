@@ -10,45 +10,8 @@
  * (with the look-up hook of custody-lookup.ts when it is loaded), the business key, and the rows
  * and tip of the selected operation.
  */
+import type { DialogData, DialogField, DialogOperation } from './dialog-data';
 import { templateProblem } from './partner-txid';
-
-/** One field of an operation node's dialog (scripts/generate-editors.ts `DialogField`). */
-interface DialogField {
-  property: string;
-  field: string;
-  label: string;
-  icon: string;
-  kind: string;
-  custom: string;
-  types: string[];
-  placeholder: string;
-  value: string;
-  values: string[];
-  pathId: boolean;
-  lookup: string;
-  maxLength: number;
-  suffix: string;
-}
-
-/** One operation of an operation node's dialog: what it calls and reads, the rows it shows. */
-interface DialogOperation {
-  name: string;
-  label: string;
-  note: string;
-  call: string;
-  fields: string[];
-  required: string[];
-  properties: string[];
-}
-
-/** The dialog data of an operation node type (scripts/generate-editors.ts `DialogData`). */
-interface DialogData {
-  type: string;
-  paletteLabel: string;
-  resolve: boolean;
-  operations: DialogOperation[];
-  fields: DialogField[];
-}
 
 /** A policy member as the node stores it. */
 interface Member {
@@ -85,24 +48,12 @@ const PATH_ID_RULE = 'no / ? # % \\, control characters or surrounding spaces, a
 
 /** A field of a defined node type, by property. */
 function fieldOf(type: string, property: string): DialogField | null {
-  let found: DialogField | null = null;
-  (nodes[type] ? nodes[type].fields : []).forEach((f) => {
-    if (f.property === property) {
-      found = f;
-    }
-  });
-  return found;
+  return (nodes[type] ? nodes[type].fields : []).find((f) => f.property === property) || null;
 }
 
 /** An operation of a defined node type, by name. */
 function operationOf(type: string, name: unknown): DialogOperation | null {
-  let found: DialogOperation | null = null;
-  (nodes[type] ? nodes[type].operations : []).forEach((o) => {
-    if (o.name === name) {
-      found = o;
-    }
-  });
-  return found;
+  return (nodes[type] ? nodes[type].operations : []).find((o) => o.name === name) || null;
 }
 
 /** The value of a property while the dialog is open (its input), else the node's. */
