@@ -19,7 +19,7 @@ export * from './submission';
 export * from './coordination';
 export * from './durable/record-file';
 export * from './asset-list';
-export * from './registry';
+export * from './api/operations';
 export * from './wire';
 export * from './response-check';
 export * from './track-store';

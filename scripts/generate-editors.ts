@@ -1,6 +1,6 @@
 /**
  * Writes the edit dialog of every operation node, dist/nodes/<type>/<type>.html, from what the
- * runtime sends (lib/registry.ts) and the one table of fields and operations
+ * runtime sends (nodes/shared/palette.ts, lib/api/operations.ts) and the one table of fields and operations
  * (nodes/shared/editor-table.ts), through the template nodes/shared/templates/operation-dialog.eta.
  * Its help is not here: Node-RED reads it from the node's locales/<lang>/<type>.html (rendered by
  * copy-assets.ts).
@@ -13,9 +13,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NODE_OPERATIONS, type OperationNodeType } from '../lib/registry';
 import { FIELD_TYPES, OPERATION_NODES, fieldOf } from '../nodes/shared/editor-table';
 import { editorDescription, type EditorOperation } from '../nodes/shared/operation-node';
+import { OPERATION_NODE_TYPES, type OperationNodeType } from '../nodes/shared/palette';
 import type { DialogData, DialogField, DialogOperation } from '../editor/src/dialog-data';
 import { ROOT, VIEWS, renderFile } from './templates';
 
@@ -34,14 +34,14 @@ interface Default {
 
 /**
  * The operations of each operation node type, in the Operation select's order: the one place
- * the build reads which node type offers which operation (the runtime's registry, the editor
- * table's labels and notes, and what each operation calls and reads).
+ * the build reads which node type offers which operation (the palette, the editor table's labels
+ * and notes, and what each operation calls and reads).
  */
 export function operationsByNodeType(): Map<OperationNodeType, NodeTypeOperation[]> {
   const out = new Map<OperationNodeType, NodeTypeOperation[]>();
-  for (const type of Object.keys(NODE_OPERATIONS) as OperationNodeType[]) {
+  for (const type of OPERATION_NODE_TYPES) {
     const node = OPERATION_NODES[type];
-    if (!node) throw new Error(`generate-editors: ${type} is in NODE_OPERATIONS but not in the editor table`);
+    if (!node) throw new Error(`generate-editors: ${type} is in the palette but not in the editor table`);
     const described = editorDescription(type);
     out.set(
       type,

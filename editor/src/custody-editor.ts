@@ -4,7 +4,7 @@
  * resources/@custodyflow/node-red-custody/custody-editor.js (defined once).
  *
  * The operation nodes' dialogs are generated at build (scripts/generate-editors.ts) from the
- * registry the runtime sends with (lib/registry.ts) and the one table of fields
+ * palette the runtime sends with (nodes/shared/palette.ts) and the one table of fields
  * (nodes/shared/editor-table.ts): each dialog passes its data to `CustodyEditor.define`, and
  * `CustodyEditor.prepare` makes the rows every operation node has work: the field TypedInputs
  * (with the look-up hook of custody-lookup.ts when it is loaded), the business key, and the rows

@@ -7,10 +7,12 @@
  * statuses pending, expired, approved, rejected, spec section 3) and, for a transfer or a
  * withdrawal, its transaction too (GET /company/{company_id}/transfer|withdraw/{tx_id}: the
  * Transaction object's `approvers[]` name the action by `actionID` with its `status`, spec
- * section 2), until the answer is definite.
+ * section 2), until the answer is definite. A decision that did not take effect, or whose
+ * outcome is still unknown after a while, comes back with {@link ActionNotAppliedError} or
+ * {@link ActionOutcomeUnknownError}.
  */
 import type { CustodyClient } from '../client';
-import { ApiError } from '../errors';
+import { ApiError, OUTCOME_UNKNOWN_CODE } from '../errors';
 import { getAction } from '../v1/core-client';
 import { readTransaction } from '../v1/states';
 import type { Decision } from './rules';
@@ -73,4 +75,35 @@ export async function readCallOutcome(
     }
   }
   return { outcome: 'pending', status, why: 'the action is still pending' };
+}
+
+/**
+ * A call that decided an action did not take effect, as found by reading the action after its
+ * outcome was unknown (the action expired, or was decided otherwise, or stayed pending). `code`
+ * is `ENOTAPPLIED`; `cause` `{outcome: 'notApplied', status, why}`.
+ */
+export class ActionNotAppliedError extends Error {
+  override name = 'ActionNotAppliedError';
+  /** Always `ENOTAPPLIED`. */
+  readonly code = 'ENOTAPPLIED';
+  constructor(message: string, override readonly cause: { outcome: 'notApplied'; status: string; why: string }) {
+    super(message);
+  }
+}
+
+/**
+ * A call that decided an action whose outcome is still unknown after
+ * {@link ApproverOptions.reportUnknownAfterMs}: it may have taken effect; the approver keeps
+ * resolving it and counts it on the safe side (an approval stays in its velocity windows).
+ * `code` is `EOUTCOMEUNKNOWN`; `cause` `{outcomeUnknown: true, statusCode, code, msg}` of the call.
+ */
+export class ActionOutcomeUnknownError extends Error {
+  override name = 'ActionOutcomeUnknownError';
+  /** Always `EOUTCOMEUNKNOWN`. */
+  readonly code = OUTCOME_UNKNOWN_CODE;
+  /** Always true. */
+  readonly outcomeUnknown = true;
+  constructor(message: string, override readonly cause: { outcomeUnknown: true; statusCode: number; code: unknown; msg: string }) {
+    super(message);
+  }
 }

@@ -1,4 +1,4 @@
-/** Coordination of several Node-RED instances through Redis (issue 12): see coordinator.ts. */
+/** Coordination of several Node-RED instances through Redis (docs/scale-out.md): see coordinator.ts. */
 export * from './coordinator';
 export * from './shared-journal';
 export * from './velocity-windows';

@@ -1,6 +1,6 @@
 /**
- * The v1 operations (spec section 4), grouped as the nodes use them: `group.operation`,
- * e.g. `v1Operations.transfer.create`. Each group also has typed functions in its own file.
+ * The v1 operations (spec section 4): each resource's declarations and typed functions, in its
+ * own file. lib/api/operations.ts holds every operation by operationId.
  */
 export * from './assets';
 export * from './company';
@@ -15,5 +15,3 @@ export * from './sweep';
 export * from './read';
 export * from './request';
 export * from './states';
-
-export { v1Operations, type OperationGroup } from './operations';

@@ -1,6 +1,6 @@
 /**
  * Any signed call by method and path: the escape hatch for calls the typed operations do not
- * cover (DESIGN.md palette, `custody-request`). The path is checked before anything is sent, so
+ * cover (the request node, docs/nodes.md). The path is checked before anything is sent, so
  * that it can only name an endpoint below the configured base URL. A call that a declared v1
  * operation covers (same method, path matching its template) is also checked as that
  * operation checks its input (see {@link checkDeclaredOperation}), then sent as given.
@@ -8,7 +8,7 @@
 import { CustodyClient, ApiResponse, HttpMethod } from '../client';
 import { ValidationError, characterCount, shortValue } from '../errors';
 import { assetCodeFields, checkAssetCodes, pathParams, prepareOperation, tooLongError, type OperationSpec } from '../operation';
-import { v1Operations } from './operations';
+import { API_OPERATIONS } from '../api/operations';
 
 /** The methods a signed call may use (spec section 4 uses these four). */
 export const REQUEST_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
@@ -88,14 +88,14 @@ export function prepareSignedRequest(req: SignedRequest, baseUrl?: string): { me
 
 /** A declared operation a signed call matches, with the path ids read from its path. */
 export interface MatchedOperation {
-  /** The declared operation (one of lib/v1 `v1Operations`). */
+  /** The declared operation (a v1 operation of lib/api/operations.ts `OPERATIONS`). */
   spec: OperationSpec;
   /** The path ids of its template, URL-decoded from the call's path: `{company_id: 'C1'}`. */
   ids: Record<string, string>;
 }
 
 /**
- * The declared v1 operation (lib/v1 `v1Operations`) that a call by method and path reaches, if
+ * The declared v1 operation (lib/api/operations.ts `OPERATIONS`) that a call by method and path reaches, if
  * any: same method, same number of path segments, every literal segment equal (ignoring case
  * and one trailing `/`, as the service's routing may), each `{id}` matching one segment. When
  * several match, the one with the most literal segments wins (`/fund/{fund_id}/whitelist` over
@@ -109,25 +109,23 @@ export function matchV1Operation(method: string, path: string): MatchedOperation
   const q = path.indexOf('?');
   const segments = (q === -1 ? path : path.slice(0, q)).replace(/\/$/, '').split('/').slice(1);
   let best: { match: MatchedOperation; literals: number } | undefined;
-  for (const group of Object.values(v1Operations) as Record<string, OperationSpec>[]) {
-    for (const spec of Object.values(group)) {
-      if (spec.method !== method) continue;
-      const template = spec.path.split('/').slice(1);
-      if (template.length !== segments.length) continue;
-      const ids: Record<string, string> = {};
-      let literals = 0;
-      const matches = template.every((t, i) => {
-        const id = /^\{(\w+)\}$/.exec(t);
-        if (id) {
-          if (segments[i] === '') return false;
-          ids[id[1]] = segments[i];
-          return true;
-        }
-        literals++;
-        return t.toLowerCase() === segments[i].toLowerCase();
-      });
-      if (matches && (!best || literals > best.literals)) best = { match: { spec, ids }, literals };
-    }
+  for (const { version, spec } of API_OPERATIONS) {
+    if (version !== 'v1' || spec.method !== method) continue;
+    const template = spec.path.split('/').slice(1);
+    if (template.length !== segments.length) continue;
+    const ids: Record<string, string> = {};
+    let literals = 0;
+    const matches = template.every((t, i) => {
+      const id = /^\{(\w+)\}$/.exec(t);
+      if (id) {
+        if (segments[i] === '') return false;
+        ids[id[1]] = segments[i];
+        return true;
+      }
+      literals++;
+      return t.toLowerCase() === segments[i].toLowerCase();
+    });
+    if (matches && (!best || literals > best.literals)) best = { match: { spec, ids }, literals };
   }
   if (!best) return undefined;
   const ids: Record<string, string> = {};

@@ -3,18 +3,8 @@
  * 5.8): a client that sends the `x-token` header, policies (with the expression builder),
  * portfolios and wallets.
  */
-import type { OperationSpec } from '../operation';
-import { policyOperations } from './policy';
-import { portfolioOperations } from './portfolio';
-
 export * from './client';
 export * from './environments';
 export * from './operation';
 export * from './policy';
 export * from './portfolio';
-
-/** Every v2 operation, by group and operation name. */
-export const v2Operations = {
-  policy: policyOperations,
-  portfolio: portfolioOperations,
-} satisfies Record<string, Record<string, OperationSpec>>;

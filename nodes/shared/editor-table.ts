@@ -1,14 +1,15 @@
 /**
  * What the operation nodes' edit dialogs show, written once: per field (editor property) its
  * label, icon, placeholder, kind of value and TypedInput types ({@link FIELDS}), and per
- * operation node its palette label, icon, operations (with the registry operation each sends),
+ * operation node its palette label, icon, operations (with the palette operation each sends),
  * rows and notes ({@link OPERATION_NODES}). Pure data, no Node-RED import: the runtime
  * (nodes/shared/operation-node.ts) reads which property feeds which API field, and the build's
  * generator (scripts/generate-editors.js, from dist/) writes every dialog from it. The calls,
- * fields and required fields of each operation come from lib/registry.ts, not from here.
+ * fields and required fields of each operation come from its operationId's declaration
+ * (nodes/shared/palette.ts, lib/api/operations.ts), not from here.
  */
 import type { SubmissionKind } from '../../lib';
-import type { OperationNodeType } from '../../lib/registry';
+import type { OperationNodeType } from './palette';
 
 /**
  * What the look-up hook of a field completes (resources/custody-lookup.js
@@ -117,7 +118,7 @@ export const FIELDS: Record<string, FieldPresentation> = {
 export interface NodeOperation {
   /** Its label in the node's name and the Operation select, e.g. `create`. */
   label: string;
-  /** The registry operation it sends (lib/registry.ts), when not of the same name (policy `addMember` sends `update`). */
+  /** The palette operation it sends (nodes/shared/palette.ts), when not of the same name (policy `addMember` sends `update`). */
   spec?: string;
   /** Extra tip shown under the operation's call in the dialog (HTML). */
   note?: string;
