@@ -155,7 +155,8 @@ export interface PolicyDefinition {
   allowDuplicates?: boolean;
 }
 
-const MEMBER_ID = /^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$/;
+/** A policy member id: no control characters or surrounding spaces (the editor scripts check with it too). */
+export const MEMBER_ID = /^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$/;
 
 /**
  * A member rule for one member id (spec section 2).
