@@ -4,7 +4,7 @@
  * operation node its palette label, icon, operations (with the palette operation each sends),
  * rows and notes ({@link OPERATION_NODES}). Pure data, no Node-RED import: the runtime
  * (nodes/shared/operation-node.ts) reads which property feeds which API field, and the build's
- * generator (scripts/generate-editors.js, from dist/) writes every dialog from it. The calls,
+ * generator (scripts/generate-editors.ts) writes every dialog from it. The calls,
  * fields and required fields of each operation come from its operationId's declaration
  * (nodes/shared/palette.ts, lib/api/operations.ts), not from here.
  */
@@ -12,7 +12,7 @@ import type { SubmissionKind } from '../../lib';
 import type { OperationNodeType } from './palette';
 
 /**
- * What the look-up hook of a field completes (resources/custody-lookup.js
+ * What the look-up hook of a field completes (editor/src/custody-lookup.ts
  * `CustodyLookup.autoComplete(kind, ...)`): the id of a company, fund, wallet, core client,
  * asset or exchange.
  */
@@ -56,7 +56,7 @@ export interface FieldPresentation {
   value?: string;
   /** True for a path id: the dialog checks a fixed value as the runtime does (no `/`, `?`, ...). */
   pathId?: boolean;
-  /** The look-up the field's str type completes from (resources/custody-lookup.js). */
+  /** The look-up the field's str type completes from (editor/src/custody-lookup.ts). */
   lookup?: LookupKind;
   /** Most characters a fixed value may have (the dialog refuses more). */
   maxLength?: number;
