@@ -28,10 +28,9 @@ export { toBaseUnits, fromBaseUnits } from './api/amounts';
 export { TRANSACTION_KINDS, isTransactionKind, SUBMISSION_KINDS, type TransactionKind, type TransactionIds, type SubmissionKindInfo, type SubmissionRef } from './api/kinds';
 export { TRANSACTION_STATES, isFinalState, type KindStates } from './api/states';
 
-// Operation declarations (spec section 4): one declaration per operation, by group.
+// Operation declarations (spec section 4): every operation by its operationId.
 export type { HttpMethod, JsonSchema, OperationSpec } from './api/spec';
-export { v1Operations, type OperationGroup } from './api/v1/operations';
-export { v2Operations } from './api/v2/operations';
+export { OPERATIONS, API_OPERATIONS, apiOperation, isOperationId, type OperationId, type OperationIdOf, type ApiOperation, type ApiVersion, type RetryClass } from './api/operations';
 export { ACTION_TYPES, ACTION_STATUSES } from './api/v1/core-client';
 export { POLICY_TYPES } from './api/v2/policy';
 export { PORTFOLIO_TYPES } from './api/v2/portfolio';

@@ -3,7 +3,7 @@
  * control routers (control.ts, v2/routes.ts): the routers themselves (`router` 2.x, the router
  * express 5 is built on, on plain node:http requests and responses), raw body reading with its
  * 1 MB limit, JSON answers, the request path and query, JSON parsing, request validation against
- * the registry, the group-commit-aware reply with the response check, section 7 error bodies,
+ * the operation's declaration, the group-commit-aware reply with the response check, section 7 error bodies,
  * the control endpoints' guard, and the registration of the API routes of route-table.ts.
  *
  * The simulator served express 5 before; the helpers below do what express did for it, with the
@@ -20,11 +20,11 @@ import { parse as parseQueryString, type ParsedUrlQuery } from 'node:querystring
 import type { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import Router from 'router';
-import type { RegistryEntry } from '../lib/api/registry';
+import type { ApiOperation, ApiVersion } from '../lib/api/operations';
 import type { Engine } from './engine';
 import { badRequest, forbidden, notFound, toErrorResponse, unsupportedMediaType } from './errors';
 import { checkAnswer } from './response-check';
-import { apiRoutes, entryKey, routeEntry } from './route-table';
+import { apiRoutes, routeOperation, type SimOperationId } from './route-table';
 import { checkRequest } from './validation';
 
 /**
@@ -362,8 +362,15 @@ export interface RouteContext {
  */
 export type RouteHandler = (ctx: RouteContext) => unknown;
 
-/** Handlers of the API routes of one version, by registry key (`custody-transfer.create`, see route-table.ts `entryKey`). */
-export type OperationHandlers = Readonly<Record<string, RouteHandler>>;
+/**
+ * The handlers of the API routes of one version: exactly one per operationId the simulator serves
+ * in that version (lib/api/operations.ts `OPERATIONS`, route-table.ts `EXTRA_OPERATIONS`), so a
+ * missing or an extra handler fails to compile.
+ */
+export type OperationHandlers<V extends ApiVersion> = Readonly<Record<SimOperationId<V>, RouteHandler>>;
+
+/** An operation an API answer is checked against (lib's or one of route-table.ts `EXTRA_OPERATIONS`). */
+type Operation = ApiOperation<string>;
 
 /** The raw body bytes of a request read by {@link rawBodyParser} (empty buffer when none). */
 export function rawBody(req: SimRequest): Buffer {
@@ -385,14 +392,14 @@ export function parseJson(raw: Buffer): unknown {
  * write failed. An API answer (`entry` given) is checked against the entry's response schema
  * when the response check is on (response-check.ts).
  */
-export function reply(eng: Engine, res: SimResponse, status: number, body: unknown, entry?: RegistryEntry): void {
+export function reply(eng: Engine, res: SimResponse, status: number, body: unknown, entry?: Operation): void {
   eng.store.commit().then(
     () => send(res, status, body, entry),
     () => send(res, ...toErrorResponse(new Error('state write failed')), entry),
   );
 }
 
-function send(res: SimResponse, status: number, body: unknown, entry: RegistryEntry | undefined): void {
+function send(res: SimResponse, status: number, body: unknown, entry: Operation | undefined): void {
   const req = res.req as SimRequest;
   if (entry) checkAnswer(entry, status, body, { path: pathOf(req), baseUrl: req.baseUrl });
   if (!res.headersSent && !res.destroyed) sendJson(res, status, body);
@@ -401,16 +408,16 @@ function send(res: SimResponse, status: number, body: unknown, entry: RegistryEn
 /** Options of {@link route}. */
 export interface RouteOptions {
   /** the API operation served: its query and body are validated against it, its answer checked */
-  entry?: RegistryEntry;
+  entry?: Operation;
   /** run first, e.g. the control guard or the due expiries; may throw a SimError */
   before?: (req: SimRequest) => void;
 }
 
 /**
- * The success status of an operation: the lowest 2xx its registry entry declares (202 for a swap
+ * The success status of an operation: the lowest 2xx its declaration gives (202 for a swap
  * cancel, as the OpenAPI answers it), 200 when it declares none or for a control route.
  */
-export function successStatus(entry: RegistryEntry | undefined): number {
+export function successStatus(entry: Operation | undefined): number {
   const declared = Object.keys(entry?.spec.responses ?? {}).map(Number).filter((s) => s >= 200 && s < 300);
   return declared.length ? Math.min(...declared) : 200;
 }
@@ -444,42 +451,43 @@ export function route(eng: Engine, fn: RouteHandler, opts: RouteOptions = {}): R
  * Middleware that answers a thrown SimError of `check` with its section 7 body (after the state
  * is written, as every answer), or passes on. The one authentication step in front of every API
  * route of a version (v1 signature, v2 `x-token`). A refusal is an answer of the operation the
- * request names (route-table.ts `routeEntry`), and is checked as such.
+ * request names (route-table.ts `routeOperation`), and is checked as such.
  */
-export function guard(eng: Engine, version: RegistryEntry['version'], check: (req: SimRequest, res: SimResponse) => void): RequestHandler {
+export function guard(eng: Engine, version: ApiVersion, check: (req: SimRequest, res: SimResponse) => void): RequestHandler {
   return (req, res, next) => {
     try {
       check(req, res);
     } catch (err) {
-      reply(eng, res, ...toErrorResponse(err), routeEntry(version, req.method ?? '', pathOf(req)));
+      reply(eng, res, ...toErrorResponse(err), routeOperation(version, req.method ?? '', pathOf(req)));
       return;
     }
     next();
   };
 }
 
-/** Router path of a registry template: `{id}` becomes `:id`, a trailing `/` is dropped (the router matches with or without it). */
+/** Router path of a path template: `{id}` becomes `:id`, a trailing `/` is dropped (the router matches with or without it). */
 export function routerPath(template: string): string {
   return template.replace(/\{(\w+)\}/g, ':$1').replace(/(.)\/$/, '$1');
 }
 
 /**
  * Register every API route of one version (route-table.ts `apiRoutes`) on `router`, each with the
- * one handler of `handlers` keyed by one of its entries, wrapped by {@link route} with that entry.
- * @throws {Error} at start, when a route has no handler or two, or a handler names no route:
- *   the simulator then serves exactly the registry.
+ * handler of its operationId, wrapped by {@link route} with that operation.
+ * @throws {Error} at start, when an operation has no handler or a handler names no route (only
+ *   possible past the type check, e.g. from JavaScript): the simulator then serves exactly the
+ *   operations.
  */
-export function mountOperations(router: SimRouter, eng: Engine, version: RegistryEntry['version'], handlers: OperationHandlers, opts: Omit<RouteOptions, 'entry'> = {}): void {
-  const used = new Set<string>();
-  for (const r of apiRoutes(version)) {
-    const keys = r.entries.map(entryKey).filter((k) => handlers[k]);
-    if (keys.length !== 1) throw new Error(`simulator: ${version} ${r.method} ${r.path} needs one handler, of ${r.entries.map(entryKey).join(' or ')}; has ${keys.length}`);
-    used.add(keys[0]);
-    const entry = r.entries.find((e) => entryKey(e) === keys[0])!;
+export function mountOperations<V extends ApiVersion>(router: SimRouter, eng: Engine, version: V, handlers: OperationHandlers<V>, opts: Omit<RouteOptions, 'entry'> = {}): void {
+  const byId = handlers as Readonly<Record<string, RouteHandler | undefined>>;
+  const routes = apiRoutes(version);
+  for (const r of routes) {
+    const handler = byId[r.operation.id];
+    if (!handler) throw new Error(`simulator: ${version} ${r.method} ${r.path} needs a handler of ${r.operation.id}`);
     const method = r.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-    router[method](routerPath(r.path), route(eng, handlers[keys[0]], { ...opts, entry }));
+    router[method](routerPath(r.path), route(eng, handler, { ...opts, entry: r.operation }));
   }
-  const unused = Object.keys(handlers).filter((k) => !used.has(k));
+  const ids = new Set<string>(routes.map((r) => r.operation.id));
+  const unused = Object.keys(handlers).filter((k) => !ids.has(k));
   if (unused.length) throw new Error(`simulator: handlers for no ${version} route: ${unused.join(', ')}`);
 }
 

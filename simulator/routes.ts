@@ -1,8 +1,8 @@
 /**
- * The signed v1 API under `/api/v1/p` (spec section 4). Every route comes from lib's registry
- * (route-table.ts): this module only supplies the handler of each operation, by registry key.
+ * The signed v1 API under `/api/v1/p` (spec section 4). Every route comes from lib's operations
+ * (route-table.ts): this module only supplies the handler of each operation, by operationId.
  * One authentication middleware (auth.ts, spec section 5) runs in front of every route; then
- * the due expiries, the registry validation of query and body, the handler. Unknown routes
+ * the due expiries, the validation of query and body against the operation, the handler. Unknown routes
  * answer 404, after authentication.
  */
 import type { Engine } from './engine';
@@ -25,7 +25,7 @@ import type { SweepRequest } from '../lib/api/v1/sweep';
 import type { TransferRequest } from '../lib/api/v1/transfer';
 import type { WithdrawRequest } from '../lib/api/v1/withdraw';
 
-/** Plain success body (NOTES.md). */
+/** The plain success body (lib/wire.ts `okBodySchema`; OpenAPI OkResponse; spec section 4, trusted party add). */
 const OK = { code: 200, msg: 'OK' };
 
 /** A handler that runs `act` (a change with nothing to answer) and answers the plain success body {@link OK}. */
@@ -37,19 +37,19 @@ function answeringOk(act: (ctx: RouteContext) => void): RouteHandler {
 }
 
 /**
- * The handler of every v1 operation, by registry key (lib/registry.ts; route-table.ts for the
- * `EXTRA_ENTRIES`). Bodies and queries arrive validated against the entry's schemas.
+ * The handler of every v1 operation, by operationId (lib/api/operations.ts; route-table.ts for
+ * the `EXTRA_OPERATIONS`). Bodies and queries arrive validated against the operation's schemas.
  * @param tls whether the server speaks HTTPS (the scheme of the URLs in answers).
  */
-function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
+function v1Handlers(eng: Engine, tls: boolean): OperationHandlers<'v1'> {
   const wsBase = (req: SimRequest): string => `${tls ? 'wss' : 'ws'}://${req.headers.host ?? ''}${API_PREFIX}`;
   const httpBase = (req: SimRequest): string => originOf(req, tls) + API_PREFIX;
-  const take: OperationHandlers[string] = ({ params, body }) => swaps.takeSwap(eng, params.company_id, body as SwapTakeRequest);
-  const sweepStatus: OperationHandlers[string] = ({ params }) => xch.getSweep(eng, params.client_id, params.tx_id);
+  const take: RouteHandler = ({ params, body }) => swaps.takeSwap(eng, params.company_id, body as SwapTakeRequest);
+  const sweepStatus: RouteHandler = ({ params }) => xch.getSweep(eng, params.client_id, params.tx_id);
   return {
-    // Reference data and fees
-    'custody-assets.assets': () => ({ assets: ASSETS.map((a) => ({ ...a })) }),
-    'custody-assets.fee': ({ body }) => {
+    // Common: assets and fees
+    listAssets: () => ({ assets: ASSETS.map((a) => ({ ...a })) }),
+    quoteFee: ({ body }) => {
       const b = body as FeeRequest;
       if (!findAsset(b.asset)) throw badRequest(`asset: unknown asset ${b.asset}`);
       const q = feeFor(b.amount);
@@ -57,86 +57,89 @@ function v1Handlers(eng: Engine, tls: boolean): OperationHandlers {
       return q;
     },
     // Company
-    'custody-company.create': ({ body }) => net.companyView(net.createCompany(eng, body as CompanyFields)),
-    'custody-company.search': ({ query }) => net.searchCompanies(eng, query.query),
-    'custody-company.get': ({ params }) => net.companyView(net.getCompany(eng, params.company_id)),
-    'custody-company.update': ({ params, body }) => net.updateCompany(eng, params.company_id, body as CompanyFields),
-    'custody-fund.holdings': ({ params }) => net.companyHoldings(eng, params.company_id),
+    createCompany: ({ body }) => net.companyView(net.createCompany(eng, body as CompanyFields)),
+    searchCompanies: ({ query }) => net.searchCompanies(eng, query.query),
+    getCompany: ({ params }) => net.companyView(net.getCompany(eng, params.company_id)),
+    updateCompany: ({ params, body }) => net.updateCompany(eng, params.company_id, body as CompanyFields),
     // Trusted network
-    'custody-trusted-party.add': answeringOk(({ params, body }) => net.addTrustedParty(eng, params.company_id, body as { address: string; type: string; name?: string })),
-    'custody-trusted-party.list': ({ params }) => net.listTrustedParties(eng, params.company_id),
-    'custody-trusted-party.remove': answeringOk(({ params }) => net.removeTrustedParty(eng, params.company_id, params.trustedparty_id)),
-    // Funds, wallets, deposits, ledger, whitelist
-    'custody-fund.createFund': ({ params, body }) => {
+    addTrustedParty: answeringOk(({ params, body }) => net.addTrustedParty(eng, params.company_id, body as { address: string; type: string; name?: string })),
+    listTrustedParties: ({ params }) => net.listTrustedParties(eng, params.company_id),
+    removeTrustedParty: answeringOk(({ params }) => net.removeTrustedParty(eng, params.company_id, params.trustedparty_id)),
+    // Holdings
+    getHoldings: ({ params }) => net.companyHoldings(eng, params.company_id),
+    // Funds, deposits, ledger, whitelist
+    createFund: ({ params, body }) => {
       const { wallets: _ids, ...res } = net.createFund(eng, params.company_id, body as net.FundInput);
       return res;
     },
-    'custody-fund.getFund': ({ params }) => net.fundDetailView(eng, params.company_id, params.fund_id),
-    'custody-fund.addWallet': ({ params, body }) => net.addWallets(eng, params.company_id, params.fund_id, (body as { wallets: NewWallet[] }).wallets),
-    'custody-fund.deposits': ({ params }) => net.fundDeposits(eng, params.company_id, params.fund_id),
-    'custody-fund.ledger': ({ params, query }) => net.fundLedger(eng, params.company_id, params.fund_id, query),
-    'custody-fund.getWallet': ({ params }) => net.walletView(eng, net.getWallet(eng, params.wallet_id)),
-    'custody-fund.walletHistory': ({ params, query }) => ro.walletHistory(eng, params.wallet_id, query.since),
-    'custody-fund.addWhitelist': ({ params, body }) => {
+    getFund: ({ params }) => net.fundDetailView(eng, params.company_id, params.fund_id),
+    addWallet: ({ params, body }) => net.addWallets(eng, params.company_id, params.fund_id, (body as { wallets: NewWallet[] }).wallets),
+    getDeposits: ({ params }) => net.fundDeposits(eng, params.company_id, params.fund_id),
+    getLedger: ({ params, query }) => net.fundLedger(eng, params.company_id, params.fund_id, query),
+    addWhitelist: ({ params, body }) => {
       wd.addWhitelist(eng, params.company_id, params.fund_id, body as WhitelistEntry);
       return undefined; // spec section 4: empty body, HTTP 200
     },
-    'custody-fund.listWhitelist': ({ params, query }) => wd.listWhitelist(eng, params.company_id, params.fund_id, query),
+    listWhitelist: ({ params, query }) => wd.listWhitelist(eng, params.company_id, params.fund_id, query),
+    // Wallets and exchanges
+    getWallet: ({ params }) => net.walletView(eng, net.getWallet(eng, params.wallet_id)),
+    getWalletHistory: ({ params, query }) => ro.walletHistory(eng, params.wallet_id, query.since),
+    listExchanges: () => xch.listExchanges(eng),
     // Transfers and withdrawals
-    'custody-transfer.create': ({ params, body }) => txs.createTransfer(eng, params.company_id, body as TransferRequest),
-    'custody-transfer.get': ({ params }) => txs.getTransfer(eng, params.company_id, params.tx_id),
-    'custody-withdraw.create': ({ params, body }) => wd.createWithdrawal(eng, params.company_id, body as WithdrawRequest),
-    'custody-withdraw.get': ({ params }) => wd.getWithdrawal(eng, params.company_id, params.tx_id),
-    // Atomic swaps and liquidity hub
-    'custody-swap-make.make': ({ req, params, body }) => swaps.createSwap(eng, params.company_id, body as SwapMakeRequest, httpBase(req)),
-    'custody-swap-make.get': ({ params }) => swaps.getSwap(eng, params.company_id, params.tx_id),
-    'custody-swap-make.cancel': answeringOk(({ params }) => swaps.cancelSwap(eng, params.company_id, params.tx_id)),
+    createTransfer: ({ params, body }) => txs.createTransfer(eng, params.company_id, body as TransferRequest),
+    getTransfer: ({ params }) => txs.getTransfer(eng, params.company_id, params.tx_id),
+    createWithdrawal: ({ params, body }) => wd.createWithdrawal(eng, params.company_id, body as WithdrawRequest),
+    getWithdrawal: ({ params }) => wd.getWithdrawal(eng, params.company_id, params.tx_id),
+    // Atomic swaps
+    makeSwap: ({ req, params, body }) => swaps.createSwap(eng, params.company_id, body as SwapMakeRequest, httpBase(req)),
+    getSwapMake: ({ params }) => swaps.getSwap(eng, params.company_id, params.tx_id),
+    cancelSwap: answeringOk(({ params }) => swaps.cancelSwap(eng, params.company_id, params.tx_id)),
     // The take is written with and without a trailing tx_id (spec section 4); swap_id in the body rules.
-    'custody-swap-take.take': take,
-    'custody-swap-take.takeWithTxId': take,
-    'custody-swap-take.get': ({ params }) => swaps.getTake(eng, params.company_id, params.tx_id),
-    'custody-liquidity-hub.list': ({ params }) => swaps.hubItems(eng, params.company_id),
-    'custody-liquidity-hub.listAll': () => swaps.hubItems(eng, null),
-    'custody-liquidity-hub.publish': ({ params, body }) => {
+    takeSwap: take,
+    takeSwapWithTxId: take,
+    getSwapTake: ({ params }) => swaps.getTake(eng, params.company_id, params.tx_id),
+    // Liquidity hub
+    listLiquidityHub: ({ params }) => swaps.hubItems(eng, params.company_id),
+    listAllLiquidityHub: () => swaps.hubItems(eng, null),
+    publishQuote: ({ params, body }) => {
       swaps.addToHub(eng, params.company_id, (body as { tx_id: string }).tx_id);
       return undefined; // empty body, HTTP 200
     },
-    'custody-liquidity-hub.approveTake': answeringOk(({ params }) => swaps.companyDecide(eng, params.company_id, params.action_id, true)),
-    'custody-liquidity-hub.rejectTake': answeringOk(({ params }) => swaps.companyDecide(eng, params.company_id, params.action_id, false)),
-    // Exchanges, connected wallets, sweeps
-    'custody-sweep.exchanges': () => xch.listExchanges(eng),
-    'custody-core-client.wallets': ({ params }) => xch.connectedWallets(eng, params.client_id),
-    'custody-sweep.start': ({ params, body }) => xch.createSweep(eng, params.client_id, body as SweepRequest),
+    approveSwapTake: answeringOk(({ params }) => swaps.companyDecide(eng, params.company_id, params.action_id, true)),
+    rejectSwapTake: answeringOk(({ params }) => swaps.companyDecide(eng, params.company_id, params.action_id, false)),
+    // Sweeps
+    startSweep: ({ params, body }) => xch.createSweep(eng, params.client_id, body as SweepRequest),
     // Spec section 4: POST /coreclient/{client_id}/sweep/tx_id (literal; tx_id in the body); OpenAPI: GET .../sweep/{tx_id}.
-    'custody-sweep.status': ({ params, body }) => xch.getSweep(eng, params.client_id, (body as { tx_id: string }).tx_id),
-    'custody-sweep.statusByTxId': sweepStatus,
-    'custody-sweep.getStatus': sweepStatus,
-    // Core clients and actions
-    'custody-core-client.create': ({ req, body }) => net.coreClientView(net.createCoreClient(eng, (body as { name: string }).name), wsBase(req)),
-    'custody-core-client.list': ({ req, query }) => {
+    getSweepStatus: ({ params, body }) => xch.getSweep(eng, params.client_id, (body as { tx_id: string }).tx_id),
+    getSweepStatusByTxId: sweepStatus,
+    getSweep: sweepStatus,
+    // Core clients, their actions and connected wallets
+    createCoreClient: ({ req, body }) => net.coreClientView(net.createCoreClient(eng, (body as { name: string }).name), wsBase(req)),
+    listCoreClients: ({ req, query }) => {
       const clients = net.listCoreClients(eng, query.company_id).map((c) => net.coreClientView(c, wsBase(req)));
       return { count: clients.length, clients };
     },
-    'custody-core-client.actions': ({ params }) => txs.listActions(eng, params.client_id),
-    'custody-core-client.action': ({ params }) => txs.getAction(eng, params.client_id, params.action_id),
-    'custody-action.approve': answeringOk(({ params }) => txs.coreClientDecide(eng, params.client_id, params.action_id, true)),
-    'custody-action.reject': answeringOk(({ params }) => txs.coreClientDecide(eng, params.client_id, params.action_id, false)),
+    listActions: ({ params }) => txs.listActions(eng, params.client_id),
+    getAction: ({ params }) => txs.getAction(eng, params.client_id, params.action_id),
+    approveAction: answeringOk(({ params }) => txs.coreClientDecide(eng, params.client_id, params.action_id, true)),
+    rejectAction: answeringOk(({ params }) => txs.coreClientDecide(eng, params.client_id, params.action_id, false)),
+    listCoreClientWallets: ({ params }) => xch.connectedWallets(eng, params.client_id),
     // The read-only subset (readonly.ts)
-    'custody-read.account': () => ro.accountView(eng),
-    'custody-read.balance': () => ro.accountBalance(eng),
-    'custody-read.funds': () => ro.accountFunds(eng),
-    'custody-read.fund': ({ params }) => ro.accountFund(eng, params.fund_id),
-    'custody-read.fundLedger': ({ params, query }) => ro.accountFundLedger(eng, params.fund_id, query),
-    'custody-read.trustedParties': () => ro.accountTrustedParties(eng),
-    'custody-read.walletHistory': ({ params, query }) => ro.walletHistory(eng, params.wallet_id, query.since),
-  };
+    readAccount: () => ro.accountView(eng),
+    readBalance: () => ro.accountBalance(eng),
+    readFunds: () => ro.accountFunds(eng),
+    readFund: ({ params }) => ro.accountFund(eng, params.fund_id),
+    readFundLedger: ({ params, query }) => ro.accountFundLedger(eng, params.fund_id, query),
+    readTrustedParties: () => ro.accountTrustedParties(eng),
+    readWalletHistory: ({ params, query }) => ro.walletHistory(eng, params.wallet_id, query.since),
+  } satisfies OperationHandlers<'v1'>;
 }
 
 /**
  * Build the router mounted at {@link API_PREFIX}: the authentication middleware, every v1 route
- * of the registry with its handler, and the 404 of anything else.
+ * with the handler of its operation, and the 404 of anything else.
  * @param tls whether the server speaks HTTPS (decides the scheme of signed URLs and feed URLs).
- * @throws {Error} when a registry route has no handler (see http.ts `mountOperations`).
+ * @throws {Error} when a route has no handler (see http.ts `mountOperations`; the type check finds it first).
  */
 export function apiRouter(eng: Engine, auth: Authenticator, tls: boolean): SimRouter {
   const r = createRouter();

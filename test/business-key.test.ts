@@ -14,7 +14,8 @@ import helper from 'node-red-node-test-helper';
 import type { Node, NodeAPI, NodeMessageInFlow } from 'node-red';
 import { sharedSimulator } from '../simulator/shared';
 import type { Simulator } from '../simulator';
-import { v1Operations, ConfigError, type OperationSpec } from '../lib';
+import { ConfigError } from '../lib';
+import { paletteSpecs } from '../nodes/shared/palette';
 import { parsePartnerTxIdTemplate, partnerTxIdSource } from '../nodes/shared/business-key';
 import { editorDescription } from '../nodes/shared/operation-node';
 import { CountingServer } from './counting-server';
@@ -30,7 +31,7 @@ const dataDir = simulatorDataDir('cf-business-key-');
 function probeModule(RED: NodeAPI): void {
   RED.nodes.registerType('key-probe', function (this: Node, def: Record<string, unknown>) {
     RED.nodes.createNode(this, def as never);
-    const spec = (v1Operations.transfer as Record<string, OperationSpec>)[String(def.operation)];
+    const spec = paletteSpecs('custody-transfer')[String(def.operation)];
     const source = partnerTxIdSource(RED, this, def, spec);
     const onInput = (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void): void => {
       const out = msg as NodeMessageInFlow & { key?: string | null };
@@ -119,12 +120,12 @@ describe('partner_txID from a business key (partnerTxId)', function () {
         Object.entries(editorDescription({ type, operations, editorFields: [] }))
           .filter(([, d]) => d.properties.includes('partnerTxId'))
           .map(([op]) => op);
-      assert.deepEqual(rows('custody-transfer', v1Operations.transfer as never), ['create']);
-      assert.deepEqual(rows('custody-withdraw', v1Operations.withdraw as never), ['create']);
-      assert.deepEqual(rows('custody-swap-make', v1Operations.swapMake as never), ['make']);
-      assert.deepEqual(rows('custody-swap-take', v1Operations.swapTake as never), ['take']);
-      assert.deepEqual(rows('custody-sweep', v1Operations.sweep as never), ['start']);
-      assert.deepEqual(rows('custody-liquidity-hub', v1Operations.liquidityHub as never), []);
+      assert.deepEqual(rows('custody-transfer', paletteSpecs('custody-transfer') as never), ['create']);
+      assert.deepEqual(rows('custody-withdraw', paletteSpecs('custody-withdraw') as never), ['create']);
+      assert.deepEqual(rows('custody-swap-make', paletteSpecs('custody-swap-make') as never), ['make']);
+      assert.deepEqual(rows('custody-swap-take', paletteSpecs('custody-swap-take') as never), ['take']);
+      assert.deepEqual(rows('custody-sweep', paletteSpecs('custody-sweep') as never), ['start']);
+      assert.deepEqual(rows('custody-liquidity-hub', paletteSpecs('custody-liquidity-hub') as never), []);
     });
   });
 

@@ -1,7 +1,7 @@
 /**
  * The endpoint matrix: every row of the table "Spec coverage: every endpoint of section 4" (docs/spec-coverage.md)
  * (spec section 4, 43 v1 and 5 v2 rows) made to succeed twice, with a fixture input per row:
- * (a) through lib (`callOperation` of `v1Operations`, `callWorkspaceOperation` of `v2Operations`)
+ * (a) through lib (`callOperation` and `callWorkspaceOperation` of the row's operation, lib `OPERATIONS`)
  *     against a simulator started here, over real sockets, signed (v1) or with `x-token` (v2);
  * (b) through the row's node in the real Node-RED runtime (node-red-node-test-helper), against the
  *     config node's built-in simulator, the same fixture as `msg.payload`.
@@ -25,13 +25,13 @@ import { swapQuoteRequest, transferRequest } from './requests';
 import { control, until } from './support';
 import { startHelperServer, stopHelperServer } from './node-flows';
 import { readSpecCoverageTable, type SpecCoverageRow } from './readme-table';
+import { isOperationNodeType, paletteSpecs } from '../nodes/shared/palette';
 import {
   CustodyClient,
   WorkspaceClient,
   callOperation,
   callWorkspaceOperation,
-  v1Operations,
-  v2Operations,
+  OPERATIONS,
   findAdminPolicy,
   buildPolicyExpression,
   listPolicies,
@@ -86,9 +86,9 @@ function transferInput(ctx: Ctx): Record<string, unknown> {
 
 /** The pending action of `clientId` of `type` whose details name `txId`. @throws when there is none. */
 async function actionFor(ctx: Ctx, clientId: string, type: string, txId: string): Promise<string> {
-  const { actions } = await v1(ctx, v1Operations.coreClient.actions, { client_id: clientId });
+  const { actions } = await v1(ctx, OPERATIONS.listActions.spec, { client_id: clientId });
   for (const a of (actions as Array<{ id: string; type: string }>).filter((x) => x.type === type)) {
-    const action = await v1(ctx, v1Operations.coreClient.action, { client_id: clientId, action_id: a.id });
+    const action = await v1(ctx, OPERATIONS.getAction.spec, { client_id: clientId, action_id: a.id });
     if (action.details?.txID === txId) return a.id;
   }
   throw new Error(`no pending ${type} action of ${clientId} for ${txId}`);
@@ -96,7 +96,7 @@ async function actionFor(ctx: Ctx, clientId: string, type: string, txId: string)
 
 /** A transfer and its pending ApproveTransfer action of the demo approver. */
 async function pendingTransferAction(ctx: Ctx): Promise<{ tx_id: string; action_id: string }> {
-  const tx = await v1(ctx, v1Operations.transfer.create, transferInput(ctx));
+  const tx = await v1(ctx, OPERATIONS.createTransfer.spec, transferInput(ctx));
   return { tx_id: tx.tx_id, action_id: await actionFor(ctx, APPROVER, 'ApproveTransfer', tx.tx_id) };
 }
 
@@ -114,9 +114,9 @@ function makeInput(ctx: Ctx, addToHub: boolean): Record<string, unknown> {
 
 /** A quote made and approved by the demo approver (txStatus taker_pending); published when `addToHub`. */
 async function approvedQuote(ctx: Ctx, addToHub: boolean): Promise<string> {
-  const made = await v1(ctx, v1Operations.swapMake.make, makeInput(ctx, addToHub));
+  const made = await v1(ctx, OPERATIONS.makeSwap.spec, makeInput(ctx, addToHub));
   const actionId = await actionFor(ctx, APPROVER, 'ApproveSwap', made.tx_id);
-  await v1(ctx, v1Operations.action.approve, { client_id: APPROVER, action_id: actionId });
+  await v1(ctx, OPERATIONS.approveAction.spec, { client_id: APPROVER, action_id: actionId });
   return made.tx_id;
 }
 
@@ -131,7 +131,7 @@ function connectedExchangeWallet(ctx: Ctx): Promise<unknown> {
   if (!p) {
     p = (async () => {
       const request = await control(ctx.sim, '/exchange/connect-request', { client_id: EXCHANGE_CLIENT, wallet_id: EXCHANGE_BTC, customer_email: 'matrix@exchange.example', customer_id: unique('cust') });
-      await v1(ctx, v1Operations.action.approve, { client_id: EXCHANGE_CLIENT, action_id: request.action_id });
+      await v1(ctx, OPERATIONS.approveAction.spec, { client_id: EXCHANGE_CLIENT, action_id: request.action_id });
     })();
     ctx.once.set('exchange', p);
   }
@@ -148,7 +148,7 @@ function sweepInput(): Record<string, unknown> {
 async function newPolicy(ctx: Ctx): Promise<WorkspacePolicy> {
   const adminPolicyID = (await findAdminPolicy(ctx.v2)).policyID;
   const body = { name: unique('Matrix policy'), expression: buildPolicyExpression(1, ['m.alice']), expressionContentType: 'application/json', adminPolicyID, policyType: 'transaction', adminLocked: false, allowDuplicates: false };
-  const { policyID } = (await callWorkspaceOperation<{ policyID: string }>(ctx.v2, v2Operations.policy.create, body)).data;
+  const { policyID } = (await callWorkspaceOperation<{ policyID: string }>(ctx.v2, OPERATIONS.createPolicy.spec, body)).data;
   const policy = (await listPolicies(ctx.v2)).data.policies.find((p) => p.policyID === policyID);
   assert.ok(policy, `policy ${policyID} listed after create`);
   return policy;
@@ -180,10 +180,10 @@ const FIXTURES: Record<string, Fixture> = {
     check: (b) => assert.deepEqual([b.company_id, b.name], [COMPANY, 'Demo Treasury Ltd']),
   },
   'custody-company update': {
-    input: async (ctx) => ({ company_id: (await v1(ctx, v1Operations.company.create, { name: unique('Before') })).company_id, name: 'Matrix Renamed Ltd' }),
+    input: async (ctx) => ({ company_id: (await v1(ctx, OPERATIONS.createCompany.spec, { name: unique('Before') })).company_id, name: 'Matrix Renamed Ltd' }),
     check: async (b, input, ctx) => {
       assert.equal(b.company_id, input.company_id);
-      assert.equal((await v1(ctx, v1Operations.company.get, { company_id: input.company_id })).name, 'Matrix Renamed Ltd');
+      assert.equal((await v1(ctx, OPERATIONS.getCompany.spec, { company_id: input.company_id })).name, 'Matrix Renamed Ltd');
     },
   },
   'custody-company search': {
@@ -192,9 +192,9 @@ const FIXTURES: Record<string, Fixture> = {
   },
   // ---- trusted parties
   'custody-trusted-party add': {
-    input: async (ctx) => ({ company_id: COMPANY, address: (await v1(ctx, v1Operations.coreClient.create, { name: unique('mx-party') })).id, type: 'core-client', name: 'matrix party' }),
+    input: async (ctx) => ({ company_id: COMPANY, address: (await v1(ctx, OPERATIONS.createCoreClient.spec, { name: unique('mx-party') })).id, type: 'core-client', name: 'matrix party' }),
     check: async (_b, input, ctx) => {
-      const { list } = await v1(ctx, v1Operations.trustedParty.list, { company_id: COMPANY });
+      const { list } = await v1(ctx, OPERATIONS.listTrustedParties.spec, { company_id: COMPANY });
       assert.ok(list.some((p: { address: string }) => p.address === input.address), 'listed after add');
     },
   },
@@ -204,13 +204,13 @@ const FIXTURES: Record<string, Fixture> = {
   },
   'custody-trusted-party remove': {
     input: async (ctx) => {
-      const address = (await v1(ctx, v1Operations.coreClient.create, { name: unique('mx-gone') })).id;
-      await v1(ctx, v1Operations.trustedParty.add, { company_id: COMPANY, address, type: 'core-client', name: 'to remove' });
-      const { list } = await v1(ctx, v1Operations.trustedParty.list, { company_id: COMPANY });
+      const address = (await v1(ctx, OPERATIONS.createCoreClient.spec, { name: unique('mx-gone') })).id;
+      await v1(ctx, OPERATIONS.addTrustedParty.spec, { company_id: COMPANY, address, type: 'core-client', name: 'to remove' });
+      const { list } = await v1(ctx, OPERATIONS.listTrustedParties.spec, { company_id: COMPANY });
       return { company_id: COMPANY, trustedparty_id: list.find((p: { address: string }) => p.address === address).trusted_entity_id };
     },
     check: async (_b, input, ctx) => {
-      const { list } = await v1(ctx, v1Operations.trustedParty.list, { company_id: COMPANY });
+      const { list } = await v1(ctx, OPERATIONS.listTrustedParties.spec, { company_id: COMPANY });
       assert.ok(!list.some((p: { trusted_entity_id: string }) => p.trusted_entity_id === input.trustedparty_id), 'gone after remove');
     },
   },
@@ -226,7 +226,7 @@ const FIXTURES: Record<string, Fixture> = {
   'custody-fund addWhitelist': {
     input: async () => ({ company_id: COMPANY, fund_id: FUND, name: 'matrix cold', asset: 'BTC-TESTNET', address: `tb1qmatrix${Date.now().toString(36)}${++seq}` }),
     check: async (_b, input, ctx) => {
-      const listed = await v1(ctx, v1Operations.fund.listWhitelist, { company_id: COMPANY, fund_id: FUND });
+      const listed = await v1(ctx, OPERATIONS.listWhitelist.spec, { company_id: COMPANY, fund_id: FUND });
       assert.ok(JSON.stringify(listed).includes(String(input.address)), 'whitelisted address listed');
     },
   },
@@ -252,7 +252,7 @@ const FIXTURES: Record<string, Fixture> = {
     check: (b) => assert.ok(nonEmpty(b.tx_id) && b.status === 'new'),
   },
   'custody-transfer get': {
-    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, v1Operations.transfer.create, transferInput(ctx))).tx_id }),
+    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, OPERATIONS.createTransfer.spec, transferInput(ctx))).tx_id }),
     check: (b, input) => assert.ok(b.txID === input.tx_id && nonEmpty(b.txStatus)),
   },
   // ---- withdraw
@@ -262,7 +262,7 @@ const FIXTURES: Record<string, Fixture> = {
   },
   'custody-withdraw get': {
     input: async (ctx) => {
-      const w = await v1(ctx, v1Operations.withdraw.create, await FIXTURES['custody-withdraw create'].input(ctx));
+      const w = await v1(ctx, OPERATIONS.createWithdrawal.spec, await FIXTURES['custody-withdraw create'].input(ctx));
       return { company_id: COMPANY, tx_id: w.tx_id };
     },
     check: (b) => assert.ok(nonEmpty(b.txStatus) && b.statusDetails.amount - b.statusDetails.fees === 10000),
@@ -273,7 +273,7 @@ const FIXTURES: Record<string, Fixture> = {
     check: (b) => assert.ok(nonEmpty(b.tx_id) && b.status === 'new'),
   },
   'custody-swap-make get': {
-    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, v1Operations.swapMake.make, makeInput(ctx, false))).tx_id }),
+    input: async (ctx) => ({ company_id: COMPANY, tx_id: (await v1(ctx, OPERATIONS.makeSwap.spec, makeInput(ctx, false))).tx_id }),
     check: (b, input) => assert.ok(b.txID === input.tx_id && nonEmpty(b.txStatus) && b.statusDetails.netAmount === 20000),
   },
   'custody-swap-take take': {
@@ -283,7 +283,7 @@ const FIXTURES: Record<string, Fixture> = {
   'custody-liquidity-hub publish': {
     input: async (ctx) => ({ company_id: COMPANY, tx_id: await approvedQuote(ctx, false) }),
     check: async (_b, input, ctx) => {
-      const { items } = await v1(ctx, v1Operations.liquidityHub.list, { company_id: TAKER });
+      const { items } = await v1(ctx, OPERATIONS.listLiquidityHub.spec, { company_id: TAKER });
       assert.ok(items.some((i: { tx_id: string }) => i.tx_id === input.tx_id), 'listed after publish');
     },
   },
@@ -295,7 +295,7 @@ const FIXTURES: Record<string, Fixture> = {
     check: (b) => assert.ok(b.items.length > 0 && b.items.every((i: { tx_id: string }) => nonEmpty(i.tx_id))),
   },
   'custody-liquidity-hub approveTake': {
-    input: async (ctx) => ({ company_id: TAKER, action_id: (await v1(ctx, v1Operations.swapTake.take, takeInput(await approvedQuote(ctx, true)))).action_id }),
+    input: async (ctx) => ({ company_id: TAKER, action_id: (await v1(ctx, OPERATIONS.takeSwap.spec, takeInput(await approvedQuote(ctx, true)))).action_id }),
     check: (b) => assert.deepEqual(b, { code: 200, msg: 'OK' }),
   },
   // ---- core clients and their actions
@@ -348,7 +348,7 @@ const FIXTURES: Record<string, Fixture> = {
   'custody-sweep status': {
     input: async (ctx) => {
       await connectedExchangeWallet(ctx);
-      return { client_id: EXCHANGE_CLIENT, tx_id: (await v1(ctx, v1Operations.sweep.start, sweepInput())).tx_id };
+      return { client_id: EXCHANGE_CLIENT, tx_id: (await v1(ctx, OPERATIONS.startSweep.spec, sweepInput())).tx_id };
     },
     check: (b) => assert.equal(b.status_details.net_amount, 2000),
   },
@@ -414,7 +414,7 @@ const FIXTURES: Record<string, Fixture> = {
   'custody-portfolio createWallet': {
     input: async (ctx) => {
       const policy = await newPolicy(ctx);
-      const account = (await callWorkspaceOperation<{ accountID: string }>(ctx.v2, v2Operations.portfolio.create, { name: unique('Matrix wallets') })).data;
+      const account = (await callWorkspaceOperation<{ accountID: string }>(ctx.v2, OPERATIONS.createPortfolio.spec, { name: unique('Matrix wallets') })).data;
       return { accountID: account.accountID, name: 'matrix wallet', connectPlugin: 'defi', policyID: policy.policyID, waitForAddress: 0 };
     },
     check: (b) => assert.ok(nonEmpty(b.walletID) && typeof b.address === 'string'),
@@ -424,9 +424,8 @@ const FIXTURES: Record<string, Fixture> = {
 /** The lib declaration a row's node operation sends (v2 `addMember` sends the policy `update`). */
 function libSpec(row: Row): { v2: boolean; spec: OperationSpec } {
   const v2 = row.simulator.includes('/api/v2/');
-  const groupName = row.node.replace(/^custody-/, '').replace(/-(\w)/g, (_m, c: string) => c.toUpperCase());
-  const group = (v2 ? v2Operations : v1Operations)[groupName as never] as Record<string, OperationSpec> | undefined;
-  assert.ok(group, `${row.node}: no lib operation group ${groupName}`);
+  const group = isOperationNodeType(row.node) ? paletteSpecs(row.node) : undefined;
+  assert.ok(group, `${row.node}: no lib operation group ${row.node}`);
   const spec = group[row.operation] ?? Object.values(group).find((s) => `${s.method} ${s.path}` === row.call);
   assert.ok(spec, `${row.node} ${row.operation}: no lib operation`);
   assert.equal(`${spec.method} ${spec.path}`, row.call, `${row.node} ${row.operation}: the lib operation's call`);

@@ -20,8 +20,8 @@ import {
   quoteFee,
   readFundLedger,
   signedRequest,
-  v1Operations,
-  v2Operations,
+  API_OPERATIONS,
+  OPERATIONS,
   type JsonSchema,
   type OperationSpec,
 } from '../lib';
@@ -31,15 +31,9 @@ import { shortValue } from '../lib/api/errors';
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** Every declared operation, v1 and v2, by `group.operation` (`v2.policy.create` for v2). */
+/** Every declared operation, v1 and v2, by operationId. */
 function allOperations(): Array<[string, OperationSpec]> {
-  const out: Array<[string, OperationSpec]> = [];
-  for (const [version, table] of [['', v1Operations], ['v2.', v2Operations]] as const) {
-    for (const [group, ops] of Object.entries(table as Record<string, Record<string, OperationSpec>>)) {
-      for (const [name, spec] of Object.entries(ops)) out.push([`${version}${group}.${name}`, spec]);
-    }
-  }
-  return out;
+  return API_OPERATIONS.map((o) => [o.id, o.spec]);
 }
 
 /** A bounded string field: its path (array items as index 0) and bound. */
@@ -82,29 +76,29 @@ const policyBody = { workspaceID: 'ws1', name: 'p', expression, expressionConten
 
 /** A valid input of every declared operation that has text fields in its body or query. */
 const VALID: Record<string, Record<string, unknown>> = {
-  'assets.fee': { type: 'transferOut', asset: 'BTC-TESTNET', amount: 1000 },
-  'company.create': { name: 'Acme', city: 'Zug', country: 'CH', domain: 'acme.example', ref: 'r1' },
-  'company.update': { company_id: 'c1', name: 'Acme', city: 'Zug', country: 'CH', domain: 'acme.example', ref: 'r1' },
-  'company.search': { query: 'acm' },
-  'trustedParty.add': { company_id: 'c1', address: 'a@b.example', type: 'user', name: 'Ann' },
-  'fund.createFund': { company_id: 'c1', name: 'f', description: 'd', custodygroup_withdraw: group(), custodygroup_tx: group(), wallets: [{ name: 'w', asset: 'BTC-TESTNET', type: 0, custodygroup_withdraw: group(), custodygroup_tx: group(), connect: [{ counterparty_id: 'x', client_id: 'y' }] }] },
-  'fund.addWallet': { company_id: 'c1', fund_id: 'f1', wallets: [{ name: 'w', asset: 'BTC-TESTNET', custodygroup_withdraw: group(), custodygroup_tx: group(), connect: [{ counterparty_id: 'x', client_id: 'y' }] }] },
-  'fund.ledger': { company_id: 'c1', fund_id: 'f1', asset: 'BTC-TESTNET', wallet_id: 'w1', direction: 'in' },
-  'fund.addWhitelist': { company_id: 'c1', fund_id: 'f1', name: 'cold', asset: 'BTC-TESTNET', address: 'tb1qaddress' },
-  'transfer.create': { company_id: 'c1', wallet_id: 'w1', counterparty_wallet_address: 'w2', expires, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: 'p1', send },
-  'coreClient.create': { name: 'cc' },
-  'coreClient.list': { company_id: 'c1' },
-  'withdraw.create': { company_id: 'c1', wallet_id: 'w1', address: 'tb1qaddress', expires, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: 'p1', send },
-  'swapMake.make': { company_id: 'c1', send_wallet_id: 'w1', receive_wallet_id: 'w2', expires, reference: 'r', partner_txID: 'p1', send, receive: { symbol: 'ETH-TESTNET', amount: 2000 } },
-  'swapTake.take': { company_id: 'c1', swap_id: 's1', send_wallet_id: 'w1', receive_wallet_id: 'w2', reference: 'r', partner_txID: 'p1' },
-  'liquidityHub.publish': { company_id: 'c1', tx_id: 't1' },
-  'sweep.start': { client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', partner_txID: 'sweep-1', expires, send },
-  'sweep.status': { client_id: 'cc1', tx_id: 't1' },
-  'read.fundLedger': { fund_id: 'f1', asset: 'BTC-TESTNET', wallet_id: 'w1', direction: 'in' },
-  'v2.policy.create': policyBody,
-  'v2.policy.update': { ...policyBody, policyID: 'p1' },
-  'v2.portfolio.create': { workspaceID: 'ws1', name: 'pf', type: 'standard' },
-  'v2.portfolio.createWallet': { workspaceID: 'ws1', accountID: 'a1', name: 'w', connectPlugin: 'defi', policyID: 'p1', waitForAddress: 0 },
+  quoteFee: { type: 'transferOut', asset: 'BTC-TESTNET', amount: 1000 },
+  createCompany: { name: 'Acme', city: 'Zug', country: 'CH', domain: 'acme.example', ref: 'r1' },
+  updateCompany: { company_id: 'c1', name: 'Acme', city: 'Zug', country: 'CH', domain: 'acme.example', ref: 'r1' },
+  searchCompanies: { query: 'acm' },
+  addTrustedParty: { company_id: 'c1', address: 'a@b.example', type: 'user', name: 'Ann' },
+  createFund: { company_id: 'c1', name: 'f', description: 'd', custodygroup_withdraw: group(), custodygroup_tx: group(), wallets: [{ name: 'w', asset: 'BTC-TESTNET', type: 0, custodygroup_withdraw: group(), custodygroup_tx: group(), connect: [{ counterparty_id: 'x', client_id: 'y' }] }] },
+  addWallet: { company_id: 'c1', fund_id: 'f1', wallets: [{ name: 'w', asset: 'BTC-TESTNET', custodygroup_withdraw: group(), custodygroup_tx: group(), connect: [{ counterparty_id: 'x', client_id: 'y' }] }] },
+  getLedger: { company_id: 'c1', fund_id: 'f1', asset: 'BTC-TESTNET', wallet_id: 'w1', direction: 'in' },
+  addWhitelist: { company_id: 'c1', fund_id: 'f1', name: 'cold', asset: 'BTC-TESTNET', address: 'tb1qaddress' },
+  createTransfer: { company_id: 'c1', wallet_id: 'w1', counterparty_wallet_address: 'w2', expires, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: 'p1', send },
+  createCoreClient: { name: 'cc' },
+  listCoreClients: { company_id: 'c1' },
+  createWithdrawal: { company_id: 'c1', wallet_id: 'w1', address: 'tb1qaddress', expires, benefit_of: 'b', account_no: 'a', reference: 'r', partner_txID: 'p1', send },
+  makeSwap: { company_id: 'c1', send_wallet_id: 'w1', receive_wallet_id: 'w2', expires, reference: 'r', partner_txID: 'p1', send, receive: { symbol: 'ETH-TESTNET', amount: 2000 } },
+  takeSwap: { company_id: 'c1', swap_id: 's1', send_wallet_id: 'w1', receive_wallet_id: 'w2', reference: 'r', partner_txID: 'p1' },
+  publishQuote: { company_id: 'c1', tx_id: 't1' },
+  startSweep: { client_id: 'cc1', wallet_id: 'w1', recipient_wallet_id: 'w2', reference: 'r', partner_txID: 'sweep-1', expires, send },
+  getSweepStatus: { client_id: 'cc1', tx_id: 't1' },
+  readFundLedger: { fund_id: 'f1', asset: 'BTC-TESTNET', wallet_id: 'w1', direction: 'in' },
+  createPolicy: policyBody,
+  updatePolicy: { ...policyBody, policyID: 'p1' },
+  createPortfolio: { workspaceID: 'ws1', name: 'pf', type: 'standard' },
+  createPortfolioWallet: { workspaceID: 'ws1', accountID: 'a1', name: 'w', connectPlugin: 'defi', policyID: 'p1', waitForAddress: 0 },
 };
 
 /** Run `fn`, expecting a ValidationError; @returns it. */
@@ -150,19 +144,19 @@ describe('bad input: length bounds, path ids, amounts (lib)', () => {
     }
     const mb = 'R'.repeat(1 << 20);
     for (const field of ['reference', 'partner_txID', 'benefit_of', 'account_no', 'wallet_id', 'company_id']) {
-      const e = refusal(() => prepareOperation(v1Operations.transfer.create, { ...VALID['transfer.create'], [field]: mb }));
+      const e = refusal(() => prepareOperation(OPERATIONS.createTransfer.spec, { ...VALID.createTransfer, [field]: mb }));
       assert.equal(e.field, field);
       assert.match(e.message, new RegExp(`^${field}: must be at most \\d+ characters, got 1048576$`));
     }
-    const code = refusal(() => prepareOperation(v1Operations.transfer.create, { ...VALID['transfer.create'], send: { symbol: 'B'.repeat(5000), amount: 1 } }));
+    const code = refusal(() => prepareOperation(OPERATIONS.createTransfer.spec, { ...VALID.createTransfer, send: { symbol: 'B'.repeat(5000), amount: 1 } }));
     assert.equal(code.message, 'send.symbol: must be at most 32 characters, got 5000');
     // Characters are code points: 256 emoji are 256 characters (512 UTF-16 units).
-    prepareOperation(v1Operations.transfer.create, { ...VALID['transfer.create'], reference: '😀'.repeat(256) });
-    assert.equal(refusal(() => prepareOperation(v1Operations.transfer.create, { ...VALID['transfer.create'], reference: '😀'.repeat(257) })).message, 'reference: must be at most 256 characters, got 257');
+    prepareOperation(OPERATIONS.createTransfer.spec, { ...VALID.createTransfer, reference: '😀'.repeat(256) });
+    assert.equal(refusal(() => prepareOperation(OPERATIONS.createTransfer.spec, { ...VALID.createTransfer, reference: '😀'.repeat(257) })).message, 'reference: must be at most 256 characters, got 257');
   });
 
   it('a path id that is a number must be a positive whole number (numbers and number texts)', () => {
-    const spec = v1Operations.transfer.get;
+    const spec = OPERATIONS.getTransfer.spec;
     for (const bad of [-1, 0, 1.5, Number.MAX_SAFE_INTEGER + 1, NaN, '-1', '0', '00', '1.5', '1e3', '+7', '-0', '.5']) {
       const e = refusal(() => prepareOperation(spec, { company_id: 'c1', tx_id: bad }));
       assert.equal(e.field, 'tx_id', String(bad));
@@ -196,7 +190,7 @@ describe('bad input: length bounds, path ids, amounts (lib)', () => {
       ['1', 'amount: must be integer'],
       [2 ** 53, 'amount: must be <= 9007199254740991, got 9007199254740992'],
     ] as const) {
-      assert.equal(refusal(() => prepareOperation(v1Operations.assets.fee, { ...VALID['assets.fee'], amount })).message, message);
+      assert.equal(refusal(() => prepareOperation(OPERATIONS.quoteFee.spec, { ...VALID.quoteFee, amount })).message, message);
     }
   });
 
@@ -207,7 +201,7 @@ describe('bad input: length bounds, path ids, amounts (lib)', () => {
     assert.equal(shortValue({ big: 'x'.repeat(1000) }), 'an object');
     assert.equal(shortValue(10n ** 100n), 'a number of 101 digits');
     const mb = '1'.repeat(1 << 20);
-    const bad = refusal(() => prepareOperation(v1Operations.transfer.create, { ...VALID['transfer.create'], send: { symbol: 'btc' + mb, amount: 1 } }));
+    const bad = refusal(() => prepareOperation(OPERATIONS.createTransfer.spec, { ...VALID.createTransfer, send: { symbol: 'btc' + mb, amount: 1 } }));
     assert.ok(bad.message.length < 200, bad.message.slice(0, 300));
   });
 });
@@ -222,7 +216,7 @@ describe('bad input: asset codes checked against GET /assets (lib)', function ()
     clients.push(c);
     return c;
   };
-  const transfer = (symbol: string) => ({ ...(VALID['transfer.create'] as any), send: { symbol, amount: 1000 } });
+  const transfer = (symbol: string) => ({ ...(VALID.createTransfer as any), send: { symbol, amount: 1000 } });
   const refusedAsync = async (p: Promise<unknown>): Promise<ValidationError> => {
     try {
       await p;
@@ -291,13 +285,13 @@ describe('bad input: asset codes checked against GET /assets (lib)', function ()
   it('every declared asset field is checked: swap receive, whitelist, new wallets of a fund (each item), fund ledger filter; not the read-only ledger', async () => {
     const client = newClient();
     const cases: Array<[OperationSpec, Record<string, unknown>, string]> = [
-      [v1Operations.swapMake.make, { ...VALID['swapMake.make'], receive: { symbol: 'XRP', amount: 5 } }, 'receive.symbol'],
-      [v1Operations.sweep.start, { ...VALID['sweep.start'], send: { symbol: 'XRP' } }, 'send.symbol'],
-      [v1Operations.fund.addWhitelist, { ...VALID['fund.addWhitelist'], asset: 'XRP' }, 'asset'],
-      [v1Operations.fund.addWallet, { company_id: 'c1', fund_id: 'f1', wallets: [{ name: 'a', asset: 'BTC' }, { name: 'b', asset: 'XRP' }] }, 'wallets.1.asset'],
-      [v1Operations.fund.createFund, { ...VALID['fund.createFund'], wallets: [{ name: 'b', asset: 'XRP' }] }, 'wallets.0.asset'],
-      [v1Operations.fund.ledger, { company_id: 'c1', fund_id: 'f1', asset: 'XRP' }, 'asset'],
-      [v1Operations.withdraw.create, { ...VALID['withdraw.create'], send: { symbol: 'XRP', amount: 5 } }, 'send.symbol'],
+      [OPERATIONS.makeSwap.spec, { ...VALID.makeSwap, receive: { symbol: 'XRP', amount: 5 } }, 'receive.symbol'],
+      [OPERATIONS.startSweep.spec, { ...VALID.startSweep, send: { symbol: 'XRP' } }, 'send.symbol'],
+      [OPERATIONS.addWhitelist.spec, { ...VALID.addWhitelist, asset: 'XRP' }, 'asset'],
+      [OPERATIONS.addWallet.spec, { company_id: 'c1', fund_id: 'f1', wallets: [{ name: 'a', asset: 'BTC' }, { name: 'b', asset: 'XRP' }] }, 'wallets.1.asset'],
+      [OPERATIONS.createFund.spec, { ...VALID.createFund, wallets: [{ name: 'b', asset: 'XRP' }] }, 'wallets.0.asset'],
+      [OPERATIONS.getLedger.spec, { company_id: 'c1', fund_id: 'f1', asset: 'XRP' }, 'asset'],
+      [OPERATIONS.createWithdrawal.spec, { ...VALID.createWithdrawal, send: { symbol: 'XRP', amount: 5 } }, 'send.symbol'],
     ];
     for (const [spec, input, field] of cases) {
       const req = prepareOperation(spec, input);
@@ -313,9 +307,9 @@ describe('bad input: asset codes checked against GET /assets (lib)', function ()
 
   it('decimal amounts and the signed request check the asset the same way', async () => {
     const client = newClient();
-    const e = await refusedAsync(decimalAmountsToBaseUnits(client, v1Operations.transfer.create, { ...transfer('XYZ'), send: { symbol: 'XYZ', amount: '0.5' } }));
+    const e = await refusedAsync(decimalAmountsToBaseUnits(client, OPERATIONS.createTransfer.spec, { ...transfer('XYZ'), send: { symbol: 'XYZ', amount: '0.5' } }));
     assert.equal(e.message, 'send.symbol: unknown asset "XYZ"; GET /assets lists BTC, BTC-TESTNET, ETH, ETH-TESTNET');
-    const tooLong = await refusedAsync(decimalAmountsToBaseUnits(client, v1Operations.transfer.create, { ...transfer('BTC'), send: { symbol: 'BTC', amount: '0.' + '0'.repeat(5000) + '1' } }));
+    const tooLong = await refusedAsync(decimalAmountsToBaseUnits(client, OPERATIONS.createTransfer.spec, { ...transfer('BTC'), send: { symbol: 'BTC', amount: '0.' + '0'.repeat(5000) + '1' } }));
     assert.equal(tooLong.message, 'send.amount: must be at most 64 characters, got 5003');
     const { company_id: _c, ...body } = transfer('XYZ');
     const signed = await refusedAsync(signedRequest(client, { method: 'POST', path: '/company/c1/transfer', body }));

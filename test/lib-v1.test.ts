@@ -48,7 +48,7 @@ import {
   listActions,
   getAction,
   approveAction,
-  v1Operations,
+  OPERATIONS,
   callOperation,
 } from '../lib';
 
@@ -416,7 +416,7 @@ describe('lib v1 operations (section 4, the rest)', function () {
       assert.ok(Array.isArray(ledger.data.List));
       await assert.rejects(() => signedRequest(client, { method: 'GET', path: `/company/${created.data.company_id}/transfer/nope` }), (e: unknown) => e instanceof ApiError && e.statusCode === 404);
       // the same operation through the declaration and through the escape hatch answer the same
-      const viaOp = await callOperation(client, v1Operations.fund.holdings, { company_id: sim.demo.company_id });
+      const viaOp = await callOperation(client, OPERATIONS.getHoldings.spec, { company_id: sim.demo.company_id });
       const viaRequest = await signedRequest(client, { method: 'GET', path: `/company/${sim.demo.company_id}/holding` });
       assert.deepEqual(viaRequest.data, viaOp.data);
       void control;

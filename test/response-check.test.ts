@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CustodyClient } from '../lib';
-import { registryEntry } from '../lib/api/registry';
+import { apiOperation } from '../lib/api/operations';
 import { Simulator } from '../simulator';
 import { CHECK_ENV, responseViolations } from '../simulator/response-check';
 import { assertNoViolations, violationReport } from './response-check';
@@ -19,7 +19,7 @@ import type { JsonSchema } from '../lib/api/spec';
 
 describe('simulator response check (CUSTODYFLOW_SIM_CHECK_RESPONSES)', function () {
   this.timeout(30000);
-  const entry = registryEntry('custody-assets', 'assets');
+  const entry = apiOperation('listAssets');
   const spec = entry.spec as { responses?: Record<number, JsonSchema> };
   const saved = { env: process.env[CHECK_ENV], responses: spec.responses };
   let dir: string;
@@ -55,8 +55,8 @@ describe('simulator response check (CUSTODYFLOW_SIM_CHECK_RESPONSES)', function 
     assert.equal(res.statusCode, 200);
     const report = violationReport(file);
     assert.equal(report.length, 1, report.join('\n'));
-    assert.match(report[0], /^v1 GET \/assets \(custody-assets\.assets\) 200 \/api\/v1\/p\/assets: GET \/assets: 200 body \/assets must be string, got \[/);
-    assert.throws(() => assertNoViolations(file), /the simulator answered or sent 1 message\(s\) that violate their schema[\s\S]*custody-assets\.assets/);
+    assert.match(report[0], /^v1 GET \/assets \(listAssets\) 200 \/api\/v1\/p\/assets: GET \/assets: 200 body \/assets must be string, got \[/);
+    assert.throws(() => assertNoViolations(file), /the simulator answered or sent 1 message\(s\) that violate their schema[\s\S]*listAssets/);
     const line = JSON.parse(fs.readFileSync(file, 'utf8').trim());
     assert.deepEqual(line.body.assets.length > 0, true, 'the line carries the body as sent');
   });
@@ -68,7 +68,7 @@ describe('simulator response check (CUSTODYFLOW_SIM_CHECK_RESPONSES)', function 
     assert.equal(res.status, 401);
     assert.deepEqual(
       violationReport(file).map((l) => l.replace(/, got .*$/, '')),
-      ['v1 GET /assets (custody-assets.assets) 401 /api/v1/p/assets: GET /assets: 401 body / must be string'],
+      ['v1 GET /assets (listAssets) 401 /api/v1/p/assets: GET /assets: 401 body / must be string'],
     );
     fs.rmSync(file, { force: true });
   });

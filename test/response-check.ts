@@ -31,7 +31,7 @@ interface ViolationLine {
 
 /**
  * The violations recorded in `file`, each as one readable line
- * (`v1 GET /assets (custody-assets.assets) 200 /api/v1/p/assets: /assets must be string`).
+ * (`v1 GET /assets (listAssets) 200 /api/v1/p/assets: /assets must be string`).
  * No file or an empty file: none.
  */
 export function violationReport(file: string): string[] {

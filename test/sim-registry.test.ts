@@ -1,7 +1,7 @@
 /**
- * The simulator serves exactly lib's registry (issue 10, "one registry"): every REGISTRY entry
- * (v1 and v2) is a route of the simulator's routers, every route those routers serve is a
- * registry entry (or one of route-table.ts's EXTRA_ENTRIES, the routes lib does not declare yet),
+ * The simulator serves exactly lib's operations (lib/api/operations.ts): every operation of
+ * API_OPERATIONS (v1 and v2) is a route of the simulator's routers, every route those routers
+ * serve is an operation (or one of route-table.ts's EXTRA_OPERATIONS, the routes lib does not declare),
  * each answers over real sockets (no catch-all 404), and no API path is written in the
  * simulator's sources outside route-table.ts.
  */
@@ -10,11 +10,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiError, CustodyClient, WorkspaceClient } from '../lib';
-import { entriesForRoute, REGISTRY, routePattern, type ApiVersion, type RegistryEntry } from '../lib/api/registry';
+import { operationsForRoute, API_OPERATIONS, routePattern, type ApiVersion, type ApiOperation } from '../lib/api/operations';
 import { Simulator } from '../simulator';
 import type { Authenticator } from '../simulator/auth';
 import { routerPath, type SimRouter } from '../simulator/http';
-import { apiRoutes, entryKey, EXTRA_ENTRIES } from '../simulator/route-table';
+import { apiRoutes, EXTRA_OPERATIONS } from '../simulator/route-table';
+
+type RegistryEntry = ApiOperation<string>;
+const REGISTRY = API_OPERATIONS;
+const EXTRA_ENTRIES: readonly RegistryEntry[] = Object.values(EXTRA_OPERATIONS);
+const entriesForRoute = operationsForRoute;
+/** An operation's key: its operationId. */
+const entryKey = (e: RegistryEntry): string => e.id;
 import { apiRouter } from '../simulator/routes';
 import { v2Service } from '../simulator/v2/routes';
 
@@ -67,13 +74,7 @@ describe('simulator routes come from the registry', function () {
       assert.equal(new Set(routers[version]).size, routers[version].length, `${version}: a route registered twice`);
     }
     // The extras are few, named, and none of them shadows a registry entry.
-    assert.deepEqual(EXTRA_ENTRIES.map(entryKey).sort(), [
-      'custody-liquidity-hub.listAll',
-      'custody-liquidity-hub.rejectTake',
-      'custody-swap-take.takeWithTxId',
-      'custody-sweep.getStatus',
-      'custody-sweep.statusByTxId',
-    ]);
+    assert.deepEqual(EXTRA_ENTRIES.map(entryKey).sort(), ['getSweep', 'getSweepStatusByTxId', 'listAllLiquidityHub', 'rejectSwapTake', 'takeSwapWithTxId']);
     for (const e of EXTRA_ENTRIES) assert.deepEqual(entriesForRoute(e.version, e.spec.method, e.spec.path.replace(/\{\w+\}/g, 'probe-id')).filter((x) => x.spec.path === e.spec.path), [], entryKey(e));
   });
 

@@ -19,11 +19,11 @@ import { generateKeyPairSync } from 'node:crypto';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../simulator/shared';
 import { prepareOperation, toBaseUnits, type OperationSpec, type JsonSchema } from '../lib';
+import { PALETTE, paletteSpecs, type OperationNodeType } from '../nodes/shared/palette';
 import { resolveInput, type EditorField } from '../nodes/shared/input';
 import { parsePartnerTxIdTemplate } from '../nodes/shared/business-key';
 import { CountingServer, SIMULATOR_ASSETS } from './counting-server';
 import { Inbox, loadCollecting, sendAndWait, startHelperServer, stopHelperServer, TAB, CONFIG } from './node-flows';
-import { NODE_OPERATIONS } from '../lib/api/registry';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-stored-flows-'));
 process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
@@ -135,7 +135,7 @@ function at(msg: Record<string, unknown>, p: string): unknown {
 
 /** The request the runtime of before sent for a node and msg, or the refusal it made. */
 function requestBefore(def: FlowNode, msg: Record<string, unknown>): { method: string; path: string; query?: Record<string, unknown>; body?: Record<string, unknown> } | { refused: string } {
-  const spec = (NODE_OPERATIONS as Record<string, { operations: Record<string, OperationSpec> }>)[def.type].operations[def.operation];
+  const spec = paletteSpecs(def.type as OperationNodeType)[def.operation];
   const input = resolveInput(def, EDITOR_FIELDS_BEFORE[def.type], msg.payload);
   if (def.partnerTxId && spec.body?.properties.partner_txID) {
     input.partner_txID = parsePartnerTxIdTemplate(def.partnerTxId)
@@ -188,7 +188,7 @@ describe('stored flows: the examples as saved before TypedInputs', function () {
     const flows = fixtureFlows();
     assert.equal(flows.length, 11);
     for (const { file, nodes } of flows) {
-      for (const n of nodes.filter((x) => x.type in NODE_OPERATIONS)) {
+      for (const n of nodes.filter((x) => x.type in PALETTE)) {
         const typed = Object.keys(n).filter((k) => k.endsWith('Type') && k !== 'partnerTxIdType' && k.slice(0, -4) in n);
         assert.deepEqual(typed, [], `${file}: ${n.type} ${n.id} has no <field>Type`);
       }
@@ -201,7 +201,7 @@ describe('stored flows: the examples as saved before TypedInputs', function () {
       for (const n of nodes.filter((x) => x.type !== 'tab')) {
         assert.ok(helper.getNode(n.id), `${file}: node ${n.type} ${n.id} is created`);
       }
-      for (const n of nodes.filter((x) => x.type in NODE_OPERATIONS)) {
+      for (const n of nodes.filter((x) => x.type in PALETTE)) {
         assert.equal(helper.getNode(n.connection)?.type, 'custody-config', `${file}: ${n.type} ${n.id} has its connection`);
       }
     });
@@ -233,7 +233,7 @@ describe('stored flows: the examples as saved before TypedInputs', function () {
 
     for (const { file, node } of cases) {
       it(`${file.slice(0, 2)} ${node.type} ${node.operation}${node.name ? ` "${node.name}"` : ''}`, async () => {
-        const spec = (NODE_OPERATIONS as Record<string, { operations: Record<string, OperationSpec> }>)[node.type].operations[node.operation];
+        const spec = paletteSpecs(node.type as OperationNodeType)[node.operation];
         const payload = payloadFor(spec);
         if (node.amountFormat === 'decimal') {
           for (const a of spec.amounts ?? []) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `custodyflow-audit verify <folder|file> [--from <segment>]`: check the hash chains of
- * `custody-approver` audit logs (audit.ts, docs/audit.md).
+ * the approver node's audit logs (audit.ts, docs/audit.md).
  *
  * - A folder: every chain in it (each `*.jsonl` live segment with its rotated segments
  *   `<stem>.<12 digits>.jsonl`, oldest first), one line per chain.

@@ -2,15 +2,17 @@
  * The resolve step of the approver's pipeline: what became of an approve (PUT) or reject
  * (DELETE) call of `/coreclient/{client_id}/action/{action_id}` whose answer never came (a
  * timeout, a reset, a 5xx, the client closed by a redeploy while the request was in flight: an
- * ApiError whose `failure` is `outcomeUnknown`, lib/api/errors.ts). Such a call is never counted as
+ * ApiError whose `failure` is `outcomeUnknown`, lib/errors.ts). Such a call is never counted as
  * failed: the action is read (GET /coreclient/{client_id}/action/{action_id}, spec section 4;
  * statuses pending, expired, approved, rejected, spec section 3) and, for a transfer or a
  * withdrawal, its transaction too (GET /company/{company_id}/transfer|withdraw/{tx_id}: the
  * Transaction object's `approvers[]` name the action by `actionID` with its `status`, spec
- * section 2), until the answer is definite.
+ * section 2), until the answer is definite. A decision that did not take effect, or whose
+ * outcome is still unknown after a while, comes back with {@link ActionNotAppliedError} or
+ * {@link ActionOutcomeUnknownError}.
  */
 import type { CustodyClient } from '../client/client';
-import { ApiError } from '../api/errors';
+import { ApiError, OUTCOME_UNKNOWN_CODE } from '../api/errors';
 import type { Decision } from './rules';
 import { getAction } from '../client/v1/core-client';
 import { readTransaction } from '../client/read-transaction';
@@ -73,4 +75,35 @@ export async function readCallOutcome(
     }
   }
   return { outcome: 'pending', status, why: 'the action is still pending' };
+}
+
+/**
+ * A call that decided an action did not take effect, as found by reading the action after its
+ * outcome was unknown (the action expired, or was decided otherwise, or stayed pending). `code`
+ * is `ENOTAPPLIED`; `cause` `{outcome: 'notApplied', status, why}`.
+ */
+export class ActionNotAppliedError extends Error {
+  override name = 'ActionNotAppliedError';
+  /** Always `ENOTAPPLIED`. */
+  readonly code = 'ENOTAPPLIED';
+  constructor(message: string, override readonly cause: { outcome: 'notApplied'; status: string; why: string }) {
+    super(message);
+  }
+}
+
+/**
+ * A call that decided an action whose outcome is still unknown after
+ * {@link ApproverOptions.reportUnknownAfterMs}: it may have taken effect; the approver keeps
+ * resolving it and counts it on the safe side (an approval stays in its velocity windows).
+ * `code` is `EOUTCOMEUNKNOWN`; `cause` `{outcomeUnknown: true, statusCode, code, msg}` of the call.
+ */
+export class ActionOutcomeUnknownError extends Error {
+  override name = 'ActionOutcomeUnknownError';
+  /** Always `EOUTCOMEUNKNOWN`. */
+  readonly code = OUTCOME_UNKNOWN_CODE;
+  /** Always true. */
+  readonly outcomeUnknown = true;
+  constructor(message: string, override readonly cause: { outcomeUnknown: true; statusCode: number; code: unknown; msg: string }) {
+    super(message);
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * Approval rules of the `custody-approver` node: their stored shape, their compilation
+ * Approval rules of the approver node: their stored shape, their compilation
  * (checked once, at deploy) and their evaluation against one core client action (spec
  * section 2 "Action", its `details`; OpenAPI ActionDetailApproveTransfer / ApproveWithdraw /
  * ApproveNewWalletConnect). Ordered, first match wins, all conditions of a rule must hold,

@@ -1,5 +1,5 @@
 /**
- * Velocity windows of the `custody-approver`: the approvals of one approver per asset, in time
+ * Velocity windows of the approver node: the approvals of one approver per asset, in time
  * order, in a balanced search tree (a treap) whose nodes carry the count and sum of their
  * subtree, so the sum and count over any rolling window, an approval added (in or out of time
  * order), one taken out and the old ones pruned each cost O(log n) whatever the number n of

@@ -1,6 +1,6 @@
 /**
- * Coordination of several Node-RED instances on one API key through Redis (docs/scale-out.md): the one
- * connection of a `custody-config` node to Redis and everything the instances share through it.
+ * Coordination of several Node-RED instances on one API key through Redis (docs/scale-out.md):
+ * the one connection of a config node to Redis and everything the instances share through it.
  *
  * - **Claims** ({@link Coordinator.claim}): before an approver decides an action it claims it
  *   (a Lua script: `SET` if absent, with a lease in ms, fenced by an increasing number from
@@ -187,7 +187,7 @@ export function checkRedisUrl(url: string): URL {
 }
 
 /**
- * The Redis connection of a `custody-config` node and what it shares (see the module comment).
+ * The Redis connection of a config node and what it shares (see the module comment).
  * Events: `state` (state, reason?) on every change; `warning` (text) from {@link Coordinator.warn};
  * `dataLoss` () when Redis came back without its data (listeners write back what they know; see {@link Coordinator.onDataLoss}).
  */

@@ -1,9 +1,9 @@
 /**
  * The submission journal shared by several instances on one API key through Redis
- * (docs/scale-out.md): a key reserved on one instance is recognised on every other, and while
- * Redis is down no money-moving call is sent without a journal reservation. The money-moving calls are those of spec
- * section 4 (POST transfer, withdraw, atomicswap/make, atomicswap/take, coreclient sweep; see
- * lib/client/submission).
+ * (docs/scale-out.md: a key reserved on one instance is recognised on every other; with Redis
+ * down, money-moving nodes do not send without a journal reservation). The money-moving calls
+ * are those of spec section 4 (POST transfer, withdraw, atomicswap/make, atomicswap/take,
+ * coreclient sweep; see lib/client/submission).
  *
  * Each instance keeps its own file journal ({@link SubmissionJournal}); Redis holds the shared
  * truth per key. Keys (below the coordinator's prefix; `<hash>` is the SHA-256 hex of the
@@ -176,7 +176,7 @@ export class SharedSubmissionJournal implements PaymentJournal {
    * Share `local` through `coordinator`: listens to its state and data loss, and writes the
    * local live entries back (`SET NX`) as soon as Redis is reachable.
    * @param local this instance's file journal (opened; shared with nothing else in Redis's place).
-   * @param coordinator the Redis coordinator of the same `custody-config` node.
+   * @param coordinator the Redis coordinator of the same config node.
    * @throws {RangeError} when `options.lockLeaseMs` is under 1,000.
    */
   constructor(local: SubmissionJournal, coordinator: Coordinator, options: SharedJournalOptions = {}) {

@@ -8,7 +8,8 @@ import { characterCount, ValidationError } from '../api/errors';
 import { ID_MAX_LENGTH } from '../api/spec';
 import { tooLongError } from './prepare';
 
-const MEMBER_ID = /^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$/;
+/** A policy member id: no control characters or surrounding spaces (the editor scripts check with it too). */
+export const MEMBER_ID = /^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$/;
 
 /**
  * A member rule for one member id (spec section 2).

@@ -29,8 +29,9 @@ function validator(schema: object): ValidateFunction {
  * A path id: printable text without `/`, `?`, `#`, `%` or a backslash, not `.` or `..` (which
  * URL resolution would collapse into another endpoint), no leading or trailing space. Short
  * codes, with their inner spaces, pass.
+ * The editor scripts check with it too (written into resources/custody-editor.js at build).
  */
-const PATH_ID = /^(?!\.{1,2}$)[^\s/?#%\\\x00-\x1f\x7f](?:[^/?#%\\\x00-\x1f\x7f]*[^\s/?#%\\\x00-\x1f\x7f])?$/;
+export const PATH_ID = /^(?!\.{1,2}$)[^\s/?#%\\\x00-\x1f\x7f](?:[^/?#%\\\x00-\x1f\x7f]*[^\s/?#%\\\x00-\x1f\x7f])?$/;
 
 /** What an editor shows of an operation (see {@link describeOperation}). */
 export interface OperationDescription {

@@ -1,6 +1,7 @@
 /**
- * Checking answers and feed messages against the schemas of the registry (lib/api/registry.ts: each
- * operation's `responses`, lib/api/spec.ts `OperationSpec.responses`) and of the three feeds
+ * Checking answers and feed messages against the schemas of the operations
+ * (lib/api/operations.ts: each operation's `responses`, lib/api/spec.ts
+ * `OperationSpec.responses`) and of the three feeds
  * (spec section 6). Made for tests and the simulator's self-check: every answer the simulator
  * gives can be checked against what the spec says the real service answers.
  *
@@ -8,7 +9,7 @@
  * violation reported (`allErrors`), no coercion and no defaults: the body is never changed.
  */
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import type { RegistryEntry } from '../api/registry';
+import type { ApiOperation } from '../api/operations';
 import type { JsonSchema } from '../api/spec';
 import { coreClientFeedMessageSchema, hubFeedMessageSchema, walletFeedMessageSchema } from '../api/feeds';
 
@@ -86,11 +87,11 @@ function valueAt(data: unknown, pointer: string): unknown {
 }
 
 /**
- * Check one answer of an operation against the schema its registry entry declares for that
+ * Check one answer of an operation against the schema its declaration gives for that
  * status (`entry.spec.responses`; lib/api/spec.ts `OperationSpec.responses`).
  *
- * @param entry the operation's registry entry (lib/api/registry.ts `REGISTRY`, `registryEntry`,
- *   `entriesForRoute`).
+ * @param entry the operation (lib/api/operations.ts `API_OPERATIONS`, `apiOperation`,
+ *   `operationsForRoute`).
  * @param status the HTTP status of the answer.
  * @param body the answer's body as parsed JSON; an empty answer is `{}` (as lib's client parses it),
  *   and `undefined` is read as `{}` too.
@@ -101,7 +102,7 @@ function valueAt(data: unknown, pointer: string): unknown {
  *   is an entry without `responses`. Empty when the answer is as declared.
  * @throws {Error} only when a declared schema does not compile (a programming error).
  */
-export function validateResponse(entry: RegistryEntry, status: number, body: unknown): string[] {
+export function validateResponse(entry: Pick<ApiOperation<string>, 'spec'>, status: number, body: unknown): string[] {
   const { method, path, responses } = entry.spec;
   const name = `${method} ${path}`;
   if (!responses) return [`${name}: declares no responses`];

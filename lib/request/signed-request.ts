@@ -8,7 +8,7 @@
 import { ValidationError, characterCount, shortValue } from '../api/errors';
 import type { HttpMethod, OperationSpec } from '../api/spec';
 import { pathParams } from '../api/spec';
-import { v1Operations } from '../api/v1/operations';
+import { API_OPERATIONS } from '../api/operations';
 import { prepareOperation, tooLongError } from './prepare';
 
 /** The methods a signed call may use (spec section 4 uses these four). */
@@ -89,14 +89,14 @@ export function prepareSignedRequest(req: SignedRequest, baseUrl?: string): { me
 
 /** A declared operation a signed call matches, with the path ids read from its path. */
 export interface MatchedOperation {
-  /** The declared operation (one of lib/api/v1/operations.ts `v1Operations`). */
+  /** The declared operation (a v1 operation of lib/api/operations.ts `OPERATIONS`). */
   spec: OperationSpec;
   /** The path ids of its template, URL-decoded from the call's path: `{company_id: 'C1'}`. */
   ids: Record<string, string>;
 }
 
 /**
- * The declared v1 operation (lib/api/v1/operations.ts `v1Operations`) that a call by method and path reaches, if
+ * The declared v1 operation (lib/api/operations.ts `OPERATIONS`) that a call by method and path reaches, if
  * any: same method, same number of path segments, every literal segment equal (ignoring case
  * and one trailing `/`, as the service's routing may), each `{id}` matching one segment. When
  * several match, the one with the most literal segments wins (`/fund/{fund_id}/whitelist` over
@@ -110,25 +110,23 @@ export function matchV1Operation(method: string, path: string): MatchedOperation
   const q = path.indexOf('?');
   const segments = (q === -1 ? path : path.slice(0, q)).replace(/\/$/, '').split('/').slice(1);
   let best: { match: MatchedOperation; literals: number } | undefined;
-  for (const group of Object.values(v1Operations) as Record<string, OperationSpec>[]) {
-    for (const spec of Object.values(group)) {
-      if (spec.method !== method) continue;
-      const template = spec.path.split('/').slice(1);
-      if (template.length !== segments.length) continue;
-      const ids: Record<string, string> = {};
-      let literals = 0;
-      const matches = template.every((t, i) => {
-        const id = /^\{(\w+)\}$/.exec(t);
-        if (id) {
-          if (segments[i] === '') return false;
-          ids[id[1]] = segments[i];
-          return true;
-        }
-        literals++;
-        return t.toLowerCase() === segments[i].toLowerCase();
-      });
-      if (matches && (!best || literals > best.literals)) best = { match: { spec, ids }, literals };
-    }
+  for (const { version, spec } of API_OPERATIONS) {
+    if (version !== 'v1' || spec.method !== method) continue;
+    const template = spec.path.split('/').slice(1);
+    if (template.length !== segments.length) continue;
+    const ids: Record<string, string> = {};
+    let literals = 0;
+    const matches = template.every((t, i) => {
+      const id = /^\{(\w+)\}$/.exec(t);
+      if (id) {
+        if (segments[i] === '') return false;
+        ids[id[1]] = segments[i];
+        return true;
+      }
+      literals++;
+      return t.toLowerCase() === segments[i].toLowerCase();
+    });
+    if (matches && (!best || literals > best.literals)) best = { match: { spec, ids }, literals };
   }
   if (!best) return undefined;
   const ids: Record<string, string> = {};

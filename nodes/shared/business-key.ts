@@ -51,7 +51,7 @@ export type TemplatePart = { text: string } | { path: string };
 /**
  * Parse a `template` value: literal text and `{{path}}` placeholders (spaces inside the braces
  * are ignored). Pure: no Node-RED needed (the edit dialog checks a copy of these rules,
- * resources/custody-editor.js `partnerTxIdTemplateProblem`).
+ * editor/src/partner-txid.ts `templateProblem`).
  * @param template the editor value, e.g. `inv-{{payload.invoice}}`.
  * @returns the parts, in order.
  * @throws {ConfigError} naming `partnerTxId` for a `{{` without its `}}`, a `}}` without its

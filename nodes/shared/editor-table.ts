@@ -1,17 +1,18 @@
 /**
  * What the operation nodes' edit dialogs show, written once: per field (editor property) its
  * label, icon, placeholder, kind of value and TypedInput types ({@link FIELDS}), and per
- * operation node its palette label, icon, operations (with the registry operation each sends),
+ * operation node its palette label, icon, operations (with the palette operation each sends),
  * rows and notes ({@link OPERATION_NODES}). Pure data, no Node-RED import: the runtime
  * (nodes/shared/operation-node.ts) reads which property feeds which API field, and the build's
- * generator (scripts/generate-editors.js, from dist/) writes every dialog from it. The calls,
- * fields and required fields of each operation come from lib/registry.ts, not from here.
+ * generator (scripts/generate-editors.ts) writes every dialog from it. The calls,
+ * fields and required fields of each operation come from its operationId's declaration
+ * (nodes/shared/palette.ts, lib/api/operations.ts), not from here.
  */
-import type { OperationNodeType } from '../../lib/api/registry';
-import type { TransactionKind as SubmissionKind } from '../../lib/api/kinds';
+import type { TransactionKind } from '../../lib/api/kinds';
+import type { OperationNodeType } from './palette';
 
 /**
- * What the look-up hook of a field completes (resources/custody-lookup.js
+ * What the look-up hook of a field completes (editor/src/custody-lookup.ts
  * `CustodyLookup.autoComplete(kind, ...)`): the id of a company, fund, wallet, core client,
  * asset or exchange.
  */
@@ -55,7 +56,7 @@ export interface FieldPresentation {
   value?: string;
   /** True for a path id: the dialog checks a fixed value as the runtime does (no `/`, `?`, ...). */
   pathId?: boolean;
-  /** The look-up the field's str type completes from (resources/custody-lookup.js). */
+  /** The look-up the field's str type completes from (editor/src/custody-lookup.ts). */
   lookup?: LookupKind;
   /** Most characters a fixed value may have (the dialog refuses more). */
   maxLength?: number;
@@ -117,7 +118,7 @@ export const FIELDS: Record<string, FieldPresentation> = {
 export interface NodeOperation {
   /** Its label in the node's name and the Operation select, e.g. `create`. */
   label: string;
-  /** The registry operation it sends (lib/registry.ts), when not of the same name (policy `addMember` sends `update`). */
+  /** The palette operation it sends (nodes/shared/palette.ts), when not of the same name (policy `addMember` sends `update`). */
   spec?: string;
   /** Extra tip shown under the operation's call in the dialog (HTML). */
   note?: string;
@@ -146,7 +147,7 @@ export interface OperationNodeEditor {
   /** Per-node changes to a field's presentation (e.g. `wallet_id` is "From wallet" on a transfer). */
   overrides?: Record<string, Partial<FieldPresentation>>;
   /** For the money-moving nodes: the submission kind the `resolve` operation looks up. */
-  resolve?: SubmissionKind;
+  resolve?: TransactionKind;
 }
 
 /** The `resolve` operation of the money-moving nodes (lib `resolveSubmission`). */

@@ -1,7 +1,7 @@
 /**
- * The one runtime of every operation node, v1 and v2 (DESIGN.md "A node file reads top to
- * bottom: read config, resolve input, call lib, send"), driven by lib/registry.ts
- * `NODE_OPERATIONS` (what each operation sends) and nodes/shared/editor-table.ts (which editor
+ * The one runtime of every operation node, v1 and v2 (read config, resolve input, call lib,
+ * send), driven by nodes/shared/palette.ts (the operationId each operation sends, declared in
+ * lib/api/operations.ts) and nodes/shared/editor-table.ts (which editor
  * property fills which field): read the editor's TypedInput fields for the msg and merge them
  * over `msg.payload`, apply the node's input options (business key, decimal amounts, default
  * expiry), call the lib operation, and send `msg.payload` = body, `msg.statusCode` = HTTP status;
@@ -17,12 +17,13 @@ import {
   submitOperation,
   resolveSubmission,
   SUBMISSION_KINDS,
-  type TransactionKind as SubmissionKind,
   decimalAmountsToBaseUnits,
   describeOperation,
   callWorkspaceOperation,
   ConfigError,
   ValidationError,
+  type TransactionKind,
+  type ApiVersion,
   type ApiResponse,
   type OperationSpec,
   type CustodyClient,
@@ -35,10 +36,10 @@ import { requestRunner, type RequestOutcome } from './request-runner';
 import { partnerTxIdSource } from './business-key';
 import { fieldReader, refusingReader, type FieldReader } from './typed-field';
 import { OPERATION_NODES, OPERATION_FROM_MSG, RESOLVE_OPERATION, fieldOf, type NodeOperation } from './editor-table';
+import { paletteSpecs, paletteVersion, type OperationNodeType } from './palette';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
 import { createConnectedNode, noConnectionError } from './node-setup';
 import { resolveInputFrom, describeResolve } from '../../lib/client/submission/resolve';
-import { NODE_OPERATIONS, type OperationNodeType, type ApiVersion } from '../../lib/api/registry';
 
 export { RESOLVE_OPERATION, OPERATION_FROM_MSG };
 
@@ -46,8 +47,8 @@ export { RESOLVE_OPERATION, OPERATION_FROM_MSG };
 export type OperationMessage = CustodyMessage & { note?: string; operation?: unknown };
 
 /**
- * What the node's own code does for one operation, when not the registry's plain call (the v2
- * policy built from a form, a wallet's wait for its address).
+ * What the node's own code does for one operation, when not the plain call of its operationId
+ * (the v2 policy built from a form, a wallet's wait for its address).
  */
 export interface OperationBehaviour {
   /**
@@ -63,7 +64,7 @@ export interface OperationBehaviour {
 
 /** How a node module registers its operation node: the type, and the v2 behaviours of its operations. */
 export interface OperationNodeOptions {
-  /** The node type, a key of lib's `NODE_OPERATIONS` and of the editor table. */
+  /** The node type, a key of the palette (nodes/shared/palette.ts) and of the editor table. */
   type: OperationNodeType;
   /** Per operation name: what the node's own code does instead of the plain call. */
   behaviours?: Record<string, OperationBehaviour>;
@@ -87,10 +88,10 @@ export function custodyTrace(type: string, operation: string, input: Record<stri
 /** `amountFormat` editor option: amounts are base units (default) or decimal strings in whole units. */
 type AmountFormat = 'baseUnits' | 'decimal';
 
-/** One operation of a node, resolved against the registry. */
+/** One operation of a node, resolved against its palette entry. */
 interface ResolvedOperation {
   name: string;
-  /** The registry declaration it sends (the paying operation's for `resolve`). */
+  /** The declaration it sends (the paying operation's for `resolve`). */
   spec: OperationSpec | undefined;
   resolving: boolean;
   table: NodeOperation;
@@ -98,16 +99,16 @@ interface ResolvedOperation {
   properties: string[];
 }
 
-/** The operations of a node type, by name, with their registry declarations. */
+/** The operations of a node type, by name, with their declarations. */
 function nodeOperations(type: OperationNodeType): Map<string, ResolvedOperation> {
   const table = OPERATION_NODES[type];
-  const specs = NODE_OPERATIONS[type].operations as Record<string, OperationSpec>;
+  const specs = paletteSpecs(type);
   const described = editorDescription(type);
   const out = new Map<string, ResolvedOperation>();
   for (const [name, op] of Object.entries(table.operations)) {
     const resolving = Boolean(table.resolve) && name === RESOLVE_OPERATION;
     const spec = resolving ? undefined : specs[op.spec ?? name];
-    if (!resolving && !spec) throw new Error(`${type}: operation ${name} has no registry declaration ${op.spec ?? name}`);
+    if (!resolving && !spec) throw new Error(`${type}: operation ${name} has no palette operation ${op.spec ?? name}`);
     out.set(name, { name, spec, resolving, table: op, properties: described[name].properties });
   }
   return out;
@@ -132,11 +133,11 @@ function simulatorOnlyError(RED: NodeAPI, op: ResolvedOperation, connection: Cus
  */
 export function registerOperationNode(RED: NodeAPI, options: OperationNodeOptions): void {
   const type = options.type;
-  const version: ApiVersion = NODE_OPERATIONS[type].version;
+  const version: ApiVersion = paletteVersion(type);
   const table = OPERATION_NODES[type];
   const operations = nodeOperations(type);
   const names = [...operations.keys()];
-  const paying = Object.values(NODE_OPERATIONS[type].operations as Record<string, OperationSpec>).find((o) => o.submission);
+  const paying = Object.values(paletteSpecs(type)).find((o) => o.submission);
 
   function OperationNode(this: Node, def: OperationNodeDef) {
     const connection = createConnectedNode(RED, this, def);
@@ -303,7 +304,7 @@ export interface EditorDescriptionInput {
   /** The editor properties that are API fields. */
   editorFields: readonly EditorField[];
   /** The submission kind of a `resolve` operation, if any. */
-  resolve?: SubmissionKind;
+  resolve?: TransactionKind;
 }
 
 /**
@@ -316,7 +317,7 @@ export function editorDescription(node: OperationNodeType | EditorDescriptionInp
     typeof node === 'string'
       ? {
           type: node,
-          operations: NODE_OPERATIONS[node].operations as Record<string, OperationSpec>,
+          operations: paletteSpecs(node),
           editorFields: OPERATION_NODES[node].fields.map((p) => [fieldOf(node, p).field, p] as const),
           resolve: OPERATION_NODES[node].resolve,
           table: OPERATION_NODES[node].operations,

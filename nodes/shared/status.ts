@@ -3,7 +3,7 @@
  * with the time on success, red ring on error; feeds yellow ring connecting, green dot
  * connected, red ring disconnected (retrying). The texts are the `common.status.*` entries of
  * the node's message catalog (nodes/shared/locales/<lang>/common.json, merged into every node's
- * catalog by scripts/copy-assets.js), looked up with the `RED._` of the node's module.
+ * catalog by scripts/copy-assets.ts), looked up with the `RED._` of the node's module.
  */
 import type { Node, NodeAPI } from 'node-red';
 import type { FeedState } from '../../lib';

@@ -3,7 +3,7 @@
  * authentication (spec section 5.8; 401 with the section 7 body when the token is missing or
  * wrong), and the control endpoints under `/_simulator/v2` (loopback only, JSON only).
  *
- * The API routes are lib's registry entries of version v2 (route-table.ts), one handler each:
+ * The API routes are lib's operations of version v2 (route-table.ts), one handler each:
  * policies (list, create, update: an update request to approve), portfolios (create, read) and
  * their wallets (create with `waitForAddress`, read), and the simulator's actions (read, approve
  * and reject as the token's API key; the service wants a BLS signature).
@@ -91,17 +91,17 @@ export function v2Service(eng: Engine): V2Service {
     locals.key = key;
   };
 
-  /** The handler of every v2 operation, by registry key (lib/registry.ts). Bodies arrive validated against the entry's schemas. */
-  const handlers: OperationHandlers = {
-    'custody-policy.list': ({ params }) => ({ policies: Object.values(ws.checkWorkspace(eng, params.workspaceID).policies).map(ws.policyView) }),
-    'custody-policy.create': ({ params, body }) => ws.createPolicy(eng, params.workspaceID, body as PolicyBody),
-    'custody-policy.update': ({ params, body, locals }) => ws.updatePolicy(eng, params.workspaceID, params.policyID, body as PolicyBody, keyOf(locals).id),
-    'custody-policy.getAction': ({ params }) => ws.actionView(ws.getAction(eng, params.actionID)),
-    'custody-policy.approveAction': ({ params, locals }) => ws.actionView(ws.decide(eng, params.actionID, keyOf(locals).id, true)),
-    'custody-policy.rejectAction': ({ params, locals }) => ws.actionView(ws.decide(eng, params.actionID, keyOf(locals).id, false)),
-    'custody-portfolio.create': ({ params, body }) => ws.createAccount(eng, params.workspaceID, body as { name: string; type?: PortfolioType }),
-    'custody-portfolio.get': ({ params }) => ws.accountView(eng, params.workspaceID, params.accountID),
-    'custody-portfolio.createWallet': async ({ params, body }) => {
+  /** The handler of every v2 operation, by operationId (lib/api/operations.ts). Bodies arrive validated against the operation's schemas. */
+  const handlers = {
+    listPolicies: ({ params }) => ({ policies: Object.values(ws.checkWorkspace(eng, params.workspaceID).policies).map(ws.policyView) }),
+    createPolicy: ({ params, body }) => ws.createPolicy(eng, params.workspaceID, body as PolicyBody),
+    updatePolicy: ({ params, body, locals }) => ws.updatePolicy(eng, params.workspaceID, params.policyID, body as PolicyBody, keyOf(locals).id),
+    getWorkspaceAction: ({ params }) => ws.actionView(ws.getAction(eng, params.actionID)),
+    approveWorkspaceAction: ({ params, locals }) => ws.actionView(ws.decide(eng, params.actionID, keyOf(locals).id, true)),
+    rejectWorkspaceAction: ({ params, locals }) => ws.actionView(ws.decide(eng, params.actionID, keyOf(locals).id, false)),
+    createPortfolio: ({ params, body }) => ws.createAccount(eng, params.workspaceID, body as { name: string; type?: PortfolioType }),
+    getPortfolio: ({ params }) => ws.accountView(eng, params.workspaceID, params.accountID),
+    createPortfolioWallet: async ({ params, body }) => {
       const b = body as { name: string; connectPlugin: ConnectPlugin; policyID: string; waitForAddress?: number };
       const { walletID } = ws.createWallet(eng, params.workspaceID, params.accountID, b);
       // Wait (real time) up to waitForAddress seconds for the key computation (business clock):
@@ -116,8 +116,8 @@ export function v2Service(eng: Engine): V2Service {
       const view = ws.walletView(eng, current());
       return { walletID: view.walletID, address: view.address };
     },
-    'custody-portfolio.getWallet': ({ params }) => ws.walletView(eng, ws.getWallet(eng, params.workspaceID, params.accountID, params.walletID)),
-  };
+    getPortfolioWallet: ({ params }) => ws.walletView(eng, ws.getWallet(eng, params.workspaceID, params.accountID, params.walletID)),
+  } satisfies OperationHandlers<'v2'>;
 
   const api = createRouter();
   api.use(guard(eng, 'v2', (req, res) => authenticate(req, res.locals)));

@@ -1,0 +1,331 @@
+/**
+ * The writer of an audit log (docs/audit.md; the line format: audit-line.ts): appends are
+ * group-committed: every line handed in during one write is written and `fdatasync`ed together,
+ * and each append resolves only once its line is on disk. The live segment rotates when it grows
+ * past {@link AuditLogOptions.maxSegmentBytes} or a new UTC day begins, its new opening line
+ * carrying the state its owner hands over ({@link CarryHook}: a checkpoint); a clean close writes
+ * a checkpoint too when the live segment is large ({@link AuditLogOptions.closeCheckpointBytes}).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { AuditFileError, isOpening, lineHash, type AuditLine, type SegmentOpening } from './audit-line';
+import { rotatedSegmentPath, rotatedSegments } from './audit-segments';
+import { recoverRotation, rotateSegmentFile } from './audit-rotation';
+import { verifyAuditText } from './audit-verify';
+
+/** Default {@link AuditLogOptions.maxSegmentBytes}: 64 MiB. */
+export const DEFAULT_MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
+
+/** Default {@link AuditLogOptions.closeCheckpointBytes}: 1 MiB. */
+export const DEFAULT_CLOSE_CHECKPOINT_BYTES = 1024 * 1024;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * What the owner of a log hands over at a rotation: the records that restore its state
+ * (not its history). Called synchronously, from inside {@link AuditLog.append} (before the
+ * record being appended is chained: every record appended earlier is in the segment being
+ * closed, that one and later ones in the new segment) or from {@link AuditLog.close} /
+ * {@link AuditLog.rotate}. Each record must be JSON-serialisable. A record that is both in
+ * `carried` and among the lines after it is read twice on start: a replay must be idempotent.
+ * When it throws, the log does not rotate then (it tries again at the next append).
+ */
+export type CarryHook = () => Record<string, unknown>[];
+
+/** Options of {@link AuditLog.open}; all optional. */
+export interface AuditLogOptions {
+  /**
+   * Rotate when the live segment's lines (its opening line not counted) would pass this many
+   * bytes. Default {@link DEFAULT_MAX_SEGMENT_BYTES} (64 MiB). A single line longer than this
+   * still goes in (a segment holds at least one line).
+   */
+  maxSegmentBytes?: number;
+  /** Rotate at the first append of a new UTC day (default true). */
+  rotateDaily?: boolean;
+  /** The clock, epoch ms (default `Date.now`): for tests. */
+  now?: () => number;
+  /**
+   * The state to carry into each new segment ({@link CarryHook}); also settable later with
+   * {@link AuditLog.setCarry}. Without one the log never rotates by itself: a new segment
+   * without its owner's state would make a restart forget it.
+   */
+  carry?: CarryHook;
+  /**
+   * At a clean {@link AuditLog.close}, when the live segment holds more than this many bytes of
+   * lines and a carry hook is set, rotate (reason `close`) so the next start reads the carried
+   * state only. Default {@link DEFAULT_CLOSE_CHECKPOINT_BYTES} (1 MiB); `Infinity` turns it off.
+   */
+  closeCheckpointBytes?: number;
+}
+
+/** An entry of the write queue: a line, or a rotation to make before the lines after it. */
+interface Pending {
+  line: string;
+  /** Set for a rotation: the path the live segment is renamed to. */
+  rotateTo?: string;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+function utcDay(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+/**
+ * An append-only, hash-chained audit log in segments. Open it with {@link AuditLog.open}, which
+ * verifies the live segment; {@link AuditLog.append} resolves once the line is written and
+ * fdatasync'ed. A rotation is crash-safe (audit-rotation.ts); lines appended during a rotation
+ * wait for it, then go to the new segment.
+ */
+export class AuditLog {
+  readonly file: string;
+  #fh: fs.promises.FileHandle;
+  #seq: number;
+  #head: string;
+  #queue: Pending[] = [];
+  #writing: Promise<void> | undefined;
+  #closed = false;
+  #fileClosed: Promise<void> | undefined;
+  readonly #max: number;
+  readonly #daily: boolean;
+  readonly #now: () => number;
+  readonly #closeCheckpoint: number;
+  #carry: CarryHook | undefined;
+  /** `seq` of the live segment's first line. */
+  #segmentFirstSeq: number;
+  /** Lines of the live segment that are not its opening line (written or queued). */
+  #segmentLines: number;
+  /** Their bytes, newlines included. */
+  #segmentBytes: number;
+  /** The UTC day (epoch days) of the live segment's lines; undefined while it has none. */
+  #segmentDay: number | undefined;
+
+  private constructor(file: string, fh: fs.promises.FileHandle, seq: number, head: string, options: AuditLogOptions, segment: { firstSeq: number; lines: number; bytes: number; day: number | undefined }) {
+    this.file = file;
+    this.#fh = fh;
+    this.#seq = seq;
+    this.#head = head;
+    this.#max = options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES;
+    this.#daily = options.rotateDaily ?? true;
+    this.#now = options.now ?? Date.now;
+    this.#closeCheckpoint = options.closeCheckpointBytes ?? DEFAULT_CLOSE_CHECKPOINT_BYTES;
+    this.#carry = options.carry;
+    this.#segmentFirstSeq = segment.firstSeq;
+    this.#segmentLines = segment.lines;
+    this.#segmentBytes = segment.bytes;
+    this.#segmentDay = segment.day;
+  }
+
+  /**
+   * Open (creating it and its folder, mode 0600) the live segment of an audit log, finish a
+   * rotation a crash interrupted, and verify the live segment's chain (its opening line's
+   * `prev` is taken on trust: {@link verifyAuditChain} checks the whole chain). Reads the live
+   * segment only: its cost is bounded by the carried state and the live segment's size, not by
+   * the history before it.
+   * @param options rotation and the carry hook ({@link AuditLogOptions}).
+   * @returns the log, ready to append; `records`: the carried records of the live segment's
+   *   opening line (as the owner handed them over) followed by the live segment's other lines
+   *   (for a first segment: all its lines); a carried record has the fields its owner gave it
+   *   (`seq` and `prev` only when it carried lines it had appended, as the approver does);
+   *   `opening`: that opening line, when there is one.
+   * @throws {AuditFileError} when the live segment does not verify (naming the first bad
+   *   line), or is missing or empty while rotated segments exist; what the file system throws
+   *   otherwise.
+   */
+  static async open(file: string, options: AuditLogOptions = {}): Promise<{ log: AuditLog; records: AuditLine[]; opening?: SegmentOpening }> {
+    const dir = path.dirname(file);
+    await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
+    await recoverRotation(file);
+    if (!fs.existsSync(file) && rotatedSegments(file).length > 0) {
+      throw new AuditFileError(file, 1, 'the live segment is missing but rotated segments exist: its lines (and the state it carried) are missing');
+    }
+    const fh = await fs.promises.open(file, 'a+', 0o600);
+    try {
+      // One read of the whole size (FileHandle.readFile reads in small chunks).
+      const stat = await fh.stat();
+      const buf = Buffer.allocUnsafe(stat.size);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      const text = buf.toString('utf8', 0, got);
+      if (text === '' && rotatedSegments(file).length > 0) {
+        throw new AuditFileError(file, 1, 'the live segment is empty but rotated segments exist: its lines (and the state it carried) are missing');
+      }
+      const v = verifyAuditText(text, { trustOpening: true });
+      if (!v.ok) throw new AuditFileError(file, v.bad!.line, v.bad!.reason);
+      const first = v.records[0];
+      const opening = first && isOpening(first) ? first : undefined;
+      const records = opening ? [...(opening.carried as AuditLine[]), ...v.records.slice(1)] : v.records;
+      const openingBytes = opening ? Buffer.byteLength(text.slice(0, text.indexOf('\n') + 1), 'utf8') : 0;
+      const lines = v.lines - (opening ? 1 : 0);
+      const day = lines > 0 ? utcDay(stat.mtimeMs) : undefined;
+      const segment = { firstSeq: first ? first.seq : 1, lines, bytes: Buffer.byteLength(text, 'utf8') - openingBytes, day };
+      return { log: new AuditLog(file, fh, v.lastSeq, v.head, options, segment), records, ...(opening ? { opening } : {}) };
+    } catch (e) {
+      await fh.close();
+      throw e;
+    }
+  }
+
+  /** Lines in the chain so far (the last `seq`, queued lines included). */
+  get lines(): number {
+    return this.#seq;
+  }
+
+  /** SHA-256 (hex) of the last line (queued lines included): the head of the chain. */
+  get head(): string {
+    return this.#head;
+  }
+
+  /**
+   * Set (or remove, with undefined) the hook whose records each new segment's opening line
+   * carries ({@link CarryHook}). Without a hook the log does not rotate by itself.
+   */
+  setCarry(hook: CarryHook | undefined): void {
+    this.#carry = hook;
+  }
+
+  /**
+   * Append a record as the next line (it gets `seq` and `prev`, placed first). Rotates first
+   * when the record would take the live segment past `maxSegmentBytes`, or it is the first of a
+   * new UTC day (`rotateDaily`), and a carry hook is set.
+   * @param record JSON-serialisable fields; `seq` and `prev` are set here; `kind: "segment"` is reserved.
+   * @returns the line as written, once it is on disk.
+   * @throws {Error} when the log is closed, the record's kind is `segment`, or the write (or a rotation before it) fails (rejects).
+   */
+  append(record: Record<string, unknown>): Promise<AuditLine> {
+    if (this.#closed) return Promise.reject(new Error(`audit file ${this.file}: closed`));
+    if (record.kind === 'segment') return Promise.reject(new Error(`audit file ${this.file}: kind "segment" is reserved for segment opening lines`));
+    let full = { seq: this.#seq + 1, prev: this.#head, ...record } as AuditLine;
+    let line = JSON.stringify(full);
+    let bytes = Buffer.byteLength(line, 'utf8') + 1;
+    if (this.#carry && this.#segmentLines > 0) {
+      const now = this.#now();
+      const reason = this.#segmentBytes + bytes > this.#max ? 'size' : this.#daily && this.#segmentDay !== undefined && utcDay(now) !== this.#segmentDay ? 'day' : undefined;
+      if (reason && this.#queueRotation(reason, now, false)) {
+        full = { seq: this.#seq + 1, prev: this.#head, ...record } as AuditLine;
+        line = JSON.stringify(full);
+        bytes = Buffer.byteLength(line, 'utf8') + 1;
+      }
+    }
+    this.#seq = full.seq;
+    this.#head = lineHash(line);
+    this.#segmentLines++;
+    this.#segmentBytes += bytes;
+    if (this.#segmentDay === undefined) this.#segmentDay = utcDay(this.#now());
+    return this.#enqueue(line).then(() => full);
+  }
+
+  /**
+   * Rotate now (reason `manual`), carrying what the hook gives (nothing without a hook): the
+   * next start reads only the carried records and what is appended after.
+   * @returns once the new segment is in place (resolves at once when the live segment has no lines but its opening one).
+   * @throws {Error} when the log is closed, the hook throws, or the rotation fails (rejects).
+   */
+  rotate(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error(`audit file ${this.file}: closed`));
+    if (this.#segmentLines === 0) return Promise.resolve();
+    try {
+      return this.#queueRotation('manual', this.#now(), true)!;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Chain an opening line now (calling the carry hook) and queue the rotation before it.
+   * @param strict throw when the hook throws (else skip the rotation: returns undefined).
+   */
+  #queueRotation(reason: SegmentOpening['reason'], now: number, strict: boolean): Promise<void> | undefined {
+    let carried: Record<string, unknown>[];
+    try {
+      carried = this.#carry ? this.#carry() : [];
+      if (!Array.isArray(carried)) throw new Error('the carry hook did not return an array');
+    } catch (e) {
+      if (strict) throw e;
+      return undefined;
+    }
+    const rotateTo = rotatedSegmentPath(this.file, this.#segmentFirstSeq);
+    const opening: SegmentOpening = { seq: this.#seq + 1, prev: this.#head, kind: 'segment', previous: path.basename(rotateTo), at: new Date(now).toISOString(), reason, carried };
+    const line = JSON.stringify(opening);
+    this.#seq = opening.seq;
+    this.#head = lineHash(line);
+    this.#segmentFirstSeq = opening.seq;
+    this.#segmentLines = 0;
+    this.#segmentBytes = 0;
+    this.#segmentDay = undefined;
+    return this.#enqueue(line, rotateTo);
+  }
+
+  #enqueue(line: string, rotateTo?: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ line, rotateTo, resolve, reject });
+      if (!this.#writing) this.#writing = this.#drain();
+    });
+  }
+
+  /** Write and sync what is queued, in groups, until nothing is left; rotations in order. */
+  async #drain(): Promise<void> {
+    // Let the appends of this turn of the event loop join the first group.
+    await new Promise<void>((r) => setImmediate(r));
+    while (this.#queue.length) {
+      const items = this.#queue;
+      this.#queue = [];
+      let i = 0;
+      try {
+        while (i < items.length) {
+          if (items[i].rotateTo) {
+            await this.#rotateFile(items[i]);
+            items[i].resolve();
+            i++;
+            continue;
+          }
+          let j = i;
+          while (j < items.length && !items[j].rotateTo) j++;
+          const group = items.slice(i, j);
+          await this.#fh.write(group.map((p) => p.line + '\n').join(''));
+          await this.#fh.datasync();
+          group.forEach((p) => p.resolve());
+          i = j;
+        }
+      } catch (e) {
+        // The chain in memory now runs ahead of the file: refuse everything after this.
+        this.#closed = true;
+        const err = new Error(`audit file ${this.file}: write failed: ${(e as Error).message}`);
+        items.slice(i).concat(this.#queue).forEach((p) => p.reject(err));
+        this.#queue = [];
+      }
+    }
+    this.#writing = undefined;
+  }
+
+  /** A rotation (audit-rotation.ts); then appends go to the new segment. */
+  async #rotateFile(p: Pending): Promise<void> {
+    const fh = await rotateSegmentFile(this.file, p.line, p.rotateTo!);
+    const old = this.#fh;
+    this.#fh = fh;
+    await old.close();
+  }
+
+  /**
+   * Wait for the lines in flight, write a checkpoint when due (see
+   * {@link AuditLogOptions.closeCheckpointBytes}), then close the file. Appends after this reject.
+   */
+  close(): Promise<void> {
+    if (!this.#fileClosed) {
+      if (!this.#closed && this.#carry && this.#segmentLines > 0 && this.#segmentBytes > this.#closeCheckpoint) {
+        // A failed checkpoint is no loss: the live segment is complete without it.
+        this.#queueRotation('close', this.#now(), false)?.catch(() => undefined);
+      }
+      this.#closed = true;
+      this.#fileClosed = (async () => {
+        await this.#writing;
+        await this.#fh.close();
+      })();
+    }
+    return this.#fileClosed;
+  }
+}
