@@ -35,7 +35,7 @@ import type { Authenticator } from './auth';
 import { badRequest, notFound, toErrorResponse } from './errors';
 import { getCoreClient } from './network';
 import { feedMessage, pendingActionsOf } from './transactions';
-import type { ActionRecord } from './state';
+import type { ActionRecord } from './model';
 import { API_PREFIX } from './paths';
 import { checkFeedMessage } from './response-check';
 

@@ -48,14 +48,15 @@ import { createRouter, errorHandler, pathOf, rawBodyParser, requestListener, sen
 import { ensureUsers } from './network';
 import { apiRouter } from './routes';
 import { API_PREFIX, CONTROL_PREFIX, V2_CONTROL_PREFIX, V2_PREFIX } from './paths';
-import { emptyState, Store, type DemoDataset, type SimState } from './state';
+import { emptyState, type DemoDataset, type SimState } from './model';
+import { Store } from './store';
 import { JOURNAL_CHECK_ENV } from './journal';
 import { CHECK_ENV } from './response-check';
 import { applyExpiry } from './transactions';
 import { ensureV2 } from './v2/state';
 import { v2Service } from './v2/routes';
 
-export type { DemoDataset, DemoWallet } from './state';
+export type { DemoDataset, DemoWallet } from './model';
 export type { DedupeMode } from './engine';
 
 /** Options of {@link Simulator.start}. */

@@ -44,7 +44,7 @@ import type { WalletHistory, WalletHistoryItem } from '../lib/v1/fund';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection, ledgerMovedBalance } from './network';
-import type { CompanyRecord, FundRecord, LedgerEntry, TrustedPartyRecord } from './state';
+import type { CompanyRecord, FundRecord, LedgerEntry, TrustedPartyRecord } from './model';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

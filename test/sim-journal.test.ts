@@ -16,7 +16,7 @@ import path from 'node:path';
 import { Simulator, DATA_FILES, type DemoDataset } from '../simulator';
 import { CustodyClient } from '../lib';
 import { JOURNAL_FILE } from '../simulator/journal';
-import { COMPACT_BYTES_ENV } from '../simulator/state';
+import { COMPACT_BYTES_ENV } from '../simulator/store';
 import { until } from './support';
 import { spawnCliSimulator } from './sim-cli';
 import { bodyOf, transferRequest } from './requests';
