@@ -3,7 +3,7 @@
  * takes): idempotency on `partner_txID`, holds, one action per custodian, approval records,
  * closing (release of the hold, pending actions expired), balance movements with their wallets
  * feed event, ledger entries and the Transaction object. Sources: spec sections 2 (Transaction
- * object, Action, Ledger entry), 3 (states and moves), 6 (feeds), 8 (fees); NOTES.md.
+ * object, Action, Ledger entry), 3 (states and moves), 6 (feeds), 8 (fees); simulator/README.md "Custody".
  *
  * Ledger entries of a custody transaction (spec section 2 "Ledger entry": its `status` and
  * `expireTime` show that the service lists transactions still pending). Amounts in base units of

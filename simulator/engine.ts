@@ -80,8 +80,9 @@ export interface EngineEvents {
 }
 
 /**
- * Shared context of the business rules. All mutations are synchronous; each calls
- * {@link Engine.changed} so the {@link Store} writes them (group commit).
+ * Shared context of the business rules. All mutations are synchronous and go through
+ * {@link Engine.state}: with persistence, the Store's tracking view records each write and
+ * schedules it (group commit); domain code also calls {@link Engine.changed}.
  */
 export class Engine extends EventEmitter<EngineEvents> {
   /** The persisted state document (owned by the Store). */
@@ -144,7 +145,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   putWallet(w: WalletRecord): void {
     this.state.wallets[w.wallet_id] = w;
     this.indexes.addWallet(w);
-    this.changed();
   }
 
   /** Store a new fund with its empty ledger and index it (funds per company). */
@@ -152,21 +152,18 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.state.funds[f.fund_id] = f;
     this.state.ledger[f.fund_id] = [];
     this.indexes.addFund(f);
-    this.changed();
   }
 
   /** Store an exchange and index it by its core client. */
   putExchange(x: ExchangeRecord): void {
     this.state.exchanges[x.id] = x;
     this.indexes.addExchange(x);
-    this.changed();
   }
 
   /** Store a new wallet connection request and index it (per wallet and per exchange core client). */
   putConnection(c: WalletConnectionRecord): void {
     this.state.connections[c.id] = c;
     this.indexes.addConnection(c);
-    this.changed();
   }
 
   /** True when a short code is already used by a wallet. */
@@ -228,7 +225,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   putAction(a: ActionRecord): void {
     this.state.actions[a.id] = a;
     this.indexes.addAction(a);
-    this.changed();
   }
 
   /**
@@ -241,7 +237,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (!a) return;
     a.status = status;
     if (status !== 'pending') this.indexes.actionDecided(a);
-    this.changed();
   }
 
   /**
@@ -289,7 +284,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     else s.transfers[tx.txID] = tx;
     if (tx.partner_txID) s.partnerTxIndex[partnerKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] ??= tx.txID;
     this.indexes.addTx(tx);
-    this.changed();
   }
 
   /** The tx id of the transaction of `kind` this company created with this `partner_txID`, or undefined. */
@@ -307,7 +301,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (!tx) return;
     tx.txStatus = status;
     this.indexes.txChanged(tx);
-    this.changed();
   }
 
   /** Publish a quote to the liquidity hub at `now` (epoch seconds): sets its `hubAdded` and lists it. */
@@ -316,7 +309,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (!swap) return;
     swap.hubAdded = now;
     this.indexes.txChanged(swap);
-    this.changed();
   }
 
   /** Smallest `expires` among the transactions under expiry watch (epoch seconds, business clock); Infinity when none. */
@@ -355,7 +347,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   putSweep(sweep: SweepRecord): void {
     this.state.sweeps[sweep.tx_id] = sweep;
     if (sweep.partner_txID) this.state.partnerTxIndex[sweepPartnerKey(sweep.client_id, sweep.partner_txID)] ??= sweep.tx_id;
-    this.changed();
   }
 
   /** The tx id of the sweep this exchange core client ran with this `partner_txID`, or undefined. */
@@ -372,7 +363,6 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   appendLedger(wallet: WalletRecord, entry: LedgerEntry): number {
     (this.state.ledger[wallet.fund_id] ??= []).push({ wallet_id: wallet.wallet_id, entry });
-    this.changed();
     return this.indexes.catchUpLedger(wallet.fund_id);
   }
 

@@ -4,7 +4,7 @@
  * /coreclient/{client_id}/wallets), 5.9 (an exchange has a whitelisted exchange core client), 6
  * (wallet connection requests on the core client feed); OpenAPI `/exchanges`,
  * `/coreclient/{client_id}/wallets`, `/coreclient/{client_id}/sweep[/{tx_id}]`, CoreClientWallet,
- * SweepInfo, ActionDetailApproveNewWalletConnect; NOTES.md.
+ * SweepInfo, ActionDetailApproveNewWalletConnect; simulator/README.md "Exchanges, wallet connections, sweeps".
  *
  * Semantics chosen by the simulator:
  * - Exchanges are simulator data (the demo creates two, each with its exchange core client).
@@ -136,7 +136,7 @@ export function decideConnection(eng: Engine, action: ActionRecord, approve: boo
   eng.changed();
 }
 
-/** `details` of an `ApproveNewWalletConnect` action: `{clientData, wallet}` (NOTES.md). */
+/** `details` of an `ApproveNewWalletConnect` action: `{clientData, wallet}` (OpenAPI ActionDetailApproveNewWalletConnect). */
 export function connectionDetails(eng: Engine, action: ActionRecord): Record<string, unknown> {
   const conn = eng.state.connections[action.txID];
   const w = conn ? eng.state.wallets[conn.wallet_id] : undefined;

@@ -1,5 +1,5 @@
 /**
- * The embedded Custody Partner API simulator (DESIGN.md "The simulator").
+ * The embedded Custody Partner API simulator (simulator/README.md).
  *
  * Serves the v1 partner API at `/api/v1/p` over HTTP, or HTTPS (TLS 1.2+) when given a
  * certificate, with core client websocket feeds at `/api/v1/p/coreclient/{client_id}/feed`,
@@ -24,7 +24,7 @@
  *   wallets, custody transactions, actions, ledger, nonce marks, clock offset, demo ids, the v2
  *   workspace with its tokens): a snapshot, written atomically on first start, on compaction
  *   and on stop; `journal.jsonl` (mode 0600): the changes since the snapshot, one fdatasync'ed
- *   line per group commit (state.ts, journal.ts). Neither is written when `persist` is false.
+ *   line per group commit (store.ts, journal.ts). Neither is written when `persist` is false.
  *
  * The command line (cli.ts) prints the paths of the key and token files, never their content.
  *

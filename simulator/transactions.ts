@@ -257,7 +257,7 @@ export function feedMessage(a: ActionRecord): Action {
   return { coreClientID: a.custodianID, expireTime: a.expireTime, id: a.id, status: 'pending', timestamp: a.timestamp, type: a.type };
 }
 
-/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2, NOTES.md): lib's Action without `coreClientID` and `details`. */
+/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2 "Action"): lib's Action without `coreClientID` and `details`. */
 function summary(a: ActionRecord): Action {
   return { id: a.id, type: a.type, status: a.status, timestamp: a.timestamp, expireTime: a.expireTime };
 }
@@ -298,7 +298,7 @@ const TX_TYPE = { transfer: 'transfer', withdrawal: 'withdrawal', swapMake: 'swa
 
 /**
  * The `details` of an action (spec section 2 detail fields; OpenAPI ActionDetailApprove*):
- * for a wallet connection request `{clientData, wallet}` (NOTES.md), otherwise the
+ * for a wallet connection request `{clientData, wallet}` (OpenAPI ActionDetailApproveNewWalletConnect), otherwise the
  * transaction's fields. `recipientAddress` is the destination wallet id of a transfer, the L1
  * address of a withdrawal, the maker's receive wallet for a swap take, '' for a swap quote;
  * `recipientAddressName` the recipient company's name or the whitelist entry's name.

@@ -18,10 +18,10 @@ import { DATA_FILES, Simulator } from '../simulator';
 import { Engine } from '../simulator/engine';
 import { Store } from '../simulator/store';
 import { JOURNAL_FILE } from '../simulator/journal';
-import type { SimState } from '../simulator/model';
+import { emptyState, type SimState } from '../simulator/model';
 import { control, controlCall, tempDirPerTest } from './support';
 import { bodyOf, swapQuoteRequest, transferRequest, uniqueId, withdrawalRequest } from './requests';
-import { accountClient, signedCall, startSimulated, stopSimulated, type Reply, type SimulatedAccount } from './simulated';
+import { accountClient, signedCall, startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 
 /** An engine built from scratch on a copy of `state` (nothing persisted). */
 function freshEngine(state: SimState, dataDir: string): Engine {
@@ -42,12 +42,8 @@ describe('simulator store: indexes derived from the stored state; older data fol
       for (const d of copies) fs.rmSync(d, { recursive: true, force: true });
     });
 
-    const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> => signedCall(acc.client, method, p, body);
-    const ok = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<any> => {
-      const r = await api(method, p, body);
-      assert.ok(r.status >= 200 && r.status < 300, `${method} ${p}: ${r.status} ${JSON.stringify(r.data)}`);
-      return r.data;
-    };
+    /** A signed call that must succeed (an API error is thrown). @returns the answer's body. */
+    const ok = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<any> => (await acc.client.request<any>(method, p, body === undefined ? {} : { body })).data;
     const now = async (): Promise<number> => (await controlCall(acc.sim, 'GET', '/clock')).body.now;
     /** The action of `clientId` deciding `txId` (pending). */
     async function actionOf(clientId: string, txId: string): Promise<string> {
@@ -189,29 +185,11 @@ describe('simulator store: indexes derived from the stored state; older data fol
         held: true,
       });
       return {
-        version: 1,
-        apiKey: 'key',
-        publicKeyPem: '',
-        nonceMarks: {},
-        clockOffsetSeconds: 0,
-        users: {},
-        companies: {},
-        coreClients: {},
-        custodyGroups: {},
-        funds: {},
-        wallets: {},
+        ...emptyState('key', ''),
         transfers: { x1: tx('x1', undefined, 'c1', 'p-transfer', 'pending_transfer') },
-        actions: {},
-        ledger: {},
         partnerTxIndex: { 'transfer\nc1\np-transfer': 'x1', 'swap\nc1\np-make': 'q1', 'take\nc2\np-take': 't1' },
-        demo: null,
-        withdrawals: {},
         swaps: { q1: { ...tx('q1', 'swap', 'c1', 'p-make', 'taker_pending'), receive_wallet_id: 'w2', receive_asset: 'ETH-TESTNET', receive_amount: 5, add_to_liquidity_hub: true, hubAdded: now, takeID: 't1' } },
         swapTakes: { t1: { ...tx('t1', 'take', 'c2', 'p-take', 'pending_swap_take'), swap_id: 'q1', receive_wallet_id: 'w3', companyActionID: 'a1' } },
-        whitelists: {},
-        exchanges: {},
-        connections: {},
-        sweeps: {},
         journalSeq: 7,
       };
     }

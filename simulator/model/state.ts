@@ -75,13 +75,21 @@ export interface SimState {
   nonceMarks: Record<string, string>;
   /** business clock = real time + this offset (seconds) */
   clockOffsetSeconds: number;
+  /** network users by user id */
   users: Record<string, NetworkUser>;
+  /** companies by company id */
   companies: Record<string, CompanyRecord>;
+  /** core clients by id */
   coreClients: Record<string, CoreClientRecord>;
+  /** custody groups by id (a fund's and its wallets' `custodygroup_tx`, `custodygroup_withdraw`) */
   custodyGroups: Record<string, CustodyGroupRecord>;
+  /** funds by fund id */
   funds: Record<string, FundRecord>;
+  /** wallets by wallet id (short codes are found through the engine's index) */
   wallets: Record<string, WalletRecord>;
+  /** transfers by tx id */
   transfers: Record<string, TransferRecord>;
+  /** custodians' actions by action id, in creation order */
   actions: Record<string, ActionRecord>;
   /** ledger entries per fund id, in the order written (oldest first); see {@link LedgerRecord} */
   ledger: Record<string, LedgerRecord[]>;

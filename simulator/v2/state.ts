@@ -44,7 +44,7 @@ const API_KEYS: ReadonlyArray<{ id: string; name: string; associated: ApiKeyAsso
 
 /**
  * Provision the workspace on first start (see the module comment); later calls return it.
- * Network users must exist first (network.ts ensureUsers).
+ * Network users must exist first (network/users.ts ensureUsers).
  */
 export function ensureV2(eng: Engine): V2State {
   const st = eng.state as typeof eng.state & WithV2;
