@@ -1,6 +1,6 @@
 /**
  * Issue 11, "Simulator persistence whose cost per change is constant": the journal's cost at
- * scale, measured in one run in this process (simulator/state.ts, simulator/journal.ts).
+ * scale, measured in one run in this process (simulator/store.ts, simulator/journal.ts).
  *
  * - (after a warm-up round at the empty state, not counted)
  * - group commit of 1 transfer (domain call + journal line + fdatasync), p50 at an empty state

@@ -18,7 +18,7 @@
 import { parseArgs } from 'node:util';
 import { Simulator, type DedupeMode } from '../simulator';
 import { coreClientDecide, createTransfer } from '../simulator/transactions';
-import type { ActionRecord } from '../simulator/state';
+import type { ActionRecord } from '../simulator/model';
 
 const USAGE = 'usage: simulator-process <dataDir> [persist] [--dedupe=all|transfers]';
 

@@ -11,7 +11,7 @@
 
 import type { Asset, FeeQuote } from '../lib/api/v1/assets';
 
-/** The four supported assets. BTC scale 10^8, ETH scale 10^9 (spec section 2; NOTES: gwei). */
+/** The four supported assets. BTC scale 10^8, ETH scale 10^9 (spec section 2; ETH amounts in gwei). */
 export const ASSETS: readonly Asset[] = Object.freeze([
   { code: 'BTC', name: 'Bitcoin', unitCode: 'BTC', scale: 100000000, enabled: true, testAsset: false },
   { code: 'BTC-TESTNET', name: 'Bitcoin Testnet', unitCode: 'BTC-TEST', scale: 100000000, enabled: true, testAsset: true },

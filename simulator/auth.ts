@@ -1,6 +1,6 @@
 /**
  * Request authentication. Source: spec section 5 (headers, signature) and section 7 (errors);
- * NOTES.md "Signing".
+ * simulator/README.md "Signing, errors, durability".
  *
  * Rules (header names are case-insensitive; Node lower-cases them):
  * - `x-api-key` missing -> 401 errPartnerAuth reason `empty token` (the spec's example reason);

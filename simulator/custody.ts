@@ -3,7 +3,7 @@
  * takes): idempotency on `partner_txID`, holds, one action per custodian, approval records,
  * closing (release of the hold, pending actions expired), balance movements with their wallets
  * feed event, ledger entries and the Transaction object. Sources: spec sections 2 (Transaction
- * object, Action, Ledger entry), 3 (states and moves), 6 (feeds), 8 (fees); NOTES.md.
+ * object, Action, Ledger entry), 3 (states and moves), 6 (feeds), 8 (fees); simulator/README.md "Custody".
  *
  * Ledger entries of a custody transaction (spec section 2 "Ledger entry": its `status` and
  * `expireTime` show that the service lists transactions still pending). Amounts in base units of
@@ -33,8 +33,8 @@ import { feeFor, isSafeQuote } from './assets';
 import type { FeeQuote } from '../lib/api/v1/assets';
 import type { TransactionObject as Transaction } from '../lib/api/v1/transfer';
 import { newId } from './ids';
-import { getCompany, getWallet, writeLedger } from './network';
-import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyTxRecord, LedgerEntry, TxKind, WalletRecord } from './state';
+import { getCompany, getWallet } from './network';
+import type { ActionRecord, ActionType, ApproverRecord, CompanyRecord, CustodyGroupRecord, CustodyKind, CustodyTxRecord, LedgerEntry, TransactionKind, WalletRecord } from './model';
 
 /**
  * Parse `expires` (epoch seconds as a number or a string of digits, OpenAPI says string).
@@ -58,30 +58,22 @@ export function futureExpires(eng: Engine, v: number | string, field = 'expires'
 }
 
 /**
- * Key of the partner_txID index: idempotency is per company and per kind of call (spec section 3):
- * a withdrawal with the partner_txID of an earlier transfer is a new withdrawal, not that transfer.
- * Older state files keyed by company only are migrated on load (`upgradeState`, state.ts).
- */
-export function idemKey(kind: TxKind, companyId: string, partnerTxID: string): string {
-  return `${kind}\n${companyId}\n${partnerTxID}`;
-}
-
-/**
  * Whether a repeated `partner_txID` of this kind of call answers `existing` (`Engine.dedupe`):
  * always for transfers (spec section 3), for the other kinds only in mode `all` (the default).
  */
-export function dedupes(eng: Engine, kind: TxKind | 'sweep'): boolean {
+export function dedupes(eng: Engine, kind: TransactionKind): boolean {
   return kind === 'transfer' || eng.dedupe === 'all';
 }
 
 /**
- * The tx id of the `kind` already created by this company with this `partner_txID`, or undefined.
+ * The tx id of the `kind` already created by this company with this `partner_txID`, or undefined
+ * (idempotency is per company and per kind of call, spec section 3: model/state.ts `partnerKey`).
  * An empty or missing partner_txID never matches (only swaps accept one, OpenAPI example `''`);
  * nor does any partner_txID of a kind the engine does not dedupe ({@link dedupes}).
  */
-export function existingTx(eng: Engine, kind: TxKind, companyId: string, partnerTxID: string | undefined): string | undefined {
+export function existingTx(eng: Engine, kind: CustodyKind, companyId: string, partnerTxID: string | undefined): string | undefined {
   if (!partnerTxID || !dedupes(eng, kind)) return undefined;
-  return eng.state.partnerTxIndex[idemKey(kind, companyId, partnerTxID)];
+  return eng.txIdOfPartnerId(kind, companyId, partnerTxID);
 }
 
 /**
@@ -138,12 +130,12 @@ export interface DebitEntryInput {
 }
 
 /**
- * Open custody for a new transaction already stored in its collection: reserve `tx.amount` on the
- * origin wallet, index the partner_txID (per `tx.kind`; the first transaction keeps it), write
- * its pending debit ledger entry (see the module comment), watch the expiry, create one
+ * Open custody for a new transaction already stored (`Engine.putTx`, which registers its
+ * partner_txID and watches its expiry): reserve `tx.amount` on the origin wallet, write its
+ * pending debit ledger entry (see the module comment), create one
  * `actionType` action per custodian of `group` and announce the core clients' actions (engine
  * event `action`).
- * @param stored the new transaction, already stored in its collection; it is read back through
+ * @param stored the new transaction, already stored; it is read back through
  *   `eng.state` and written through it.
  * @param debit the debit entry's type and counterparty fields.
  * @returns the new actions.
@@ -156,10 +148,8 @@ export function openCustody(eng: Engine, company: CompanyRecord, stored: Custody
   tx.custodians = [...group.members];
   origin.held += tx.amount;
   tx.held = true;
-  if (tx.partner_txID) eng.state.partnerTxIndex[idemKey(tx.kind ?? 'transfer', tx.company_id, tx.partner_txID)] ??= tx.txID;
   const entry = newLedgerEntry(origin, tx, tx.initiatedTimestamp, { ...debit, chainTxID: '', status: 'pending', amount: tx.amount, fees: tx.fees, netAmount: tx.netAmount });
-  eng.setDebitPosition(tx.txID, { fund_id: origin.fund_id, index: writeLedger(eng, origin, entry) });
-  eng.trackExpiry(tx);
+  eng.appendLedger(origin, entry);
   const created: ActionRecord[] = [];
   for (const custodian of tx.custodians) {
     const action: ActionRecord = {
@@ -172,8 +162,7 @@ export function openCustody(eng: Engine, company: CompanyRecord, stored: Custody
       custodianID: custodian,
       custodianType: custodianTypeOf(eng, company, custodian),
     };
-    eng.state.actions[action.id] = action;
-    eng.indexAction(action);
+    eng.putAction(action);
     tx.actionIDs.push(action.id);
     created.push(action);
   }
@@ -241,10 +230,9 @@ export function endedLedgerStatus(txStatus: string): 'rejected' | 'expired' | 'c
  */
 export function closeTx(eng: Engine, tx: CustodyTxRecord, status: string, now: number): void {
   releaseHold(eng, tx);
-  tx.txStatus = status;
+  eng.setTxStatus(tx.txID, status);
   tx.finished = now;
   expireActions(eng, tx.actionIDs);
-  eng.untrackExpiry(tx.txID);
   const ended = endedLedgerStatus(status);
   const entry = eng.debitEntry(tx.txID);
   if (ended && entry?.status === 'pending') entry.status = ended;
@@ -323,8 +311,7 @@ export function ledgerFor(
     return open;
   }
   const entry = newLedgerEntry(wallet, tx, e.now, e);
-  const index = writeLedger(eng, wallet, entry);
-  if (debit) eng.setDebitPosition(tx.txID, { fund_id: wallet.fund_id, index });
+  eng.appendLedger(wallet, entry);
   return entry;
 }
 

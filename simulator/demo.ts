@@ -21,7 +21,7 @@
  */
 import type { Engine } from './engine';
 import * as net from './network';
-import type { DemoDataset, DemoWallet } from './state';
+import type { DemoDataset, DemoWallet } from './model';
 import { addWhitelist } from './withdrawals';
 import { createExchange } from './exchanges';
 

@@ -4,7 +4,7 @@
  * /coreclient/{client_id}/wallets), 5.9 (an exchange has a whitelisted exchange core client), 6
  * (wallet connection requests on the core client feed); OpenAPI `/exchanges`,
  * `/coreclient/{client_id}/wallets`, `/coreclient/{client_id}/sweep[/{tx_id}]`, CoreClientWallet,
- * SweepInfo, ActionDetailApproveNewWalletConnect; NOTES.md.
+ * SweepInfo, ActionDetailApproveNewWalletConnect; simulator/README.md "Exchanges, wallet connections, sweeps".
  *
  * Semantics chosen by the simulator:
  * - Exchanges are simulator data (the demo creates two, each with its exchange core client).
@@ -32,7 +32,7 @@ import { feeFor, isSafeQuote } from './assets';
 import { newChainTxId, newId } from './ids';
 import * as net from './network';
 import { dedupes, futureExpires } from './custody';
-import type { ActionRecord, ExchangeRecord, LedgerEntry, SweepRecord, WalletConnectionRecord } from './state';
+import type { ActionRecord, ExchangeRecord, LedgerEntry, SweepRecord, WalletConnectionRecord } from './model';
 
 /** GET /exchanges -> `{exchanges}`. */
 export function listExchanges(eng: Engine): { exchanges: Exchange[] } {
@@ -58,8 +58,7 @@ export function createExchange(eng: Engine, x: Omit<ExchangeRecord, 'fields'> & 
       { id: 'customer_id', type: 'text', name: 'Customer id at the exchange' },
     ],
   };
-  eng.state.exchanges[rec.id] = rec;
-  eng.indexExchange(rec);
+  eng.putExchange(rec);
   eng.changed();
   return rec;
 }
@@ -121,10 +120,8 @@ export function requestConnection(eng: Engine, input: ConnectRequestInput): { co
     custodianID: input.client_id,
     custodianType: 'core-client',
   };
-  eng.state.connections[conn.id] = conn;
-  eng.indexConnection(conn);
-  eng.state.actions[action.id] = action;
-  eng.indexAction(action);
+  eng.putConnection(conn);
+  eng.putAction(action);
   eng.changed();
   eng.emit('action', action);
   return { connection_id: conn.id, action_id: action.id, client_id: conn.client_id, wallet_id: conn.wallet_id, status: conn.status };
@@ -139,7 +136,7 @@ export function decideConnection(eng: Engine, action: ActionRecord, approve: boo
   eng.changed();
 }
 
-/** `details` of an `ApproveNewWalletConnect` action: `{clientData, wallet}` (NOTES.md). */
+/** `details` of an `ApproveNewWalletConnect` action: `{clientData, wallet}` (OpenAPI ActionDetailApproveNewWalletConnect). */
 export function connectionDetails(eng: Engine, action: ActionRecord): Record<string, unknown> {
   const conn = eng.state.connections[action.txID];
   const w = conn ? eng.state.wallets[conn.wallet_id] : undefined;
@@ -171,8 +168,8 @@ export function connectedWallets(eng: Engine, clientId: string): { wallets: { wa
  */
 export function createSweep(eng: Engine, clientId: string, input: SweepRequest): { tx_id: string; status: 'new' | 'existing' } {
   exchangeOf(eng, clientId);
-  const idem = input.partner_txID ? `coreclient:${clientId}\n${input.partner_txID}` : '';
-  if (idem && dedupes(eng, 'sweep') && eng.state.partnerTxIndex[idem]) return { tx_id: eng.state.partnerTxIndex[idem], status: 'existing' };
+  const existing = input.partner_txID && dedupes(eng, 'sweep') ? eng.sweepIdOfPartnerId(clientId, input.partner_txID) : undefined;
+  if (existing) return { tx_id: existing, status: 'existing' };
   const from = net.getWallet(eng, input.wallet_id, 'wallet_id');
   const to = net.getWallet(eng, input.recipient_wallet_id, 'recipient_wallet_id');
   if (from.wallet_id === to.wallet_id) throw badRequest('recipient_wallet_id: must differ from wallet_id');
@@ -211,8 +208,7 @@ export function createSweep(eng: Engine, clientId: string, input: SweepRequest):
     chain_tx_id: newChainTxId(),
     tx_status: 'approved_sweep',
   };
-  eng.state.sweeps[sweep.tx_id] = sweep;
-  if (idem) eng.state.partnerTxIndex[idem] ??= sweep.tx_id;
+  eng.putSweep(sweep);
   const m = { tx_id: sweep.tx_id, chain_tx_id: sweep.chain_tx_id, status: sweep.tx_status, sweep_tx: true };
   net.moveBalance(eng, from, 'out', { ...m, amount: sweep.amount, fee: sweep.fees }, now);
   net.moveBalance(eng, to, 'in', { ...m, amount: sweep.net_amount, fee: 0 }, now);
@@ -237,8 +233,8 @@ export function createSweep(eng: Engine, clientId: string, input: SweepRequest):
     benefitOf: '',
     accountNo: '',
   });
-  net.writeLedger(eng, from, entry('transferOut', from.fund_id, sweep.amount, sweep.fees, to.company_id, toCo?.name ?? ''));
-  net.writeLedger(eng, to, entry('transferIn', to.fund_id, sweep.net_amount, 0, from.company_id, fromCo?.name ?? ''));
+  eng.appendLedger(from, entry('transferOut', from.fund_id, sweep.amount, sweep.fees, to.company_id, toCo?.name ?? ''));
+  eng.appendLedger(to, entry('transferIn', to.fund_id, sweep.net_amount, 0, from.company_id, fromCo?.name ?? ''));
   return { tx_id: sweep.tx_id, status: 'new' };
 }
 

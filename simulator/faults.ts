@@ -1,5 +1,5 @@
 /**
- * HTTP fault injection for the signed API (DESIGN.md "The simulator": inject faults): the next
+ * HTTP fault injection for the signed API (simulator/README.md "Control endpoints"): the next
  * `count` requests whose method and path match are answered with `status` and a section 7
  * body, before authentication, as a failing service would. Driven by
  * `POST /_simulator/faults/http` and `POST /_simulator/faults/clear`. Not persisted.

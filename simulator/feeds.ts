@@ -1,5 +1,5 @@
 /**
- * The websocket feeds. Source: spec sections 5.6 and 6; NOTES.md "Feed messages".
+ * The websocket feeds. Source: spec sections 5.6 and 6; simulator/README.md "Websocket feeds".
  *
  * | Feed | URL (`ws(s)://host:port` + ...) | Messages |
  * |---|---|---|
@@ -17,7 +17,7 @@
  *   signature over timestamp + the ws URL as addressed (`ws://` + Host header + path and query),
  *   no body; the same rules as auth.ts. Refused upgrades get an HTTP error response with a
  *   section 7 body: 401 for authentication, 404 for an unknown path or core client, 403 for a
- *   core client of another API account (the same answer as the REST routes, network.ts
+ *   core client of another API account (the same answer as the REST routes, network/core-clients.ts
  *   `getCoreClient`).
  * - Every message is sent only after the state that holds it has been written.
  * - On connect a core client receives every currently pending action, then one message per new
@@ -33,7 +33,7 @@ import type { Authenticator } from './auth';
 import { badRequest, notFound, toErrorResponse } from './errors';
 import { getCoreClient } from './network';
 import { feedMessage, pendingActionsOf } from './transactions';
-import type { ActionRecord } from './state';
+import type { ActionRecord } from './model';
 import { API_PREFIX } from './paths';
 import { checkFeedMessage } from './response-check';
 import type { HubFeedMessage, WalletFeedMessage } from '../lib/api/feeds';

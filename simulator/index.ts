@@ -1,5 +1,5 @@
 /**
- * The embedded Custody Partner API simulator (DESIGN.md "The simulator").
+ * The embedded Custody Partner API simulator (simulator/README.md).
  *
  * Serves the v1 partner API at `/api/v1/p` over HTTP, or HTTPS (TLS 1.2+) when given a
  * certificate, with core client websocket feeds at `/api/v1/p/coreclient/{client_id}/feed`,
@@ -24,7 +24,7 @@
  *   wallets, custody transactions, actions, ledger, nonce marks, clock offset, demo ids, the v2
  *   workspace with its tokens): a snapshot, written atomically on first start, on compaction
  *   and on stop; `journal.jsonl` (mode 0600): the changes since the snapshot, one fdatasync'ed
- *   line per group commit (state.ts, journal.ts). Neither is written when `persist` is false.
+ *   line per group commit (store.ts, journal.ts). Neither is written when `persist` is false.
  *
  * The command line (cli.ts) prints the paths of the key and token files, never their content.
  *
@@ -48,14 +48,15 @@ import { createRouter, errorHandler, pathOf, rawBodyParser, requestListener, sen
 import { ensureUsers } from './network';
 import { apiRouter } from './routes';
 import { API_PREFIX, CONTROL_PREFIX, V2_CONTROL_PREFIX, V2_PREFIX } from './paths';
-import { emptyState, Store, type DemoDataset, type SimState } from './state';
+import { emptyState, type DemoDataset, type SimState } from './model';
+import { Store } from './store';
 import { JOURNAL_CHECK_ENV } from './journal';
 import { CHECK_ENV } from './response-check';
 import { applyExpiry } from './transactions';
 import { ensureV2 } from './v2/state';
 import { v2Service } from './v2/routes';
 
-export type { DemoDataset, DemoWallet } from './state';
+export type { DemoDataset, DemoWallet } from './model';
 export type { DedupeMode } from './engine';
 
 /** Options of {@link Simulator.start}. */

@@ -1,6 +1,6 @@
 /**
- * The simulator's append-only journal of changes (issue 11, "Simulator persistence whose cost
- * per change is constant"): change tracking through a proxy of the state document, the journal
+ * The simulator's append-only journal of changes, so persisting a change costs the same however
+ * large the state is: change tracking through a proxy of the state document, the journal
  * line format, and reading a data folder back (snapshot + journal).
  *
  * Change tracking ({@link ChangeTracker}): the state document is handed out wrapped in a deep
@@ -316,7 +316,7 @@ const SEQ_PREFIX = /^\{"seq":(\d+),/;
  * first line: a journal alone is left from a state deleted by hand, or from a first start that
  * crashed). Reads only: never writes.
  * @param upgrade applied to the snapshot before the replay (the lines were recorded against an
- *   upgraded document; state.ts `upgradeState`).
+ *   upgraded document; upgrade.ts `upgradeState`).
  * @throws {Error} when the snapshot is not JSON, or a journal line that is not the last is
  *   unreadable, or seqs do not increase (a corrupt folder).
  */

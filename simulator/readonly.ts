@@ -23,7 +23,7 @@
  *   the organisation account too (every company's trusted parties), which is more useful to a
  *   read-only reporting client than a refusal.
  * - Wallet history items follow OpenAPI FundHistoryItem, signed from the wallet's point of view
- *   like the wallets feed (NOTES.md): `amount` and `net_amount` negative for outgoing entries,
+ *   like the wallets feed (simulator/README.md "Wallets feed events"): `amount` and `net_amount` negative for outgoing entries,
  *   `fee` negative when the wallet paid one (0 otherwise). Direction is
  *   {@link ledgerDirection}. Newest first; `since` (epoch seconds) keeps entries strictly after it.
  *   Only entries that moved the balance are listed (deposits and status `approved`): pending,
@@ -44,7 +44,7 @@ import type { WalletHistory, WalletHistoryItem } from '../lib/api/v1/fund';
 import type { Engine } from './engine';
 import { badRequest, notFound } from './errors';
 import { fundDetailView, fundLedger, getCompany, getFund, getWallet, ledgerDirection, ledgerMovedBalance } from './network';
-import type { CompanyRecord, FundRecord, LedgerEntry, TrustedPartyRecord } from './state';
+import type { CompanyRecord, FundRecord, LedgerEntry, TrustedPartyRecord } from './model';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -219,7 +219,7 @@ export function walletHistory(eng: Engine, walletIdOrCode: string, since: unknow
   const w = getWallet(eng, walletIdOrCode);
   getCompany(eng, w.company_id);
   // The wallet's own entries through the engine's index (positions into the fund ledger, oldest
-  // first): the fund's other wallets are not walked (issue 11).
+  // first): the fund's other wallets are not walked.
   const records = eng.state.ledger[w.fund_id] ?? [];
   const positions = eng.ledgerPositions(w.fund_id, { walletId: w.wallet_id });
   const history: WalletHistoryItem[] = [];

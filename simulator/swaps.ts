@@ -3,7 +3,7 @@
  * and liquidity hub"), 6 (liquidity hub feed), 8 (fees; maker and taker in the same API account);
  * OpenAPI `/company/{company_id}/atomicswap/make[/{tx_id}]`, `/atomicswap/take[/{tx_id}]`,
  * `/company/{company_id}/liquidityhub`, `/liquidityhub`, AtomicSwapMake, AtomicSwapTake,
- * SwapTxId, LiquidityHub; NOTES.md (hub feed `{txID, status}`).
+ * SwapTxId, LiquidityHub; simulator/README.md "Swaps and the liquidity hub" (hub feed `{txID, status}`).
  *
  * Semantics chosen by the simulator:
  * - make: the maker's send wallet and receive wallet (ids or short codes) belong to the company
@@ -51,7 +51,7 @@ import { newChainTxId, newId } from './ids';
 import * as net from './network';
 import { closeTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, expireActions, futureExpires, ledgerFor, newCustodyFields, openCustody, ownWallet, recordApproval, releaseHold } from './custody';
 import type { TransactionObject as Transaction } from '../lib/api/v1/transfer';
-import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord } from './state';
+import type { ActionRecord, CompanyRecord, SwapRecord, SwapTakeRecord } from './model';
 
 /** True when both companies belong to the same API account (absent `account` = the partner's). */
 function sameAccount(a: CompanyRecord | undefined, b: CompanyRecord | undefined): boolean {
@@ -69,7 +69,7 @@ export function createSwap(eng: Engine, companyId: string, input: SwapMakeReques
   const company = net.getCompany(eng, companyId);
   // The quote's GET URL, from the registry's path of that GET (lib/v1/swap.ts).
   const url = (id: string) => txUrlBase + swapMakeOperations.get.path.replace('{company_id}', encodeURIComponent(companyId)).replace('{tx_id}', encodeURIComponent(id));
-  const existing = existingTx(eng, 'swap', companyId, input.partner_txID);
+  const existing = existingTx(eng, 'swapMake', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, tx_url: url(existing), status: 'existing' };
   const send = ownWallet(eng, companyId, input.send_wallet_id, 'send_wallet_id');
   const receive = ownWallet(eng, companyId, input.receive_wallet_id, 'receive_wallet_id');
@@ -81,7 +81,7 @@ export function createSwap(eng: Engine, companyId: string, input: SwapMakeReques
   const group = custodyGroupOf(eng, send, 'custodygroup_tx', 'send_wallet_id');
   const tx: SwapRecord = {
     ...newCustodyFields(eng, companyId, send, quote, { expires, reference: input.reference, partner_txID: input.partner_txID }),
-    kind: 'swap',
+    kind: 'swapMake',
     receive_wallet_id: receive.wallet_id,
     receive_asset: receive.asset,
     receive_amount: input.receive.amount,
@@ -90,8 +90,7 @@ export function createSwap(eng: Engine, companyId: string, input: SwapMakeReques
     takeID: '',
     txStatus: 'pending_swap',
   };
-  eng.state.swaps[tx.txID] = tx;
-  eng.indexSwap(tx);
+  eng.putTx(tx);
   openCustody(eng, company, tx, group, 'ApproveSwap', { type: 'swapOut', counterpartyID: '', counterpartyName: '' }); // the taker is not known yet
   return { tx_id: tx.txID, tx_url: url(tx.txID), status: 'new' };
 }
@@ -99,15 +98,13 @@ export function createSwap(eng: Engine, companyId: string, input: SwapMakeReques
 /** Publish a quote to the liquidity hub (once) and emit the hub event. */
 function publish(eng: Engine, swap: SwapRecord, now: number): void {
   if (swap.hubAdded) return;
-  swap.hubAdded = now;
-  eng.indexHubQuote(swap.txID);
-  eng.changed();
+  eng.publishQuote(swap.txID, now);
   eng.emit('hub', { txID: swap.txID, status: 'taker_pending' });
 }
 
 /** The maker's custodians reached the threshold: the quote is open for a taker (and published when asked). */
 export function swapApproved(eng: Engine, swap: SwapRecord, now: number): void {
-  swap.txStatus = 'taker_pending';
+  eng.setTxStatus(swap.txID, 'taker_pending');
   expireActions(eng, swap.actionIDs);
   eng.changed();
   if (swap.add_to_liquidity_hub) publish(eng, swap, now);
@@ -141,7 +138,7 @@ export interface HubItem {
  * GET /company/{company_id}/liquidityhub (owner = made by that company) or GET /liquidityhub
  * (companyId null: owner = made by a company of the partner's account) -> `{items}`, oldest first
  * (by `added`, ties in creation order). The published quotes come from the engine's index
- * (`Engine.hubQuoteIds`), not from a scan of every quote (issue 11).
+ * (`Engine.hubQuoteIds`), not from a scan of every quote.
  * @throws 404 unknown company.
  */
 export function hubItems(eng: Engine, companyId: string | null): { items: HubItem[] } {
@@ -256,7 +253,7 @@ export function rejectTake(eng: Engine, t: SwapTakeRecord, now: number): void {
  */
 export function takeSwap(eng: Engine, companyId: string, input: SwapTakeRequest): { tx_id: string; status: 'new' | 'existing'; action_id: string } {
   const company = net.getCompany(eng, companyId);
-  const existing = existingTx(eng, 'take', companyId, input.partner_txID);
+  const existing = existingTx(eng, 'swapTake', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, status: 'existing', action_id: eng.state.swapTakes[existing]?.companyActionID ?? '' };
   const swap = eng.state.swaps[input.swap_id];
   if (!swap) throw notFound(`swap_id: no swap quote ${input.swap_id}`);
@@ -283,16 +280,15 @@ export function takeSwap(eng: Engine, companyId: string, input: SwapTakeRequest)
   };
   const take: SwapTakeRecord = {
     ...newCustodyFields(eng, companyId, send, quote, { expires: swap.expires, reference: input.reference, partner_txID: input.partner_txID }),
-    kind: 'take',
+    kind: 'swapTake',
     swap_id: swap.txID,
     receive_wallet_id: receive.wallet_id,
     companyActionID: companyAction.id,
     txStatus: 'pending_swap_take',
   };
   companyAction.txID = take.txID;
-  eng.state.actions[companyAction.id] = companyAction;
-  eng.indexAction(companyAction);
-  eng.state.swapTakes[take.txID] = take;
+  eng.putAction(companyAction);
+  eng.putTx(take);
   swap.takeID = take.txID;
   openCustody(eng, company, take, group, 'ApproveSwapTake', { type: 'swapOut', counterpartyID: swap.company_id, counterpartyName: eng.state.companies[swap.company_id]?.name ?? '' });
   return { tx_id: take.txID, status: 'new', action_id: companyAction.id };
@@ -329,8 +325,8 @@ function settleSwap(eng: Engine, take: SwapTakeRecord, now: number): void {
   const taker = eng.state.companies[take.company_id];
   releaseHold(eng, swap);
   releaseHold(eng, take);
-  swap.txStatus = 'approved_swap';
-  take.txStatus = 'approved_swap_take';
+  eng.setTxStatus(swap.txID, 'approved_swap');
+  eng.setTxStatus(take.txID, 'approved_swap_take');
   const makerLeg = newChainTxId();
   const takerLeg = newChainTxId();
   net.moveBalance(eng, makerSend, 'out', { tx_id: swap.txID, chain_tx_id: makerLeg, status: swap.txStatus, amount: swap.amount, fee: swap.fees }, now);

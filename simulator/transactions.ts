@@ -32,7 +32,7 @@
  *   chainTxID), `rejected` or `expired` in place; the destination's `transferIn` entry is
  *   written at approval (custody.ts module comment).
  */
-import { isLive, type Engine } from './engine';
+import type { Engine } from './engine';
 import type { TransactionObject as Transaction, TransferRequest } from '../lib/api/v1/transfer';
 import type { Action } from '../lib/api/v1/core-client';
 import { badRequest, conflict, forbidden, notFound } from './errors';
@@ -56,7 +56,7 @@ import {
 import { settleWithdrawal, withdrawalView } from './withdrawals';
 import { expireSwap, expireTake, rejectTake, swapApproved, swapView, takeCustodianApproves, takeView } from './swaps';
 import { connectionDetails, decideConnection } from './exchanges';
-import type { ActionRecord, CustodyTxRecord, SwapRecord, SwapTakeRecord, TransferRecord, WithdrawalRecord } from './state';
+import { isLive, type ActionRecord, type CustodyTxRecord, type SwapRecord, type SwapTakeRecord, type TransferRecord, type WithdrawalRecord } from './model';
 
 
 /** Who acts on an action. */
@@ -71,8 +71,8 @@ function kindOf(tx: CustodyTxRecord): NonNullable<CustodyTxRecord['kind']> {
 const CLOSED = {
   transfer: { rejected: 'custody_rejected_transfer', expired: 'expired_transfer' },
   withdrawal: { rejected: 'custody_rejected_withdrawal', expired: 'expired_withdrawal' },
-  swap: { rejected: 'custody_rejected_swap', expired: 'expired_swap' },
-  take: { rejected: 'custody_rejected_swap_take', expired: 'expired_swap_take' },
+  swapMake: { rejected: 'custody_rejected_swap', expired: 'expired_swap' },
+  swapTake: { rejected: 'custody_rejected_swap_take', expired: 'expired_swap_take' },
 } as const;
 
 // ---------------------------------------------------------------- expiry
@@ -83,7 +83,7 @@ const CLOSED = {
  * hold released (a quote also leaves the hub; its pending take expires with it). Cheap when
  * nothing is due: it compares the clock with the earliest expiry first; otherwise it takes the
  * due transactions from the engine's expiry heap (`Engine.takeDueExpiries`, earliest first),
- * without walking the pending ones that are not due (issue 11).
+ * without walking the pending ones that are not due.
  * @returns the number of transactions expired.
  */
 export function applyExpiry(eng: Engine): number {
@@ -92,19 +92,17 @@ export function applyExpiry(eng: Engine): number {
   let count = 0;
   for (const id of eng.takeDueExpiries(now)) {
     const tx = eng.findTx(id);
-    if (!tx || !isLive(tx)) continue;
-    if (tx.expires <= now) {
-      expire(eng, tx, now);
-      count++;
-    } else eng.trackExpiry(tx); // not due after all (its expires changed): watch it again
+    if (!tx || !isLive(tx)) continue; // closed by an earlier expiry of this batch (a quote's take)
+    expire(eng, tx, now);
+    count++;
   }
   return count;
 }
 
 function expire(eng: Engine, tx: CustodyTxRecord, now: number): void {
   const kind = kindOf(tx);
-  if (kind === 'swap') expireSwap(eng, tx as SwapRecord, now);
-  else if (kind === 'take') expireTake(eng, tx as SwapTakeRecord, now);
+  if (kind === 'swapMake') expireSwap(eng, tx as SwapRecord, now);
+  else if (kind === 'swapTake') expireTake(eng, tx as SwapTakeRecord, now);
   else closeTx(eng, tx, CLOSED[kind].expired, now);
 }
 
@@ -138,7 +136,7 @@ export function createTransfer(eng: Engine, companyId: string, input: TransferRe
     recipient_company_id: dest.company_id,
     txStatus: 'pending_transfer',
   };
-  eng.state.transfers[tx.txID] = tx;
+  eng.putTx(tx);
   openCustody(eng, company, tx, group, 'ApproveTransfer', { type: 'transferOut', counterpartyID: dest.company_id, counterpartyName: eng.state.companies[dest.company_id]?.name ?? '' });
   return { tx_id: tx.txID, status: 'new' };
 }
@@ -175,11 +173,11 @@ function decide(eng: Engine, action: ActionRecord, approve: boolean, approver: A
   const kind = kindOf(tx);
   if (!approve) {
     eng.setActionStatus(action.id, 'rejected');
-    if (kind === 'take') rejectTake(eng, tx as SwapTakeRecord, now);
+    if (kind === 'swapTake') rejectTake(eng, tx as SwapTakeRecord, now);
     else closeTx(eng, tx, CLOSED[kind].rejected, now);
     return;
   }
-  if (kind === 'take') {
+  if (kind === 'swapTake') {
     takeCustodianApproves(eng, tx as SwapTakeRecord, action, approver, now);
     return;
   }
@@ -232,9 +230,9 @@ export function txView(eng: Engine, tx: CustodyTxRecord): Transaction {
   switch (kindOf(tx)) {
     case 'withdrawal':
       return withdrawalView(eng, tx as WithdrawalRecord);
-    case 'swap':
+    case 'swapMake':
       return swapView(eng, tx as SwapRecord);
-    case 'take':
+    case 'swapTake':
       return takeView(eng, tx as SwapTakeRecord);
     default:
       return transactionView(eng, tx as TransferRecord);
@@ -259,7 +257,7 @@ export function feedMessage(a: ActionRecord): Action {
   return { coreClientID: a.custodianID, expireTime: a.expireTime, id: a.id, status: 'pending', timestamp: a.timestamp, type: a.type };
 }
 
-/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2, NOTES.md): lib's Action without `coreClientID` and `details`. */
+/** Action summary `{id, type, status, timestamp, expireTime}` (spec section 2 "Action"): lib's Action without `coreClientID` and `details`. */
 function summary(a: ActionRecord): Action {
   return { id: a.id, type: a.type, status: a.status, timestamp: a.timestamp, expireTime: a.expireTime };
 }
@@ -267,7 +265,7 @@ function summary(a: ActionRecord): Action {
 /**
  * Pending actions of a core client, oldest first (by `timestamp`, ties in creation order), read
  * through the engine's index of pending actions per custodian (`Engine.pendingActionIds`): no
- * scan of every action (issue 11). Due expiries are applied first.
+ * scan of every action. Due expiries are applied first.
  */
 export function pendingActionsOf(eng: Engine, clientId: string): ActionRecord[] {
   applyExpiry(eng);
@@ -295,11 +293,12 @@ export function getAction(eng: Engine, clientId: string, actionId: string): Reco
   return { ...summary(a), coreClientID: clientId, details: actionDetails(eng, a) };
 }
 
-const TX_TYPE = { transfer: 'transfer', withdrawal: 'withdrawal', swap: 'swap', take: 'swapTake' } as const;
+/** `txType` of an action's details per kind (a swap quote's is `swap`). */
+const TX_TYPE = { transfer: 'transfer', withdrawal: 'withdrawal', swapMake: 'swap', swapTake: 'swapTake' } as const;
 
 /**
  * The `details` of an action (spec section 2 detail fields; OpenAPI ActionDetailApprove*):
- * for a wallet connection request `{clientData, wallet}` (NOTES.md), otherwise the
+ * for a wallet connection request `{clientData, wallet}` (OpenAPI ActionDetailApproveNewWalletConnect), otherwise the
  * transaction's fields. `recipientAddress` is the destination wallet id of a transfer, the L1
  * address of a withdrawal, the maker's receive wallet for a swap take, '' for a swap quote;
  * `recipientAddressName` the recipient company's name or the whitelist entry's name.
@@ -323,7 +322,7 @@ export function actionDetails(eng: Engine, a: ActionRecord): Record<string, unkn
     const w = tx as WithdrawalRecord;
     recipientAddress = w.address;
     recipientAddressName = w.addressName;
-  } else if (kind === 'take') {
+  } else if (kind === 'swapTake') {
     const swap = eng.state.swaps[(tx as SwapTakeRecord).swap_id];
     recipientAddress = swap?.receive_wallet_id ?? '';
     recipientAddressName = swap ? (eng.state.companies[swap.company_id]?.name ?? '') : '';

@@ -36,7 +36,7 @@ import { newChainTxId } from './ids';
 import { getCompany, getFund, moveBalance } from './network';
 import { closeTx, companyTx, coveredQuote, custodyGroupOf, custodyTxView, existingTx, futureExpires, ledgerFor, newCustodyFields, openCustody, ownWallet } from './custody';
 import type { TransactionObject as Transaction } from '../lib/api/v1/transfer';
-import type { WithdrawalRecord } from './state';
+import type { WithdrawalRecord } from './model';
 
 /**
  * Whitelist an external address for a fund and asset.
@@ -93,7 +93,7 @@ export function createWithdrawal(eng: Engine, companyId: string, input: Withdraw
     chainTxID: '',
     txStatus: 'pending_withdrawal',
   };
-  eng.state.withdrawals[tx.txID] = tx;
+  eng.putTx(tx);
   openCustody(eng, company, tx, group, 'ApproveWithdraw', { type: 'withdraw', counterpartyID: '', counterpartyName: entry.name, address: entry.address });
   return { tx_id: tx.txID, status: 'new' };
 }
@@ -119,7 +119,7 @@ export function chainRejectWithdrawal(eng: Engine, txId: string): Transaction {
   if (tx.txStatus !== 'approved_withdrawal') throw conflict(`tx_id: withdrawal ${txId} is ${tx.txStatus}; only an approved withdrawal can be rejected by the chain`);
   const now = eng.now();
   const origin = eng.state.wallets[tx.wallet_id];
-  tx.txStatus = 'chain_rejected_withdrawal';
+  eng.setTxStatus(tx.txID, 'chain_rejected_withdrawal');
   moveBalance(eng, origin, 'in', { tx_id: tx.txID, chain_tx_id: tx.chainTxID, status: tx.txStatus, amount: tx.amount, fee: 0 }, now);
   const entry = eng.debitEntry(tx.txID);
   if (entry) entry.status = 'chain_rejected';

@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { Simulator } from '../simulator';
-import type { SimState } from '../simulator/state';
+import type { SimState } from '../simulator/model';
 import { sign } from '../lib';
 import { loadPrivateKey } from '../lib/client/signing';
 import { control, controlCall, until } from './support';

@@ -1,6 +1,6 @@
 /**
  * The simulator's journal (issue 11, "Simulator persistence whose cost per change is constant";
- * simulator/state.ts, simulator/journal.ts): nothing acknowledged is lost when the simulator
+ * simulator/store.ts, simulator/journal.ts): nothing acknowledged is lost when the simulator
  * process is killed (SIGKILL) in the middle of a burst of signed POST transfers and approvals,
  * before and after a compaction; a torn last journal line is ignored and cut; a state.json of an
  * older simulator (no journalSeq, no journal) loads; a crash between a snapshot's rename and the
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { Simulator, DATA_FILES, type DemoDataset } from '../simulator';
 import { CustodyClient } from '../lib';
 import { JOURNAL_FILE } from '../simulator/journal';
-import { COMPACT_BYTES_ENV } from '../simulator/state';
+import { COMPACT_BYTES_ENV } from '../simulator/store';
 import { until } from './support';
 import { spawnCliSimulator } from './sim-cli';
 import { bodyOf, transferRequest } from './requests';

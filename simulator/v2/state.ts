@@ -18,108 +18,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Engine } from '../engine';
 import { newId } from '../ids';
+import type { ApiKeyAssociation, V2State } from '../model/v2';
 
-/** A human member of the workspace: a network user under a member id. */
-export interface V2HumanMember {
-  /** member id, e.g. `m.alice` */
-  id: string;
-  /** the network user's id (`GET /_simulator/users`) */
-  userID: string;
-  username: string;
-}
-
-/** How an API key can sign approvals (spec section 4 rules): key pairs, a signing agent, or not at all. */
-export type ApiKeyAssociation = 'keyPairs' | 'signingAgent' | 'none';
-
-/** An API key of the workspace. `token` is its `x-token`: a secret. */
-export interface V2ApiKey {
-  /** member id, e.g. `k.partner` */
-  id: string;
-  name: string;
-  token: string;
-  associated: ApiKeyAssociation;
-}
-
-/** A policy (spec section 2). */
-export interface V2Policy {
-  policyID: string;
-  name: string;
-  policyType: 'admin' | 'transaction';
-  systemType: number;
-  actionsGoverned: string[];
-  expressionContentType: 'application/json';
-  expression: V2Expression;
-  adminPolicyID: string;
-  adminLocked: boolean;
-  allowDuplicates: boolean;
-  /** epoch seconds */
-  created: number;
-}
-
-/** The expression tree of spec section 2 (top level type 1, member rules type 2). */
-export interface V2Expression {
-  type: number;
-  operation: number;
-  threshold: number;
-  rules: Array<{ type: number; operation: number; threshold: number; arguments: { id: string } }>;
-}
-
-/** An item awaiting approval: a policy update request, or a transaction of a wallet. */
-export interface V2Action {
-  actionID: string;
-  type: 'policyUpdate' | 'transaction';
-  status: 'pending' | 'approved' | 'rejected';
-  workspaceID: string;
-  /** the policy changed (policyUpdate) or governing the wallet (transaction) */
-  policyID: string;
-  /** the policy whose members decide, and its threshold, fixed when the action was made */
-  governingPolicyID: string;
-  governingMembers: string[];
-  threshold: number;
-  approvers: string[];
-  /** who rejected, when rejected */
-  rejectedBy: string;
-  /** the full body to apply on approval (policyUpdate) */
-  proposed?: Omit<V2Policy, 'policyID' | 'systemType' | 'actionsGoverned' | 'created'>;
-  /** the wallet (transaction) */
-  walletID?: string;
-  /** member id or `k.*` of who made it */
-  requestedBy: string;
-  /** epoch seconds */
-  timestamp: number;
-}
-
-/** A portfolio (spec section 2, `accountID`, `name`, `type`). */
-export interface V2Account {
-  accountID: string;
-  name: string;
-  type: 'standard' | 'exchange';
-  created: number;
-}
-
-/** A wallet (spec section 2); `address` is shown only from `addressReadyAtMs` on. */
-export interface V2Wallet {
-  walletID: string;
-  accountID: string;
-  name: string;
-  connectPlugin: 'defi' | 'wc';
-  policyID: string;
-  address: string;
-  /** business-clock epoch milliseconds at which the key computation ends */
-  addressReadyAtMs: number;
-  created: number;
-}
-
-/** Everything of the v2 workspace calls (`SimState.v2`). */
-export interface V2State {
-  workspaceID: string;
-  humans: Record<string, V2HumanMember>;
-  apiKeys: Record<string, V2ApiKey>;
-  policies: Record<string, V2Policy>;
-  actions: Record<string, V2Action>;
-  accounts: Record<string, V2Account>;
-  wallets: Record<string, V2Wallet>;
-}
+export type { ApiKeyAssociation, V2Account, V2Action, V2ApiKey, V2Expression, V2HumanMember, V2Policy, V2State, V2Wallet } from '../model/v2';
 
 /** The engine's state with the optional v2 part. */
 type WithV2 = { v2?: V2State };
@@ -143,7 +44,7 @@ const API_KEYS: ReadonlyArray<{ id: string; name: string; associated: ApiKeyAsso
 
 /**
  * Provision the workspace on first start (see the module comment); later calls return it.
- * Network users must exist first (network.ts ensureUsers).
+ * Network users must exist first (network/users.ts ensureUsers).
  */
 export function ensureV2(eng: Engine): V2State {
   const st = eng.state as typeof eng.state & WithV2;
