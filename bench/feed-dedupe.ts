@@ -3,7 +3,7 @@
  * 1,000, 10,000, 50,000 and 100,000 action ids already remembered, in one run:
  *
  * - `via CoreClientFeed`: the feed's real path for a message (`handleMessage`: the duplicate
- *   check, the bookkeeping in lib/expiring-ids.ts, the `action` event to one listener), on a
+ *   check, the bookkeeping in lib/support/expiring-ids.ts, the `action` event to one listener), on a
  *   CoreClientFeed that is never started (no socket). Every remembered id expires in the next
  *   hours, as pending actions do, so nothing is forgotten while measuring: the case in which the
  *   feed before issue 11 scanned every remembered id per action.

@@ -6,7 +6,7 @@
  * unset or empty. The test run sets it for every process (test/response-check.ts) and fails on
  * any line.
  *
- * The schemas and validators are lib's (lib/response-check.ts): the operations' `responses` of
+ * The schemas and validators are lib's (lib/request/response-check.ts): the operations' `responses` of
  * each OperationSpec, `validateResponse(entry, status, body)` and `validateFeedMessage(kind,
  * message)`, each returning a list of violation texts.
  */

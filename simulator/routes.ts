@@ -25,7 +25,7 @@ import type { SweepRequest } from '../lib/api/v1/sweep';
 import type { TransferRequest } from '../lib/api/v1/transfer';
 import type { WithdrawRequest } from '../lib/api/v1/withdraw';
 
-/** The plain success body (lib/wire.ts `okBodySchema`; OpenAPI OkResponse; spec section 4, trusted party add). */
+/** The plain success body (lib/api/wire.ts `okBodySchema`; OpenAPI OkResponse; spec section 4, trusted party add). */
 const OK = { code: 200, msg: 'OK' };
 
 /** A handler that runs `act` (a change with nothing to answer) and answers the plain success body {@link OK}. */

@@ -67,7 +67,7 @@ function sameAccount(a: CompanyRecord | undefined, b: CompanyRecord | undefined)
  */
 export function createSwap(eng: Engine, companyId: string, input: SwapMakeRequest, txUrlBase: string): { tx_id: string; tx_url: string; status: 'new' | 'existing' } {
   const company = net.getCompany(eng, companyId);
-  // The quote's GET URL, from the registry's path of that GET (lib/v1/swap.ts).
+  // The quote's GET URL, from the registry's path of that GET (lib/api/v1/swap.ts).
   const url = (id: string) => txUrlBase + swapMakeOperations.get.path.replace('{company_id}', encodeURIComponent(companyId)).replace('{tx_id}', encodeURIComponent(id));
   const existing = existingTx(eng, 'swapMake', companyId, input.partner_txID);
   if (existing) return { tx_id: existing, tx_url: url(existing), status: 'existing' };

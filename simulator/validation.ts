@@ -1,6 +1,6 @@
 /**
  * JSON shape checks of requests with ajv: an API request against the query and body schemas of
- * its registry entry (lib/registry.ts, the schemas lib validates with before sending), a control
+ * its registry entry (lib/api/operations.ts, the schemas lib validates with before sending), a control
  * request against the control schemas below. A failure becomes 400
  * `{code:400, msg:"Bad Request", detail:{reason:"<field>: <problem>"}}` (spec section 7), the
  * field dotted (`send.amount`, `wallets[0].asset`).
@@ -118,7 +118,7 @@ function compiledFor(schema: JsonSchema, forQuery: boolean): ValidateFunction {
 }
 
 /**
- * Check an API request against its registry declaration (lib/operation.ts OperationSpec): the
+ * Check an API request against its registry declaration (lib/api/spec.ts OperationSpec): the
  * query string against `spec.query` (values coerced from text to the declared types, on a copy),
  * the parsed body against `spec.body`. An operation without a body schema ignores any body.
  * @throws 400 `body: a JSON object is required` when a body is declared and none was sent; else
@@ -138,7 +138,7 @@ export function checkRequest(spec: Pick<OperationSpec, 'query' | 'body' | 'submi
 
 /**
  * Body fields lib requires for its own reasons that the API leaves optional, by submission kind:
- * lib journals every money-moving call under its `partner_txID` (lib/submission), so it asks for
+ * lib journals every money-moving call under its `partner_txID` (lib/client/submission), so it asks for
  * one on swap makes, swap takes and sweeps too; the spec requires it of transfers and withdrawals
  * only ("all required", spec section 4) and does not list it for sweeps at all. The simulator
  * answers what the API allows, so it accepts these bodies without one (no dedupe then).

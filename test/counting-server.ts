@@ -2,7 +2,7 @@
  * A loopback HTTP server that stands in for a hosted partner API where the tests must count
  * what is sent (nothing for refused input; no second attempt after close) without the simulator.
  * It answers GET /assets with an asset list (the simulator's four assets by default), since every
- * operation with an asset code checks it against GET /assets before sending (lib/operation.ts
+ * operation with an asset code checks it against GET /assets before sending (lib/client/call.ts
  * `checkAssetCodes`): {@link CountingServer.sent} is what was sent other than that.
  */
 import { ASSETS } from '../simulator/assets';

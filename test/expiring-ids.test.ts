@@ -1,5 +1,5 @@
 /**
- * lib/expiring-ids.ts, the core client feed's memory of emitted action ids (issue 11, "O(1)
+ * lib/support/expiring-ids.ts, the core client feed's memory of emitted action ids (issue 11, "O(1)
  * feed dedupe"): duplicates suppressed until forgotten, forgotten past their horizon only from
  * `pruneFrom` ids on (as the feed always did), the cap evicting the earliest-expiring whatever
  * the arrival order; and the real CoreClientFeed against a real simulator emitting each action

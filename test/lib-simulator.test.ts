@@ -224,7 +224,7 @@ describe('lib against the simulator', function () {
         req.on('end', () => {
           captured.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) });
           res.setHeader('Content-Type', 'application/json');
-          // The transfer's asset is checked against GET /assets first (lib/operation.ts checkAssetCodes).
+          // The transfer's asset is checked against GET /assets first (lib/client/call.ts checkAssetCodes).
           res.end(req.url!.endsWith('/assets') ? '{"assets":[{"code":"BTC-TESTNET","scale":100000000}]}' : '{"tx_id":"t","status":"new"}');
         });
       });

@@ -1,6 +1,6 @@
 /**
  * The response schemas of the operations by operationId (lib/api/operations.ts, lib/wire.ts,
- * lib/response-check.ts): every operation declares its answers, every schema compiles, the shared
+ * lib/request/response-check.ts): every operation declares its answers, every schema compiles, the shared
  * error body of spec section 7 catches what it must, and a live run against the simulator over
  * real sockets (signed v1 requests with the account's RSA key, v2 with `x-token`) checks the
  * answer of every operation and the messages of the three feeds.

@@ -170,7 +170,7 @@ describe('submission journal (lib/client/submission/journal.ts)', () => {
   });
 });
 
-describe('exactly-once sending (lib/submission/submit.ts), against a scripted server', () => {
+describe('exactly-once sending (lib/client/submission/submit.ts), against a scripted server', () => {
   let server: CountingServer;
   let client: CustodyClient;
   let dir: string;
@@ -299,7 +299,7 @@ describe('exactly-once sending (lib/submission/submit.ts), against a scripted se
   });
 });
 
-describe('resolve (lib/submission/resolve.ts), against the simulator', () => {
+describe('resolve (lib/client/submission/resolve.ts), against the simulator', () => {
   let s: SimulatedAccount;
   let dir: string;
   let journal: SubmissionJournal;

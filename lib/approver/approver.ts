@@ -262,7 +262,7 @@ export class Approver {
 
   /**
    * Close: no new decision starts; waits (claims, resolution timers) end at once; a call in
-   * flight may finish within `CLOSE_GRACE_MS` (lib/client.ts, 10 s: the grace a closing client
+   * flight may finish within `CLOSE_GRACE_MS` (lib/client/client.ts, 10 s: the grace a closing client
    * gives its requests) and its result line is written, `outcome: "unknown"` when the client cut
    * it (up to 12 s in all). What is
    * still unknown after that is resolved by the next start (its decision line has no result, or

@@ -2,7 +2,7 @@
  * The resolve step of the approver's pipeline: what became of an approve (PUT) or reject
  * (DELETE) call of `/coreclient/{client_id}/action/{action_id}` whose answer never came (a
  * timeout, a reset, a 5xx, the client closed by a redeploy while the request was in flight: an
- * ApiError whose `failure` is `outcomeUnknown`, lib/errors.ts). Such a call is never counted as
+ * ApiError whose `failure` is `outcomeUnknown`, lib/api/errors.ts). Such a call is never counted as
  * failed: the action is read (GET /coreclient/{client_id}/action/{action_id}, spec section 4;
  * statuses pending, expired, approved, rejected, spec section 3) and, for a transfer or a
  * withdrawal, its transaction too (GET /company/{company_id}/transfer|withdraw/{tx_id}: the

@@ -1,6 +1,6 @@
 /**
  * `custody-track`: follows a transfer, withdrawal, swap (make or take) or sweep to its final state
- * (spec section 3; the table is lib/v1/states.ts) and sends the final answer once.
+ * (spec section 3; the table is lib/api/states.ts) and sends the final answer once.
  *
  * Input: the answer of a create (or get) node, or `{tx_id, company_id}` (`{tx_id, client_id}` for
  * a sweep) in `msg.payload`. The kind is the node's `kind`, or with `kind` = `msg` taken from

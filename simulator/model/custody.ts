@@ -13,13 +13,13 @@ export type { ApproverRecord };
 
 /**
  * The status values a simulated transaction carries in `txStatus`: lib's (spec section 3 for
- * transfers and withdrawals; lib/v1/swap.ts for swaps and takes), declared once there.
+ * transfers and withdrawals; lib/api/v1/swap.ts for swaps and takes), declared once there.
  */
 export type { TransferStatus, WithdrawalStatus, SwapStatus, SwapTakeStatus };
 
 /**
  * The kinds of custody transaction, which share the approval machinery (simulator/custody.ts): lib's
- * money-moving kinds (lib/v1/states.ts `TransactionKind`, the same names) except `sweep`, which
+ * money-moving kinds (lib/api/kinds.ts `TransactionKind`, the same names) except `sweep`, which
  * settles at once without custody. State files of older simulators spelt `swapMake` `swap` and
  * `swapTake` `take`; the store maps them when it loads (simulator/upgrade.ts).
  */
