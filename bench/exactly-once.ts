@@ -1,6 +1,6 @@
 /**
  * `npm run bench:exactly-once`: the fault run of issue 9 ("How it is judged", first bullet) as a
- * benchmark printing its figures. A fault proxy (test/fault-proxy.ts) between the clients and
+ * benchmark printing its figures. A fault proxy (test/helpers/fault-proxy.ts) between the clients and
  * the simulator answers 503 or drops the connection before forwarding, drops the connection or
  * answers 502 after the simulator committed, holds the answer past the client's timeout, and
  * arms the simulator's own 500/503; then:
@@ -22,14 +22,14 @@
  *
  * Arguments (all optional): `--lib=1000 --transfers=300 --withdrawals=300 --concurrency=24
  * --timeout-ms=400 --hold-ms=800`; the proxy's seed is `FAULT_SEED` when set (printed either way).
- * Shared with the fault test: test/fault-runs.ts.
+ * Shared with the fault test: test/helpers/fault-runs.ts.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SubmissionJournal } from '../lib';
-import { FaultProxy, FAULT_KINDS, type FaultKind } from '../test/fault-proxy';
+import { FaultProxy, FAULT_KINDS, type FaultKind } from '../test/helpers/fault-proxy';
 import {
   FAULT_RULES,
   NodeDriver,
@@ -45,7 +45,7 @@ import {
   type Figures,
   type NodeLike,
   type SimulatorUnderTest,
-} from '../test/fault-runs';
+} from '../test/helpers/fault-runs';
 import { runMain, simulatorCensus, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess, type CensusRecord } from './harness';
 
 const USAGE = 'usage: exactly-once [--lib=1000] [--transfers=300] [--withdrawals=300] [--concurrency=24] [--timeout-ms=400] [--hold-ms=800]';

@@ -4,7 +4,7 @@
  * a fresh user directory each run) in three set-ups, alternating, `runs` times each:
  *
  * - `bare`: no pack installed, empty flows;
- * - `pack`: the pack linked into the user directory as bench/harness.ts and test/red-process.ts
+ * - `pack`: the pack linked into the user directory as bench/harness.ts and test/helpers/red-process.ts
  *   install it (`node_modules/@custodyflow/node-red-custody` -> this checkout), empty flows;
  * - `pack + built-in simulator` (for information): the pack and a flow holding a custody-config
  *   in the built-in simulator environment with a liquidity hub feed node using it, so the

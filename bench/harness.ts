@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { DedupeMode, DemoDataset } from '../simulator';
 import type { TransferRequest } from '../lib';
 import type { SeedRequest, SeedResult } from './simulator-process';
-import { transferRequest } from '../test/requests';
+import { transferRequest } from '../test/helpers/requests';
 
 export type { SeedRequest, SeedResult } from './simulator-process';
 

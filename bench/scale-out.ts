@@ -1,12 +1,12 @@
 /**
  * `npm run bench:scale-out` (issue 12, "How it is judged", the benchmark), and the parts the
- * scale-out test (test/scale-out.run.ts, run by `npm run test:scale-out`) shares with it: a counting proxy in front of the
+ * scale-out test (test/e2e/scale-out.run.ts, run by `npm run test:scale-out`) shares with it: a counting proxy in front of the
  * simulator ({@link DecisionCounter}), the approver flow every instance runs
  * ({@link approverFlows}), and the Node-RED instances of a run ({@link startInstances}).
  *
- * All real parts: a `redis-server` (test/redis-server.ts), the simulator in a child process
+ * All real parts: a `redis-server` (test/helpers/redis-server.ts), the simulator in a child process
  * (harness.ts `startSimulatorProcess`, state in memory), N `node-red` processes
- * (test/red-process.ts) with the same flows.json (core client feed -> approver, coordination
+ * (test/helpers/red-process.ts) with the same flows.json (core client feed -> approver, coordination
  * redis), each pointed at its own port of the counting proxy, so every approve (PUT) and reject
  * (DELETE) of `/coreclient/{client_id}/action/{action_id}` that reached the API is counted, and
  * by which instance.
@@ -35,10 +35,10 @@ import { performance } from 'node:perf_hooks';
 import { Approver, compileRules, createTransfer, CustodyClient, getAction, listActions, type ApprovalRule, type ApproverOptions } from '../lib';
 import { Coordinator } from '../lib/coordination/coordinator';
 import type { DemoDataset } from '../simulator';
-import { RedProcess, sleep, watchDebug } from '../test/red-process';
-import { RedisServer } from '../test/redis-server';
-import { catchNode, fileNode, functionNode } from '../test/flow-nodes';
-import { closeProxy, deployFull, tunnelUpgrade, waitForGreen, withEnv } from '../test/red-fleet';
+import { RedProcess, sleep, watchDebug } from '../test/helpers/red-process';
+import { RedisServer } from '../test/helpers/redis-server';
+import { catchNode, fileNode, functionNode } from '../test/helpers/flow-nodes';
+import { closeProxy, deployFull, tunnelUpgrade, waitForGreen, withEnv } from '../test/helpers/red-fleet';
 import { benchTransfer, faucet, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
 import { percentile, printWhenMain, type BenchRow } from './table';
 
@@ -260,7 +260,7 @@ export interface Instance {
  * directory (working directory too), the same `flows`, its own port of `counter` as
  * {@link BASE_URL_ENV}, and its own submission journal and feed memory folders inside its user
  * directory (a test process sets CUSTODYFLOW_JOURNAL_DIR and CUSTODYFLOW_FEED_DIR for itself,
- * test/isolated-dirs.ts: inherited, they would make the instances share files that each
+ * test/helpers/isolated-dirs.ts: inherited, they would make the instances share files that each
  * instance must have alone).
  * @throws {Error} when one does not start (after stopping the ones started).
  */

@@ -4,7 +4,7 @@
  * lib/coordination/velocity-windows.ts).
  *
  * (a) RedisVelocityWindows, two instances (two coordinators) on one real redis-server
- *     (test/redis-server.ts) taking turns: read + reserve p50, full window against empty.
+ *     (test/helpers/redis-server.ts) taking turns: read + reserve p50, full window against empty.
  * (b) LocalVelocityWindows: read + usage + reserve p50, full against empty.
  * (c') The coordinated steps of a decision through RedisVelocityWindows (claim, read, reserve,
  *     decided) without the Approver.
@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Approver, compileRules, Coordinator, CustodyClient } from '../lib';
 import { Simulator } from '../simulator';
-import { RedisServer } from '../test/redis-server';
+import { RedisServer } from '../test/helpers/redis-server';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
 import { LocalVelocityWindows, type VelocityEntry, type VelocityWindows } from '../lib/approver/velocity';
 import { RedisVelocityWindows } from '../lib/coordination/velocity-windows';

@@ -42,7 +42,7 @@ export const SNAPSHOT_FILE = 'state.json';
  * reloads its data folder (snapshot + journal) after its final flush and compares it with the
  * state in memory; a difference is a violation, appended to the response check's file
  * (simulator/response-check.ts `CHECK_ENV`) when that is set, thrown otherwise. Set for the
- * whole test run by test/response-check.ts.
+ * whole test run by test/helpers/response-check.ts.
  */
 export const JOURNAL_CHECK_ENV = 'CUSTODYFLOW_SIM_CHECK_JOURNAL';
 

@@ -3,7 +3,7 @@
  * answer (status and body) is validated against its operation's response schema and every
  * feed message against its feed's schema, and each violation is appended to that file as one
  * JSON line ({@link Violation}). Off (nothing checked, nothing written) when the variable is
- * unset or empty. The test run sets it for every process (test/response-check.ts) and fails on
+ * unset or empty. The test run sets it for every process (test/helpers/response-check.ts) and fails on
  * any line.
  *
  * The schemas and validators are lib's (lib/request/response-check.ts): the operations' `responses` of

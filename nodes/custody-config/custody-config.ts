@@ -89,7 +89,7 @@ function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean): LazyCl
  * The process's built-in simulator (simulator/shared.ts `sharedSimulator`), loaded on the first
  * call: the simulator's modules (and `router`) are required here and nowhere else on the pack's
  * load path, so a Node-RED that never uses the built-in simulator does not load them (issue 11,
- * "a lazy simulator"; test/lazy-simulator.test.ts).
+ * "a lazy simulator"; test/nodes/lazy-simulator.test.ts).
  * @param userDir Node-RED's user directory, for the data folder ({@link simulatorDataDir}).
  * @throws what `Simulator.start` throws (rejects); a failed start is retried by the next call.
  */

@@ -1,0 +1,67 @@
+/** Helpers shared by the tests. */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Simulator } from '../../simulator';
+import type { TransferRequest } from '../../lib';
+import { transferRequest } from './requests';
+
+/**
+ * Poll `check` every 10 ms until it returns a value other than undefined.
+ * @returns that value.
+ * @throws {Error} naming `what` after `timeoutMs` (default 15000).
+ */
+export async function until<T>(check: () => T | undefined, what: string, timeoutMs = 15000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Call a simulator control endpoint (loopback, unsigned JSON).
+ * @returns the HTTP status and the parsed body.
+ */
+export async function controlCall(sim: Simulator, method: string, pathName: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(sim.controlUrl + pathName, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {} };
+}
+
+/** POST a control endpoint and assert it succeeded. @returns the parsed body. */
+export async function control(sim: Simulator, pathName: string, body: unknown = {}): Promise<any> {
+  const res = await controlCall(sim, 'POST', pathName, body);
+  assert.ok(res.status >= 200 && res.status < 300, `control ${pathName}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/**
+ * A valid transfer request from the simulator's demo BTC-TESTNET wallet to the counterparty's,
+ * with a fresh `partner_txID`; `overrides` replace any field ({@link transferRequest}).
+ */
+export function demoTransfer(sim: Simulator, overrides: Partial<TransferRequest> = {}): TransferRequest & { company_id: string } {
+  return transferRequest(sim.demo, overrides);
+}
+
+/**
+ * Register mocha hooks (`beforeEach`, `afterEach`) that give every test of the current suite a
+ * fresh empty directory under the OS temp directory, named with `prefix` (e.g. `cf-sent-ids-`),
+ * removed with its content after the test.
+ * @returns a function answering the running test's directory (absolute path).
+ */
+export function tempDirPerTest(prefix: string): () => string {
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return () => dir;
+}
