@@ -1,6 +1,6 @@
 /**
  * The dependency rules of lib, nodes and the simulator (dependency-cruiser; checked by
- * test/architecture.test.ts in `npm test`, or by hand:
+ * test/lib/architecture.test.ts in `npm test`, or by hand:
  * `npx depcruise --config .dependency-cruiser.js lib nodes simulator`). The layers are drawn in
  * docs/architecture.md.
  *
