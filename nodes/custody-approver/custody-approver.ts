@@ -16,8 +16,8 @@
  * REPORT_UNKNOWN_AFTER_MS, 2 minutes), then leaves by its output once applied; still unknown,
  * it goes to Catch with `msg.outcomeUnknown = true`, `msg.decision.outcome = 'unknown'` and
  * the error code `EOUTCOMEUNKNOWN`, and the status counts it until it is resolved.
- * With coordination on the connection (issue 12), an action decided by another instance sends
- * no msg here (counted as "decided elsewhere"), and while Redis is unavailable the node holds
+ * With coordination on the connection (Redis, docs/scale-out.md), an action decided by another
+ * instance sends no msg here (counted as "decided elsewhere"), and while Redis is unavailable the node holds
  * the actions in hand and shows so in its status.
  */
 import path from 'node:path';
@@ -46,7 +46,7 @@ interface ApproverDef extends ConnectedNodeDef {
   whitelistCacheSeconds?: string | number;
 }
 
-/** The port of each output; `skipped` (decided by another instance, issue 12) sends no msg. */
+/** The port of each output; `skipped` (decided by another instance, docs/scale-out.md) sends no msg. */
 const OUTPUT_INDEX: Record<ApproverOutput, number | undefined> = { approved: 0, rejected: 1, held: 2, skipped: undefined };
 
 export = function register(RED: NodeAPI): void {

@@ -1,5 +1,5 @@
 /**
- * `custody-assets`: the `assets` operations of spec section 4 (see `lib/v1`), one per
+ * `custody-assets`: the `assets` operations of spec section 4 (see `lib/api/v1`), one per
  * `operation` value. Editor fields (TypedInputs, nodes/shared/editor-table.ts): feeType (the fee request's `type`), asset; any of them left empty is
  * read from `msg.payload`, with every other request field.
  */

@@ -1,5 +1,6 @@
 /**
- * The admin endpoints of `custody-config` (issue 10), registered once with Node-RED's
+ * The admin endpoints of `custody-config` (docs/configuration.md "Test connection" and
+ * "Look-ups"), registered once with Node-RED's
  * `RED.httpAdmin` behind `RED.auth.needsPermission`:
  *
  * - `POST <admin>/custodyflow/config/test` (permission `custody-config.write`): the dialog's
@@ -20,11 +21,11 @@
  *   `{cause, message, statusCode, code}` (the API call failed; causes as the test's).
  * - `GET <admin>/custodyflow/config/:id/coordination` (permission `custody-config.read`): the
  *   coordination of the deployed custody-config node `id` as its `coordinationStatus()` tells it
- *   (shared/types.ts `CoordinationStatus`: `{coordination: 'none'}`, or `'redis'` with the
+ *   (nodes/shared/types.ts `CoordinationStatus`: `{coordination: 'none'}`, or `'redis'` with the
  *   coordinator's `state`, `reason` and `instance`), for the dialog's state line. 404
  *   `{cause: 'notDeployed', message}` when no custody-config node `id` is deployed.
  *
- * Coordination through Redis (issue 12) in the test: when the body's `coordination` is `redis`,
+ * Coordination through Redis (docs/scale-out.md) in the test: when the body's `coordination` is `redis`,
  * the test also connects a lib {@link Coordinator} with the options the deployed node would use
  * (connection.ts `coordinatorOptionsOf`: the dialog's `redisUrl`, `redisTls`, `redisKeyPrefix`,
  * `claimLeaseSeconds`, and the credential `redisPassword`, typed or `__PWRD__` for the deployed

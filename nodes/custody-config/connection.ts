@@ -1,11 +1,11 @@
 /**
  * The clients of a `custody-config` connection, built from its settings and credentials, and the
- * connection test of its edit dialog ("Test connection", issue 10). One code path builds the
+ * connection test of its edit dialog ("Test connection", docs/configuration.md). One code path builds the
  * clients for the deployed node (custody-config.ts) and for a test of what the dialog holds, so
  * a test passes exactly when the deployed node would work.
  *
- * No Node-RED import: the admin routes (admin.ts) are the glue. Source: DESIGN.md "The config
- * node"; spec section 5 (authentication), section 7 (errors), section 4 (GET /assets, GET v2
+ * No Node-RED import: the admin routes (admin.ts) are the glue. Source: docs/configuration.md;
+ * spec section 5 (authentication), section 7 (errors), section 4 (GET /assets, GET v2
  * policies).
  */
 import { ApiError, ConfigError, CustodyClient, KeyFormatError, ValidationError, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
@@ -29,7 +29,7 @@ export interface ConnectionSettings {
   workspaceId?: string;
   /** Simulator mode: whose v2 token the v2 nodes use, `k.partner` (default) or `k.agent`. */
   simulatorApiKey?: string;
-  /** Coordination of several Node-RED instances on this API key (issue 12): `none` (default) or `redis`. */
+  /** Coordination of several Node-RED instances on this API key (docs/scale-out.md): `none` (default) or `redis`. */
   coordination?: 'none' | 'redis';
   /** `redis://host:port/db` or `rediss://...` (no password in it: see the `redisPassword` credential). */
   redisUrl?: string;
@@ -46,7 +46,7 @@ export interface ConnectionCredentials {
   apiKey?: string;
   privateKey?: string;
   token?: string;
-  /** The Redis password of the coordination (issue 12). */
+  /** The Redis password of the coordination (docs/scale-out.md). */
   redisPassword?: string;
 }
 

@@ -2,8 +2,8 @@
  * `custody-config`: the config node. Holds the environment, the credentials (`apiKey`,
  * `privateKey`, `token`: Node-RED password credentials, never in flows.json) and the signing
  * mode; owns one signed client and one websocket per core client feed, shared by every node
- * that uses it (the pattern of Node-RED's mqtt-broker node). Source: DESIGN.md "The config
- * node"; spec section 5. It also owns one liquidity hub feed and one wallets feed (spec section
+ * that uses it (the pattern of Node-RED's mqtt-broker node). Source: docs/configuration.md;
+ * spec section 5. It also owns one liquidity hub feed and one wallets feed (spec section
  * 6), shared the same way by the `custody-hub-feed` and `custody-wallets-feed` nodes.
  */
 import os from 'node:os';
@@ -88,8 +88,9 @@ function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean): LazyCl
 /**
  * The process's built-in simulator (simulator/shared.ts `sharedSimulator`), loaded on the first
  * call: the simulator's modules (and `router`) are required here and nowhere else on the pack's
- * load path, so a Node-RED that never uses the built-in simulator does not load them (issue 11,
- * "a lazy simulator"; test/nodes/lazy-simulator.test.ts).
+ * load path, so a Node-RED that never uses the built-in simulator does not load them and the pack
+ * adds little to a Node-RED start (docs/performance.md, the footprint group;
+ * test/nodes/lazy-simulator.test.ts).
  * @param userDir Node-RED's user directory, for the data folder ({@link simulatorDataDir}).
  * @throws what `Simulator.start` throws (rejects); a failed start is retried by the next call.
  */
@@ -159,7 +160,7 @@ export = function register(RED: NodeAPI): void {
       return buildV2Client(def, credentials, startSimulator);
     }
 
-    /** The Redis coordination (issue 12), made at deploy when `coordination` is `redis`; or why it could not be. */
+    /** The Redis coordination (docs/scale-out.md), made at deploy when `coordination` is `redis`; or why it could not be. */
     let coordinator: Coordinator | undefined;
     let coordinationError: Error | undefined;
     if (coordinated(def)) {

@@ -1,7 +1,8 @@
 /**
- * Lookups for the edit dialogs' id fields (issue 10): the companies, funds, wallets, core
- * clients, assets and exchanges a connection's API account has, as `{value, label}` options
- * (`GET <admin>/custodyflow/lookup/:kind`, admin.ts; browser side resources/custody-lookup.js).
+ * Lookups for the edit dialogs' id fields (docs/configuration.md "Look-ups"): the companies,
+ * funds, wallets, core clients, assets and exchanges a connection's API account has, as
+ * `{value, label}` options (`GET <admin>/custodyflow/lookup/:kind`, admin.ts; browser side
+ * editor/src/custody-lookup.ts, bundled into resources/custody-lookup.js at build).
  *
  * Which calls list each kind (spec section 4):
  * | kind | calls |

@@ -1,5 +1,5 @@
 /**
- * `custody-core-client`: the `coreClient` operations of spec section 4 (see `lib/v1`), one per
+ * `custody-core-client`: the `coreClient` operations of spec section 4 (see `lib/api/v1`), one per
  * `operation` value. Editor fields (TypedInputs, nodes/shared/editor-table.ts): company_id,client_id,action_id; any of them left empty is
  * read from `msg.payload`, with every other request field.
  */

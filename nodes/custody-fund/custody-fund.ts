@@ -1,5 +1,5 @@
 /**
- * `custody-fund`: the `fund` operations of spec section 4 (see `lib/v1`), one per
+ * `custody-fund`: the `fund` operations of spec section 4 (see `lib/api/v1`), one per
  * `operation` value. Editor fields (TypedInputs, nodes/shared/editor-table.ts): company_id,fund_id,wallet_id,direction (the ledger filter); any of them left empty is
  * read from `msg.payload`, with every other request field.
  */

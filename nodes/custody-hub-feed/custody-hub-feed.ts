@@ -5,7 +5,8 @@
  * itself but has no catch-up (see lib `HubFeed`): quotes published while it was disconnected
  * are not sent.
  *
- * Output: `msg.payload` = the feed message as received, `{txID, status}` (NOTES.md) or
+ * Output: `msg.payload` = the feed message as received, `{txID, status}` (observed on
+ * the real service, docs/nodes.md "The liquidity hub and wallets feeds") or
  * `{TxID, Status}` (spec section 6), status e.g. `taker_pending`; `msg.topic` = `liquidityhub`.
  */
 import type { NodeAPI, Node, NodeMessage } from 'node-red';

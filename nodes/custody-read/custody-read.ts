@@ -1,5 +1,5 @@
 /**
- * `custody-read`: the `read` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * `custody-read`: the `read` operations of spec section 4 (see `lib/api/v1`), one per `operation` value.
  * Editor fields: fund_id, wallet_id, direction; any of them left empty is read from `msg.payload`, with every other
  * request field.
  */

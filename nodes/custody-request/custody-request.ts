@@ -1,6 +1,7 @@
 /**
  * `custody-request`: any signed call by method and path, the escape hatch for calls the other
- * nodes do not cover (DESIGN.md palette; lib `signedRequest`). Method and path come from the
+ * nodes do not cover (docs/nodes.md, the node table and "The msg contract (every node)"; lib
+ * `signedRequest`). Method and path come from the
  * editor, else from `msg.method` and `msg.path`; the body of POST and PUT is `msg.payload`
  * (unless the editor's Body is "none"). The path is checked before anything is sent: it must
  * stay below the configured base URL; a call that a typed node covers (a declared v1 operation,

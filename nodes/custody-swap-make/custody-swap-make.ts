@@ -1,5 +1,5 @@
 /**
- * `custody-swap-make`: the `swapMake` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * `custody-swap-make`: the `swapMake` operations of spec section 4 (see `lib/api/v1`), one per `operation` value.
  * Editor fields: company_id, send_wallet_id, receive_wallet_id, tx_id; any of them left empty is read from `msg.payload`, with every other
  * request field.
  */

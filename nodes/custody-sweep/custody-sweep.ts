@@ -1,5 +1,5 @@
 /**
- * `custody-sweep`: the `sweep` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * `custody-sweep`: the `sweep` operations of spec section 4 (see `lib/api/v1`), one per `operation` value.
  * Editor fields: client_id, wallet_id, recipient_wallet_id, tx_id; any of them left empty is read from `msg.payload`, with every other
  * request field.
  */

@@ -1,6 +1,7 @@
 /**
  * `custody-wallets-feed`: an input node that sends one msg per wallet transaction of the
- * connection's API key (spec section 6, wallets feed; NOTES.md "Feed messages" for the shape).
+ * connection's API key (spec section 6, wallets feed; the spec does not show the shape: it is
+ * the one observed on the real service, docs/nodes.md "The liquidity hub and wallets feeds").
  * The websocket is owned by the `custody-config` node and shared by every wallets feed node of
  * that connection; it reconnects by itself but has no catch-up (see lib `WalletsFeed`).
  *

@@ -1,5 +1,5 @@
 /**
- * `custody-withdraw`: the `withdraw` operations of spec section 4 (see `lib/v1`), one per `operation` value.
+ * `custody-withdraw`: the `withdraw` operations of spec section 4 (see `lib/api/v1`), one per `operation` value.
  * Editor fields: company_id, wallet_id, address, tx_id; any of them left empty is read from `msg.payload`, with every other
  * request field.
  */

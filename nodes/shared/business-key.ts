@@ -1,5 +1,6 @@
 /**
- * `partner_txID` from a business key (issue 9, "every payment exactly once"): the editor
+ * `partner_txID` from a business key, so that one business payment is one API payment
+ * (docs/nodes.md, "partner_txID from a business key"): the editor
  * property `partnerTxId` (a Node-RED TypedInput, type in `partnerTxIdType`) of the money-moving
  * operations (transfer create, withdraw create, swap make, swap take, sweep start) says how a
  * msg's `partner_txID` is built:
@@ -13,7 +14,8 @@
  * Left empty, the node reads `msg.payload.partner_txID` as before. The same key is the same
  * payment: the API answers a repeated `partner_txID` with status `existing` and the original
  * `tx_id`, so the key must come from the business (an invoice or order number), never from the
- * msg id or the time. Node-RED glue only (DESIGN.md "nodes/shared").
+ * msg id or the time. Node-RED glue only: lib knows no Node-RED (docs/architecture.md, "The
+ * layers").
  */
 import type { Node, NodeAPI, NodeMessage } from 'node-red';
 import { ConfigError, ValidationError, describeOperation, type OperationSpec } from '../../lib';

@@ -1,5 +1,5 @@
 /**
- * Input resolution (DESIGN.md "The msg contract"): request fields use the API's names; a
+ * Input resolution (docs/nodes.md "The msg contract (every node)"): request fields use the API's names; a
  * field set in the node's editor wins, a field left empty is read from `msg.payload.<name>`.
  */
 import type { NodeAPI } from 'node-red';

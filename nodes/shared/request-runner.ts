@@ -1,6 +1,6 @@
 /**
- * The send/status/error rules every request-sending node shares (DESIGN.md "The msg
- * contract", "Status"): `registerOperationNode` (v1 and v2) runs
+ * The send/status/error rules every request-sending node shares (docs/nodes.md "The msg
+ * contract (every node)": output, errors, status): `registerOperationNode` (v1 and v2) runs
  * each input msg through one {@link RequestRunner}.
  */
 import type { Node, NodeAPI, NodeMessageInFlow } from 'node-red';
@@ -64,7 +64,7 @@ export function requestRunner(RED: NodeAPI, node: Node): RequestRunner {
         // The HTTP status of the answer; none when no answer came or nothing was sent.
         if (err instanceof ApiError && err.statusCode > 0) msg.statusCode = err.statusCode;
         else delete msg.statusCode;
-        // What the failure tells about the request's effect (issue 9).
+        // What the failure tells about the request's effect (docs/nodes.md "Retries: the three failure kinds").
         msg.outcome = err instanceof ApiError ? err.failure : 'notSent';
         if (err instanceof OutcomeUnknownError) showOutcomeUnknown(RED, node, err);
         else showError(node, err);

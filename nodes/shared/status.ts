@@ -1,5 +1,6 @@
 /**
- * Node status, set in one place (DESIGN.md "Status"): blue dot while requesting, green dot
+ * Node status, set in one place (docs/nodes.md "The msg contract (every node)", Status): blue
+ * dot while requesting, green dot
  * with the time on success, red ring on error; feeds yellow ring connecting, green dot
  * connected, red ring disconnected (retrying). The texts are the `common.status.*` entries of
  * the node's message catalog (nodes/shared/locales/<lang>/common.json, merged into every node's

@@ -7,7 +7,7 @@
  *
  * Stored flows stay as they were: a property without `<p>Type` is its text, trimmed (a `str`),
  * and a value left empty (or blank) reads `msg.payload.<field>`, whatever its type. Node-RED glue
- * only (DESIGN.md "nodes/shared").
+ * only: lib knows no Node-RED (docs/architecture.md, "The layers").
  */
 import type { Node, NodeAPI, NodeMessage } from 'node-red';
 import { ConfigError, ValidationError } from '../../lib';

@@ -1,6 +1,6 @@
 /**
  * Types shared by the nodes: the runtime side of the `custody-config` node as other nodes
- * see it. Node-RED glue only (DESIGN.md "nodes/shared").
+ * see it. Node-RED glue only: lib knows no Node-RED (docs/architecture.md, "The layers").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
 import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState } from '../../lib';
@@ -54,7 +54,8 @@ export interface CustodyConfigNode extends Node {
    */
   journal(): Promise<PaymentJournal>;
   /**
-   * The coordination of this connection (issue 12): the Redis {@link Coordinator} shared by the
+   * The coordination of this connection (several Node-RED instances on one API key,
+   * docs/scale-out.md): the Redis {@link Coordinator} shared by the
    * nodes of this connection, or undefined when coordination is `none`.
    * @throws ConfigError for a bad Redis setting (rejects).
    */
@@ -107,12 +108,13 @@ export interface CustodyTrace {
 }
 
 /**
- * `msg.outcome`: what a request did (issue 9). Set by the money-moving operations on success
- * (`new`, `existing`) and by every request-sending node on failure: `refused` (the API answered
- * 4xx: nothing happened), `notSent` (nothing was sent: bad input, a conflicting key, no
- * connection), `outcomeUnknown` (the request may have had its effect).
+ * `msg.outcome`: what a request did (docs/nodes.md "Retries: the three failure kinds"). Set by
+ * the money-moving operations on success (`new`, `existing`) and by every request-sending node
+ * on failure: `refused` (the API answered 4xx: nothing happened), `notSent` (nothing was sent:
+ * bad input, a conflicting key, no connection), `outcomeUnknown` (the request may have had its
+ * effect).
  */
 export type MessageOutcome = 'new' | 'existing' | 'refused' | 'notSent' | 'outcomeUnknown';
 
-/** The msg of an operation node: the contract adds `statusCode` (DESIGN.md "The msg contract"), `custody` ({@link CustodyTrace}) and `outcome` ({@link MessageOutcome}). */
+/** The msg of an operation node: the contract adds `statusCode` (docs/nodes.md "The msg contract (every node)"), `custody` ({@link CustodyTrace}) and `outcome` ({@link MessageOutcome}). */
 export type CustodyMessage = NodeMessageInFlow & { statusCode?: number; custody?: CustodyTrace; outcome?: MessageOutcome };
