@@ -28,8 +28,8 @@
  *
  * The command line (cli.ts) prints the paths of the key and token files, never their content.
  *
- * No Node-RED import. Project imports: lib/signing (verification), lib/registry and lib/operation
- * (the routes and their request schemas), lib's wire types.
+ * No Node-RED import. Project imports: lib/client/signing.ts (verification), lib/api/operations.ts
+ * and lib/api/v1 (the routes and their request schemas), lib/api/feeds.ts (the feed message types).
  */
 import { generateKeyPair, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';

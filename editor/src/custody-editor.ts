@@ -1,6 +1,6 @@
 /*
  * CustodyFlow: editor helpers shared by the custody nodes' edit dialogs, bundled into
- * resources/custody-editor.js. Loaded by each node's .html from
+ * resources/custody-editor.js at build (scripts/bundle-editor.ts). Loaded by each node's .html from
  * resources/@custodyflow/node-red-custody/custody-editor.js (defined once).
  *
  * The operation nodes' dialogs are generated at build (scripts/generate-editors.ts) from the
@@ -82,7 +82,7 @@ function currentMembers(node: EditorNode): Member[] {
 }
 
 /**
- * The policy form's rule (lib/v2/policy.ts buildPolicyExpression), checked before deploy:
+ * The policy form's rule (lib/request/policy-body.ts buildPolicyExpression), checked before deploy:
  * a threshold from 1 to the number of members, no member twice.
  */
 function checkPolicy(node: EditorNode, threshold: unknown, members: Member[]): true | string {

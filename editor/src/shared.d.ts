@@ -6,7 +6,7 @@
 declare const CUSTODY_SHARED: {
   /** The source of a path id as the runtime accepts it (lib PATH_ID). */
   pathId: string;
-  /** The source of a policy member id (lib/v2/policy.ts MEMBER_ID). */
+  /** The source of a policy member id (lib/request/policy-body.ts MEMBER_ID). */
   memberId: string;
   /** The Operation value that reads the operation from msg.operation (editor table OPERATION_FROM_MSG). */
   fromMsg: string;

@@ -11,7 +11,7 @@
  *   every kind;
  * - swap quotes (make), swap takes and sweeps: the spec does not show their status values
  *   ("Sweep tx_status values: not shown"; only `taker_pending` is named, on the liquidity hub
- *   feed). The names below are the built-in simulator's (simulator/swaps.ts, simulator/state.ts
+ *   feed). The names below are the built-in simulator's (simulator/swaps.ts; lib/api/v1/swap.ts
  *   `SwapStatus`, `SwapTakeStatus`; simulator/exchanges.ts `approved_sweep`). The hosted service
  *   may use others: an unknown status is never final, so tracking goes on until the
  *   transaction's `expires` plus the margin and then reports a timeout with the last status seen.

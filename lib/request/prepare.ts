@@ -29,7 +29,8 @@ function validator(schema: object): ValidateFunction {
  * A path id: printable text without `/`, `?`, `#`, `%` or a backslash, not `.` or `..` (which
  * URL resolution would collapse into another endpoint), no leading or trailing space. Short
  * codes, with their inner spaces, pass.
- * The editor scripts check with it too (written into resources/custody-editor.js at build).
+ * The editor scripts check with it too (scripts/bundle-editor.ts writes it into their bundles,
+ * resources/custody-editor.js, at build).
  */
 export const PATH_ID = /^(?!\.{1,2}$)[^\s/?#%\\\x00-\x1f\x7f](?:[^/?#%\\\x00-\x1f\x7f]*[^\s/?#%\\\x00-\x1f\x7f])?$/;
 

@@ -113,13 +113,14 @@ export async function buildV1Client(settings: ConnectionSettings, credentials: C
   const environment = environmentOf(settings);
   if (coordinated(settings) && settings.signingMode === 'nonce') {
     // Nonces must reach the API in increasing order per key; instances sending on one key each
-    // have their own order. Refused rather than half-working (README "Scale-out").
+    // have their own order. Refused rather than half-working (docs/scale-out.md "Nonce signing is refused
+    // with coordination").
     throw new ConfigError('signingMode: nonce signing cannot be used with coordination (several instances on one API key send out of nonce order); use timestamp signing');
   }
   const common = { signingMode: settings.signingMode || 'timestamp', timeoutMs: timeoutMsOf(settings), ...(options.attempts ? { attempts: options.attempts } : {}) };
   if (environment === 'simulator') {
     const sim = await startSimulator();
-    // The read-only key is signed with the same account key pair (simulator README).
+    // The read-only key is signed with the same account key pair (simulator/README.md "Read-only key").
     const apiKey = settings.simulatorV1Key === 'readOnly' ? sim.account.readOnlyApiKey : sim.account.apiKey;
     return {
       client: new CustodyClient({ baseUrl: sim.baseUrl, apiKey, privateKey: sim.account.privateKeyPem, ...common }),
