@@ -1,17 +1,18 @@
 /**
- * End to end, the example flows as a new user runs them: a real `node-red` process with the
- * pack installed in its user directory, every example deployed as `npm start` deploys it
+ * End to end, the example flows as a new user runs them: a real `node-red` process with the pack
+ * installed in its user directory, every example deployed as `npm start` deploys it
  * (scripts/examples.js `mergeExamples`), injects clicked through `POST /inject/{id}`, and the
  * outcome read from the debug messages and node statuses on `/comms` (as the editor's sidebar
  * does). Covers: every node type is in some example; nothing reports an error on deploy; the
  * withdrawal (06) reaches `approved_withdrawal`; a money button pressed twice (02's transfer, 06's
  * withdrawal) makes one transaction, counted in the simulator's ledger, and the second answer says
- * `existing` (the business key on the button); the swap (08) settles both legs; the exchange
- * desk (09) approves a wallet connection request and sweeps the connected wallet; the ledger
- * report (10) writes a CSV file; the read-only monitor (11) reads and its write is refused (403);
- * the examples move no id into msg.payload with a change or function node (issue 10): the
- * operation nodes' typed fields read them (03, 04, 05, 07 clicked through, their calls answered);
- * last, every button of every example pressed once more, tab by tab, shows no error but that 403.
+ * `existing` (the business key on the button); the swap (08) settles both legs; the exchange desk
+ * (09) approves a wallet connection request and sweeps the connected wallet; the ledger report (10)
+ * writes a CSV file; the read-only monitor (11) reads and its write is refused (403); the examples
+ * move no id into msg.payload with a change or function node (docs/examples.md; docs/nodes.md
+ * "Fields: TypedInputs, look-ups, the operation from the msg"): the operation nodes' typed fields
+ * read them (03, 04, 05, 07 clicked through, their calls answered); last, every button of every
+ * example pressed once more, tab by tab, shows no error but that 403.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -230,7 +231,8 @@ describe('end to end: the example flows, clicked as a new user does', function (
   });
 
   it('the operation nodes take their ids in their own fields: no change or function node only moves a value into msg.payload', () => {
-    // Per example: [change, function, switch] nodes, each doing real work (issue 10). A node whose
+    // Per example: [change, function, switch] nodes, each doing real work: the ids are
+    // the operation nodes' TypedInputs (docs/nodes.md "Fields"). A node whose
     // only job was to put an id into msg.payload.<field> became the operation node's TypedInput.
     const expected: Record<string, [number, number, number]> = {
       '01': [0, 0, 0],

@@ -1,11 +1,11 @@
 /**
- * The same payment sent from two Node-RED instances with one `partner_txID` makes one
- * transaction (issue 12, "How it is judged", second bullet), with real parts: a `redis-server`
- * (with a password), the simulator in a child process deduping transfers only (`--dedupe
- * transfers`: a second withdrawal with the same partner_txID would be made, so one withdrawal is
- * the shared submission journal's doing), and two `node-red` processes with the same flows.json
- * (buttons -> custody-withdraw, coordination redis), each with its own user directory and file
- * journal, talking to the simulator through its own port of the counting proxy
+ * The same payment sent from two Node-RED instances with one `partner_txID` makes one transaction
+ * (docs/scale-out.md "What is shared, and what is not": the submission journal), with real parts: a
+ * `redis-server` (with a password), the simulator in a child process deduping transfers only
+ * (`--dedupe transfers`: a second withdrawal with the same partner_txID would be made, so one
+ * withdrawal is the shared submission journal's doing), and two `node-red` processes with the same
+ * flows.json (buttons -> custody-withdraw, coordination redis), each with its own user directory
+ * and file journal, talking to the simulator through its own port of the counting proxy
  * (bench/scale-out.ts `DecisionCounter`), so every POST that reached the API is counted.
  *
  * - At once: the same button clicked on both instances together: one withdrawal; one instance

@@ -1,10 +1,11 @@
 /**
- * Scale-out on Redis (issue 12, "How it is judged", first bullet), with real parts: a
- * `redis-server` (with a password, no persistence), the simulator in a child process, and three
- * `node-red` processes with the same flows.json (core client feed -> custody-approver,
- * coordination redis, claim lease 5 s), each talking to the simulator through its own port of a
- * counting proxy (bench/scale-out.ts `DecisionCounter`), so every approve (PUT) and reject
- * (DELETE) that reached the API is counted per action id and per instance.
+ * Scale-out on Redis (docs/scale-out.md): several instances deciding one core client's actions,
+ * each decided once, with real parts: a `redis-server` (with a password, no persistence), the
+ * simulator in a child process, and three `node-red` processes with the same flows.json (core
+ * client feed -> custody-approver, coordination redis, claim lease 5 s), each talking to the
+ * simulator through its own port of a counting proxy (bench/scale-out.ts `DecisionCounter`), so
+ * every approve (PUT) and reject (DELETE) that reached the API is counted per action id and per
+ * instance.
  *
  * 1,000 transfers are created in batches, each with one pending action of the demo approver
  * core client. The rule approves BTC-TESTNET transfers up to {@link LIMIT} a day (all instances

@@ -1,6 +1,6 @@
 /**
- * The custody-config dialog in a real editor (issue 10): a `node-red` process with the pack,
- * headless Chromium, and a standalone simulator started here (its partner key pair generated
+ * The custody-config dialog in a real editor (docs/configuration.md): a `node-red` process with the
+ * pack, headless Chromium, and a standalone simulator started here (its partner key pair generated
  * here) that a "Custom URL" connection points at.
  *
  * - The dialog's title reads "Edit custody connection node" (paletteLabel), and the type's

@@ -1,7 +1,7 @@
 /**
- * The custody-config dialog's Coordination section in a real editor (issue 12): a `node-red`
- * process with the pack, headless Chromium, and a real `redis-server` (test/helpers/redis-server.ts) that
- * asks for a password.
+ * The custody-config dialog's Coordination section in a real editor (docs/scale-out.md): a
+ * `node-red` process with the pack, headless Chromium, and a real `redis-server`
+ * (test/helpers/redis-server.ts) that asks for a password.
  *
  * - The Redis rows (URL, TLS, password, key prefix, claim lease) show only when Redis is chosen;
  *   None hides them. The state line says the node is deployed without coordination.

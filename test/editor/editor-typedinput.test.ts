@@ -1,11 +1,12 @@
 /**
- * A generated edit dialog in a real editor (issue 10): a `node-red` process with the pack and
- * headless Chromium. The fund node's dialog (written at build by scripts/generate-editors.js)
- * shows its field TypedInputs and the Operation option "from msg.operation"; the Company id field
- * is switched to the env type and given a variable's name, the node is deployed, an inject is
- * clicked, and the read reaches the built-in simulator with the variable's value. Then the same
- * field, typed into, completes the simulator's company ids through the deployed connection's
- * look-up (resources/custody-lookup.js). Also: the editor lists each of the pack's icons once.
+ * A generated edit dialog in a real editor (docs/nodes.md "Fields: TypedInputs, look-ups, the
+ * operation from the msg"): a `node-red` process with the pack and headless Chromium. The fund
+ * node's dialog (written at build by scripts/generate-editors.ts) shows its field TypedInputs and
+ * the Operation option "from msg.operation"; the Company id field is switched to the env type and
+ * given a variable's name, the node is deployed, an inject is clicked, and the read reaches the
+ * built-in simulator with the variable's value. Then the same field, typed into, completes the
+ * simulator's company ids through the deployed connection's look-up (resources/custody-lookup.js).
+ * Also: the editor lists each of the pack's icons once.
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/editor/editor-typedinput.test.js`.
  */

@@ -1,7 +1,8 @@
 /**
- * A loopback HTTP proxy between a client and the simulator that injects faults before and after
- * the simulator commits (issue 9, "How it is judged"): the fault test (exactly-once.test.ts) and
- * the fault benchmark (bench/exactly-once.ts) put it in front of the simulator's v1 API.
+ * A loopback HTTP proxy between a client and the simulator that injects faults before and after the
+ * simulator commits, to check exactly-once payments (docs/testing.md): the fault test
+ * (exactly-once.test.ts) and the fault benchmark (bench/exactly-once.ts) put it in front of the
+ * simulator's v1 API.
  *
  * Per request whose method and path match a {@link FaultRule}, one fault kind (or none) is drawn
  * with a seeded PRNG ({@link mulberry32}; the seed is `FAULT_SEED` when set, so a run can be

@@ -1,7 +1,9 @@
 /**
- * The fault runs of issue 9 ("How it is judged", first bullet), shared by the fault test
- * (exactly-once.test.ts) and the fault benchmark (bench/exactly-once.ts): payments made through
- * a {@link FaultProxy} in front of the simulator, then checked against what the simulator holds.
+ * The fault runs that check that every payment is made exactly once under faults (docs/testing.md,
+ * "Exactly-once payments"; the failure kinds: docs/nodes.md "Retries: the three failure kinds"),
+ * shared by the fault test (exactly-once.test.ts) and the fault benchmark (bench/exactly-once.ts):
+ * payments made through a {@link FaultProxy} in front of the simulator, then checked against what
+ * the simulator holds.
  *
  * - {@link runLibTransfers}: transfers through lib (`createTransfer` with a journal), faults
  *   before and after commit; a share of them with `resolveUnknown: false`, whose outcome-unknown
@@ -408,7 +410,10 @@ export async function resolveUnknownWithdrawals(proxy: FaultProxy, driver: NodeD
   return out;
 }
 
-/** What a run shows against the simulator's census (the figures issue 9 asks for). */
+/**
+ * What a run shows against the simulator's census (the figures exactly-once is judged by:
+ * duplicates, errors with and without the outcome-unknown mark, definite answers).
+ */
 export interface Figures {
   /** Calls made. */
   calls: number;

@@ -3,7 +3,8 @@
  * test/nodes/lazy-simulator.test.ts): when the process exits, it writes the paths of every CommonJS
  * module it loaded (the keys of `require.cache`), one per line, to the file named by
  * `CUSTODYFLOW_LOADED_MODULES_FILE`. Without that variable it does nothing. Loads nothing but
- * node:fs. Source: issue 11 ("a lazy simulator").
+ * node:fs. What it checks: the pack loads the built-in simulator only when a connection uses it
+ * (nodes/custody-config/custody-config.ts `builtInSimulator`).
  */
 import fs from 'node:fs';
 

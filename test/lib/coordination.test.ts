@@ -1,8 +1,8 @@
 /**
- * Issue 12 in lib, with real parts: a real redis-server (test/helpers/redis-server.ts), the simulator
- * over real sockets, and three lib `Approver`s, each with its own `Coordinator`, audit file and
- * client, standing for three Node-RED instances on one API key. Every approver is handed every
- * action (as three feeds would deliver it):
+ * Coordination through Redis (docs/scale-out.md) in lib, with real parts: a real redis-server
+ * (test/helpers/redis-server.ts), the simulator over real sockets, and three lib `Approver`s, each
+ * with its own `Coordinator`, audit file and client, standing for three Node-RED instances on one
+ * API key. Every approver is handed every action (as three feeds would deliver it):
  * - each action is decided once: one approve or reject call per action, the others skip it;
  * - a velocity count limit holds across the three together;
  * - a claim whose holder died is taken over after its lease (the action read first);

@@ -1,5 +1,5 @@
 /**
- * Every payment exactly once under faults (issue 9, "How it is judged", first bullet): a fault
+ * Every payment exactly once under faults (docs/testing.md, "Exactly-once payments"): a fault
  * proxy (fault-proxy.ts) between the clients and the simulator answers 503 or drops the
  * connection before forwarding, drops the connection or answers 502 after the simulator
  * committed, holds the answer past the client's timeout, and arms the simulator's own 500/503
@@ -50,7 +50,7 @@ function line(name: string, f: Figures): string {
   return `${name}: ${f.calls} calls, ${f.requests} requests, ${f.definite} definite at once, ${f.errorsMarked} outcome-unknown errors (${f.errorsThatMovedMoney} errors had moved money), ${f.errorsUnmarked} other errors, ${f.movedMoneyAnswerLost} created by a request whose answer was lost, ${f.duplicates} duplicates, ${f.finalDefinite} definite in the end`;
 }
 
-describe('exactly once under faults (issue 9): fault proxy between the clients and the simulator', function () {
+describe('exactly once under faults: fault proxy between the clients and the simulator', function () {
   this.timeout(120000);
   const prefix = `eo-${process.pid}-${Date.now()}`;
   let dataDir: string;

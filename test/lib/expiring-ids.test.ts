@@ -1,9 +1,9 @@
 /**
- * lib/support/expiring-ids.ts, the core client feed's memory of emitted action ids (issue 11, "O(1)
- * feed dedupe"): duplicates suppressed until forgotten, forgotten past their horizon only from
- * `pruneFrom` ids on (as the feed always did), the cap evicting the earliest-expiring whatever
- * the arrival order; and the real CoreClientFeed against a real simulator emitting each action
- * once with a small cap.
+ * lib/support/expiring-ids.ts, the core client feed's memory of emitted action ids (a duplicate
+ * check whose cost per action does not grow with the ids remembered; bench/feed-dedupe.ts):
+ * duplicates suppressed until forgotten, forgotten past their horizon only from `pruneFrom` ids on
+ * (as the feed always did), the cap evicting the earliest-expiring whatever the arrival order; and
+ * the real CoreClientFeed against a real simulator emitting each action once with a small cap.
  */
 import assert from 'node:assert/strict';
 import { ExpiringIdSet, EXPIRING_IDS_PRUNE_FROM } from '../../lib/support/expiring-ids';
@@ -30,7 +30,7 @@ function shuffled<T>(xs: T[], seed: number): T[] {
   return out;
 }
 
-describe('ExpiringIdSet (the core client feed dedupe, issue 11)', () => {
+describe('ExpiringIdSet (the core client feed dedupe)', () => {
   it('suppresses a duplicate before its horizon and accepts the id again once it is forgotten past it', () => {
     const c = clock(1000);
     const set = new ExpiringIdSet({ pruneFrom: 1, now: c.now });

@@ -1,5 +1,5 @@
 /**
- * The response schemas of the operations by operationId (lib/api/operations.ts, lib/wire.ts,
+ * The response schemas of the operations by operationId (lib/api/operations.ts, lib/api/wire.ts,
  * lib/request/response-check.ts): every operation declares its answers, every schema compiles, the shared
  * error body of spec section 7 catches what it must, and a live run against the simulator over
  * real sockets (signed v1 requests with the account's RSA key, v2 with `x-token`) checks the

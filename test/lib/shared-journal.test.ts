@@ -1,11 +1,11 @@
 /**
- * The submission journal shared through Redis (issue 12: "a key reserved on one instance is
- * recognised on every other"; "Redis down: money-moving nodes do not send without a journal
- * reservation"). Two "instances": two Coordinators (instance names `a` and `b`) on one real
- * redis-server (test/helpers/redis-server.ts, no persistence: a restart loses every key), each with its
- * own file journal, sending through two clients to one real simulator that dedupes transfers
- * only (so one withdrawal per key is the journal's doing, not the simulator's). No timing is
- * asserted.
+ * The submission journal shared through Redis (docs/scale-out.md "What is shared, and what is not",
+ * "Redis down, Redis lost"): a key reserved on one instance is recognised on every other; with
+ * Redis down, money-moving nodes do not send without a journal reservation. Two "instances": two
+ * Coordinators (instance names `a` and `b`) on one real redis-server (test/helpers/redis-server.ts,
+ * no persistence: a restart loses every key), each with its own file journal, sending through two
+ * clients to one real simulator that dedupes transfers only (so one withdrawal per key is the
+ * journal's doing, not the simulator's). No timing is asserted.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -40,7 +40,7 @@ async function until(what: string, done: () => boolean | Promise<boolean>, ms = 
   }
 }
 
-describe('shared submission journal (issue 12): two instances on one Redis, one simulator', function () {
+describe('shared submission journal: two instances on one Redis, one simulator', function () {
   this.timeout(120000);
   const prefix = `shj-${process.pid}-${Date.now()}`;
   const redis = new RedisServer();

@@ -93,7 +93,7 @@ describe('signing (spec section 5.3) against openssl', function () {
     }
   });
 
-  it('accepts a padded signature and standard base64 when verifying (NOTES.md)', () => {
+  it('accepts a padded signature and standard base64 when verifying (a server should accept padded signatures too)', () => {
     const sig = sign(pkcs8, { prefix: '5', url, body });
     const bytes = Buffer.from(sig, 'base64url');
     assert.ok(verify(publicPem, { prefix: '5', url, body }, bytes.toString('base64')));

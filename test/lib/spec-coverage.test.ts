@@ -20,10 +20,10 @@ import { readSpecCoverageTable, type SpecCoverageRow } from '../helpers/readme-t
 
 helper.init(require.resolve('node-red'));
 
-/** One row of the README table. */
+/** One row of the "Spec coverage" table (docs/spec-coverage.md). */
 type Row = SpecCoverageRow;
 
-/** The rows of the README section "Spec coverage". */
+/** The rows of the "Spec coverage" table in docs/spec-coverage.md. */
 const readTable = readSpecCoverageTable;
 
 /** Every node module that has operations. */
@@ -45,7 +45,7 @@ const OPERATION_NODES = [
   'custody-portfolio',
 ];
 
-describe('spec coverage: the README table against the runtime and the simulator', function () {
+describe('spec coverage: the docs/spec-coverage.md table against the runtime and the simulator', function () {
   this.timeout(60000);
   const rows = readTable();
   let dataDir: string;

@@ -1,7 +1,7 @@
 /**
- * Exactly-once payments in lib (issue 9): the durable submission journal, the three failure
- * kinds, transfers re-sent after an unknown outcome, repeated keys answered from the journal or
- * refused, and resolve against the real simulator.
+ * Exactly-once payments in lib (docs/nodes.md "Retries: the three failure kinds"): the durable
+ * submission journal, the three failure kinds, transfers re-sent after an unknown outcome, repeated
+ * keys answered from the journal or refused, and resolve against the real simulator.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

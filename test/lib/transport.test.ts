@@ -1,9 +1,9 @@
 /**
- * The lean transport (issue 11): many requests at once without a MaxListenersExceededWarning,
- * close() aborting every request in flight, nonce mode with hundreds of concurrent requests
- * never refused and nonces on the wire in increasing order (retries included), and proxies used
- * exactly when the environment names one. Real simulator and real loopback servers over real
- * sockets, the simulator's own RSA key.
+ * The lean transport (lib/client/transport.ts; docs/performance.md, the transport group): many
+ * requests at once without a MaxListenersExceededWarning, close() aborting every request in flight,
+ * nonce mode with hundreds of concurrent requests never refused and nonces on the wire in
+ * increasing order (retries included), and proxies used exactly when the environment names one.
+ * Real simulator and real loopback servers over real sockets, the simulator's own RSA key.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -44,7 +44,7 @@ async function loopbackServer(handle: (req: http.IncomingMessage, res: http.Serv
   };
 }
 
-describe('lean transport (issue 11)', function () {
+describe('lean transport', function () {
   this.timeout(120000);
   let s: SimulatedAccount;
 

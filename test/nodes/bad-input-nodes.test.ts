@@ -1,10 +1,10 @@
 /**
- * Issue 9, "every payment exactly once": bad input is refused before sending, naming the field,
- * by the money-moving nodes (custody-transfer create and get, custody-withdraw create,
- * custody-swap-make make, custody-swap-take take, custody-sweep start) and the fee quote
- * (custody-assets fee), in the real Node-RED runtime (node-red-node-test-helper), against a
- * counting server configured as a custom environment. Each case is one msg with one bad field;
- * the cases are generated from a table of each operation's fields.
+ * Bad input in the nodes (docs/nodes.md, "Bad input is refused before anything is sent"): refused
+ * before sending, naming the field, by the money-moving nodes (custody-transfer create and get,
+ * custody-withdraw create, custody-swap-make make, custody-swap-take take, custody-sweep start) and
+ * the fee quote (custody-assets fee), in the real Node-RED runtime (node-red-node-test-helper),
+ * against a counting server configured as a custom environment. Each case is one msg with one bad
+ * field; the cases are generated from a table of each operation's fields.
  */
 import assert from 'node:assert/strict';
 import helper from 'node-red-node-test-helper';

@@ -1,5 +1,5 @@
 /**
- * The admin endpoints of custody-config with coordination through Redis (issue 12), in
+ * The admin endpoints of custody-config with coordination through Redis (docs/scale-out.md), in
  * node-red-node-test-helper against a real `redis-server` (test/helpers/redis-server.ts) that asks for a
  * password: `POST <admin>/custodyflow/config/test` with the dialog's `coordination: 'redis'` also
  * connects to Redis and answers its outcome in `redis` (OK with the password typed or stored;

@@ -1,11 +1,11 @@
 /**
- * The admin endpoints of custody-config (issue 10) in node-red-node-test-helper, against real
- * simulators over real sockets: `POST <admin>/custodyflow/config/test` answers OK with good
- * credentials and tells the cause of each failure apart (wrong API key, wrong private key,
- * closed port, self-signed HTTPS certificate, no answer in time, unresolvable host, v2 token),
- * with no secret in any answer or log line; `GET <admin>/custodyflow/lookup/:kind` answers the
- * ids created in the simulator. The partner key pair is generated here and given to the
- * simulator (it reuses key files it finds in its data folder).
+ * The admin endpoints of custody-config (docs/configuration.md "Test connection", "Look-ups") in
+ * node-red-node-test-helper, against real simulators over real sockets: `POST
+ * <admin>/custodyflow/config/test` answers OK with good credentials and tells the cause of each
+ * failure apart (wrong API key, wrong private key, closed port, self-signed HTTPS certificate, no
+ * answer in time, unresolvable host, v2 token), with no secret in any answer or log line; `GET
+ * <admin>/custodyflow/lookup/:kind` answers the ids created in the simulator. The partner key pair
+ * is generated here and given to the simulator (it reuses key files it finds in its data folder).
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/nodes/config-admin.test.js`.
  */

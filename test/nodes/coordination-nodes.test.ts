@@ -1,6 +1,7 @@
 /**
- * Issue 12 in Node-RED (node-red-node-test-helper, the built-in simulator, a real
- * redis-server): the `custody-config` coordination settings as a user sets them.
+ * Coordination through Redis (docs/scale-out.md) in Node-RED (node-red-node-test-helper, the
+ * built-in simulator, a real redis-server): the `custody-config` coordination settings as a user
+ * sets them.
  * - nonce signing with coordination is refused before anything is sent, naming `signingMode`;
  * - a password in the Redis URL is refused naming `redisUrl`, and the password is in no error;
  * - the approver with Redis stopped holds the action (its status says so, nothing is called),

@@ -1,8 +1,8 @@
 /**
- * Exactly-once payments across a Node-RED crash and a redeploy (issue 9, "How it is judged",
- * second bullet), with real parts: a `node-red` process with the pack, the simulator over real
- * sockets (deduping transfers only, as the spec promises), and a loopback proxy between them that
- * can hold an answer after the simulator has committed the request.
+ * Exactly-once payments across a Node-RED crash and a redeploy (docs/nodes.md "Retries: the three
+ * failure kinds", the submission journal), with real parts: a `node-red` process with the pack, the
+ * simulator over real sockets (deduping transfers only, as the spec promises), and a loopback proxy
+ * between them that can hold an answer after the simulator has committed the request.
  *
  * - A withdrawal is in flight, committed, its answer held, when Node-RED is killed (SIGKILL).
  *   After the restart the same button is refused (outcome unknown, nothing sent); `resolve` finds

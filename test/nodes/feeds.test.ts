@@ -40,7 +40,10 @@ function quote(): HubFeedMessage & { txID: string; status: string } {
   return { txID: `swap-${randomUUID()}`, status: 'taker_pending' };
 }
 
-/** A wallets feed message (NOTES.md shape) of `walletId` with a fresh tx id; negative amounts: outgoing. */
+/**
+ * A wallets feed message (the shape observed on the real service, docs/nodes.md "The liquidity hub
+ * and wallets feeds") of `walletId` with a fresh tx id; negative amounts: outgoing.
+ */
 function walletTx(walletId: string, amount = 1500, asset = 'BTC-TESTNET'): WalletFeedMessage {
   const fee = amount < 0 ? -2 : 0;
   return {

@@ -1,7 +1,8 @@
 /**
- * Message catalogs and help, the Node-RED way (issue 10): every node type but custody-config has
- * `locales/en-US/<type>.json` (its catalog, with the shared `common` texts merged in at build)
- * and `locales/en-US/<type>.html` (its help) beside its .js in dist.
+ * Message catalogs and help, the Node-RED way (docs/architecture.md "Generated and checked at
+ * build", texts and help): every node type but custody-config has `locales/en-US/<type>.json` (its
+ * catalog, with the shared `common` texts merged in at build) and `locales/en-US/<type>.html` (its
+ * help) beside its .js in dist.
  *
  * - statically: every `RED._` key in nodes/**\/*.ts is a literal that exists in the catalog it is
  *   read from, with exactly the placeholders its call passes; no catalog key is unused;

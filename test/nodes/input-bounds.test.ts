@@ -1,9 +1,9 @@
 /**
- * Bad input refused before sending, in lib (issue 9, "every payment exactly once"): the length
- * bound of every text and id field of every v1 and v2 declaration, path ids that are numbers,
- * amounts of 0, and asset codes checked against the per-client GET /assets list (one GET per
- * client, fetched again for an unknown code once a minute old), by `callOperation`, the decimal
- * conversion and `signedRequest`.
+ * Bad input refused before sending, in lib (docs/nodes.md, "Bad input is refused before anything is
+ * sent"): the length bound of every text and id field of every v1 and v2 declaration, path ids that
+ * are numbers, amounts of 0, and asset codes checked against the per-client GET /assets list (one
+ * GET per client, fetched again for an unknown code once a minute old), by `callOperation`, the
+ * decimal conversion and `signedRequest`.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';

@@ -1,7 +1,8 @@
 /**
- * The lazy simulator (issue 11, "a palette that loads nothing it does not use"): a started
- * `node-red` process with the pack, preloaded with test/helpers/loaded-modules-probe.ts
- * (`NODE_OPTIONS=--require`), which writes every module the process loaded when it exits.
+ * The lazy simulator (the palette loads nothing it does not use; docs/performance.md, the footprint
+ * group): a started `node-red` process with the pack, preloaded with
+ * test/helpers/loaded-modules-probe.ts (`NODE_OPTIONS=--require`), which writes every module the
+ * process loaded when it exits.
  *
  * - Flows with a custody-config in custom-URL mode (a real simulator started by this test, on a
  *   real socket) and operation and feed nodes that work against it: no module under
@@ -105,7 +106,7 @@ async function stopAndRead(red: RedProcess, modulesFile: string): Promise<string
   return fs.readFileSync(modulesFile, 'utf8').split('\n').filter(Boolean);
 }
 
-describe('the built-in simulator is loaded only when a config node uses it (issue 11)', function () {
+describe('the built-in simulator is loaded only when a config node uses it', function () {
   this.timeout(120000);
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-lazy-out-'));
   let account: SimulatedAccount;

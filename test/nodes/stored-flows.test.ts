@@ -1,8 +1,9 @@
 /**
- * Stored flows stay compatible (issue 10): the 11 example flows as they were before TypedInputs
- * and generated dialogs (test/fixtures/examples-before/, copies of examples/*.json: fields as
- * fixed text, no `<field>Type`) load into the real Node-RED runtime with the built-in simulator,
- * and every operation node in them sends exactly the request the runtime of before sent.
+ * Stored flows stay compatible (docs/nodes.md "Fields: TypedInputs, look-ups, the operation from
+ * the msg"): the 11 example flows as they were before TypedInputs and generated dialogs
+ * (test/fixtures/examples-before/, copies of examples/*.json: fields as fixed text, no
+ * `<field>Type`) load into the real Node-RED runtime with the built-in simulator, and every
+ * operation node in them sends exactly the request the runtime of before sent.
  *
  * "The request of before" is computed independently of the new runtime: the old input rule
  * (nodes/shared/input.ts `resolveInput` over each node's editor fields as the node modules

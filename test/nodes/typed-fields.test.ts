@@ -1,8 +1,9 @@
 /**
- * The TypedInput fields of the operation nodes in the Node-RED runtime (issue 10): a field whose
- * `<field>Type` is msg, flow, global, env, jsonata or num drives the request the simulator
- * receives (seen through a recording proxy in front of it); `operation` "msg.operation" takes
- * the msg's operation; bad typed values are refused naming the field, and nothing is sent.
+ * The TypedInput fields of the operation nodes in the Node-RED runtime (docs/nodes.md "Fields:
+ * TypedInputs, look-ups, the operation from the msg"): a field whose `<field>Type` is msg, flow,
+ * global, env, jsonata or num drives the request the simulator receives (seen through a recording
+ * proxy in front of it); `operation` "msg.operation" takes the msg's operation; bad typed values
+ * are refused naming the field, and nothing is sent.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -1,14 +1,14 @@
 /**
- * The simulator's read paths answer through the engine's indexes (issue 11, "indexes for every
- * read path"): this test builds a varied history on a real simulator over real sockets (several
- * companies, funds, wallets and core clients; transfers approved, rejected, left pending and
- * expired; withdrawals, one chain-rejected; swap quotes in the liquidity hub; an exchange
- * connection) and checks that every indexed read equals a brute-force scan of the state
+ * The simulator's read paths answer through the engine's indexes (docs/architecture.md "The
+ * simulator", indexes have one keeper): this test builds a varied history on a real simulator over
+ * real sockets (several companies, funds, wallets and core clients; transfers approved, rejected,
+ * left pending and expired; withdrawals, one chain-rejected; swap quotes in the liquidity hub; an
+ * exchange connection) and checks that every indexed read equals a brute-force scan of the state
  * document, computed here the way the simulator computed it before it had indexes: fund ledger
  * pages (every filter, paging), wallet history, pending-action lists, the core client feed's
- * catch-up on connect, the liquidity hub, fund details, holdings and connected wallets. It
- * checks again after a restart (indexes rebuilt from the state file) and after more activity
- * on the restarted simulator (indexes kept up to date on top of a rebuild).
+ * catch-up on connect, the liquidity hub, fund details, holdings and connected wallets. It checks
+ * again after a restart (indexes rebuilt from the state file) and after more activity on the
+ * restarted simulator (indexes kept up to date on top of a rebuild).
  */
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
@@ -100,7 +100,7 @@ function openFeed(sim: Simulator, clientId: string): Promise<{ ws: WebSocket; me
   });
 }
 
-describe('simulator indexes: every indexed read equals a scan of the state (issue 11)', function () {
+describe('simulator indexes: every indexed read equals a scan of the state', function () {
   this.timeout(120000);
   let acc: SimulatedAccount;
   const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', p: string, body?: unknown): Promise<Reply> => signedCall(acc.client, method, p, body);

@@ -1,11 +1,12 @@
 /**
- * The simulator's journal (issue 11, "Simulator persistence whose cost per change is constant";
- * simulator/store.ts, simulator/journal.ts): nothing acknowledged is lost when the simulator
- * process is killed (SIGKILL) in the middle of a burst of signed POST transfers and approvals,
- * before and after a compaction; a torn last journal line is ignored and cut; a state.json of an
- * older simulator (no journalSeq, no journal) loads; a crash between a snapshot's rename and the
- * journal's truncation loads correctly. Real simulator (in this process or the command line in
- * a child process), real sockets, lib's CustodyClient with the account's real keys.
+ * The simulator's journal, which keeps the cost of persisting a change constant as the history
+ * grows (simulator/store.ts, simulator/journal.ts; docs/architecture.md "The simulator"): nothing
+ * acknowledged is lost when the simulator process is killed (SIGKILL) in the middle of a burst of
+ * signed POST transfers and approvals, before and after a compaction; a torn last journal line is
+ * ignored and cut; a state.json of an older simulator (no journalSeq, no journal) loads; a crash
+ * between a snapshot's rename and the journal's truncation loads correctly. Real simulator (in this
+ * process or the command line in a child process), real sockets, lib's CustodyClient with the
+ * account's real keys.
  */
 import '../helpers/isolated-dirs';
 import assert from 'node:assert/strict';

@@ -1,7 +1,8 @@
 /**
- * The simulator's read side (issue 3): the read-only API key (spec section 4 "Read-only subset",
- * sections 5 and 7), the read-only subset routes, wallet history and the fund ledger filters.
- * Real simulator over real sockets, lib's signed CustodyClient, real RSA keys.
+ * The simulator's read side (simulator/README.md "Read-only key"): the read-only API key (spec
+ * section 4 "Read-only subset", sections 5 and 7), the read-only subset routes, wallet history and
+ * the fund ledger filters. Real simulator over real sockets, lib's signed CustodyClient, real RSA
+ * keys.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
