@@ -9,7 +9,8 @@
  *   `x-timestamp`) counts as absent. Neither -> 401 reason `timestamp`.
  * - `x-sign` missing or wrong -> 401 `{"code":401,"msg":"errPartnerAuth","detail":{"reason":"signature"}}`.
  *   The signature covers prefix + full URL as sent (scheme://Host header + original path and
- *   query) + raw body bytes; padded and unpadded URL-safe base64 are accepted (lib/client/signing.ts `verify`).
+ *   query) + raw body bytes; padded and unpadded URL-safe base64 are accepted
+ *   (lib/client/signing.ts `verify`).
  * - `x-timestamp`: decimal Unix seconds within +-`windowSeconds` (default 60) of the REAL wall
  *   clock (not the business clock), else 401 reason `timestamp`. A timestamp-signed request may be
  *   repeated inside the window (identical requests in the same second sign identically).

@@ -26,13 +26,14 @@ import { portfolioOperations } from './v2/portfolio';
 import type { OperationSpec } from './spec';
 
 /**
- * How a failed call may be retried (the pack's rule, lib/client/transport.ts; spec section 3: a repeated
- * `partner_txID` answers `existing`, which makes a repeated payment safe):
+ * How a failed call may be retried (the pack's rule, lib/client/transport.ts; spec section 3: a
+ * repeated `partner_txID` answers `existing`, which makes a repeated payment safe):
  * - `read`: a call that a repeat cannot change beyond its first effect: every GET, the fee quote
  *   (POST /fees), the sweep status (POST .../sweep/tx_id), a company update (PUT, the same body
  *   sets the same fields); retried freely;
  * - `deduped`: a money-moving POST keyed by `partner_txID` (the API answers `existing` for a
- *   repeated transfer, spec section 3) and journaled by lib/client/submission; retried with the same body;
+ *   repeated transfer, spec section 3) and journaled by lib/client/submission; retried with the
+ *   same body;
  * - `sendOnce`: a call with an effect and no key; never retried after it may have been sent.
  */
 export type RetryClass = 'read' | 'deduped' | 'sendOnce';
@@ -139,8 +140,8 @@ export interface ApiOperation<Id extends string = OperationId> {
 }
 
 /**
- * The retry class of a declaration: `deduped` when it has a submission kind (lib/client/submission),
- * `read` when it is idempotent, else `sendOnce`.
+ * The retry class of a declaration: `deduped` when it has a submission kind
+ * (lib/client/submission), `read` when it is idempotent, else `sendOnce`.
  */
 export function retryClass(spec: OperationSpec): RetryClass {
   if (spec.submission) return 'deduped';

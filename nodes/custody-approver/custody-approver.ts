@@ -17,8 +17,8 @@
  * it goes to Catch with `msg.outcomeUnknown = true`, `msg.decision.outcome = 'unknown'` and
  * the error code `EOUTCOMEUNKNOWN`, and the status counts it until it is resolved.
  * With coordination on the connection (Redis, docs/scale-out.md), an action decided by another
- * instance sends no msg here (counted as "decided elsewhere"), and while Redis is unavailable the node holds
- * the actions in hand and shows so in its status.
+ * instance sends no msg here (counted as "decided elsewhere"), and while Redis is unavailable
+ * the node holds the actions in hand and shows so in its status.
  */
 import path from 'node:path';
 import os from 'node:os';

@@ -1,7 +1,6 @@
 /**
- * The admin endpoints of `custody-config` (docs/configuration.md "Test connection" and
- * "Look-ups"), registered once with Node-RED's
- * `RED.httpAdmin` behind `RED.auth.needsPermission`:
+ * The admin endpoints of `custody-config` (docs/configuration.md "Test connection" and "Look-ups"),
+ * registered once with Node-RED's `RED.httpAdmin` behind `RED.auth.needsPermission`:
  *
  * - `POST <admin>/custodyflow/config/test` (permission `custody-config.write`): the dialog's
  *   "Test connection". Body: the dialog's settings ({@link ConnectionSettings}) plus `id` (the
@@ -25,14 +24,14 @@
  *   coordinator's `state`, `reason` and `instance`), for the dialog's state line. 404
  *   `{cause: 'notDeployed', message}` when no custody-config node `id` is deployed.
  *
- * Coordination through Redis (docs/scale-out.md) in the test: when the body's `coordination` is `redis`,
- * the test also connects a lib {@link Coordinator} with the options the deployed node would use
- * (connection.ts `coordinatorOptionsOf`: the dialog's `redisUrl`, `redisTls`, `redisKeyPrefix`,
- * `claimLeaseSeconds`, and the credential `redisPassword`, typed or `__PWRD__` for the deployed
- * node's stored one), waits up to {@link REDIS_TEST_MS} for it to be ready and closes it; the
- * outcome is the answer's `redis` ({@link RedisTestResult}). Connecting writes at most the
- * `epoch` key every instance writes on its first connect; no claim is taken. The API part is
- * tested with the coordination too, so nonce signing is refused as at deploy (cause `config`).
+ * Coordination through Redis (docs/scale-out.md) in the test: when the body's `coordination` is
+ * `redis`, the test also connects a lib {@link Coordinator} with the options the deployed node
+ * would use (connection.ts `coordinatorOptionsOf`: the dialog's `redisUrl`, `redisTls`,
+ * `redisKeyPrefix`, `claimLeaseSeconds`, and the credential `redisPassword`, typed or `__PWRD__`
+ * for the deployed node's stored one), waits up to {@link REDIS_TEST_MS} for it to be ready and
+ * closes it; the outcome is the answer's `redis` ({@link RedisTestResult}). Connecting writes at
+ * most the `epoch` key every instance writes on its first connect; no claim is taken. The API part
+ * is tested with the coordination too, so nonce signing is refused as at deploy (cause `config`).
  *
  * No answer and no log line holds a secret: messages are passed through {@link redact} with the
  * credentials in use (the Redis password included).

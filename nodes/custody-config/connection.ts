@@ -1,8 +1,8 @@
 /**
  * The clients of a `custody-config` connection, built from its settings and credentials, and the
- * connection test of its edit dialog ("Test connection", docs/configuration.md). One code path builds the
- * clients for the deployed node (custody-config.ts) and for a test of what the dialog holds, so
- * a test passes exactly when the deployed node would work.
+ * connection test of its edit dialog ("Test connection", docs/configuration.md). One code path
+ * builds the clients for the deployed node (custody-config.ts) and for a test of what the dialog
+ * holds, so a test passes exactly when the deployed node would work.
  *
  * No Node-RED import: the admin routes (admin.ts) are the glue. Source: docs/configuration.md;
  * spec section 5 (authentication), section 7 (errors), section 4 (GET /assets, GET v2

@@ -4,12 +4,13 @@
  * node and shared by every feed node with the same `clientId`; it reconnects by itself and
  * catches up through GET /coreclient/{client_id}/actions (see lib `CoreClientFeed`).
  *
- * Redelivery: the node remembers, durably, which action ids it has sent (lib/support/durable/sent-ids.ts,
- * one file per node and core client in `<userDir>/custodyflow/feed`, see `memoryDir`). Each action is recorded on disk
- * before its msg is sent; an action already recorded (sent by an earlier instance of this node:
- * before a redeploy, a restart or a crash) is sent again with `msg.redelivered = true`. So every
- * action is delivered at least once and never twice unmarked. A crash between the record and the
- * send marks the first delivery as a redelivery: the safe side.
+ * Redelivery: the node remembers, durably, which action ids it has sent
+ * (lib/support/durable/sent-ids.ts, one file per node and core client in
+ * `<userDir>/custodyflow/feed`, see `memoryDir`). Each action is recorded on disk before its msg is
+ * sent; an action already recorded (sent by an earlier instance of this node: before a redeploy, a
+ * restart or a crash) is sent again with `msg.redelivered = true`. So every action is delivered at
+ * least once and never twice unmarked. A crash between the record and the send marks the first
+ * delivery as a redelivery: the safe side.
  *
  * Output: `msg.payload` = the action (`id`, `type`, `status`, `timestamp`, `expireTime`,
  * `coreClientID`, and `details` when the `details` option is on) plus `client_id` and

@@ -1,6 +1,7 @@
 /**
- * Input resolution (docs/nodes.md "The msg contract (every node)"): request fields use the API's names; a
- * field set in the node's editor wins, a field left empty is read from `msg.payload.<name>`.
+ * Input resolution (docs/nodes.md "The msg contract (every node)"): request fields use the API's
+ * names; a field set in the node's editor wins, a field left empty is read from
+ * `msg.payload.<name>`.
  */
 import type { NodeAPI } from 'node-red';
 import { ConfigError } from '../../lib';
