@@ -1,7 +1,7 @@
 /**
- * The approval round trip (issue 11, "How it is judged": p50 <= 10 ms with persistence on, flat
- * over 2,000 transfers), against the simulator in a child process with its persistence on (the
- * default), on a fresh data folder.
+ * The approval round trip (docs/performance.md, the approval group: p50 <= 10 ms with persistence
+ * on, flat over 2,000 transfers), against the simulator in a child process with its persistence on
+ * (the default), on a fresh data folder.
  *
  * One round trip, one transfer at a time, all through lib over real sockets:
  * 1. POST /company/{company_id}/transfer (`createTransfer`, demo BTC-TESTNET wallet ->
@@ -32,7 +32,8 @@ import { approveAction, CoreClientFeed, CustodyClient, createTransfer, WalletsFe
 import { benchTransfer, killSimulatorProcess, startSimulatorProcess, stopSimulatorProcess } from './harness';
 import { atMost, median, percentile, type BenchRow, printWhenMain } from './table';
 
-/** Round trips compared at the start and at the end of the run (issue 11: "the first 200 vs the last 200"). */
+/** Round trips compared at the start and at the end of the run ("flat": the p50 of the last 200 at
+ * most 1.2x that of the first 200). */
 export const WINDOW = 200;
 const WARMUP = 20;
 /** Longest wait for one stage of a round trip, ms. */

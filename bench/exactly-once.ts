@@ -1,9 +1,9 @@
 /**
- * `npm run bench:exactly-once`: the fault run of issue 9 ("How it is judged", first bullet) as a
- * benchmark printing its figures. A fault proxy (test/helpers/fault-proxy.ts) between the clients and
- * the simulator answers 503 or drops the connection before forwarding, drops the connection or
- * answers 502 after the simulator committed, holds the answer past the client's timeout, and
- * arms the simulator's own 500/503; then:
+ * `npm run bench:exactly-once`: the fault run of the exactly-once payments check (docs/testing.md,
+ * "Exactly-once payments") as a benchmark printing its figures. A fault proxy
+ * (test/helpers/fault-proxy.ts) between the clients and the simulator answers 503 or drops the
+ * connection before forwarding, drops the connection or answers 502 after the simulator committed,
+ * holds the answer past the client's timeout, and arms the simulator's own 500/503; then:
  *
  * 1. transfers through lib (`createTransfer` with a submission journal; every fifth with
  *    `resolveUnknown: false`, re-sent once the faults stop);
@@ -132,7 +132,7 @@ async function main(): Promise<number> {
   let RED: any;
   const journal = await SubmissionJournal.open(path.join(dataDir, 'lib-journal.jsonl'));
   try {
-    console.log(`fault benchmark (issue 9): seed ${proxy.seed} (FAULT_SEED=${proxy.seed} repeats it), client timeout ${settings.timeoutMs} ms, answers held ${settings.holdMs} ms, concurrency ${settings.concurrency}, Node ${process.version}`);
+    console.log(`fault benchmark (exactly-once payments): seed ${proxy.seed} (FAULT_SEED=${proxy.seed} repeats it), client timeout ${settings.timeoutMs} ms, answers held ${settings.holdMs} ms, concurrency ${settings.concurrency}, Node ${process.version}`);
     console.log('the simulator in a child process, --dedupe=transfers (withdrawals are not deduplicated by it)');
     const measure = async (name: string, run: () => Promise<CallRecord[]>) => {
       const before = { ...proxy.counts };

@@ -1,19 +1,20 @@
 /**
- * The core client feed's duplicate check per action (issue 11, "O(1) feed dedupe"), with 0,
- * 1,000, 10,000, 50,000 and 100,000 action ids already remembered, in one run:
+ * The core client feed's duplicate check per action (docs/performance.md, the dedupe group: its
+ * cost per action should not grow with the ids remembered), with 0, 1,000, 10,000, 50,000 and
+ * 100,000 action ids already remembered, in one run:
  *
  * - `via CoreClientFeed`: the feed's real path for a message (`handleMessage`: the duplicate
  *   check, the bookkeeping in lib/support/expiring-ids.ts, the `action` event to one listener), on a
  *   CoreClientFeed that is never started (no socket). Every remembered id expires in the next
  *   hours, as pending actions do, so nothing is forgotten while measuring: the case in which the
- *   feed before issue 11 scanned every remembered id per action.
+ *   feed's former bookkeeping scanned every remembered id per action.
  * - `churn, ExpiringIdSet`: the structure alone under a steady state in which one remembered id
  *   expires per action (a clock of its own, one second per action), so each action also pays
  *   for forgetting one.
  * - `bare Map (info)`: a Map with one set and one delete per action at the same levels, the
  *   floor of any hash-based dedupe under churn: what grows with the level there is the memory
  *   hierarchy (a larger table misses the caches), not the algorithm.
- * - `before issue 11 (info)`: the feed's former bookkeeping (a Map and, from 10,000 ids, a scan
+ * - `former bookkeeping (info)`: the feed's former bookkeeping (a Map and, from 10,000 ids, a scan
  *   of all of them per action), reproduced here, at 0 and 100,000.
  *
  * Per action: nanoseconds, the median over repetitions (levels interleaved) and over 20 slices
@@ -111,7 +112,7 @@ function churn(level: number, batch: number): number[] {
   return ns;
 }
 
-/** Nanoseconds per action of the feed's bookkeeping before issue 11 (reproduced), `level` ids remembered, per slice. */
+/** Nanoseconds per action of the feed's former bookkeeping (Map + scan, reproduced), `level` ids remembered, per slice. */
 function before(level: number, batch: number): number[] {
   const seen = new Map<string, number>();
   const add = (m: Message) => {
@@ -195,7 +196,7 @@ export async function run(opts: DedupeBenchOptions = {}): Promise<BenchRow[]> {
     },
     {
       group: 'dedupe',
-      measure: 'per action before issue 11 (Map + scan, reproduced), 100k vs 0 (info)',
+      measure: 'per action, former bookkeeping (Map + scan, reproduced), 100k vs 0 (info)',
       figures: fmt(beforeNs),
       value: median(beforeNs.get(100000)!) / median(beforeNs.get(0)!),
       goal: 'info',

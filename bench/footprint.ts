@@ -1,7 +1,8 @@
 /**
- * What the pack adds to a Node-RED start (issue 11, "a palette that loads nothing it does not
- * use"): Node-RED is started as a child process (node-red/red.js, scripts/node-red-settings.js,
- * a fresh user directory each run) in three set-ups, alternating, `runs` times each:
+ * What the pack adds to a Node-RED start (docs/performance.md, the footprint group: a palette that
+ * loads nothing it does not use): Node-RED is started as a child process (node-red/red.js,
+ * scripts/node-red-settings.js, a fresh user directory each run) in three set-ups, alternating,
+ * `runs` times each:
  *
  * - `bare`: no pack installed, empty flows;
  * - `pack`: the pack linked into the user directory as bench/harness.ts and test/helpers/red-process.ts

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 11): every performance figure the project is judged on, each ratio
+ * `npm run bench` (docs/performance.md): every performance figure the project is judged on, each ratio
  * measured within one run, printed as one table (bench/table.ts).
  *
  * Usage: `node dist/bench/index.js [group ...]` where a group is one of {@link GROUPS}' names

@@ -1,13 +1,13 @@
 /**
- * Issue 11, "Simulator persistence whose cost per change is constant": the journal's cost at
- * scale, measured in one run in this process (simulator/store.ts, simulator/journal.ts).
+ * Simulator persistence whose cost per change is constant: the journal's cost at scale, measured
+ * in one run in this process (simulator/store.ts, simulator/journal.ts).
  *
  * - (after a warm-up round at the empty state, not counted)
  * - group commit of 1 transfer (domain call + journal line + fdatasync), p50 at an empty state
  *   vs at `transfers` transfers (seeded in process through simulator/transactions.ts
  *   `createTransfer`, committed 1,000 at a time, so compactions happen as in a long run);
  * - signed POST transfer over HTTP (lib's CustodyClient, one at a time), p50 empty vs seeded
- *   (also depends on the read paths' indexes, the other part of issue 11);
+ *   (also depends on the read paths' indexes, simulator/indexes.ts);
  * - restart of a folder left as a crash leaves it (snapshot + journal tail) and of a folder
  *   after a clean stop (snapshot only): Simulator.start until listening;
  * - snapshot size, the time of `JSON.stringify` of the state (the event loop block of a

@@ -1,7 +1,7 @@
 /**
- * `npm run bench:scale-out` (issue 12, "How it is judged", the benchmark), and the parts the
- * scale-out test (test/e2e/scale-out.run.ts, run by `npm run test:scale-out`) shares with it: a counting proxy in front of the
- * simulator ({@link DecisionCounter}), the approver flow every instance runs
+ * `npm run bench:scale-out` (docs/scale-out.md "Figures"), and the parts the scale-out test
+ * (test/e2e/scale-out.run.ts, run by `npm run test:scale-out`) shares with it: a counting proxy in
+ * front of the simulator ({@link DecisionCounter}), the approver flow every instance runs
  * ({@link approverFlows}), and the Node-RED instances of a run ({@link startInstances}).
  *
  * All real parts: a `redis-server` (test/helpers/redis-server.ts), the simulator in a child process

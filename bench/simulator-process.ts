@@ -13,7 +13,7 @@
  *
  * Answers `{seed: id, ...SeedRequest}` with `{seed: id, result: SeedResult}` (or
  * `{seed: id, error}`): history seeded in this process through the same domain functions the
- * API routes end in (see {@link seedTransfers}; issue 11, the simulator-at-scale benchmark).
+ * API routes end in (see {@link seedTransfers}; for bench/simulator-scale.ts).
  */
 import { parseArgs } from 'node:util';
 import { Simulator, type DedupeMode } from '../simulator';
@@ -96,8 +96,8 @@ export interface SeedResult {
  * /company/{company_id}/transfer is `createTransfer`, PUT/DELETE
  * /coreclient/{client_id}/action/{action_id} is `coreClientDecide` (simulator/transactions.ts),
  * with a group commit of the store after every batch, so the history, the indexes and the
- * files on disk are what `n` API transfers would leave. The mix (issue 11, simulator-at-scale
- * benchmark): one in `pendingEvery` from the Manual fund's BTC-TESTNET wallet, left pending
+ * files on disk are what `n` API transfers would leave. The mix (bench/simulator-scale.ts's
+ * seeding): one in `pendingEvery` from the Manual fund's BTC-TESTNET wallet, left pending
  * (its action belongs to the demo's manual core client, so the measured core client's backlog
  * does not grow); the rest from the demo fund (two in three BTC-TESTNET, one in three
  * ETH-TESTNET) to the counterparty fund's wallet of the same asset, decided at once by the demo

@@ -1,5 +1,5 @@
 /**
- * The simulator at scale (issue 11, "How it is judged", first bullet): with persistence on (the
+ * The simulator at scale (docs/performance.md, the simulator group): with persistence on (the
  * simulator's default), the p50 of four API calls on an empty simulator and after N transfers
  * (default 100,000), and the restart time with N transfers.
  *
@@ -254,7 +254,7 @@ async function timedRestart(dataDir: string, txId: string): Promise<{ child: Chi
 /**
  * Run the simulator-at-scale benchmark (see the module comment).
  * @returns rows of group `simulator`: the four p50 ratios (N vs empty, goal <= 2x) and the two
- *   restart times (goal <= 5 s), issue 11 "How it is judged".
+ *   restart times (goal <= 5 s), as docs/performance.md lists them.
  * @throws {Error} when a simulator fails to start, the seeding fails, or an answer is not what
  *   the preparation should give (backlog, ledger page size).
  */

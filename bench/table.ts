@@ -1,5 +1,5 @@
 /**
- * The one table `npm run bench` prints (issue 11): every benchmark module returns rows of ratios
+ * The one table `npm run bench` prints (docs/performance.md): every benchmark module returns rows of ratios
  * measured within one run, and bench/index.ts prints them together.
  */
 

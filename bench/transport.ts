@@ -1,7 +1,8 @@
 /**
- * Issue 11 "A lean lib transport": lib's signed client against a minimal client written here
- * (node:http keep-alive agent + node:crypto sign, nothing else), and the custody-transfer node
- * against lib, in one run, at concurrency 1, 8 and 64.
+ * The lean lib transport (lib/client/transport.ts; docs/performance.md, the transport group): lib's
+ * signed client against a minimal client written here (node:http keep-alive agent + node:crypto
+ * sign, nothing else), and the custody-transfer node against lib, in one run, at concurrency 1, 8
+ * and 64.
  *
  * Every side sends the same request: a signed POST /company/{id}/transfer (spec section 4) of
  * 1 base unit with a fresh partner_txID, timestamp-signed as spec section 5.3 says (timestamp +
@@ -94,7 +95,7 @@ function figures(a: number, b: number, unit: string): string {
 }
 
 /**
- * Measure the transport (issue 11): see the module comment.
+ * Measure the transport: see the module comment.
  * @returns rows: lib/minimal req/s (>= 0.85x) and CPU per request (<= 1.2x) at each concurrency,
  *   node/lib req/s (>= 0.95x; createTransfer with a journal file, as the node), createTransfer
  *   against minimal and with/without a journal file (report), warnings seen (0), nonce/timestamp req/s at the highest concurrency.
