@@ -1,8 +1,8 @@
 /**
- * lib/durable/record-file without Node-RED, on a real file: a rewrite racing appends. An append
- * made after rewrite() was called (while a group commit was already scheduled) must land after
- * the new content, never in the file the rewrite replaces (where an acknowledged record would be
- * lost).
+ * lib/support/durable/record-file.ts without Node-RED, on a real file: a rewrite racing appends. An
+ * append made after rewrite() was called (while a group commit was already scheduled) must land
+ * after the new content, never in the file the rewrite replaces (where an acknowledged record would
+ * be lost).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { RecordFile } from '../../lib/support/durable/record-file';
 import { tempDirPerTest } from '../helpers/support';
 
-describe('lib/durable: RecordFile', () => {
+describe('lib/support/durable: RecordFile', () => {
   const dir = tempDirPerTest('cf-record-file-');
 
   it('an append made after rewrite() was called lands after the new content, never in the replaced file', async () => {

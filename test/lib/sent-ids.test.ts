@@ -1,6 +1,6 @@
 /**
- * lib/durable without Node-RED, on real files: SentIds (the core client feed's memory of the
- * action ids it has sent) across reopen, a cut-off last line, pruning by expiry and by a
+ * lib/support/durable without Node-RED, on real files: SentIds (the core client feed's memory of
+ * the action ids it has sent) across reopen, a cut-off last line, pruning by expiry and by a
  * listing of the pending actions, compaction (while marks go on), and the file names.
  */
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ function linesOf(file: string): SentRecord[] {
     .map((l) => JSON.parse(l));
 }
 
-describe('lib/durable: SentIds', () => {
+describe('lib/support/durable: SentIds', () => {
   const dir = tempDirPerTest('cf-sent-ids-');
 
   it('names one file per feed node and core client; removeSentIdsFiles deletes only that node’s files', async () => {
