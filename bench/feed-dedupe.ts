@@ -196,7 +196,7 @@ export async function run(opts: DedupeBenchOptions = {}): Promise<BenchRow[]> {
     },
     {
       group: 'dedupe',
-      measure: 'per action, former bookkeeping (Map + scan, reproduced), 100k vs 0 (info)',
+      measure: `per action, the feed's former bookkeeping (Map + scan, reproduced), 100k vs 0 (info)`,
       figures: fmt(beforeNs),
       value: median(beforeNs.get(100000)!) / median(beforeNs.get(0)!),
       goal: 'info',
