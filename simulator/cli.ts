@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DATA_FILES, Simulator, type DedupeMode } from './';
+import { DATA_FILES, Simulator, type DedupeMode } from './index';
 
 const USAGE = 'usage: custodyflow-simulator [--port 8780] [--data ./.simulator-data] [--host 127.0.0.1] [--cert cert.pem --key key.pem] [--in-memory] [--dedupe all|transfers]';
 

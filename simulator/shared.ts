@@ -3,7 +3,7 @@
  * environment). The first call starts it on an ephemeral loopback port with the given data
  * folder; later calls return the same instance, whatever data folder they name.
  */
-import { Simulator } from './';
+import { Simulator } from './index';
 
 let shared: Promise<Simulator> | null = null;
 

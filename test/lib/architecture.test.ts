@@ -2,10 +2,13 @@
  * The shape of the code: the dependency rules of .dependency-cruiser.js (no import cycle, type
  * imports included; lib in one-way layers; nothing in lib or the simulator imports nodes/; the
  * simulator imports lib layers 0 to 3; lib imports no Node-RED) hold for lib, nodes and the
- * simulator, and lib's code names no Node-RED node type (the palette is the nodes' concern).
+ * simulator, and lib's code names no Node-RED node type (the palette is the nodes' concern); no
+ * source file of lib, nodes or the simulator is over 600 lines; the package's public entry points
+ * (package.json "exports") are what a program may require, and nothing deeper.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -83,5 +86,37 @@ describe('architecture', function () {
         .map((l) => `${path.relative(root, file)}:${l.line}: ${JSON.stringify(l.text)}`),
     );
     assert.equal(found.length, 0, `${found.length} node-type literals in lib:\n${found.join('\n')}`);
+  });
+
+  it('no source file of lib, nodes or the simulator is over 600 lines', () => {
+    const sources = (dir: string): string[] =>
+      fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+        const p = path.join(dir, e.name);
+        return e.isDirectory() ? sources(p) : /\.(ts|js|html|eta)$/.test(e.name) ? [p] : [];
+      });
+    const long = ['lib', 'nodes', 'simulator']
+      .flatMap((d) => sources(path.join(root, d)))
+      .map((file) => ({ file: path.relative(root, file), lines: fs.readFileSync(file, 'utf8').split('\n').length }))
+      .filter((f) => f.lines > 600);
+    assert.deepEqual(long, []);
+  });
+
+  it('a program requires the library and the simulator by the package name, and nothing deeper', () => {
+    // An installed copy as npm links it: node_modules/@custodyflow/node-red-custody -> this checkout.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-exports-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'node_modules', '@custodyflow'), { recursive: true });
+      fs.symlinkSync(root, path.join(dir, 'node_modules', '@custodyflow', 'node-red-custody'), 'dir');
+      const probe = `
+        const lib = require('@custodyflow/node-red-custody');
+        const sim = require('@custodyflow/node-red-custody/simulator');
+        let deep = 'required';
+        try { require('@custodyflow/node-red-custody/dist/lib/request/prepare.js'); } catch (e) { deep = e.code; }
+        console.log(JSON.stringify({ client: typeof lib.CustodyClient, approver: typeof lib.Approver, simulator: typeof sim.Simulator, internal: typeof lib.tooLongError, deep }));`;
+      const out = JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: dir, encoding: 'utf8' })) as Record<string, string>;
+      assert.deepEqual(out, { client: 'function', approver: 'function', simulator: 'function', internal: 'undefined', deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

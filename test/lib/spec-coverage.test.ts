@@ -54,7 +54,7 @@ describe('spec coverage: the docs/spec-coverage.md table against the runtime and
   before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coverage-'));
     sim = await Simulator.start({ dataDir, port: 0, persist: false });
-    const modules = [require('../../nodes/custody-config/custody-config'), ...OPERATION_NODES.map((t) => require(`../nodes/${t}/${t}`))];
+    const modules = [require('../../nodes/custody-config/custody-config'), ...OPERATION_NODES.map((t) => require(`../../nodes/${t}/${t}`))];
     await helper.load(modules, [{ id: 'tab', type: 'tab', label: 'coverage' }]);
   });
 

@@ -35,7 +35,7 @@ const core = path.dirname(require.resolve('@node-red/nodes/package.json'));
 
 /** Every custody node module, and the core nodes the examples use. */
 const nodeModules = [
-  ...Object.keys(require('../../../package.json')['node-red'].nodes).map((t: string) => require(`../nodes/${t}/${t}`)),
+  ...Object.keys(require('../../../package.json')['node-red'].nodes).map((t: string) => require(`../../nodes/${t}/${t}`)),
   ...['common/20-inject', 'common/21-debug', 'common/90-comment', 'common/60-link', 'function/10-function', 'function/10-switch', 'function/15-change', 'network/21-httprequest', 'parsers/70-CSV', 'sequence/17-split', 'storage/10-file'].map((f) =>
     require(path.join(core, 'core', `${f}.js`)),
   ),

@@ -508,7 +508,7 @@ describe('endpoint matrix: every row of spec section 4, through lib and through 
     let ctx: Ctx;
     const nodeModules = [
       require('../../nodes/custody-config/custody-config'),
-      ...NODE_TYPES.map((t) => require(`../nodes/${t}/${t}`)),
+      ...NODE_TYPES.map((t) => require(`../../nodes/${t}/${t}`)),
       require('@node-red/nodes/core/common/25-catch.js'),
     ];
     const out: any[] = [];
