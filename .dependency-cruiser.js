@@ -14,7 +14,7 @@
  * simulator may import layers 0 to 3. nodes/ may import lib; nothing imports nodes/. lib knows
  * no Node-RED. Type imports count (tsPreCompilationDeps).
  */
-const LAYERS = ['support', 'api', 'request', 'client', '(approver|coordination|feeds|tracking)'];
+const LAYERS = ['support', 'api', 'request', 'client', '(approver|coordination|feeds|tracking|review)'];
 
 /** A rule per layer: nothing above it (and not lib/index.ts). */
 const layerRules = LAYERS.map((layer, i) => ({
