@@ -138,10 +138,12 @@ export class ReviewQueue {
     let amount: Review['amount'];
     let required = this.#o.rules.approvers;
     const asset = typeof details.asset === 'string' ? details.asset : '';
-    if (asset && (typeof details.amount === 'number' || typeof details.amount === 'string') && /^\d+$/.test(String(details.amount))) {
+    // The amount moved: `netAmount` (the gross `amount` minus fees, spec section 2 "Transaction object"), else `amount`.
+    const moved = details.netAmount ?? details.amount;
+    if (asset && (typeof moved === 'number' || typeof moved === 'string') && /^\d+$/.test(String(moved))) {
       const scale = await assetScale(await this.#o.client(), asset, 'details.asset');
-      amount = { asset, decimal: fromBaseUnits(String(details.amount), scale) };
-      required = requiredApprovers(this.#o.rules, { asset, baseUnits: BigInt(String(details.amount)), scale });
+      amount = { asset, decimal: fromBaseUnits(String(moved), scale) };
+      required = requiredApprovers(this.#o.rules, { asset, baseUnits: BigInt(String(moved)), scale });
     }
     const review: Review = {
       ...ids,

@@ -23,7 +23,7 @@ export interface Review {
   type?: string;
   /** The action's details (spec section 2), as read. */
   details: Record<string, unknown>;
-  /** The amount in decimal units of the asset, e.g. `2 BTC-TESTNET`, when known. */
+  /** The amount moved (`details.netAmount`, else `amount`) in decimal units of the asset, e.g. `2` `BTC-TESTNET`, when known. */
   amount?: { asset: string; decimal: string };
   /** Why it was held (`msg.decision.reasons` of custody-approver). */
   reasons: string[];
