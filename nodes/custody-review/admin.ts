@@ -40,7 +40,8 @@ export const reviewNodes = new Map<string, ReviewNodeEntry>();
 
 /** Announce a change of the queues to the editors (the sidebar tab then reads `GET /custody/reviews`). */
 export function announce(RED: NodeAPI): void {
-  (RED as unknown as { comms: { publish(topic: string, data: unknown, retain: boolean): void } }).comms.publish(REVIEWS_TOPIC, { changed: Date.now() }, false);
+  // Node-RED's runtime always has comms; a test runtime without an editor may not.
+  (RED as unknown as { comms?: { publish(topic: string, data: unknown, retain: boolean): void } }).comms?.publish(REVIEWS_TOPIC, { changed: Date.now() }, false);
 }
 
 /** Whether the runtime's settings have adminAuth (users who log in). */

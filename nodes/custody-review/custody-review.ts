@@ -9,7 +9,7 @@
  * (DELETE); either call is made once, its unknown outcome resolved (lib/review). Outputs: 1
  * approved, 2 rejected, 3 escalated (once, the margin before the deadline) or expired; each msg
  * has `msg.payload` (the action's ids, type and details) and `msg.review` (its votes and the final
- * call). The queue lives in `<userDir>/custodyflow/review/<node id>.json`, or in Redis when the
+ * call). The queue lives in `<userDir>/custodyflow/review/<node id>.json` (or `$CUSTODYFLOW_REVIEW_DIR`), or in Redis when the
  * connection coordinates (docs/scale-out.md); the audit in `<userDir>/custodyflow-audit/<node id>.jsonl`.
  */
 import path from 'node:path';
@@ -111,7 +111,7 @@ export = function register(RED: NodeAPI): void {
         await coordinator.whenReady(wait, false);
         store = new RedisReviewStore(coordinator, node.id);
       } else {
-        store = await FileReviewStore.open(reviewStoreFile(path.join(userDir, 'custodyflow', 'review'), node.id));
+        store = await FileReviewStore.open(reviewStoreFile(process.env.CUSTODYFLOW_REVIEW_DIR || path.join(userDir, 'custodyflow', 'review'), node.id));
       }
       let queue: ReviewQueue | undefined;
       queue = await ReviewQueue.open({
