@@ -3,7 +3,7 @@
  * `RED.httpAdmin` behind `RED.auth.needsPermission` with the pack's own scopes: `GET
  * /custody/reviews` (`custody.review.read`) answers the open reviews of every review node;
  * `POST /custody/reviews/{action_id}` with `{"decision": "approve" | "reject", "reason": "..."}`
- * (`custody.review.write`) records the logged-in user's vote (`req.user.username`; "anonymous"
+ * (`custody.review.write`; a logged-in user without it gets 403, no login 401) records the logged-in user's vote (`req.user.username`; "anonymous"
  * without adminAuth) and answers 200 with the review's new state, 400 naming the field, 403
  * (the scope, or the initiator approving), 404 (unknown id), 409 (a second vote, decided or
  * expired). Changes are published over `RED.comms` on {@link REVIEWS_TOPIC}.
@@ -49,6 +49,27 @@ export function hasAdminAuth(RED: NodeAPI): boolean {
   return Boolean((RED.settings as unknown as { adminAuth?: unknown }).adminAuth);
 }
 
+/**
+ * Whether `scope` (a token's scope: one permission or a list) grants `permission`, by the rule of
+ * Node-RED's editor-api `auth/permissions.js` (`*`, the permission itself, or `write` / `*.write`
+ * for any `<x>.write`). Node-RED's own `needsPermission` answers 401 when a logged-in user lacks a
+ * permission; the review API answers 403 for a missing write scope, so it checks that one here.
+ */
+export function scopeGrants(scope: unknown, permission: string): boolean {
+  if (Array.isArray(scope)) return scope.some((s) => scopeGrants(s, permission));
+  if (scope === '*' || scope === permission) return true;
+  if (scope === 'write' || scope === '*.write') return /^((.+)\.)?write$/.test(permission);
+  if (scope === 'read' || scope === '*.read') return /^((.+)\.)?read$/.test(permission);
+  return false;
+}
+
+/** May the request's user vote? True without adminAuth (no user), else when its token's scope grants {@link WRITE_SCOPE}. */
+function mayVote(req: Request): boolean {
+  const r = req as Request & { user?: unknown; authInfo?: { scope?: unknown } };
+  if (!r.user) return true;
+  return scopeGrants(r.authInfo?.scope ?? (r.user as { permissions?: unknown }).permissions, WRITE_SCOPE);
+}
+
 function userOf(req: Request): string {
   const user = (req as Request & { user?: { username?: string } }).user;
   return typeof user?.username === 'string' && user.username ? user.username : ANONYMOUS;
@@ -82,7 +103,12 @@ export function registerReviewRoutes(RED: NodeAPI): void {
     );
   });
 
-  RED.httpAdmin.post(`${REVIEWS_PATH}/:action_id`, RED.auth.needsPermission(WRITE_SCOPE), (req: Request, res: Response) => {
+  // Node-RED checks the login and the read scope (401 without); the write scope is checked here (403 without).
+  RED.httpAdmin.post(`${REVIEWS_PATH}/:action_id`, RED.auth.needsPermission(READ_SCOPE), (req: Request, res: Response) => {
+    if (!mayVote(req)) {
+      sendError(res, new ReviewError(403, `voting needs the scope ${WRITE_SCOPE}`));
+      return;
+    }
     const body = req.body as unknown;
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
       sendError(res, new ReviewError(400, 'expected a JSON object {"decision": "approve" | "reject", "reason": "..."}', 'body'));
