@@ -39,7 +39,7 @@ module.exports = {
       name: 'lib-files-in-layers',
       comment: 'every lib module is in a layer folder, but lib/index.ts',
       severity: 'error',
-      from: { path: '^lib/', pathNot: ['^lib/(support|api|request|client|approver|coordination|feeds|tracking)/', '^lib/index\\.ts$'] },
+      from: { path: '^lib/', pathNot: ['^lib/(support|api|request|client|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$'] },
       to: {},
     },
     {
