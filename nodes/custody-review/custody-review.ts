@@ -13,12 +13,11 @@
  * connection coordinates (docs/scale-out.md); the audit in `<userDir>/custodyflow-audit/<node id>.jsonl`.
  */
 import path from 'node:path';
-import os from 'node:os';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { ConfigError, FileReviewStore, RedisReviewStore, ReviewQueue, maxApprovers, reviewStoreFile, type QuorumBand, type ReviewEvent, type ReviewStore } from '../../lib';
 import { isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
-import { createConnectedNode, noConnectionError } from '../shared/node-setup';
+import { auditFileOf, createConnectedNode, noConnectionError, userDirOf } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
 import { announce, hasAdminAuth, registerReviewRoutes, reviewNodes } from './admin';
 
@@ -67,8 +66,8 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     const clientId = (def.clientId || '').trim();
     const allowFlowVotes = def.allowFlowVotes === true;
-    const userDir = (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
-    const auditFile = path.resolve(userDir, (def.auditFile || '').trim() || path.join('custodyflow-audit', `${node.id}.jsonl`));
+    const userDir = userDirOf(RED);
+    const auditFile = auditFileOf(RED, node.id, def.auditFile);
     const closing = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let ticking = false;
