@@ -20,26 +20,10 @@ import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers
 import { ApprovalProxy } from '../helpers/approval-proxy';
 import { control, demoTransfer } from '../helpers/support';
 import { createTransfer, getTransfer } from '../../lib';
+import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from '../helpers/admin-auth';
 
-const OPERATOR = ['read', 'custody.review.read', 'custody.review.write'];
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'], viewer: ['read'] };
-const PASSWORD = 'test-password-not-secret';
 const AUDIT_CLI = path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js');
-
-/** A settings file: the project's, with adminAuth over {@link USERS} (users and authenticate as functions: no hash needed). */
-function writeSettings(dir: string): string {
-  const file = path.join(dir, 'settings-adminauth.js');
-  fs.writeFileSync(
-    file,
-    `'use strict';
-const base = require(${JSON.stringify(path.join(root, 'scripts', 'node-red-settings.js'))});
-const USERS = ${JSON.stringify(USERS)};
-const user = (u) => (USERS[u] ? { username: u, permissions: USERS[u] } : null);
-module.exports = { ...base, adminAuth: { type: 'credentials', users: async (u) => user(u), authenticate: async (u, p) => (p === ${JSON.stringify(PASSWORD)} ? user(u) : null) } };
-`,
-  );
-  return file;
-}
 
 describe('custody-review sidebar tab and admin API with adminAuth (Chromium, started Node-RED)', function () {
   this.timeout(180000);
@@ -50,15 +34,7 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
   const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-settings-'));
   const tokens: Record<string, string> = {};
 
-  async function login(username: string): Promise<string> {
-    const res = await fetch(`${red.base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: 'node-red-editor', grant_type: 'password', scope: '', username, password: PASSWORD }) });
-    const text = await res.text();
-    assert.equal(res.status, 200, `login ${username}: ${text}`);
-    return (JSON.parse(text) as { access_token: string }).access_token;
-  }
-
-  const api = (user: string, method: string, p: string, body?: unknown) =>
-    fetch(`${red.base}${p}`, { method, headers: { authorization: `Bearer ${tokens[user]}`, 'content-type': 'application/json', accept: 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
 
   const decisionCalls = (method: string) => proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
 
@@ -110,9 +86,9 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
     proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: 0 });
     const baseUrl = await proxy.listen('red');
-    red = new RedProcess({ prefix: 'cf-review-ed-', settingsFile: writeSettings(settingsDir) });
+    red = new RedProcess({ prefix: 'cf-review-ed-', settingsFile: writeAdminAuthSettings(settingsDir, USERS) });
     await red.start();
-    for (const u of Object.keys(USERS)) tokens[u] = await login(u);
+    for (const u of Object.keys(USERS)) tokens[u] = await loginToken(red.base, u);
     const flows = [
       { id: 'tab', type: 'tab', label: 'review' },
       { id: 'cfg', type: 'custody-config', name: 'sim behind a proxy', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, credentials: { apiKey: s.sim.account.apiKey, privateKey: s.sim.account.privateKeyPem } },
