@@ -182,8 +182,10 @@ export const CLOSED_REVIEW_KEEP_MS = 24 * 3600_000;
 
 /**
  * The queue of one node in Redis: hash `<prefix>review:<node id>` (field action id, value the
- * review without its votes), hash `<prefix>review:<node id>:votes:<action id>` (field the
- * reviewer in lower case, value the vote), and `SET NX` keys `<prefix>review:<node id>:<step>:<action id>`.
+ * review as added, without its votes), hash `<prefix>review:<node id>:votes:<action id>` (field the
+ * reviewer in lower case, value the vote), hash `<prefix>review:<node id>:fields:<action id>` (the
+ * fields changed since: state, final, escalated; one hash field each) and `SET NX` keys
+ * `<prefix>review:<node id>:<step>:<action id>`.
  */
 export class RedisReviewStore implements ReviewStore {
   readonly kind = 'redis' as const;
@@ -201,6 +203,10 @@ export class RedisReviewStore implements ReviewStore {
     return this.#c.key('review', this.#nodeId, 'votes', actionId);
   }
 
+  #patchKey(actionId: string): string {
+    return this.#c.key('review', this.#nodeId, 'fields', actionId);
+  }
+
   async load(): Promise<Review[]> {
     const all = await this.#c.run((r) => r.hgetall(this.#hash));
     const reviews: Review[] = [];
@@ -211,17 +217,16 @@ export class RedisReviewStore implements ReviewStore {
         // not a review: left alone
       }
     }
-    const votes = await this.#c.run((r) => Promise.all(reviews.map((rv) => r.hgetall(this.#votesKey(rv.action_id)))));
-    reviews.forEach((rv, i) => (rv.votes = sortVotes(votes[i])));
-    return reviews.sort((a, b) => a.createdAt - b.createdAt);
+    const [votes, patches] = await this.#c.run((r) =>
+      Promise.all([Promise.all(reviews.map((rv) => r.hgetall(this.#votesKey(rv.action_id)))), Promise.all(reviews.map((rv) => r.hgetall(this.#patchKey(rv.action_id))))]),
+    );
+    return reviews.map((rv, i) => withPatch(rv, votes[i], patches[i])).sort((a, b) => a.createdAt - b.createdAt);
   }
 
   async get(actionId: string): Promise<Review | undefined> {
-    const [text, votes] = await this.#c.run((r) => Promise.all([r.hget(this.#hash, actionId), r.hgetall(this.#votesKey(actionId))]));
+    const [text, votes, patch] = await this.#c.run((r) => Promise.all([r.hget(this.#hash, actionId), r.hgetall(this.#votesKey(actionId)), r.hgetall(this.#patchKey(actionId))]));
     if (!text) return undefined;
-    const review = JSON.parse(text) as Review;
-    review.votes = sortVotes(votes);
-    return review;
+    return withPatch(JSON.parse(text) as Review, votes, patch);
   }
 
   async add(review: Review): Promise<Review> {
@@ -241,20 +246,25 @@ export class RedisReviewStore implements ReviewStore {
   }
 
   async update(actionId: string, patch: Partial<Omit<Review, 'votes' | 'action_id'>>): Promise<void> {
-    // Read, merge, write: the fields one step changes are changed by the one instance that claimed the step.
-    const text = await this.#c.run((r) => r.hget(this.#hash, actionId));
-    if (!text) return;
-    const next = { ...JSON.parse(text), ...patch };
-    await this.#c.run((r) => r.hset(this.#hash, actionId, JSON.stringify(next)));
+    // One hash field per changed field: instances changing different fields (the escalation, the final call) never overwrite each other.
+    const fields = Object.entries(patch).flatMap(([k, v]) => [k, JSON.stringify(v)]);
+    if (fields.length) await this.#c.run((r) => r.hset(this.#patchKey(actionId), ...fields));
   }
 
   async remove(actionId: string): Promise<void> {
-    await this.#c.run((r) => r.multi().hdel(this.#hash, actionId).pexpire(this.#votesKey(actionId), CLOSED_REVIEW_KEEP_MS).exec());
+    await this.#c.run((r) => r.multi().hdel(this.#hash, actionId).pexpire(this.#votesKey(actionId), CLOSED_REVIEW_KEEP_MS).pexpire(this.#patchKey(actionId), CLOSED_REVIEW_KEEP_MS).exec());
   }
 
   async close(): Promise<void> {
     // the connection is the config node's
   }
+}
+
+/** A review as added, with its votes and its changed fields (each a JSON value) over it. */
+function withPatch(review: Review, votes: Record<string, string>, patch: Record<string, string>): Review {
+  for (const [k, v] of Object.entries(patch)) (review as unknown as Record<string, unknown>)[k] = JSON.parse(v);
+  review.votes = sortVotes(votes);
+  return review;
 }
 
 function sortVotes(hash: Record<string, string>): Vote[] {
