@@ -119,6 +119,8 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     await card(alice, action_id).locator('.custody-review-approve').click();
     await alice.waitForFunction((id) => /alice approved/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.textContent ?? ''), action_id, { timeout: 30000 });
     assert.equal(decisionCalls('PUT'), 0, 'one approval of two: no PUT');
+    // CUSTODYFLOW_SCREENSHOT=<file.png>: the README's picture of the tab, taken here (not an assertion).
+    if (process.env.CUSTODYFLOW_SCREENSHOT) await alice.screenshot({ path: process.env.CUSTODYFLOW_SCREENSHOT });
     assert.equal(await txStatus(tx_id, 'pending_transfer'), 'pending_transfer');
     await card(alice, action_id).locator('.custody-review-approve').click();
     await alice.waitForFunction((id) => /already approved by you/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"] .custody-review-error`)?.textContent ?? ''), action_id, { timeout: 30000 });
