@@ -18,7 +18,7 @@ import { AuditLog } from '../approver/audit-log';
 import { readCallOutcome } from '../approver/outcome';
 import { PENDING_SETTLES_AFTER_MS } from '../approver/types';
 import { checkQuorumRules, checkVote, checkVoteInput, requiredApprovers, ReviewError, verdict, type QuorumRules, type ReviewDecision, type Vote, type VoteInput, type VoteVia } from './rules';
-import type { Review, ReviewStore } from './store';
+import { CLOSED_REVIEW_KEEP_MS, type Review, type ReviewStore } from './store';
 
 /** Delays between two reads of an action whose final call's outcome is unknown, ms. */
 const RESOLVE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
@@ -196,10 +196,15 @@ export class ReviewQueue {
     return now;
   }
 
-  /** Escalate and expire by the clock: call it on a timer (the node does, every second). */
+  /** Escalate and expire by the clock, and forget closed reviews a day past their deadline: call it on a timer (the node does, every second). */
   async tick(): Promise<void> {
     const now = this.#o.now();
     for (const r of await this.#o.store.load()) {
+      // A closed review stays a day past its deadline (a late vote is told 409, not 404), then goes.
+      if (r.state !== 'open' && r.state !== 'calling' && now - Math.max(r.expireTime * 1000, r.createdAt) > CLOSED_REVIEW_KEEP_MS) {
+        await this.#o.store.remove(r.action_id);
+        continue;
+      }
       if (r.state !== 'open' || r.expireTime <= 0) continue;
       if (now >= r.expireTime * 1000) {
         if (!(await this.#o.store.claim(r.action_id, 'final'))) continue;

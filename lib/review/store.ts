@@ -17,7 +17,9 @@ export type ReviewState = 'open' | 'calling' | 'approved' | 'rejected' | 'expire
 
 /** One review: an action held for people (spec section 2 "Action"), its rules' outcome and its votes. */
 export interface Review {
+  /** The action's id (spec section 2 "Action": `id`). */
   action_id: string;
+  /** The core client whose action it is. */
   client_id: string;
   /** The action's type (ApproveTransfer, ...). */
   type?: string;
@@ -27,16 +29,20 @@ export interface Review {
   amount?: { asset: string; decimal: string };
   /** Why it was held (`msg.decision.reasons` of custody-approver). */
   reasons: string[];
+  /** `details.initiatedBy`: who initiated the transaction. */
   initiatedBy?: string;
+  /** `details.initiatorName`. */
   initiatorName?: string;
   /** The action's `expireTime` (epoch seconds; 0: none). */
   expireTime: number;
   /** Distinct approvers needed. */
   required: number;
+  /** The votes so far, oldest first. */
   votes: Vote[];
   state: ReviewState;
   /** The final call, once claimed. */
   final?: { decision: ReviewDecision; instance: string; at: string; outcome?: string; why?: string; statusCode?: number };
+  /** True once it went out escalated. */
   escalated?: boolean;
   /** When it was queued, epoch ms. */
   createdAt: number;
@@ -44,9 +50,11 @@ export interface Review {
 
 /** What a store does; every method may reject with what the file system or Redis throws. */
 export interface ReviewStore {
+  /** `file` or `redis`. */
   readonly kind: 'file' | 'redis';
   /** Every stored review (open and recently closed), oldest first. */
   load(): Promise<Review[]>;
+  /** One review with its votes, or undefined. */
   get(actionId: string): Promise<Review | undefined>;
   /** Add `review` unless one with its action id exists. @returns the stored one. */
   add(review: Review): Promise<Review>;
@@ -58,6 +66,7 @@ export interface ReviewStore {
   update(actionId: string, patch: Partial<Omit<Review, 'votes' | 'action_id'>>): Promise<void>;
   /** Forget a closed review. */
   remove(actionId: string): Promise<void>;
+  /** Wait for the writes in progress (the Redis connection is the config node's: left open). */
   close(): Promise<void>;
 }
 
@@ -172,8 +181,11 @@ export class FileReviewStore implements ReviewStore {
 
 /** The part of lib/coordination's `Coordinator` a {@link RedisReviewStore} uses. */
 export interface ReviewCoordination {
+  /** The full key of `parts` below the coordination's prefix. */
   key(...parts: string[]): string;
+  /** Run a command on the connection (rejects with `ECOORDINATION` while Redis is away). */
   run<T>(fn: (redis: Redis) => Promise<T>): Promise<T>;
+  /** This instance's name (`<hostname>/<pid>` by default). */
   readonly instance: string;
 }
 
@@ -193,6 +205,7 @@ export class RedisReviewStore implements ReviewStore {
   readonly #nodeId: string;
   readonly #hash: string;
 
+  /** @param coordination the connection's coordinator; @param nodeId the review node's id (the same on every instance running the flow). */
   constructor(coordination: ReviewCoordination, nodeId: string) {
     this.#c = coordination;
     this.#nodeId = nodeId;

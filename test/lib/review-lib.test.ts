@@ -171,7 +171,7 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     await refused(ReviewQueue.open({ store: await FileReviewStore.open(path.join(tempDir(), 'x.json')), auditFile: path.join(tempDir(), 'a.jsonl'), client: async () => s.client, rules: { approvers: 6 }, escalateMarginMs: 0, reviewerNode: 'x' }), 400, /^approvers: expected a whole number from 1 to 5/);
   });
 
-  it('escalates once at the deadline minus the margin (60 s before, 30 s margin), refuses votes after the deadline, then expires it off the queue; nothing called', async () => {
+  it('escalates once at the deadline minus the margin (60 s before, 30 s margin), refuses votes after the deadline, then expires it off the queue and forgets it a day later; nothing called', async () => {
     const p = await proxy();
     const clock = { now: Date.now() };
     const { q, events, audit } = await queue(clientVia(p), { approvers: 2, margin: 30, clock });
@@ -195,6 +195,10 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     await refused(q.vote(action.action_id, { decision: 'approve', reviewer: 'alice' }, 'api'), 409, /expired/);
     assert.equal(decisionCalls(p, 'PUT') + decisionCalls(p, 'DELETE'), 0);
     assert.deepEqual(auditLines(audit).map((l) => l.event), ['opened', 'escalated', 'expired']);
+    // A day past its deadline the closed review is forgotten: an unknown id then.
+    clock.now = deadline + 24 * 3600_000 + 1000;
+    await q.tick();
+    await refused(q.vote(action.action_id, { decision: 'approve', reviewer: 'alice' }, 'api'), 404, /no review/);
   });
 
   it('the PUT answer lost (502 after the simulator applied it): resolved by reading the action as applied, never counted as failed, one PUT', async () => {
