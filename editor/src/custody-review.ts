@@ -2,7 +2,7 @@
  * The "Custody review" sidebar tab of `custody-review` (docs/nodes.md "custody-review"): the open
  * reviews of every review node, read from the admin API `GET custody/reviews` (scope
  * `custody.review.read`) and read again whenever the runtime publishes on the `RED.comms` topic
- * `custody/reviews`; each with the action's details in decimal units, why it was held, the
+ * `custody/reviews` (and every 15 s while the tab is shown: with Redis, votes on another instance); each with the action's details in decimal units, why it was held, the
  * initiator, the deadline and the votes, and Approve / Reject (with a reason) buttons, shown only
  * to a user holding `custody.review.write`. Votes go to `POST custody/reviews/{action_id}`.
  */
@@ -107,4 +107,8 @@ function refresh(): void {
 
 RED.sidebar.addTab({ id: 'custody-review', label: 'Custody review', name: 'Custody review', iconClass: 'fa fa-gavel', content, enableOnEdit: true, onchange: refresh });
 RED.comms.subscribe('custody/reviews', () => refresh());
+// With Redis another instance may change the queue without this runtime publishing it: read it again while shown.
+setInterval(() => {
+  if (content.is(':visible')) refresh();
+}, 15000);
 refresh();
