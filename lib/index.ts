@@ -97,6 +97,29 @@ export { CoreClientFeed, AccountFeed, SignedFeed, type FeedOptions, type FeedSta
 export { HubFeed } from './feeds/hub-feed';
 export { WalletsFeed } from './feeds/wallets-feed';
 export { Tracker, isFinalFailure, type TrackerOptions, type TrackerCallbacks, type TrackTarget, type Tracked, type TrackRead } from './tracking/tracker';
+export {
+  ReviewQueue,
+  ReviewError,
+  FileReviewStore,
+  RedisReviewStore,
+  reviewStoreFile,
+  checkQuorumRules,
+  checkVoteInput,
+  maxApprovers,
+  requiredApprovers,
+  MAX_APPROVERS,
+  REASON_MAX_CHARS,
+  type Review,
+  type ReviewView,
+  type ReviewEvent,
+  type ReviewStore,
+  type ReviewQueueOptions,
+  type QuorumRules,
+  type QuorumBand,
+  type Vote,
+  type VoteVia,
+  type ReviewDecision,
+} from './review';
 export { openTrackStore, FileTrackStore, RedisTrackStore, type TrackStore, type TrackStoreOptions, type TrackRecord, type TrackOutcome } from './tracking/track-store';
 export {
   Approver,

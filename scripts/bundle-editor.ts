@@ -16,7 +16,7 @@ import { ROOT } from './templates';
 import { MEMBER_ID } from '../lib/request/policy-body';
 
 /** The editor scripts, by the name of their bundle in resources/. */
-export const EDITOR_SCRIPTS = ['custody-editor', 'custody-lookup'] as const;
+export const EDITOR_SCRIPTS = ['custody-editor', 'custody-lookup', 'custody-review'] as const;
 
 /** The value of `CUSTODY_SHARED` in the bundles (see editor/src/shared.d.ts). */
 function sharedConstants(): Record<string, unknown> {

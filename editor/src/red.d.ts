@@ -48,4 +48,14 @@ type EditorNode = Record<string, unknown> & { name?: string };
 declare const RED: {
   utils: { validatePropertyExpression(path: string): boolean | string };
   validators: { typedInput(typeProperty: string): Validator };
+  /** The sidebar (Node-RED 4 ui/sidebar.js): a tab of its own. */
+  sidebar: {
+    addTab(tab: { id: string; label: string; name: string; iconClass: string; content: JQuery; enableOnEdit?: boolean; onchange?: () => void }): void;
+  };
+  /** The editor's websocket (ui/comms.js): messages the runtime publishes on a topic. */
+  comms: { subscribe(topic: string, handler: (topic: string, data: unknown) => void): void };
+  /** The logged-in user (ui/user.js): whether they hold a permission (true without adminAuth). */
+  user: { hasPermission(permission: string): boolean };
+  /** The editor's notifications. */
+  notify(text: string, type?: 'error' | 'warning' | 'success' | 'compact'): void;
 };

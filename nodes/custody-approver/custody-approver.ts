@@ -20,13 +20,11 @@
  * instance sends no msg here (counted as "decided elsewhere"), and while Redis is unavailable
  * the node holds the actions in hand and shows so in its status.
  */
-import path from 'node:path';
-import os from 'node:os';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { Approver, compileRules, ConfigError, type ApproverOutput, type Coordinator } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
-import { createConnectedNode, noConnectionError } from '../shared/node-setup';
+import { auditFileOf, createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
 import type { CompiledRule } from '../../lib/approver/rules';
 
@@ -55,8 +53,7 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     const clientId = (def.clientId || '').trim();
     const dryRun = def.dryRun === true;
-    const userDir = (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
-    const auditFile = path.resolve(userDir, (def.auditFile || '').trim() || path.join('custodyflow-audit', `${node.id}.jsonl`));
+    const auditFile = auditFileOf(RED, node.id, def.auditFile);
     const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0, skipped: 0 };
     /** Calls whose outcome is unknown (being resolved), as the approver last said. */
     let unknownCount = 0;

@@ -3,6 +3,8 @@
  * `createNode`, the `custody-config` node its `connection` property names, and the error a node
  * without a usable connection shows and answers (`connection: ...`, code ECONFIG).
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { Node, NodeAPI } from 'node-red';
 import { ConfigError } from '../../lib';
 import type { ConnectedNodeDef, CustodyConfigNode } from './types';
@@ -28,4 +30,20 @@ export function createConnectedNode(RED: NodeAPI, node: Node, def: ConnectedNode
  */
 export function noConnectionError(RED: NodeAPI): ConfigError {
   return new ConfigError(`connection: ${RED._('common.errors.noConnection')}`);
+}
+
+/**
+ * The Node-RED user directory (`RED.settings.userDir`, else `~/.node-red`), where the pack keeps
+ * its durable files (docs/nodes.md: the approver's and the review's audit files, the review queue).
+ */
+export function userDirOf(RED: NodeAPI): string {
+  return (RED.settings as { userDir?: string }).userDir || path.join(os.homedir(), '.node-red');
+}
+
+/**
+ * The audit file of a node (docs/audit.md): its `auditFile` setting (relative: below the user
+ * directory), or `<userDir>/custodyflow-audit/<node id>.jsonl` when empty.
+ */
+export function auditFileOf(RED: NodeAPI, nodeId: string, setting: string | undefined): string {
+  return path.resolve(userDirOf(RED), (setting || '').trim() || path.join('custodyflow-audit', `${nodeId}.jsonl`));
 }

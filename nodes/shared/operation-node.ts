@@ -68,6 +68,11 @@ export interface OperationNodeOptions {
   type: OperationNodeType;
   /** Per operation name: what the node's own code does instead of the plain call. */
   behaviours?: Record<string, OperationBehaviour>;
+  /**
+   * Per v1 operation name: the answer's `msg.payload` made from the parsed body and the request
+   * fields (e.g. custody-action adds the `action_id` it decided to `{code, msg}`).
+   */
+  answers?: Record<string, (data: unknown, input: Record<string, unknown>) => unknown>;
 }
 
 /**
@@ -230,7 +235,8 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
         return { statusCode: res.statusCode, note: res.outcome === 'existing' ? RED._('common.status.existing', { tx_id: (res.data as { tx_id?: string }).tx_id ?? '' }).trim() : undefined };
       }
       const res = await callOperation(client, spec, input);
-      msg.payload = res.data;
+      const answer = options.answers?.[op.name];
+      msg.payload = answer ? answer(res.data, input) : res.data;
       msg.statusCode = res.statusCode;
       return { statusCode: res.statusCode };
     }

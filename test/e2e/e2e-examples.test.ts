@@ -246,6 +246,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
       '09': [2, 0, 2], // the simulator's connect-request; build sweep; answered?; connected?
       '10': [1, 1, 0], // msg.assets (scales); the CSV rows
       '11': [1, 1, 0], // msg.assets (scales); the thresholds
+      '12': [1, 2, 1], // flow.lastHeld for the vote button; the transfer body; the vote (msg.review); this payment's action?
     };
     const counted: Record<string, [number, number, number]> = {};
     for (const { file, nodes } of readExamples()) {

@@ -2,7 +2,7 @@
  * Test isolation for durable state the nodes keep outside a flow: each test process gets its own
  * submission journal folder (`CUSTODYFLOW_JOURNAL_DIR`, see custody-config) and core client feed
  * memory folder (`CUSTODYFLOW_FEED_DIR`, see custody-coreclient-feed) and custody-track record folder
- * (`CUSTODYFLOW_TRACK_DIR`, see custody-track), unless set, removed when
+ * (`CUSTODYFLOW_TRACK_DIR`, see custody-track) and custody-review queue folder (`CUSTODYFLOW_REVIEW_DIR`), unless set, removed when
  * the process exits. Without them, node-red-node-test-helper (which has no user directory) would
  * share `<os tmp>/custodyflow/journal` between runs, and a key reused by a later run would be
  * refused as a journaled payment, as it should be for a user; and every run's feed nodes would
@@ -17,6 +17,7 @@ for (const [name, prefix] of [
   ['CUSTODYFLOW_JOURNAL_DIR', 'cf-test-journal-'],
   ['CUSTODYFLOW_FEED_DIR', 'cf-test-feed-'],
   ['CUSTODYFLOW_TRACK_DIR', 'cf-test-track-'],
+  ['CUSTODYFLOW_REVIEW_DIR', 'cf-test-review-'],
 ] as const) {
   if (process.env[name]) continue;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -103,6 +103,8 @@ export interface RedProcessOptions {
    * another Node / Node-RED pair (default false: this Node and the project's Node-RED).
    */
   runtimeFromEnv?: boolean;
+  /** The settings file (default scripts/node-red-settings.js), e.g. one adding adminAuth. */
+  settingsFile?: string;
 }
 
 /**
@@ -148,7 +150,7 @@ export class RedProcess {
     const fromEnv = this.options.runtimeFromEnv === true;
     const nodeBin = (fromEnv && process.env.CUSTODYFLOW_E2E_NODE) || process.execPath;
     const redJs = (fromEnv && process.env.CUSTODYFLOW_E2E_RED) || require.resolve('node-red/red.js', { paths: [root] });
-    const child = spawn(nodeBin, [redJs, '--userDir', this.userDir, '--settings', path.join(root, 'scripts', 'node-red-settings.js')], {
+    const child = spawn(nodeBin, [redJs, '--userDir', this.userDir, '--settings', this.options.settingsFile ?? path.join(root, 'scripts', 'node-red-settings.js')], {
       ...(this.options.cwdInUserDir ? { cwd: this.userDir } : {}),
       env: { ...process.env, PORT: String(this.port), CUSTODYFLOW_SIMULATOR_DATA: path.join(this.userDir, 'simulator') },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -157,7 +159,8 @@ export class RedProcess {
     const mark = this.log.length;
     child.stdout!.on('data', (d) => (this.log += d));
     child.stderr!.on('data', (d) => (this.log += d));
-    await waitUntilUp(`${this.base}/nodes`, 'node-red did not start', () => this.log);
+    // With adminAuth (a settings file of the test's) /nodes answers 401; /auth/login answers either way.
+    await waitUntilUp(`${this.base}${this.options.settingsFile ? '/auth/login' : '/nodes'}`, 'node-red did not start', () => this.log);
     // The admin API answers before the runtime has started its flows; a deploy sent in between
     // races the start (its credentials were seen lost once in a loaded full run). Wait for it.
     const deadline = Date.now() + 30000;

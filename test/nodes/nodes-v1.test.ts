@@ -241,7 +241,7 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
       const walletId = demo.exchange.wallets['BTC-TESTNET'].wallet_id;
       const request = await control(sim, '/exchange/connect-request', { client_id: clientId, wallet_id: walletId, customer_email: 'eve@exchange.example', customer_id: 'cust-2' });
       await load(operationFlow('custody-action', { operation: 'approve', client_id: clientId }));
-      assert.deepEqual((await ok({ payload: { action_id: request.action_id } })).payload, { code: 200, msg: 'OK' });
+      assert.deepEqual((await ok({ payload: { action_id: request.action_id } })).payload, { code: 200, msg: 'OK', action_id: request.action_id, client_id: clientId });
       await helper.unload();
       await load(operationFlow('custody-core-client', { operation: 'wallets', client_id: clientId }));
       assert.ok((await ok({})).payload.wallets.some((w: { wallet_id: string; status: string }) => w.wallet_id === walletId && w.status === 'approved'));

@@ -181,7 +181,7 @@ describe('nodes in the Node-RED runtime', function () {
     assert.equal(action.payload.action_id, action.payload.id);
     assert.equal(action.payload.details.netAmount, 250000000, '0.25 ETH-TESTNET at scale 1e9');
     const ok = await until(() => approved[0], 'custody-action to approve');
-    assert.deepEqual(ok.payload, { code: 200, msg: 'OK' });
+    assert.deepEqual(ok.payload, { code: 200, msg: 'OK', action_id: action.payload.action_id, client_id: sim.demo.core_client_id });
     let status = '';
     for (let i = 0; i < 50 && status !== 'approved_transfer'; i++) {
       const got = inbox.get('got')!;

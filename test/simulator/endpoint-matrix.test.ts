@@ -320,11 +320,11 @@ const FIXTURES: Record<string, Fixture> = {
   },
   'custody-action approve': {
     input: async (ctx) => ({ client_id: APPROVER, action_id: (await pendingTransferAction(ctx)).action_id }),
-    check: (b) => assert.deepEqual(b, { code: 200, msg: 'OK' }),
+    check: (b, input) => assert.deepEqual(b, b.action_id === undefined ? { code: 200, msg: 'OK' } : { code: 200, msg: 'OK', action_id: input.action_id, client_id: input.client_id }),
   },
   'custody-action reject': {
     input: async (ctx) => ({ client_id: APPROVER, action_id: (await pendingTransferAction(ctx)).action_id }),
-    check: (b) => assert.deepEqual(b, { code: 200, msg: 'OK' }),
+    check: (b, input) => assert.deepEqual(b, b.action_id === undefined ? { code: 200, msg: 'OK' } : { code: 200, msg: 'OK', action_id: input.action_id, client_id: input.client_id }),
   },
   'custody-core-client wallets': {
     input: async (ctx) => {

@@ -1,0 +1,4 @@
+/** lib/review: the review queue of custody-review (docs/nodes.md "custody-review"). */
+export * from './rules';
+export * from './store';
+export * from './queue';
