@@ -81,6 +81,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-portfolio',
       'custody-read',
       'custody-request',
+      'custody-review',
       'custody-swap-make',
       'custody-swap-take',
       'custody-sweep',
@@ -139,7 +140,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
       'custody-hub-feed', 'custody-wallets-feed',
       'custody-policy', 'custody-portfolio',
       'custody-withdraw', 'custody-swap-make', 'custody-swap-take', 'custody-liquidity-hub', 'custody-sweep', 'custody-read', 'custody-request',
-      'custody-track', 'custody-approver',
+      'custody-track', 'custody-approver', 'custody-review',
     ];
     // Node definitions register as their scripts load (each .html loads resources/custody-editor.js first).
     await withEditor(base, { width: 1600, height: 1000 }, { types }, async ({ page, errors }) => {
