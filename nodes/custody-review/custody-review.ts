@@ -71,6 +71,8 @@ export = function register(RED: NodeAPI): void {
     const closing = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let ticking = false;
+    /** The message of the last tick failure warned about: a failure that repeats every tick (Redis away) is warned once, again when it changes or after a tick succeeds. */
+    let tickFailure: string | undefined;
 
     function emit(event: ReviewEvent): void {
       const r = event.review;
@@ -139,7 +141,14 @@ export = function register(RED: NodeAPI): void {
           ticking = true;
           queue
             .tick()
-            .catch((e: Error) => node.warn(RED._('custody-review.errors.tick', { message: e.message })))
+            .then(
+              () => (tickFailure = undefined),
+              (e: Error) => {
+                if (e.message === tickFailure) return;
+                tickFailure = e.message;
+                node.warn(RED._('custody-review.errors.tick', { message: e.message }));
+              },
+            )
             .finally(() => (ticking = false));
         }, TICK_MS);
       },
