@@ -10,21 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApiError, CustodyClient, listAssets } from '../../lib';
+import { CustodyClient, listAssets } from '../../lib';
 import { DATA_FILES, Simulator } from '../../simulator';
-import { controlCall, tempDirPerTest } from '../helpers/support';
+import { assertAuthRefused, controlCall, tempDirPerTest } from '../helpers/support';
 import { accountClient } from '../helpers/simulated';
-
-/** Assert that `p` fails with 401 errPartnerAuth and this reason. */
-async function assertAuthRefused(p: Promise<unknown>, reason: string, what: string): Promise<void> {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof ApiError, `${what}: ${String(err)}`);
-    assert.equal(err.statusCode, 401, `${what}: ${err.message}`);
-    assert.equal(err.msg, 'errPartnerAuth', what);
-    assert.equal(err.detail.reason, reason, what);
-    return true;
-  });
-}
 
 /** The modulus `openssl rsa -noout -modulus` prints for a private key file. */
 function modulusOf(file: string): string {
