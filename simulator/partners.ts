@@ -66,7 +66,9 @@ export function parsePartnerPublicKey(text: string): { key: KeyObject; pem: stri
  */
 export function registerPartnerKey(eng: Engine, publicKeyText: string): PartnerRegistration {
   const { pem, fingerprint } = parsePartnerPublicKey(publicKeyText);
-  const keys = (eng.state.partnerKeys ??= {});
+  // Read back through the state (its change-tracking proxy), not the object just assigned.
+  eng.state.partnerKeys ??= {};
+  const keys = eng.state.partnerKeys;
   const existing = Object.entries(keys).find(([, k]) => k.fingerprint === fingerprint);
   if (existing) return { api_key: existing[0], fingerprint, created: false };
   const apiKey = randomBytes(32).toString('base64');
