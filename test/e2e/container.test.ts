@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import { adminCall } from '../helpers/admin-auth';
-import { RedProcess, root } from '../helpers/red-process';
+import { freePort, RedProcess, root } from '../helpers/red-process';
 import { rsaKeyPair } from '../helpers/red-setup';
 
 const DOCKERFILE = path.join(root, 'docker', 'Dockerfile');
@@ -195,6 +195,12 @@ describe('the container: Node-RED with docker/settings.js and the pack from its 
     assert.doesNotMatch(red.log, /\[error\]/, red.log);
   });
 
+  it("docker/healthcheck.js (the image's HEALTHCHECK) answers healthy for this Node-RED and unhealthy for a port nothing listens on", async () => {
+    const check = (port: number) => spawnSync(process.execPath, [path.join(root, 'docker', 'healthcheck.js')], { env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '0.0.0.0' }, timeout: 30000 }).status;
+    assert.equal(check(red.port), 0);
+    assert.equal(check(await freePort()), 1);
+  });
+
   it('logs the admin in with the password of CUSTODYFLOW_ADMIN_PASSWORD_HASH, and no one with another password', async () => {
     assert.equal((await login('treasury-admin', 'not-the-password')).status === 200, false);
     assert.equal((await login('admin', adminPassword)).status === 200, false, 'CUSTODYFLOW_ADMIN_USER names the admin');
@@ -220,6 +226,16 @@ describe('the container: Node-RED with docker/settings.js and the pack from its 
     const runtimeConfig = path.join(red.userDir, '.config.runtime.json');
     if (fs.existsSync(runtimeConfig)) assert.ok(!('_credentialSecret' in JSON.parse(fs.readFileSync(runtimeConfig, 'utf8'))));
     assert.ok(!red.log.includes(secret) && !red.log.includes(apiKey), 'neither the secret nor the key is logged');
+  });
+
+  it('a restart with the same secret opens the credentials again (the container keeps no key of its own)', async () => {
+    await red.stop({ keepUserDir: true });
+    const mark = red.log.length;
+    await red.start();
+    const { token } = await login('treasury-admin', adminPassword);
+    const view = (await (await adminCall(red.base, token!, 'GET', '/credentials/custody-config/c0a7a1e400000001')).json()) as { has_apiKey?: boolean; has_privateKey?: boolean };
+    assert.deepEqual([view.has_apiKey, view.has_privateKey], [true, true]);
+    assert.doesNotMatch(red.log.slice(mark), /Error loading credentials|Encrypted credentials not found/);
   });
 
   it("gives CUSTODYFLOW_OPERATORS the review scopes and read, without deploy", async () => {
