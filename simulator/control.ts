@@ -27,7 +27,7 @@
  * | GET | /_simulator/demo | | the DemoDataset |
  * | GET | /_simulator/users | | `{users:[{id, email, firstName, lastName, username}]}` |
  * | GET | /_simulator/account | | `{public_key}` (never the API key or the private key: they are in the data folder's 0600 files) |
- * | POST | /_simulator/partners | `{public_key}` (PEM, SPKI or PKCS#1, RSA 2048 bits or more): register a partner public key, as in the service's portal (partners.ts) | `{api_key, fingerprint, created}`: a new API key (`created: true`), or the one given before for a key registered already |
+ * | POST | /_simulator/partners | `{public_key}` (PEM, SPKI or PKCS#1, RSA 2048 bits or more): register a partner public key, as a partner registers one with the service (partners.ts) | `{api_key, fingerprint, created}`: a new API key (`created: true`), or the one given before for a key registered already |
  * | GET | /_simulator/partners | | `{partners:[{fingerprint, public_key, registered}]}` (never the API keys) |
  * | GET | /_simulator/v2 | | `{workspaceID, humans, apiKeys}` (ids and associations, never tokens) |
  * | POST | /_simulator/v2/actions/{actionID}/approve | `{user_id}` (member id `m.alice`, user id, e-mail or username): a human member approves | the v2 action |

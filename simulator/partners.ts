@@ -1,6 +1,6 @@
 /**
- * Partner key registration: the simulator's stand-in for the service's portal, where a partner
- * registers the public key of the RSA key pair it signs with and is given an API key for it
+ * Partner key registration: the simulator's stand-in for the step where a partner registers
+ * with the service the public key of the RSA key pair it signs with and is given an API key for it
  * (spec section 5.3: "The matching public key is registered with the account"). Served by the
  * control endpoints `POST /_simulator/partners` and `GET /_simulator/partners` (control.ts).
  *

@@ -84,7 +84,7 @@ export interface SimState {
   /**
    * Further API keys of the account, each with its own registered public key, by API key:
    * registered through the control endpoint `POST /_simulator/partners` (partners.ts), as a
-   * partner registers a public key in the service's portal and gets an API key for it. Absent
+   * partner registers a public key with the service and gets an API key for it. Absent
    * until the first registration.
    */
   partnerKeys?: Record<string, RegisteredPartnerKey>;
