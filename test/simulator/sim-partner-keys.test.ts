@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CustodyClient, listAssets } from '../../lib';
+import { CoreClientFeed, CustodyClient, listAssets } from '../../lib';
 import { DATA_FILES, Simulator } from '../../simulator';
 import { assertAuthRefused, controlCall, tempDirPerTest } from '../helpers/support';
 import { accountClient } from '../helpers/simulated';
@@ -18,6 +18,23 @@ import { accountClient } from '../helpers/simulated';
 /** The modulus `openssl rsa -noout -modulus` prints for a private key file. */
 function modulusOf(file: string): string {
   return execFileSync('openssl', ['rsa', '-in', file, '-noout', '-modulus'], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * Open the demo core client's feed with `client` (lib's CoreClientFeed: a signed websocket upgrade).
+ * @returns `connected`, or the first error's message (e.g. `feed handshake refused: HTTP 401`).
+ */
+async function feedOutcome(client: CustodyClient, clientId: string): Promise<string> {
+  const feed = new CoreClientFeed(client, clientId, { minDelayMs: 50, maxDelayMs: 100 });
+  try {
+    return await new Promise<string>((resolve) => {
+      feed.on('state', (state: string) => state === 'connected' && resolve(state));
+      feed.on('error', (err: Error) => resolve(err.message));
+      feed.start();
+    });
+  } finally {
+    await feed.stop();
+  }
 }
 
 /** A fresh RSA key pair: PKCS#8 private key and SPKI public key, PEM. */
@@ -94,6 +111,8 @@ describe('simulator: the partner key in PKCS#1 and partner public keys registere
       await assertAuthRefused(listAssets(client(apiKey, sim.account.privateKeyPem)), 'signature', 'the registered API key signed with the account key');
       await assertAuthRefused(listAssets(client(apiKey, newKeyPair().privateKey)), 'signature', 'the registered API key signed with a third key');
       assert.ok((await listAssets(accountClient(sim))).data.assets.length > 0, 'the account key still works');
+      assert.equal(await feedOutcome(client(apiKey, partner.privateKey), sim.demo.core_client_id), 'connected', 'a feed opened with the registered key');
+      assert.match(await feedOutcome(client(apiKey, sim.account.privateKeyPem), sim.demo.core_client_id), /401/, 'a feed signed with another key');
 
       const again = await controlCall(sim, 'POST', '/partners', { public_key: partner.publicKey });
       assert.deepEqual(again.body, { api_key: apiKey, fingerprint: first.body.fingerprint, created: false });
