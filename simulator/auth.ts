@@ -25,8 +25,13 @@
  * once its signature (and nonce) checked, before any route runs, so it has no effect on the
  * business state (a nonce it carried is used up, like any authenticated request's). Websocket
  * feed upgrades carry no method and are reads: both keys may open them.
+ *
+ * Registered partner keys (partners.ts, control endpoint `POST /_simulator/partners`): each is
+ * one more API key of the account with the full permission, verified with the public key it was
+ * registered with instead of the provisioned one. A request signed with another private key
+ * than the API key's registered one answers 401 reason `signature`.
  */
-import type { KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { verify } from '../lib/client/signing';
 import { forbidden, SimError, unauthorized } from './errors';
 import type { Engine } from './engine';
@@ -63,6 +68,9 @@ function header(h: Headers, name: string): string | undefined {
  * Authenticates requests for the single partner account and enforces the read-only permission.
  */
 export class Authenticator {
+  /** Parsed public keys of registered partner keys, by API key (parsed once). */
+  private readonly registered = new Map<string, KeyObject>();
+
   constructor(
     private readonly eng: Engine,
     private readonly publicKey: KeyObject,
@@ -75,7 +83,17 @@ export class Authenticator {
   permissionOf(apiKey: string): KeyPermission | undefined {
     if (apiKey === this.eng.state.apiKey) return 'full';
     if (this.eng.state.readOnlyApiKey !== undefined && apiKey === this.eng.state.readOnlyApiKey) return 'read';
+    if (this.eng.state.partnerKeys && Object.hasOwn(this.eng.state.partnerKeys, apiKey)) return 'full';
     return undefined;
+  }
+
+  /** The public key that verifies requests of `apiKey` (one of the account's, see {@link permissionOf}). */
+  private publicKeyOf(apiKey: string): KeyObject {
+    const partner = this.eng.state.partnerKeys?.[apiKey];
+    if (!partner || !Object.hasOwn(this.eng.state.partnerKeys!, apiKey)) return this.publicKey;
+    let key = this.registered.get(apiKey);
+    if (!key) this.registered.set(apiKey, (key = createPublicKey(partner.publicKeyPem)));
+    return key;
   }
 
   /**
@@ -103,7 +121,7 @@ export class Authenticator {
     } else if (!/^\d{1,40}$/.test(nonce!)) {
       throw unauthorized('nonce');
     }
-    if (!verify(this.publicKey, { prefix, url: req.url, body: req.body }, sig)) throw unauthorized('signature');
+    if (!verify(this.publicKeyOf(apiKey), { prefix, url: req.url, body: req.body }, sig)) throw unauthorized('signature');
     if (nonce !== undefined) {
       const mark = this.eng.state.nonceMarks[apiKey];
       const n = BigInt(nonce);

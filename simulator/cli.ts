@@ -77,7 +77,8 @@ async function main(): Promise<void> {
   console.log(`  API key file:       ${sim.apiKeyPath}`);
   console.log(`  read-only key file: ${sim.readOnlyApiKeyPath}`);
   console.log(`  v2 token file:      ${path.join(sim.dataDir, DATA_FILES.v2Token)}`);
-  console.log(`  private key file:   ${sim.privateKeyPath}`);
+  console.log(`  private key file:   ${sim.privateKeyPath} (PKCS#8)`);
+  console.log(`  PKCS#1 key file:    ${sim.privateKeyPkcs1Path} (the same key, for clients that read PKCS#1 only)`);
   console.log(`  demo company:       ${sim.demo.company_id} (GET ${sim.controlUrl}/demo for all demo ids)`);
 }
 

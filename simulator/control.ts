@@ -27,6 +27,8 @@
  * | GET | /_simulator/demo | | the DemoDataset |
  * | GET | /_simulator/users | | `{users:[{id, email, firstName, lastName, username}]}` |
  * | GET | /_simulator/account | | `{public_key}` (never the API key or the private key: they are in the data folder's 0600 files) |
+ * | POST | /_simulator/partners | `{public_key}` (PEM, SPKI or PKCS#1, RSA 2048 bits or more): register a partner public key, as a partner registers one with the service (partners.ts) | `{api_key, fingerprint, created}`: a new API key (`created: true`), or the one given before for a key registered already |
+ * | GET | /_simulator/partners | | `{partners:[{fingerprint, public_key, registered}]}` (never the API keys) |
  * | GET | /_simulator/v2 | | `{workspaceID, humans, apiKeys}` (ids and associations, never tokens) |
  * | POST | /_simulator/v2/actions/{actionID}/approve | `{user_id}` (member id `m.alice`, user id, e-mail or username): a human member approves | the v2 action |
  * | POST | /_simulator/v2/actions/{actionID}/reject | `{user_id}` | the v2 action |
@@ -42,6 +44,7 @@ import { createForeignQuote, type ForeignQuoteInput } from './swaps';
 import { requestConnection, type ConnectRequestInput } from './exchanges';
 import { API_PREFIX, CONTROL_PREFIX } from './paths';
 import { validate } from './validation';
+import { listPartnerKeys, registerPartnerKey } from './partners';
 import type { HttpFault, HttpFaults } from './faults';
 
 /** What the control endpoints drive of the websocket feeds (feeds.ts `FeedHub`), without importing that router. */
@@ -134,6 +137,11 @@ export function controlRouter(eng: Engine, feeds: FeedControls, faults: HttpFaul
   r.get('/users', h(() => ({ users: Object.values(eng.state.users) })));
   // The API key and private key are never served: they are in the data folder's 0600 files.
   r.get('/account', h(() => ({ public_key: eng.state.publicKeyPem })));
+  r.post(
+    '/partners',
+    h(({ body }) => registerPartnerKey(eng, validate<{ public_key: string }>('partnerKey', body).public_key)),
+  );
+  r.get('/partners', h(() => ({ partners: listPartnerKeys(eng) })));
   r.use(noRoute(eng, CONTROL_PREFIX, 'no control endpoint', controlGuard));
   return r;
 }

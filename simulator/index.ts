@@ -12,6 +12,10 @@
  * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
  *   the partner account's RSA 2048 key pair, generated on first start; the public key is the
  *   registered one.
+ * - `partner-private-key.pkcs1.pem` (PKCS#1, `BEGIN RSA PRIVATE KEY`, mode 0600): the same private
+ *   key in PKCS#1, for clients that read that form only (e.g. Go clients built on
+ *   `x509.ParsePKCS1PrivateKey`); written beside the PKCS#8 file on first start, and on the start
+ *   of an existing data folder that lacks it (or holds another key in it).
  * - `partner-api-key.txt` (mode 0600): the account's API key, for pasting into a client's
  *   configuration (the command line prints its path, never the key).
  * - `partner-readonly-api-key.txt` (mode 0600): the account's second API key, with the read-only
@@ -31,7 +35,7 @@
  * No Node-RED import. Project imports: lib/client/signing.ts (verification), lib/api/operations.ts
  * and lib/api/v1 (the routes and their request schemas), lib/api/feeds.ts (the feed message types).
  */
-import { generateKeyPair, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -121,7 +125,7 @@ export interface SimulatorV2 {
 }
 
 /** File names inside the data folder. */
-export const DATA_FILES = { privateKey: 'partner-private-key.pem', publicKey: 'partner-public-key.pem', apiKey: 'partner-api-key.txt', state: 'state.json', v2Token: 'v2-token.txt', readOnlyApiKey: 'partner-readonly-api-key.txt' } as const;
+export const DATA_FILES = { privateKey: 'partner-private-key.pem', privateKeyPkcs1: 'partner-private-key.pkcs1.pem', publicKey: 'partner-public-key.pem', apiKey: 'partner-api-key.txt', state: 'state.json', v2Token: 'v2-token.txt', readOnlyApiKey: 'partner-readonly-api-key.txt' } as const;
 
 async function exists(file: string): Promise<boolean> {
   try {
@@ -150,6 +154,24 @@ async function syncSecretFile(file: string, secret: string): Promise<void> {
     current = undefined;
   }
   if (current?.trim() !== secret) await writeSecret(file, secret + '\n');
+}
+
+/**
+ * Make `partner-private-key.pkcs1.pem` (mode 0600) hold `privateKeyPem` in PKCS#1: written when
+ * missing or when it holds something else (e.g. a key file replaced by hand).
+ * @returns the file's path.
+ */
+async function syncPkcs1File(dataDir: string, privateKeyPem: string): Promise<string> {
+  const file = path.join(dataDir, DATA_FILES.privateKeyPkcs1);
+  const pkcs1 = createPrivateKey(privateKeyPem).export({ type: 'pkcs1', format: 'pem' }).toString();
+  let current: string | undefined;
+  try {
+    current = await fsp.readFile(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current !== pkcs1) await writeSecret(file, pkcs1);
+  return file;
 }
 
 /** Generate (or, on a first start with key files already present, reuse) the RSA key pair. */
@@ -229,6 +251,8 @@ export class Simulator {
   readonly demo: DemoDataset;
   /** path of the private key file (PKCS#8 PEM, mode 0600) */
   readonly privateKeyPath: string;
+  /** path of the same private key in PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`, mode 0600), for clients that read PKCS#1 only */
+  readonly privateKeyPkcs1Path: string;
   /** path of the API key file (mode 0600) */
   readonly apiKeyPath: string;
   /** path of the read-only API key file (mode 0600) */
@@ -242,7 +266,7 @@ export class Simulator {
   private stopping: Promise<void> | null = null;
 
   private constructor(
-    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; apiKeyPath: string; dataDir: string; v2: SimulatorV2; v2Close: () => void; readOnlyApiKeyPath: string },
+    fields: { baseUrl: string; controlUrl: string; port: number; account: SimulatorAccount; demo: DemoDataset; privateKeyPath: string; privateKeyPkcs1Path: string; apiKeyPath: string; dataDir: string; v2: SimulatorV2; v2Close: () => void; readOnlyApiKeyPath: string },
     private readonly server: http.Server,
     private readonly feeds: FeedHub,
     private readonly store: Store,
@@ -259,6 +283,7 @@ export class Simulator {
     this.account = fields.account;
     this.demo = fields.demo;
     this.privateKeyPath = fields.privateKeyPath;
+    this.privateKeyPkcs1Path = fields.privateKeyPkcs1Path;
     this.apiKeyPath = fields.apiKeyPath;
     this.readOnlyApiKeyPath = fields.readOnlyApiKeyPath;
     this.dataDir = fields.dataDir;
@@ -298,6 +323,7 @@ export class Simulator {
     }
     const apiKeyFile = path.join(dataDir, DATA_FILES.apiKey);
     await syncSecretFile(apiKeyFile, account.apiKey);
+    const pkcs1File = await syncPkcs1File(dataDir, account.privateKeyPem);
     // Every write from here on goes through the store's tracking proxy (journaled).
     const store = new Store(state, dataDir, opts.persist ?? true);
     const readOnly = await provisionReadOnlyKey(store.state, dataDir);
@@ -352,6 +378,7 @@ export class Simulator {
         account: { ...account, readOnlyApiKey: readOnly.key },
         demo: state.demo!,
         privateKeyPath: privFile,
+        privateKeyPkcs1Path: pkcs1File,
         apiKeyPath: apiKeyFile,
         dataDir,
         v2: {

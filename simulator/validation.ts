@@ -30,6 +30,7 @@ const SCHEMAS = {
     properties: { send: PAYMENT, receive: PAYMENT, expires: S.epochSeconds },
   },
   faucet: { type: 'object', required: ['wallet_id', 'amount'], properties: { wallet_id: nonEmpty, amount: S.positiveBaseUnits } },
+  partnerKey: { type: 'object', required: ['public_key'], properties: { public_key: nonEmpty } },
   userDecision: { type: 'object', required: ['user_id'], properties: { user_id: nonEmpty } },
   accept: { type: 'object', required: ['company_id', 'address'], properties: { company_id: nonEmpty, address: nonEmpty } },
   httpFault: {

@@ -58,6 +58,16 @@ export interface DemoDataset {
   };
 }
 
+/** A public key registered through the control endpoint, with the API key it was given (partners.ts). */
+export interface RegisteredPartnerKey {
+  /** the registered RSA public key, SPKI PEM (a PKCS#1 `RSA PUBLIC KEY` is stored converted) */
+  publicKeyPem: string;
+  /** SHA-256 (hex) of the public key's DER (SPKI): how the control endpoint names it */
+  fingerprint: string;
+  /** when it was registered, epoch seconds of the business clock */
+  registered: number;
+}
+
 /** The whole persisted state. */
 export interface SimState {
   version: 1;
@@ -71,6 +81,13 @@ export interface SimState {
    * missing (state files written before it existed lack it).
    */
   readOnlyApiKey?: string;
+  /**
+   * Further API keys of the account, each with its own registered public key, by API key:
+   * registered through the control endpoint `POST /_simulator/partners` (partners.ts), as a
+   * partner registers a public key with the service and gets an API key for it. Absent
+   * until the first registration.
+   */
+  partnerKeys?: Record<string, RegisteredPartnerKey>;
   /** nonce high-water mark per API key (decimal string, compared as BigInt) */
   nonceMarks: Record<string, string>;
   /** business clock = real time + this offset (seconds) */

@@ -105,6 +105,8 @@ export interface RedProcessOptions {
   runtimeFromEnv?: boolean;
   /** The settings file (default scripts/node-red-settings.js), e.g. one adding adminAuth. */
   settingsFile?: string;
+  /** Further environment variables of the process (e.g. the container's, for docker/settings.js). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -152,7 +154,7 @@ export class RedProcess {
     const redJs = (fromEnv && process.env.CUSTODYFLOW_E2E_RED) || require.resolve('node-red/red.js', { paths: [root] });
     const child = spawn(nodeBin, [redJs, '--userDir', this.userDir, '--settings', this.options.settingsFile ?? path.join(root, 'scripts', 'node-red-settings.js')], {
       ...(this.options.cwdInUserDir ? { cwd: this.userDir } : {}),
-      env: { ...process.env, PORT: String(this.port), CUSTODYFLOW_SIMULATOR_DATA: path.join(this.userDir, 'simulator') },
+      env: { ...process.env, ...this.options.env, PORT: String(this.port), CUSTODYFLOW_SIMULATOR_DATA: path.join(this.userDir, 'simulator') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

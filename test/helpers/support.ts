@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Simulator } from '../../simulator';
-import type { TransferRequest } from '../../lib';
+import { ApiError, type TransferRequest } from '../../lib';
 import { transferRequest } from './requests';
 
 /**
@@ -64,4 +64,15 @@ export function tempDirPerTest(prefix: string): () => string {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
   return () => dir;
+}
+
+/** Assert that `p` fails with the section 7 401 `errPartnerAuth` whose `detail.reason` is `reason` (e.g. `signature`). */
+export async function assertAuthRefused(p: Promise<unknown>, reason: string, what: string): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof ApiError, `${what}: ${String(err)}`);
+    assert.equal(err.statusCode, 401, `${what}: ${err.message}`);
+    assert.equal(err.msg, 'errPartnerAuth', what);
+    assert.equal(err.detail.reason, reason, what);
+    return true;
+  });
 }

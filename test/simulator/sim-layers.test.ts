@@ -57,6 +57,7 @@ const LAYERS: ReadonlyArray<{ name: string; peers: boolean; files: readonly stri
       'readonly.ts',
       'demo.ts',
       'auth.ts',
+      'partners.ts',
       'v2/workspace.ts',
     ],
   },
