@@ -7,6 +7,7 @@
  *   origin (Node-RED cannot scroll left of or above it);
  * - no two nodes overlap (buttons included), no two groups overlap, and every node of a group lies
  *   inside the group's box;
+ * - every tab is at most 1366 px wide (a taller one scrolls down only);
  * - no comment is wider than the visible canvas;
  * - each step is a group with a label, and the comments' titles are short (their detail is in
  *   the comment's info, shown in the Info sidebar).
@@ -76,6 +77,11 @@ describe('example flows on the canvas at 1366x768 (Chromium): reachable, not ove
       return [...f.overlappingNodes, ...f.overlappingGroups, ...f.outsideGroup].map((x) => `${d.label}: ${x}`);
     });
     assert.deepEqual(found, []);
+  });
+
+  it('every tab is at most 1366 px wide: a tab taller than the window scrolls down only', () => {
+    const wide = drawn.filter((d) => extentOf(d).right > 1366).map((d) => `${d.label}: ${Math.round(extentOf(d).right)} px`);
+    assert.deepEqual(wide, []);
   });
 
   it('no comment is wider than the visible canvas, and every comment title is short (the detail is in its info)', () => {
