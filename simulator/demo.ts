@@ -46,6 +46,12 @@ export const DEMO_IDS = Object.freeze({
   second_exchange_client_id: 'demo-exchange-2-client',
   exchange_fund_id: 'demo-exchange-fund',
   exchange_wallets: ['demo-exchange-btc-testnet'],
+  withdraw_core_client_id: 'demo-withdraw-approver',
+  withdraw_fund_id: 'demo-withdraw-fund',
+  withdraw_wallets: ['demo-withdraw-btc-testnet'],
+  swap_core_client_id: 'demo-swap-approver',
+  swap_fund_id: 'demo-swap-fund',
+  swap_wallets: ['demo-swap-btc-testnet', 'demo-swap-eth-testnet'],
 });
 
 /** Whitelisted withdrawal addresses of the demo fund (fixed, so flows can name them; nothing is ever sent to a chain). */
@@ -177,7 +183,13 @@ export function createDemo(eng: Engine): DemoDataset {
  * - exchanges "Simulated Exchange" (`demo-exchange`, core client `demo-exchange-client`) and
  *   "Simulated Exchange Two" (`demo-exchange-2`, `demo-exchange-2-client`), and fund
  *   `demo-exchange-fund` of the demo company (custodian `demo-approver`) with the dedicated
- *   (type 1) wallet `demo-exchange-btc-testnet` (1 BTC-TESTNET) that can be connected and swept.
+ *   (type 1) wallet `demo-exchange-btc-testnet` (1 BTC-TESTNET) that can be connected and swept;
+ * - one core client per automated approver of the examples, each the custodian (threshold 1) of
+ *   its own fund in the demo company, so no two approvers decide for one core client:
+ *   `demo-withdraw-approver` of `demo-withdraw-fund` (`demo-withdraw-btc-testnet`, 1 BTC-TESTNET,
+ *   {@link DEMO_WHITELIST} BTC-TESTNET address whitelisted) for withdrawals, and
+ *   `demo-swap-approver` of `demo-swap-fund` (`demo-swap-btc-testnet` 5 BTC-TESTNET,
+ *   `demo-swap-eth-testnet` 20 ETH-TESTNET) for swap quotes.
  */
 export function upgradeDemo(eng: Engine): void {
   const demo = eng.state.demo;
@@ -222,6 +234,26 @@ export function upgradeDemo(eng: Engine): void {
     );
     net.faucetDeposit(eng, fund.wallets[0], 100000000);
     demo.exchange = { exchange_id: DEMO_IDS.exchange_id, client_id: DEMO_IDS.exchange_client_id, fund_id: fund.fund_id, wallets: { 'BTC-TESTNET': demoWallet(eng, fund.wallets[0]) } };
+  }
+  if (eng.state.companies[cid] && !eng.state.coreClients[DEMO_IDS.withdraw_core_client_id]) {
+    const payout = trustedCoreClient(eng, cid, 'Demo withdraw approver', DEMO_IDS.withdraw_core_client_id);
+    const fund = demoFund(eng, cid, payout, {
+      label: 'Withdraw',
+      description: 'Pays out to whitelisted addresses; approved by the Demo withdraw approver core client',
+      assets: ['BTC-TESTNET'],
+      fund_id: DEMO_IDS.withdraw_fund_id,
+      wallet_ids: DEMO_IDS.withdraw_wallets,
+    });
+    net.faucetDeposit(eng, fund.wallets[0], 100000000);
+    addWhitelist(eng, cid, fund.fund_id, { name: 'Demo BTC-TESTNET withdrawal address', asset: 'BTC-TESTNET', address: DEMO_WHITELIST['BTC-TESTNET'] });
+  }
+  if (eng.state.companies[cid] && !eng.state.coreClients[DEMO_IDS.swap_core_client_id]) {
+    tradingFund(eng, cid, { name: 'Demo swap approver', id: DEMO_IDS.swap_core_client_id }, {
+      label: 'Swap',
+      description: 'Makes demo swap quotes; approved by the Demo swap approver core client',
+      fund_id: DEMO_IDS.swap_fund_id,
+      wallet_ids: DEMO_IDS.swap_wallets,
+    });
   }
   eng.changed();
 }

@@ -9,10 +9,12 @@
  * `existing` (the business key on the button); the swap (08) settles both legs; the exchange desk
  * (09) approves a wallet connection request and sweeps the connected wallet; the ledger report (10)
  * writes a CSV file; the read-only monitor (11) reads and its write is refused (403); the examples
- * move no id into msg.payload with a change or function node (docs/examples.md; docs/nodes.md
- * "Fields: TypedInputs, look-ups, the operation from the msg"): the operation nodes' typed fields
- * read them (03, 04, 05, 07 clicked through, their calls answered); last, every button of every
- * example pressed once more, tab by tab, shows no error but that 403.
+ * move no id into msg.payload with a change or function node, and build no payment body with one
+ * (docs/examples.md; docs/nodes.md "Fields: TypedInputs, look-ups, the operation from the msg"): the
+ * operation nodes' typed fields read them (03, 04, 05, 07 clicked through, their calls answered);
+ * each approver decides for a core client of its own (02 demo-approver, 06 demo-withdraw-approver,
+ * 08 demo-swap-approver and demo-taker-approver, 09 demo-exchange-client); last, every button of
+ * every example pressed once more, tab by tab, shows no error but that 403.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -236,17 +238,17 @@ describe('end to end: the example flows, clicked as a new user does', function (
     // only job was to put an id into msg.payload.<field> became the operation node's TypedInput.
     const expected: Record<string, [number, number, number]> = {
       '01': [0, 0, 0],
-      '02': [0, 1, 0], // build transfer: the body (reference, customer fields, amount); the wallets are on the transfer node
+      '02': [0, 0, 0], // the transfer body is the transfer node's typed fields (asset, amount, reference, customer fields)
       '03': [1, 0, 0], // the invitation (address, type, name); company_id is the trusted party node's msg field
       '04': [1, 0, 0], // the wallets to add; fund_id is the add wallet node's msg field
-      '05': [1, 1, 2], // actions -> split; the transfer body; anything pending?
-      '06': [1, 0, 0], // build withdrawal
+      '05': [1, 0, 2], // actions -> split; anything pending? (the transfer body is the transfer node's typed fields)
+      '06': [0, 0, 0], // the withdrawal body is the withdraw node's typed fields
       '07': [1, 0, 0], // flow.policyID, read by the portfolio and policy nodes' flow fields
-      '08': [4, 0, 1], // build quote; msg.quote_tx_id and payload = that quote (the taker's pick); reference of the take; price and size OK?
-      '09': [2, 0, 2], // the simulator's connect-request; build sweep; answered?; connected?
+      '08': [2, 0, 1], // msg.quote_tx_id and payload = that quote (the taker's pick); price and size OK?
+      '09': [1, 0, 2], // the simulator's connect-request; answered?; connected?
       '10': [1, 1, 0], // msg.assets (scales); the CSV rows
       '11': [1, 1, 0], // msg.assets (scales); the thresholds
-      '12': [1, 2, 1], // flow.lastHeld for the vote button; the transfer body; the vote (msg.review); this payment's action?
+      '12': [1, 1, 1], // flow.lastHeld for the vote button; the vote (msg.review); this payment's action?
     };
     const counted: Record<string, [number, number, number]> = {};
     for (const { file, nodes } of readExamples()) {
@@ -273,7 +275,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('06: the withdrawal to the whitelisted address reaches approved_withdrawal through the automated approver', async () => {
     const from = debug.length;
     await click(nodeId('06 ', 'inject', 'whitelist the BTC-TESTNET address'));
-    const wl = await debugSeen('06 ', 'whitelist of demo-fund', from);
+    const wl = await debugSeen('06 ', 'whitelist of demo-withdraw-fund', from);
     assert.match(wl.msg!, /tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx/);
 
     await click(nodeId('06 ', 'inject', 'Withdraw order WD-2001: 0.01 BTC-TESTNET'));
@@ -283,12 +285,12 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(tx.asset, 'BTC-TESTNET');
     assert.equal(tx.amount, 1000010, '0.01 BTC-TESTNET plus the fee, in base units');
     assert.equal(tx.recipientAddress, 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx');
-    const answered = debugOf(nodeId('06 ', 'debug', 'approved (msg.decision)'), /ApproveWithdraw/, from);
+    const answered = debugOf(nodeId('06 ', 'debug', 'withdrawal approved (msg.decision)'), /ApproveWithdraw/, from);
     assert.ok(answered, 'the approver of example 06 approved the ApproveWithdraw action');
     const decision = JSON.parse(answered.msg!);
     assert.equal(decision.rule.name, 'withdrawals to an address whitelisted for the fund');
-    assert.ok(decision.reasons.some((r: string) => /is in the whitelist of fund demo-fund/.test(r)), decision.reasons.join('; '));
-    assert.equal(debugOf(nodeId('06 ', 'debug', 'rejected (msg.decision)'), /./, from), undefined);
+    assert.ok(decision.reasons.some((r: string) => /is in the whitelist of fund demo-withdraw-fund/.test(r)), decision.reasons.join('; '));
+    assert.equal(debugOf(nodeId('06 ', 'debug', 'withdrawal rejected (msg.decision)'), /./, from), undefined);
   });
 
   it('02 and 06: a money button pressed twice pays once: one transaction in the ledger, the second answer says existing', async () => {
@@ -309,7 +311,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
     await waitFor('transfer final, twice', () => debug.slice(from).filter((d) => d.id === final && /approved_transfer/.test(d.msg ?? '')).length >= 2 || undefined);
     const finals = debug.slice(from).filter((d) => d.id === final).map((d) => JSON.parse(d.msg!));
     assert.deepEqual(finals.map((f) => [f.txID, f.txStatus]), [[first.tx_id, 'approved_transfer'], [first.tx_id, 'approved_transfer']]);
-    const approvals = debug.slice(from).filter((d) => d.id === nodeId('02 ', 'debug', 'approved (msg.decision)'));
+    const approvals = debug.slice(from).filter((d) => d.id === nodeId('02 ', 'debug', 'transfer approved (msg.decision)'));
     assert.equal(approvals.length, 1, 'one action, approved once');
     const transfers = (await ledgerOf('demo-company', 'demo-fund')).filter((e) => e.reference === 'Invoice INV-1001');
     assert.deepEqual(transfers.map((e) => [e.TxID, e.type]), [[first.tx_id, 'transferOut']], 'one transfer in the simulator for invoice INV-1001');
@@ -322,7 +324,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
     const again = JSON.parse((await debugSeen('06 ', 'withdrawal created', from, 'withdrawal created (second press)')).msg!);
     assert.deepEqual([again.status, again.tx_id], ['existing', made[0].tx_id]);
     await waitFor('withdrawal final (second press)', () => debugOf(nodeId('06 ', 'debug', 'withdrawal final'), /approved_withdrawal/, from));
-    const withdrawals = (await ledgerOf('demo-company', 'demo-fund')).filter((e) => e.reference === 'Order WD-2001');
+    const withdrawals = (await ledgerOf('demo-company', 'demo-withdraw-fund')).filter((e) => e.reference === 'Order WD-2001');
     assert.deepEqual(withdrawals.map((e) => [e.TxID, e.type]), [[made[0].tx_id, 'withdraw']], 'one withdrawal in the simulator for order WD-2001');
   });
 
@@ -352,11 +354,11 @@ describe('end to end: the example flows, clicked as a new user does', function (
     // Both approvers send their decisions to the same three debug nodes; msg.decision says whose.
     const approvals = debug
       .slice(from)
-      .filter((d) => d.id === nodeId('08 ', 'debug', 'approved (msg.decision)'))
+      .filter((d) => d.id === nodeId('08 ', 'debug', 'swap approved (msg.decision)'))
       .map((d) => JSON.parse(d.msg!) as { client_id: string; type: string; rule: { name: string }; asset: string });
     const maker = approvals.find((d) => d.type === 'ApproveSwap');
     const taker = approvals.find((d) => d.type === 'ApproveSwapTake');
-    assert.deepEqual([maker?.client_id, maker?.rule.name, maker?.asset], ['demo-approver', 'quotes that sell at most 0.1 BTC-TESTNET', 'BTC-TESTNET'], "the maker's approver approved");
+    assert.deepEqual([maker?.client_id, maker?.rule.name, maker?.asset], ['demo-swap-approver', 'quotes that sell at most 0.1 BTC-TESTNET', 'BTC-TESTNET'], "the maker's approver approved");
     assert.deepEqual([taker?.client_id, taker?.rule.name, taker?.asset], ['demo-taker-approver', 'takes that pay at most 1 ETH-TESTNET', 'ETH-TESTNET'], "the taker's approver approved");
     assert.ok(debugOf(nodeId('08 ', 'debug', 'taker company approved the take'), /OK/, from), 'the company-level action was approved');
     // The quote is no longer listed once settled.
@@ -378,14 +380,14 @@ describe('end to end: the example flows, clicked as a new user does', function (
     await click(nodeId('09 ', 'inject', 'end user asks to connect'));
     const requested = await debugSeen('09 ', 'connection request made', from);
     assert.equal(JSON.parse(requested.msg!).status, 'pending');
-    const approved = await waitFor('approved (msg.decision)', () => debugOf(nodeId('09 ', 'debug', 'approved (msg.decision)'), /ApproveNewWalletConnect/, from));
+    const approved = await waitFor('connection approved (msg.decision)', () => debugOf(nodeId('09 ', 'debug', 'connection approved (msg.decision)'), /ApproveNewWalletConnect/, from));
     const decision = JSON.parse(approved.msg!);
     assert.deepEqual(
       [decision.decision, decision.client_id, decision.rule.name],
       ['approve', 'demo-exchange-client', 'connect the dedicated wallet demo-exchange-btc-testnet'],
     );
     assert.ok(decision.reasons.some((r: string) => /source wallet demo-exchange-btc-testnet is in the allowlist/.test(r)), decision.reasons.join('; '));
-    const connected = await debugSeen('09 ', 'connected wallets after the approval', from);
+    const connected = await debugSeen('09 ', 'wallets after the approval', from);
     assert.deepEqual(
       JSON.parse(connected.msg!).wallets.map((w: { wallet_id: string; status: string }) => [w.wallet_id, w.status]),
       [['demo-exchange-btc-testnet', 'approved']],
@@ -424,9 +426,9 @@ describe('end to end: the example flows, clicked as a new user does', function (
     const lines = text.split('\r\n').filter(Boolean);
     assert.equal(lines[0], 'date,type,status,asset,amount,fees,netAmount,counterpartyName,reference,TxID,chainTxID,address');
     assert.equal(lines.length - 1, rows);
-    // The demo deposits, and what the examples before did, with decimal amounts.
+    // The demo deposits, and what the examples before did (02's transfer of invoice INV-1001), with decimal amounts.
     assert.ok(lines.some((l) => /,deposit,,BTC-TESTNET,5,0,5,/.test(l)), text);
-    assert.ok(lines.some((l) => /,withdraw,approved,BTC-TESTNET,0\.0100001,0\.0000001,0\.01,/.test(l)), text);
+    assert.ok(lines.some((l) => /,transferOut,approved,BTC-TESTNET,0\.015\d*,[\d.]+,0\.015\d*,.*,Invoice INV-1001,/.test(l)), text);
   });
 
   it('11: the read-only monitor reads holdings by path, and its write is refused with 403', async () => {
@@ -454,12 +456,12 @@ describe('end to end: the example flows, clicked as a new user does', function (
     assert.equal(added.statusCode, 200);
     // 05: a pending action, approved by the action node whose action_id is JSONata payload.actions[0].id.
     await click(nodeId('05 ', 'inject', 'Pay invoice INV-5001: 0.001 BTC-TESTNET (waits for a person)'));
-    await debugSeen('05 ', 'transfer created', from);
+    await debugSeen('05 ', 'pending transfer created', from);
     await click(nodeId('05 ', 'inject', 'pending actions'));
     const detailed = JSON.parse((await debugSeen('05 ', 'action with details', from)).msg!);
     assert.equal(detailed.statusCode, 200);
     await click(nodeId('05 ', 'inject', 'approve the oldest pending action'));
-    const approved = JSON.parse((await debugSeen('05 ', 'approved', from)).msg!);
+    const approved = JSON.parse((await debugSeen('05 ', 'action approved', from)).msg!);
     assert.equal(approved.statusCode, 200);
     // 07: the policy id kept in flow.policyID reaches the wallet and the new member; the debug node picks that policy.
     from = debug.length;

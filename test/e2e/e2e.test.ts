@@ -124,7 +124,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
     let decided: DebugMessage | undefined;
     const decidedBy = Date.now() + 10000;
     while (!decided && Date.now() < decidedBy) {
-      decided = debug.find((d) => d.name === 'approved (msg.decision)');
+      decided = debug.find((d) => d.name === 'transfer approved (msg.decision)');
       if (!decided) await new Promise((r) => setTimeout(r, 100));
     }
     ws.close();
