@@ -9,11 +9,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
-import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient } from '../../lib';
-import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
+import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient, FeedConnectionError, FailureReports, connectionFailureOf } from '../../lib';
+import { HubFeed, WalletsFeed, type FeedOptions, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLease, type PaymentJournal } from '../../lib';
 import type { Simulator } from '../../simulator';
-import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
+import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks, FeedHealth, FeedReport, FeedWatcher, ApproverEntry } from '../shared/types';
 import { Coordinator } from '../../lib';
 import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
 import { registerAdminRoutes } from './admin';
@@ -26,24 +26,28 @@ type ConfigDef = NodeDef & ConnectionSettings;
 /** Credentials of `custody-config` (all `password`: never sent back to the editor): see connection.ts. */
 type ConfigCredentials = ConnectionCredentials;
 
-/** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` while it cannot be. */
+/** A shared feed and the nodes listening to it; `feed` is set once the client is built. */
 interface SharedFeed<U extends FeedStatusCallbacks> {
   feed?: SignedFeed;
-  error?: Error;
   /** The timer of the next attempt to build the client, after a failure. */
   retry?: NodeJS.Timeout;
   users: Set<U>;
+  /** The health the users were last told. */
+  health: FeedHealth;
+  /** When a failure or a recovery is worth a log line (lib FailureReports). */
+  reports: FailureReports;
+  /** The last warning logged (a problem other than the connection's), so that it is logged once. */
+  lastWarning?: string;
 }
 
 /**
  * What differs between the shared feeds (core client feeds, liquidity hub, wallets): the key it
- * is shared under, a log label, how to build one, its message event and how a user takes a
+ * is shared under, how to build one, its message event and how a user takes a
  * message; and other events passed on to the users, by event name (the core client feed's `listing`).
  */
 interface FeedKind<U extends FeedStatusCallbacks> {
   key: string;
-  label: string;
-  make(client: CustodyClient): SignedFeed;
+  make(client: CustodyClient, options: FeedOptions): SignedFeed;
   event: string;
   deliver(user: U, message: unknown): void;
   passOn?: Record<string, (user: U, value: unknown) => void>;
@@ -103,8 +107,20 @@ function builtInSimulator(userDir: string | undefined): Promise<Simulator> {
 /** Global context key under which the built-in simulator's addresses are published (see `startSimulator`). */
 const SIMULATOR_CONTEXT_KEY = 'custodyflowSimulator';
 
-/** How long a feed waits before building its client again after a failure (ms). */
-const FEED_REBUILD_DELAY_MS = 30000;
+/**
+ * How long a feed waits before building its client again after a failure, and the longest delay
+ * between two connection attempts of a feed (ms): 30000, or `$CUSTODYFLOW_FEED_RETRY_MS` (a
+ * whole number of at least 1; meant for tests, which shorten a long outage to many quick retries).
+ */
+function feedRetryMs(): number {
+  const v = Number(process.env.CUSTODYFLOW_FEED_RETRY_MS);
+  return Number.isInteger(v) && v >= 1 ? v : 30000;
+}
+
+/** The text that tells two healths apart for their users (a new attempt of the same failure is no change). */
+function healthKey(h: FeedHealth): string {
+  return h.state === 'connected' ? 'connected' : h.failure ? `failing|${h.failure.key}` : h.state;
+}
 
 /**
  * Where the built-in simulator keeps its state: `$CUSTODYFLOW_SIMULATOR_DATA`, else
@@ -209,38 +225,74 @@ export = function register(RED: NodeAPI): void {
       return sharedJournal;
     };
 
+    /** Watchers of a feed's health (approvers), by feed key; told of the entry's health while it exists. */
+    const watchers = new Map<string, Set<FeedWatcher>>();
+
+    /** Tell the users and watchers of `entry` its new health, when it differs from the last one told. */
+    function setHealth(key: string, entry: SharedFeed<FeedStatusCallbacks>, health: FeedHealth): void {
+      if (healthKey(health) === healthKey(entry.health)) return;
+      entry.health = health;
+      entry.users.forEach((u) => u.onHealth(health));
+      watchers.get(key)?.forEach((w) => w.onHealth(health));
+    }
+
+    /** Give `report` to the entry's reporting user: the first that takes reports (none: not logged). */
+    function report(entry: SharedFeed<FeedStatusCallbacks>, r: FeedReport): void {
+      for (const u of entry.users) {
+        if (u.onReport) {
+          u.onReport(r);
+          return;
+        }
+      }
+    }
+
+    /** A failed attempt of `entry` (the client could not be built, or the feed could not connect). */
+    function failed(key: string, entry: SharedFeed<FeedStatusCallbacks>, err: Error): void {
+      const failure = connectionFailureOf(err);
+      const { log } = entry.reports.failed(failure);
+      setHealth(key, entry, { state: entry.feed?.state === 'connecting' ? 'disconnected' : (entry.feed?.state ?? 'disconnected'), failure });
+      if (log) report(entry, { kind: 'failing', failure, error: err });
+    }
+
     /** Build the client and open the shared feed `entry` of `kind`; on failure report it and try again later. */
     function openFeed<U extends FeedStatusCallbacks>(kind: FeedKind<U>, entry: SharedFeed<U>): void {
+      const shared = entry as unknown as SharedFeed<FeedStatusCallbacks>;
       node.client().then(
         (client) => {
-          if (feeds.get(kind.key) !== entry) return; // everyone left meanwhile
-          entry.error = undefined;
-          const feed = kind.make(client);
+          if (feeds.get(kind.key) !== shared) return; // everyone left meanwhile
+          const retryMs = feedRetryMs();
+          const feed = kind.make(client, { maxDelayMs: retryMs, minDelayMs: Math.min(500, retryMs) });
           entry.feed = feed;
-          let lastWarned = '';
           feed.on(kind.event, (message: unknown) => entry.users.forEach((u) => kind.deliver(u, message)));
           for (const [event, pass] of Object.entries(kind.passOn ?? {})) feed.on(event, (value: unknown) => entry.users.forEach((u) => pass(u, value)));
-          feed.on('state', (state: FeedState, reason?: string) => {
-            if (state === 'connected') lastWarned = '';
-            entry.users.forEach((u) => u.onState(state, reason));
+          feed.on('state', (state: FeedState) => {
+            if (state === 'connected') {
+              const { log } = entry.reports.recovered();
+              entry.lastWarning = undefined;
+              setHealth(kind.key, shared, { state });
+              if (log) report(shared, { kind: 'recovered' });
+            } else {
+              const failure = entry.reports.current;
+              setHealth(kind.key, shared, failure ? { state, failure } : { state });
+            }
           });
           feed.on('error', (err: Error) => {
-            // Warn once per distinct failure, so a long outage does not flood the log.
-            if (err.message !== lastWarned) node.warn(`${kind.label}: ${err.message}`);
-            lastWarned = err.message;
+            if (err instanceof FeedConnectionError) return failed(kind.key, shared, err);
+            // Another problem (a message that is not JSON, a failed catch-up read): once per distinct one.
+            if (err.message !== entry.lastWarning) report(shared, { kind: 'warning', error: err });
+            entry.lastWarning = err.message;
           });
           feed.start();
         },
         (err: Error) => {
+          if (feeds.get(kind.key) !== shared) return;
           // Usually a configuration that cannot work until it is redeployed (e.g. no private key);
           // a passing failure (the built-in simulator not starting) heals: try again in a while.
-          entry.error = err;
-          node.error(`${kind.label}: ${err.message}`);
-          entry.users.forEach((u) => u.onUnusable(err));
+          failed(kind.key, shared, err);
           entry.retry = setTimeout(() => {
             entry.retry = undefined;
-            if (feeds.get(kind.key) === entry && !closed) openFeed(kind, entry);
-          }, FEED_REBUILD_DELAY_MS);
+            if (feeds.get(kind.key) === shared && !closed) openFeed(kind, entry);
+          }, feedRetryMs());
         },
       );
     }
@@ -249,32 +301,74 @@ export = function register(RED: NodeAPI): void {
     function subscribe<U extends FeedStatusCallbacks>(kind: FeedKind<U>, user: U): FeedMembership {
       let entry = feeds.get(kind.key) as SharedFeed<U> | undefined;
       if (!entry) {
-        entry = { users: new Set() };
-        feeds.set(kind.key, entry as SharedFeed<FeedStatusCallbacks>);
+        entry = { users: new Set(), health: { state: 'connecting' }, reports: new FailureReports() };
+        feeds.set(kind.key, entry as unknown as SharedFeed<FeedStatusCallbacks>);
+        watchers.get(kind.key)?.forEach((w) => w.onHealth(entry!.health));
         openFeed(kind, entry);
       }
       const joined = entry;
       joined.users.add(user);
-      if (joined.error) user.onUnusable(joined.error);
-      else user.onState(joined.feed ? joined.feed.state : 'connecting');
+      user.onHealth(joined.health);
       return {
         leave: async () => {
           joined.users.delete(user);
-          if (joined.users.size === 0 && feeds.get(kind.key) === joined) {
+          if (joined.users.size === 0 && feeds.get(kind.key) === (joined as unknown as SharedFeed<FeedStatusCallbacks>)) {
             feeds.delete(kind.key);
             clearTimeout(joined.retry);
+            if (!closed) watchers.get(kind.key)?.forEach((w) => w.onHealth(undefined));
             await joined.feed?.stop();
           }
         },
       };
     }
 
+    /** The key of the shared feed of core client `clientId`. */
+    const coreClientKey = (clientId: string): string => `coreclient/${clientId}`;
+
+    node.watchFeed = (clientId: string, watcher: FeedWatcher): FeedMembership => {
+      const key = coreClientKey(clientId);
+      let set = watchers.get(key);
+      if (!set) watchers.set(key, (set = new Set()));
+      set.add(watcher);
+      watcher.onHealth(feeds.get(key)?.health);
+      const mine = set;
+      return {
+        leave: async () => {
+          mine.delete(watcher);
+          if (mine.size === 0 && watchers.get(key) === mine) watchers.delete(key);
+        },
+      };
+    };
+
+    /** The approvers registered per core client id (several on one core client decide each action more than once). */
+    const approvers = new Map<string, Set<ApproverEntry>>();
+    /** Tell each approver of `clientId` who the others are. */
+    function tellApprovers(clientId: string): void {
+      const set = approvers.get(clientId);
+      if (!set) return;
+      for (const a of set) a.onOthers([...set].filter((o) => o !== a).map((o) => ({ id: o.id, name: o.name })));
+    }
+    node.registerApprover = (clientId: string, approver: ApproverEntry): FeedMembership => {
+      let set = approvers.get(clientId);
+      if (!set) approvers.set(clientId, (set = new Set()));
+      set.add(approver);
+      if (set.size > 1) tellApprovers(clientId);
+      const mine = set;
+      return {
+        leave: async () => {
+          if (!mine.delete(approver)) return;
+          if (mine.size === 0) {
+            if (approvers.get(clientId) === mine) approvers.delete(clientId);
+          } else if (!closed) tellApprovers(clientId);
+        },
+      };
+    };
+
     node.subscribeFeed = (clientId: string, user: FeedUser): FeedMembership =>
       subscribe<FeedUser>(
         {
-          key: `coreclient/${clientId}`,
-          label: `core client feed ${clientId}`,
-          make: (client) => new CoreClientFeed(client, clientId),
+          key: coreClientKey(clientId),
+          make: (client, options) => new CoreClientFeed(client, clientId, options),
           event: 'action',
           deliver: (u, action: Action) => u.onAction(action),
           passOn: { listing: (u, listing) => u.onListing?.(listing as ActionListing) },
@@ -282,9 +376,9 @@ export = function register(RED: NodeAPI): void {
         user,
       );
     node.subscribeHubFeed = (user) =>
-      subscribe({ key: 'liquidityhub', label: 'liquidity hub feed', make: (client) => new HubFeed(client), event: 'quote', deliver: (u, message: HubFeedMessage) => u.onMessage(message) }, user);
+      subscribe({ key: 'liquidityhub', make: (client, options) => new HubFeed(client, options), event: 'quote', deliver: (u, message: HubFeedMessage) => u.onMessage(message) }, user);
     node.subscribeWalletsFeed = (user) =>
-      subscribe({ key: 'wallets', label: 'wallets feed', make: (client) => new WalletsFeed(client), event: 'transaction', deliver: (u, message: WalletFeedMessage) => u.onMessage(message) }, user);
+      subscribe({ key: 'wallets', make: (client, options) => new WalletsFeed(client, options), event: 'transaction', deliver: (u, message: WalletFeedMessage) => u.onMessage(message) }, user);
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
@@ -293,6 +387,8 @@ export = function register(RED: NodeAPI): void {
         return f.feed?.stop();
       });
       feeds.clear();
+      watchers.clear();
+      approvers.clear();
       const pending = v1Client.take();
       // Both clients' close() stop new requests and retries at once, let the requests on the wire
       // finish within CLOSE_GRACE_MS (an approve or a payment in flight is not cut in half by a
