@@ -18,7 +18,7 @@ import { KeyFormatError } from './signing';
  * - `badToken`: a v2 call answered 401: the v2 token is wrong;
  * - `forbidden`: 403: the key lacks the permission, or the account is not set up;
  * - `tls`: the TLS handshake failed (untrusted or self-signed certificate, wrong host name, TLS < 1.2, not TLS);
- * - `unreachable`: the host name did not resolve, or the connection was refused / had no route;
+ * - `unreachable`: the host name did not resolve, or the connection was refused / reset while connecting / had no route;
  * - `timeout`: no answer within the timeout;
  * - `network`: any other failure without an answer (a reset connection);
  * - `http`: any other HTTP status (404 for a wrong base path, 5xx).
@@ -45,7 +45,8 @@ export function failureCauseOf(err: unknown, api: 'v1' | 'v2' = 'v1'): FailureCa
     const c = String(err.code);
     if (TIMEOUT_CODES.has(c)) return 'timeout';
     if (TLS_CODE.test(c) || /certificate|ssl|tls/i.test(err.msg)) return 'tls';
-    if (UNREACHABLE_CODES.has(c)) return 'unreachable';
+    // A reset while connecting: the server stopped taking connections (not a reset mid-answer).
+    if (UNREACHABLE_CODES.has(c) || (c === 'ECONNRESET' && /^connect /.test(err.msg))) return 'unreachable';
     return 'network';
   }
   if (err.isSignatureError) return 'badSignature';
@@ -71,7 +72,12 @@ export interface ConnectionFailure {
   msg?: string;
   /** The body's `detail.reason` (e.g. `signature`), when it has one. */
   reason?: string;
-  /** Equal for two failures of the same cause with the same status, code, msg and reason: what "the cause changed" compares. */
+  /**
+   * What "the cause changed" compares: equal for two failures of the same cause with the same
+   * status, code, msg and reason; for a server that cannot be reached (`unreachable`, `timeout`)
+   * just `unreachable`, whichever socket error said so (a server going down may answer a reset,
+   * then refusals, then time-outs).
+   */
   key: string;
 }
 
@@ -91,5 +97,6 @@ export function connectionFailureOf(err: unknown, api: 'v1' | 'v2' = 'v1'): Conn
   } else {
     out.msg = err instanceof Error ? err.message : String(err);
   }
-  return { ...out, key: [cause, out.statusCode ?? '', out.code ?? '', out.msg ?? '', out.reason ?? ''].join('|') };
+  const key = cause === 'unreachable' || cause === 'timeout' ? 'unreachable' : [cause, out.statusCode ?? '', out.code ?? '', out.msg ?? '', out.reason ?? ''].join('|');
+  return { ...out, key };
 }

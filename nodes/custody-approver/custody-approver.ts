@@ -83,7 +83,10 @@ export = function register(RED: NodeAPI): void {
         return;
       }
       if (feedHealth && feedHealth.state !== 'connected') {
-        const state = feedHealth.failure ? failureText(RED, feedHealth.failure) : RED._(feedHealth.state === 'connecting' ? 'common.status.connecting' : 'common.status.disconnected');
+        let state: string;
+        if (feedHealth.failure) state = failureText(RED, feedHealth.failure);
+        else if (feedHealth.state === 'connecting') state = RED._('common.status.connecting');
+        else state = RED._('common.status.disconnected');
         node.status({ fill: feedHealth.failure ? 'red' : 'yellow', shape: 'ring', text: RED._('custody-approver.status.feed', { state }) });
         return;
       }

@@ -67,12 +67,13 @@ interface LazyClient<T> {
 /**
  * A {@link LazyClient} over `build`.
  * @param isClosed true once the config node is closed: `get` then rejects without building.
+ * @param closedError the error `get` rejects with once closed.
  */
-function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean): LazyClient<T> {
+function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean, closedError: () => Error): LazyClient<T> {
   let promise: Promise<T> | undefined;
   return {
     get() {
-      if (isClosed()) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
+      if (isClosed()) return Promise.reject(closedError());
       if (!promise) {
         promise = build();
         promise.catch(() => {
@@ -117,9 +118,9 @@ function feedRetryMs(): number {
   return Number.isInteger(v) && v >= 1 ? v : 30000;
 }
 
-/** The text that tells two healths apart for their users (a new attempt of the same failure is no change). */
+/** The text that tells two healths apart for their users (a new attempt of the same failure is no change; another socket error of an unreachable server is). */
 function healthKey(h: FeedHealth): string {
-  return h.state === 'connected' ? 'connected' : h.failure ? `failing|${h.failure.key}` : h.state;
+  return h.state === 'connected' ? 'connected' : h.failure ? `failing|${h.failure.key}|${h.failure.code ?? ''}` : h.state;
 }
 
 /**
@@ -184,18 +185,19 @@ export = function register(RED: NodeAPI): void {
         coordinator = new Coordinator(coordinatorOptionsOf(def, credentials));
       } catch (e) {
         coordinationError = e as Error;
-        node.error(`coordination: ${coordinationError.message}`);
+        node.error(RED._('custody-config.errors.coordination', { message: coordinationError.message }));
       }
       let wasReady = false;
       coordinator?.on('state', (state: string, reason?: string) => {
         // Said once per change, never with the password (ioredis' messages name host and port only).
         if (state === 'ready') {
-          node.log(`coordination: Redis ${wasReady ? 'is back' : 'connected'} (${coordinator!.instance})`);
+          if (wasReady) node.log(RED._('custody-config.coordination.back', { instance: coordinator!.instance }));
+          else node.log(RED._('custody-config.coordination.connected', { instance: coordinator!.instance }));
           wasReady = true;
-        } else if (state === 'down') node.warn(`coordination: Redis unavailable${reason ? ` (${reason})` : ''}: approvers hold their actions and payments are not sent until it is back`);
-        else if (state === 'recovering') node.warn(`coordination: ${reason ?? 'Redis lost its data'}`);
+        } else if (state === 'down') node.warn(RED._('custody-config.coordination.down', { reason: reason ? ` (${reason})` : '' }));
+        else if (state === 'recovering') node.warn(RED._('custody-config.errors.coordination', { message: reason ?? RED._('custody-config.coordination.lostData') }));
       });
-      coordinator?.on('warning', (text: string) => node.warn(`coordination: ${text}`));
+      coordinator?.on('warning', (text: string) => node.warn(RED._('custody-config.errors.coordination', { message: text })));
     }
     node.coordinator = async () => {
       if (coordinationError) throw coordinationError;
@@ -204,15 +206,16 @@ export = function register(RED: NodeAPI): void {
     node.coordinationStatus = () =>
       !coordinated(def) ? { coordination: 'none' } : coordinator ? { coordination: 'redis', state: coordinator.state, reason: coordinator.reason, instance: coordinator.instance } : { coordination: 'redis', state: 'closed', reason: coordinationError?.message ?? '' };
 
-    const v1Client = lazyClient(build, () => closed);
-    const v2Client = lazyClient(buildWorkspace, () => closed);
+    const closedError = (): Error => new ConfigError(RED._('custody-config.errors.closed'));
+    const v1Client = lazyClient(build, () => closed, closedError);
+    const v2Client = lazyClient(buildWorkspace, () => closed, closedError);
     node.client = v1Client.get;
     node.workspaceClient = v2Client.get;
     /** With coordination: the journal shared through Redis over this process's file journal (made once). */
     let sharedJournal: SharedSubmissionJournal | undefined;
     node.journal = async (): Promise<PaymentJournal> => {
       await node.client();
-      if (closed) throw new ConfigError('connection: the custody-config node was closed');
+      if (closed) throw closedError();
       if (coordinationError) throw coordinationError;
       if (!journalLease) {
         journalLease = openSharedJournal(accountJournalFile!);
@@ -220,7 +223,7 @@ export = function register(RED: NodeAPI): void {
       }
       const local = (await journalLease).journal;
       if (!coordinator) return local;
-      if (closed) throw new ConfigError('connection: the custody-config node was closed');
+      if (closed) throw closedError();
       sharedJournal ??= new SharedSubmissionJournal(local, coordinator);
       return sharedJournal;
     };
@@ -404,7 +407,7 @@ export = function register(RED: NodeAPI): void {
         .then(() => lease?.then((l) => l.release(), () => undefined))
         // Redis last: the journal's and the approvers' last writes go out first.
         .then(() => coordinator?.close())
-        .catch((err: Error) => node.warn(`closing: ${err.message}`))
+        .catch((err: Error) => node.warn(RED._('common.errors.closing', { message: err.message })))
         .finally(() => done());
     });
   }

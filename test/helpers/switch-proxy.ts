@@ -49,11 +49,20 @@ export class SwitchProxy {
     this.#server = server;
   }
 
-  /** Close the port and every connection through it: new connections are refused until {@link forwardTo}. */
+  /**
+   * Stop listening: new connections are refused until {@link forwardTo}. The connections already
+   * accepted go on to their end (a server that stops taking connections, not one that resets
+   * them). Resolves once the port is closed.
+   */
   async close(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()).unref());
+  }
+
+  /** {@link close}, and cut every connection still open through the proxy. */
+  async shutdown(): Promise<void> {
     for (const s of this.#sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.close();
   }
 }

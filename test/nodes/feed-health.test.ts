@@ -96,7 +96,7 @@ describe('a broken connection says so: feed health in the status, once per cause
   });
   useHelperServer();
   after(async () => {
-    await proxy.close();
+    await proxy.shutdown();
     await Promise.all([good?.stop(), other?.stop(), tlsSim?.stop()]);
     fs.rmSync(tmp, { recursive: true, force: true });
     if (previousRetry === undefined) delete process.env.CUSTODYFLOW_FEED_RETRY_MS;
@@ -139,7 +139,7 @@ describe('a broken connection says so: feed health in the status, once per cause
     // Many more attempts meet the closed port meanwhile (a few milliseconds apart).
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(linesOf('feed', /failing: unreachable \(ECONNREFUSED\)/).length, 1, 'one line for the new cause');
-    assert.equal(linesOf('feed', /failing/).length, 2, 'and no other');
+    assert.equal(linesOf('feed', /failing/).length, 2, `and no other: ${JSON.stringify(linesOf('feed', /failing/).map((l) => l.msg))}`);
 
     // The server that knows the key answers again: the feed connects.
     await proxy.forwardTo(good.port);
