@@ -72,7 +72,7 @@ export = function register(RED: NodeAPI): void {
     let feedHealth: FeedHealth | undefined;
     /** The other approvers of the same core client on the connection. */
     let others: Array<{ id: string; name: string }> = [];
-    /** The core client whose feed is watched ('' until known: the configured one, else the first msg's). */
+    /** The core client whose feed is watched ('' until known: the configured one, else that of a feed node wired to it, else the first msg's). */
     let watched = '';
     const memberships: FeedMembership[] = [];
 
@@ -159,19 +159,21 @@ export = function register(RED: NodeAPI): void {
         }),
       );
     }
-    if (connection && clientId) {
-      watch(clientId);
+    if (connection) {
+      if (clientId) watch(clientId);
       /** The other approvers already warned about, by id. */
       const warned = new Set<string>();
       memberships.push(
-        connection.registerApprover(clientId, {
+        connection.registerApprover({
           id: node.id,
           name: node.name || '',
-          onOthers(list) {
+          clientId,
+          onOthers(watching, list) {
+            watch(watching);
             others = list;
             const fresh = list.filter((o) => !warned.has(o.id));
             fresh.forEach((o) => warned.add(o.id));
-            if (fresh.length) node.warn(RED._('custody-approver.errors.sharedClient', { clientId, others: fresh.map((o) => (o.name ? `"${o.name}" (${o.id})` : o.id)).join(', ') }));
+            if (fresh.length) node.warn(RED._('custody-approver.errors.sharedClient', { clientId: watching, others: fresh.map((o) => (o.name ? `"${o.name}" (${o.id})` : o.id)).join(', ') }));
             showCounts();
           },
         }),

@@ -343,26 +343,67 @@ export = function register(RED: NodeAPI): void {
       };
     };
 
-    /** The approvers registered per core client id (several on one core client decide each action more than once). */
-    const approvers = new Map<string, Set<ApproverEntry>>();
-    /** Tell each approver of `clientId` who the others are. */
-    function tellApprovers(clientId: string): void {
-      const set = approvers.get(clientId);
-      if (!set) return;
-      for (const a of set) a.onOthers([...set].filter((o) => o !== a).map((o) => ({ id: o.id, name: o.name })));
+    /**
+     * The approvers of this connection and the feed nodes' wires to them: which approver watches
+     * which core client (its own **Core client id**, else the core client of a feed node wired to
+     * it). Several on one core client decide each action more than once: each is told of the others.
+     */
+    const approvers = new Set<ApproverEntry>();
+    /** The core client ids of the feed nodes wired to a node, by node id, each with its count of feed nodes. */
+    const routes = new Map<string, Map<string, number>>();
+    /** What each approver was last told (`<clientId>|<other ids>`), so it is told only of changes. */
+    const told = new Map<ApproverEntry, string>();
+
+    /** The core clients `a` watches. */
+    function clientsOf(a: ApproverEntry): string[] {
+      return a.clientId ? [a.clientId] : [...(routes.get(a.id)?.keys() ?? [])];
     }
-    node.registerApprover = (clientId: string, approver: ApproverEntry): FeedMembership => {
-      let set = approvers.get(clientId);
-      if (!set) approvers.set(clientId, (set = new Set()));
-      set.add(approver);
-      if (set.size > 1) tellApprovers(clientId);
-      const mine = set;
+
+    /** Tell each approver its core client and the other approvers of it, where that changed. */
+    function tellApprovers(): void {
+      if (closed) return;
+      const byClient = new Map<string, ApproverEntry[]>();
+      for (const a of approvers) for (const c of clientsOf(a)) byClient.set(c, [...(byClient.get(c) ?? []), a]);
+      for (const a of approvers) {
+        const clientId = clientsOf(a)[0] ?? '';
+        const others = clientsOf(a).flatMap((c) => byClient.get(c) ?? []).filter((o, i, all) => o !== a && all.indexOf(o) === i);
+        const text = `${clientId}|${others.map((o) => o.id).join(',')}`;
+        if (told.get(a) === text) continue;
+        told.set(a, text);
+        a.onOthers(clientId, others.map((o) => ({ id: o.id, name: o.name })));
+      }
+    }
+
+    node.registerApprover = (approver: ApproverEntry): FeedMembership => {
+      approvers.add(approver);
+      tellApprovers();
       return {
         leave: async () => {
-          if (!mine.delete(approver)) return;
-          if (mine.size === 0) {
-            if (approvers.get(clientId) === mine) approvers.delete(clientId);
-          } else if (!closed) tellApprovers(clientId);
+          if (!approvers.delete(approver)) return;
+          told.delete(approver);
+          tellApprovers();
+        },
+      };
+    };
+
+    node.routeFeed = (clientId: string, targets: string[]): FeedMembership => {
+      for (const t of targets) {
+        const m = routes.get(t) ?? new Map<string, number>();
+        m.set(clientId, (m.get(clientId) ?? 0) + 1);
+        routes.set(t, m);
+      }
+      tellApprovers();
+      return {
+        leave: async () => {
+          for (const t of targets) {
+            const m = routes.get(t);
+            if (!m) continue;
+            const n = (m.get(clientId) ?? 1) - 1;
+            if (n > 0) m.set(clientId, n);
+            else m.delete(clientId);
+            if (m.size === 0) routes.delete(t);
+          }
+          tellApprovers();
         },
       };
     };
@@ -392,6 +433,7 @@ export = function register(RED: NodeAPI): void {
       feeds.clear();
       watchers.clear();
       approvers.clear();
+      routes.clear();
       const pending = v1Client.take();
       // Both clients' close() stop new requests and retries at once, let the requests on the wire
       // finish within CLOSE_GRACE_MS (an approve or a payment in flight is not cut in half by a

@@ -40,14 +40,19 @@ export interface FeedWatcher {
   onHealth(health: FeedHealth | undefined): void;
 }
 
-/** An approver of a core client, as the connection's registry of approvers knows it. */
+/** An approver, as the connection's registry of approvers knows it. */
 export interface ApproverEntry {
   /** The node id. */
   id: string;
   /** The node name ('' when none). */
   name: string;
-  /** Called when the other approvers of the same core client on this connection change (an empty list: none left). */
-  onOthers(others: Array<{ id: string; name: string }>): void;
+  /** Its configured core client id; '' when it takes the core client of the msgs (then that of the feed nodes wired to it). */
+  clientId: string;
+  /**
+   * Called when the core client it watches or the other approvers of it on this connection
+   * change: `clientId` ('' while unknown) and the others (an empty list: none).
+   */
+  onOthers(clientId: string, others: Array<{ id: string; name: string }>): void;
 }
 
 /** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
@@ -103,10 +108,13 @@ export interface CustodyConfigNode extends Node {
   /** Watch the health of the feed of `clientId` (opened by its users, never by a watcher) until `leave`. */
   watchFeed(clientId: string, watcher: FeedWatcher): FeedMembership;
   /**
-   * Register an approver of `clientId` until `leave`: when another approver of the same core
-   * client is registered on this connection, each is told of the others (`onOthers`).
+   * Register an approver until `leave`: it is told the core client it watches (its own, else
+   * that of the feed nodes wired to it, see {@link routeFeed}) and, when another approver of this
+   * connection watches the same core client, the others (`onOthers`).
    */
-  registerApprover(clientId: string, approver: ApproverEntry): FeedMembership;
+  registerApprover(approver: ApproverEntry): FeedMembership;
+  /** A `custody-coreclient-feed` node of `clientId` sends to the nodes `targets` (its wires) until `leave`. */
+  routeFeed(clientId: string, targets: string[]): FeedMembership;
   /** Join the account's liquidity hub feed (spec section 6); the first user opens it, the last to leave closes it. */
   subscribeHubFeed(user: AccountFeedUser<HubFeedMessage>): FeedMembership;
   /** Join the wallets feed of the connection's API key (spec section 6); the first user opens it, the last to leave closes it. */

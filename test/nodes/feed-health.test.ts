@@ -170,25 +170,33 @@ describe('a broken connection says so: feed health in the status, once per cause
     assert.deepEqual(linesOf('cfg', /./), [], 'none from the config node');
   });
 
-  it('two approvers of one core client on one connection: each warns at deploy naming the other, and its status says so', async () => {
+  it('approvers of one core client on one connection (their own core client id, or a feed node wired to them): each warns at deploy naming the others, and its status says so', async () => {
     const clientId = good.demo.core_client_id;
-    const approver = (id: string, name: string) => ({ id, z: 'tab', type: 'custody-approver', name, connection: 'cfg', clientId, rules: [], dryRun: true, auditFile: path.join(tmp, `${id}-${Date.now()}.jsonl`), wires: [[], [], []], x: 300, y: 100 });
+    const approver = (id: string, name: string, client = clientId) => ({ id, z: 'tab', type: 'custody-approver', name, connection: 'cfg', clientId: client, rules: [], dryRun: true, auditFile: path.join(tmp, `${id}-${Date.now()}.jsonl`), wires: [[], [], []], x: 300, y: 100 });
     const flow = [
-      { id: 'tab', type: 'tab', label: 'two approvers' },
+      { id: 'tab', type: 'tab', label: 'approvers' },
       { id: 'cfg', z: 'tab', type: 'custody-config', name: 'custom', environment: 'custom', baseUrl: `http://127.0.0.1:${good.port}/api/v1/p`, signingMode: 'timestamp', timeout: 5 },
       approver('ap1', 'first approver'),
       approver('ap2', 'second approver'),
       // Another core client's approver: not concerned.
-      { ...approver('ap3', 'third approver'), clientId: 'another-core-client' },
+      approver('ap3', 'third approver', 'another-core-client'),
+      // No core client id of its own: that of the feed node wired to it (as in the examples).
+      { id: 'fd', z: 'tab', type: 'custody-coreclient-feed', name: 'feed', connection: 'cfg', clientId, details: false, wires: [['ap4']], x: 100, y: 100 },
+      approver('ap4', 'fourth approver', ''),
     ];
     await helper.load(nodeModules as any, flow, { cfg: { apiKey: good.account.apiKey, privateKey: pair.privateKey } });
-    await statusIs('ap1', { fill: 'yellow', shape: 'dot', text: `another approver watches ${clientId}` });
-    await statusIs('ap2', { fill: 'yellow', shape: 'dot', text: `another approver watches ${clientId}` });
+    for (const id of ['ap1', 'ap2', 'ap4']) await statusIs(id, { fill: 'yellow', shape: 'dot', text: `another approver watches ${clientId}` });
     await statusIs('ap3', { fill: 'yellow', shape: 'dot', text: /^dry run · approved 0/ });
-    const warned = (id: string) => linesOf(id, /another approver/).map((l) => String(l.msg));
-    assert.deepEqual(warned('ap1'), [`core client ${clientId} has another approver on this connection: "second approver" (ap2). Each pending action is decided by each of them; keep one approver per core client`]);
-    assert.deepEqual(warned('ap2'), [`core client ${clientId} has another approver on this connection: "first approver" (ap1). Each pending action is decided by each of them; keep one approver per core client`]);
-    assert.deepEqual(warned('ap3'), []);
-    assert.ok(linesOf('ap1', /another approver/).every((l) => l.level === LEVELS.WARN), 'a warning');
+    /** The approvers node `id` was warned about, in its warnings' words. */
+    const warnedOf = (id: string): string[] => {
+      const lines = linesOf(id, /another approver/);
+      assert.ok(lines.every((l) => l.level === LEVELS.WARN), 'warnings');
+      for (const l of lines) assert.match(String(l.msg), new RegExp(`^core client ${clientId} has another approver on this connection: .*\\. Each pending action is decided by each of them; keep one approver per core client$`));
+      return lines.flatMap((l) => [...String(l.msg).matchAll(/"([^"]+)" \((ap\d)\)/g)].map((m) => `${m[1]} (${m[2]})`)).sort();
+    };
+    assert.deepEqual(warnedOf('ap1'), ['fourth approver (ap4)', 'second approver (ap2)']);
+    assert.deepEqual(warnedOf('ap2'), ['first approver (ap1)', 'fourth approver (ap4)']);
+    assert.deepEqual(warnedOf('ap4'), ['first approver (ap1)', 'second approver (ap2)']);
+    assert.deepEqual(warnedOf('ap3'), []);
   });
 });
