@@ -269,6 +269,7 @@ export = function register(RED: NodeAPI): void {
           feed.on(kind.event, (message: unknown) => entry.users.forEach((u) => kind.deliver(u, message)));
           for (const [event, pass] of Object.entries(kind.passOn ?? {})) feed.on(event, (value: unknown) => entry.users.forEach((u) => pass(u, value)));
           feed.on('state', (state: FeedState) => {
+            if (feeds.get(kind.key) !== shared) return; // left by everyone (being stopped): its watchers were told
             if (state === 'connected') {
               const { log } = entry.reports.recovered();
               entry.lastWarning = undefined;
@@ -280,6 +281,7 @@ export = function register(RED: NodeAPI): void {
             }
           });
           feed.on('error', (err: Error) => {
+            if (feeds.get(kind.key) !== shared) return;
             if (err instanceof FeedConnectionError) return failed(kind.key, shared, err);
             // Another problem (a message that is not JSON, a failed catch-up read): once per distinct one.
             if (err.message !== entry.lastWarning) report(shared, { kind: 'warning', error: err });

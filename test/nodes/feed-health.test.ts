@@ -198,5 +198,12 @@ describe('a broken connection says so: feed health in the status, once per cause
     assert.deepEqual(warnedOf('ap2'), ['first approver (ap1)', 'fourth approver (ap4)']);
     assert.deepEqual(warnedOf('ap4'), ['first approver (ap1)', 'second approver (ap2)']);
     assert.deepEqual(warnedOf('ap3'), []);
+
+    // The second approver and the feed node removed (a "modified nodes" deploy): the first is alone again,
+    // with no feed of its core client left: its counts, not a feed state.
+    await helper.setFlows(flow.filter((n) => !['ap2', 'fd', 'ap4'].includes((n as { id: string }).id)), 'nodes', { cfg: { apiKey: good.account.apiKey, privateKey: pair.privateKey } });
+    await statusIs('ap1', { fill: 'yellow', shape: 'dot', text: /^dry run · approved 0/ });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.match(String(lastStatusOf(helper.getNode('ap1'))?.text), /^dry run · approved 0/, 'the removed feed stopping leaves no "feed: ..." status behind');
   });
 });
