@@ -64,6 +64,7 @@ export { buildPolicyBody, buildPolicyExpression, memberRule, policyMembers } fro
 export { sign, verify, signingPayload, loadPrivateKey, loadPublicKey, KeyFormatError, type SigningInput } from './client/signing';
 export { BASE_URLS, resolveBaseUrl, checkBaseUrl, type Environment } from './client/environments';
 export { CustodyClient, type ClientOptions, type SigningMode } from './client/client';
+export { failureCauseOf, connectionFailureOf, type FailureCause, type ConnectionFailure } from './client/failure';
 export type { ApiResponse, RequestOptions } from './client/transport';
 export { WorkspaceClient, type WorkspaceClientOptions, type WorkspaceRequestOptions } from './client/v2/client';
 export { V2_BASE_URLS, resolveV2BaseUrl } from './client/v2/environments';
@@ -93,7 +94,8 @@ export { submitRequest, type SubmitOptions, type SubmitResult, type SubmitOutcom
 export { resolveSubmission, type ResolveInput, type ResolveResult } from './client/submission/resolve';
 
 // Services: feeds, tracking, the approver, coordination of several instances.
-export { CoreClientFeed, AccountFeed, SignedFeed, type FeedOptions, type FeedState, type CoreClientFeedOptions } from './feeds/feed';
+export { CoreClientFeed, AccountFeed, SignedFeed, FeedConnectionError, type FeedOptions, type FeedState, type CoreClientFeedOptions } from './feeds/feed';
+export { FailureReports, type FailureReportsOptions } from './feeds/feed-health';
 export { HubFeed } from './feeds/hub-feed';
 export { WalletsFeed } from './feeds/wallets-feed';
 export { Tracker, isFinalFailure, type TrackerOptions, type TrackerCallbacks, type TrackTarget, type Tracked, type TrackRead } from './tracking/tracker';

@@ -18,8 +18,10 @@ import { EventEmitter } from 'node:events';
 import type WebSocket from 'ws';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
+import { STATUS_CODES } from 'node:http';
 import { CustodyClient } from '../client/client';
 import { Action } from '../api/v1/core-client';
+import { ApiError, type ApiErrorBody } from '../api/errors';
 import { ExpiringIdSet } from '../support/expiring-ids';
 import { listActions } from '../client/v1/core-client';
 
@@ -49,6 +51,73 @@ export interface FeedOptions {
   maxDelayMs?: number;
   /** Handshake timeout (default 10000). */
   handshakeTimeoutMs?: number;
+}
+
+/** The most bytes of a refused handshake's body read (a section 7 error body is far smaller). */
+const MAX_ERROR_BODY = 4096;
+/** How long the body of a refused handshake is waited for, ms. */
+const ERROR_BODY_MS = 2000;
+
+/**
+ * A failed feed connection: the handshake was refused with an HTTP answer (`statusCode` and the
+ * section 7 body's `code`, `msg`, `detail`; the HTTP status and its reason phrase when the body is
+ * not one), or no answer came (`statusCode` 0, `code` the socket error code, e.g. `ECONNREFUSED`,
+ * `ETIMEDOUT` for a handshake timeout, `DEPTH_ZERO_SELF_SIGNED_CERT`). The failure kind is
+ * `notSent`: a feed connection changes nothing. lib/client/failure.ts tells its cause.
+ */
+export class FeedConnectionError extends ApiError {
+  override name = 'FeedConnectionError';
+
+  /**
+   * A refused handshake. Message: `feed handshake refused: HTTP <status> <msg>[ (<reason>)]`.
+   * @param statusCode the HTTP status of the answer.
+   * @param body the answer's section 7 body, or undefined when it is not one.
+   */
+  static refused(statusCode: number, body: ApiErrorBody | undefined): FeedConnectionError {
+    const b = body ?? { code: statusCode, msg: STATUS_CODES[statusCode] ?? 'refused', detail: {} };
+    const e = new FeedConnectionError(statusCode, b, undefined, 'notSent');
+    const reason = b.detail && typeof b.detail.reason === 'string' ? ` (${b.detail.reason})` : '';
+    e.message = `feed handshake refused: HTTP ${statusCode} ${b.msg}${reason}`;
+    return e;
+  }
+
+  /**
+   * A connection that got no answer. Message: `feed connection failed: <the socket's message>`.
+   * @param err the socket's error (its `code`, when it has one, is kept).
+   */
+  static failed(err: Error & { code?: string }): FeedConnectionError {
+    const code = err.code ?? (/timed out/i.test(err.message) ? 'ETIMEDOUT' : 'ECONNFAILED');
+    const e = new FeedConnectionError(0, { code, msg: err.message, detail: { reason: code } }, undefined, 'notSent');
+    e.message = `feed connection failed: ${err.message}`;
+    return e;
+  }
+}
+
+/**
+ * The section 7 error body of a refused handshake's answer, or undefined when it is not one
+ * (not JSON, no string `msg`, larger than {@link MAX_ERROR_BODY}, not complete within
+ * {@link ERROR_BODY_MS}). Never rejects.
+ */
+function readErrorBody(res: NodeJS.ReadableStream): Promise<ApiErrorBody | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    const finish = (): void => {
+      clearTimeout(timer);
+      try {
+        const body = JSON.parse(text) as ApiErrorBody;
+        resolve(body && typeof body === 'object' && typeof body.msg === 'string' ? { code: body.code, msg: body.msg, detail: body.detail && typeof body.detail === 'object' ? body.detail : {} } : undefined);
+      } catch {
+        resolve(undefined);
+      }
+    };
+    const timer = setTimeout(finish, ERROR_BODY_MS);
+    res.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (text.length > MAX_ERROR_BODY) finish();
+    });
+    res.on('end', finish);
+    res.on('error', finish);
+  });
 }
 
 /**
@@ -191,11 +260,13 @@ export abstract class SignedFeed extends EventEmitter {
         });
       });
       socket.on('unexpected-response', (_req, res) => {
-        socket.terminate();
-        reject(new Error(`feed handshake refused: HTTP ${res.statusCode}`));
+        readErrorBody(res).then((body) => {
+          socket.terminate();
+          reject(FeedConnectionError.refused(res.statusCode ?? 0, body));
+        });
       });
-      socket.on('error', (err) => {
-        if (!opened) reject(new Error(`feed connection failed: ${err.message}`));
+      socket.on('error', (err: Error & { code?: string }) => {
+        if (!opened) reject(FeedConnectionError.failed(err));
       });
       socket.on('message', (data) => {
         if (signal.aborted) return;

@@ -19,13 +19,19 @@
  * With coordination on the connection (Redis, docs/scale-out.md), an action decided by another
  * instance sends no msg here (counted as "decided elsewhere"), and while Redis is unavailable
  * the node holds the actions in hand and shows so in its status.
+ *
+ * Its status also shows the health of its core client's feed on the same connection (a
+ * `custody-coreclient-feed` node of that core client): red ring `feed: <cause>` while the feed
+ * fails, yellow ring while it connects, the counts (green) once it is connected; with no feed of
+ * that core client on the connection, the counts. Two approvers of one core client on one
+ * connection are each warned at start (naming the other) and show it in their status.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { Approver, compileRules, ConfigError, type ApproverOutput, type Coordinator } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
-import { showError } from '../shared/status';
+import { failureText, showError } from '../shared/status';
 import { auditFileOf, createConnectedNode, noConnectionError } from '../shared/node-setup';
-import type { ConnectedNodeDef } from '../shared/types';
+import type { ConnectedNodeDef, FeedHealth, FeedMembership } from '../shared/types';
 import type { CompiledRule } from '../../lib/approver/rules';
 
 /** Editor properties of `custody-approver` (flows.json). */
@@ -60,10 +66,32 @@ export = function register(RED: NodeAPI): void {
     /** With coordination: why decisions wait for Redis ('' when they do not). */
     let waitingFor = '';
     let coordinated = false;
+    /** False once the approver could not be made (its error is the status). */
+    let usable = true;
+    /** The health of its core client's feed on the connection; undefined while none is open. */
+    let feedHealth: FeedHealth | undefined;
+    /** The other approvers of the same core client on the connection. */
+    let others: Array<{ id: string; name: string }> = [];
+    /** The core client whose feed is watched ('' until known: the configured one, else that of a feed node wired to it, else the first msg's). */
+    let watched = '';
+    const memberships: FeedMembership[] = [];
 
     function showCounts(): void {
+      if (!usable) return;
       if (waitingFor) {
         node.status({ fill: 'red', shape: 'ring', text: RED._('custody-approver.status.waitingForRedis', { reason: waitingFor.replace(/^coordination: /, '').slice(0, 80) }) });
+        return;
+      }
+      if (feedHealth && feedHealth.state !== 'connected') {
+        let state: string;
+        if (feedHealth.failure) state = failureText(RED, feedHealth.failure);
+        else if (feedHealth.state === 'connecting') state = RED._('common.status.connecting');
+        else state = RED._('common.status.disconnected');
+        node.status({ fill: feedHealth.failure ? 'red' : 'yellow', shape: 'ring', text: RED._('custody-approver.status.feed', { state }) });
+        return;
+      }
+      if (others.length) {
+        node.status({ fill: 'yellow', shape: 'dot', text: RED._('custody-approver.status.shared', { clientId: watched }) });
         return;
       }
       const { approved, rejected, held, skipped } = counts;
@@ -118,10 +146,45 @@ export = function register(RED: NodeAPI): void {
         },
       });
     })();
+    /** Watch the health of `id`'s feed on the connection (once). */
+    function watch(id: string): void {
+      if (watched || !connection || !id) return;
+      watched = id;
+      memberships.push(
+        connection.watchFeed(id, {
+          onHealth(health) {
+            feedHealth = health;
+            showCounts();
+          },
+        }),
+      );
+    }
+    if (connection) {
+      if (clientId) watch(clientId);
+      /** The other approvers already warned about, by id. */
+      const warned = new Set<string>();
+      memberships.push(
+        connection.registerApprover({
+          id: node.id,
+          name: node.name || '',
+          clientId,
+          onOthers(watching, list) {
+            watch(watching);
+            others = list;
+            const fresh = list.filter((o) => !warned.has(o.id));
+            fresh.forEach((o) => warned.add(o.id));
+            if (fresh.length) node.warn(RED._('custody-approver.errors.sharedClient', { clientId: watching, others: fresh.map((o) => (o.name ? `"${o.name}" (${o.id})` : o.id)).join(', ') }));
+            showCounts();
+          },
+        }),
+      );
+    }
+
     ready.then((a) => {
       unknownCount = a.unknown;
       showCounts();
     }, (err: Error) => {
+      usable = false;
       showError(node, err);
       node.error(RED._('custody-approver.errors.notDeciding', { message: err.message }));
     });
@@ -129,6 +192,7 @@ export = function register(RED: NodeAPI): void {
     node.on('input', (msg: NodeMessageInFlow, send: (m: Array<NodeMessageInFlow | null>) => void, done: (err?: Error) => void) => {
       const out = msg as NodeMessageInFlow & { decision?: unknown; statusCode?: number };
       const payload = isPlainObject(msg.payload) ? msg.payload : {};
+      if (!clientId && typeof payload.client_id === 'string') watch(payload.client_id);
       ready
         .then((approver) => approver.decide(clientId ? { ...payload, client_id: clientId } : payload))
         .then(
@@ -160,6 +224,8 @@ export = function register(RED: NodeAPI): void {
     });
 
     node.on('close', (_removed: boolean, done: () => void) => {
+      usable = false;
+      memberships.splice(0).forEach((m) => void m.leave());
       ready
         .then((approver) => approver.close(), () => undefined)
         .catch((err: Error) => node.warn(RED._('custody-approver.errors.closingAudit', { message: err.message })))

@@ -8,7 +8,8 @@
  * spec section 5 (authentication), section 7 (errors), section 4 (GET /assets, GET v2
  * policies).
  */
-import { ApiError, ConfigError, CustodyClient, KeyFormatError, ValidationError, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
+import { ApiError, ConfigError, CustodyClient, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
+import { failureCauseOf, type FailureCause } from '../../lib';
 import type { CoordinatorOptions, Environment, SigningMode } from '../../lib';
 import type { Simulator } from '../../simulator';
 import { DEFAULT_KEY_PREFIX } from '../../lib/coordination/coordinator';
@@ -168,21 +169,8 @@ export function v2Configured(settings: ConnectionSettings, credentials: Connecti
   return environmentOf(settings) === 'simulator' || !!credentials.token || !!(settings.workspaceId || '').trim();
 }
 
-/**
- * Why a connection failed, told apart for the person configuring it:
- * - `config`: the settings cannot be used (missing or unparsable key, bad URL); nothing was sent;
- * - `badApiKey`: 401 (or 403 reason `api key`) other than a bad signature: the API key is wrong or unknown;
- * - `badSignature`: 401 `errPartnerAuth` reason `signature` (spec section 7): the private key is not the registered one;
- * - `badTimestamp`: 401 reason `timestamp` or `nonce`: the clock is off, or a nonce went backwards;
- * - `badToken`: a v2 call answered 401: the v2 token is wrong;
- * - `forbidden`: 403: the key lacks the permission, or the account is not set up;
- * - `tls`: the TLS handshake failed (untrusted or self-signed certificate, wrong host name, TLS < 1.2, not TLS);
- * - `unreachable`: the host name did not resolve, or the connection was refused / had no route;
- * - `timeout`: no answer within the timeout;
- * - `network`: any other failure without an answer (a reset connection);
- * - `http`: any other HTTP status (404 for a wrong base path, 5xx).
- */
-export type FailureCause = 'config' | 'badApiKey' | 'badSignature' | 'badTimestamp' | 'badToken' | 'forbidden' | 'tls' | 'unreachable' | 'timeout' | 'network' | 'http';
+/** Why a connection failed (lib/client/failure.ts). */
+export type { FailureCause };
 
 /** A failure as the test endpoint and the lookups answer it: never a secret. */
 export interface DescribedFailure {
@@ -194,13 +182,6 @@ export interface DescribedFailure {
   /** The body's `code`, or the socket error code (e.g. `ECONNREFUSED`, `DEPTH_ZERO_SELF_SIGNED_CERT`). */
   code?: number | string;
 }
-
-/** Socket error codes of a host that cannot be reached. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENETUNREACH', 'EHOSTUNREACH', 'EHOSTDOWN', 'EADDRNOTAVAIL']);
-/** Socket error codes of a request that got no answer in time. */
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT']);
-/** Error codes of a failed TLS handshake (Node's and OpenSSL's). */
-const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|EPROTO$|HOSTNAME_MISMATCH$|ERR_OSSL_)/;
 
 /** What to check, per cause: the first words of a failure's message. */
 const ADVICE: Record<FailureCause, string> = {
@@ -225,27 +206,9 @@ const ADVICE: Record<FailureCause, string> = {
  */
 export function describeFailure(err: unknown, api: 'v1' | 'v2' = 'v1', secrets: ReadonlyArray<string | undefined> = []): DescribedFailure {
   const clean = (text: string) => redact(text, secrets);
-  if (err instanceof ConfigError || err instanceof KeyFormatError || err instanceof ValidationError) {
-    return { cause: 'config', message: clean(`${ADVICE.config}: ${err.message}`) };
-  }
-  if (err instanceof ApiError) {
-    const code = err.code;
-    const reason = typeof err.detail.reason === 'string' ? err.detail.reason.toLowerCase() : '';
-    let cause: FailureCause;
-    if (err.statusCode === 0) {
-      const c = String(code);
-      if (TIMEOUT_CODES.has(c)) cause = 'timeout';
-      else if (TLS_CODE.test(c) || /certificate|ssl|tls/i.test(err.msg)) cause = 'tls';
-      else if (UNREACHABLE_CODES.has(c)) cause = 'unreachable';
-      else cause = 'network';
-    } else if (err.isSignatureError) cause = 'badSignature';
-    else if (err.statusCode === 401 && api === 'v2') cause = 'badToken';
-    else if (err.statusCode === 401 && (reason === 'timestamp' || reason === 'nonce')) cause = 'badTimestamp';
-    else if (err.statusCode === 401 || (err.statusCode === 403 && reason.startsWith('api key') && !reason.includes('read only'))) cause = 'badApiKey';
-    else if (err.statusCode === 403) cause = 'forbidden';
-    else cause = 'http';
-    return { cause, message: clean(`${ADVICE[cause]} (${err.message})`), statusCode: err.statusCode, code };
-  }
+  const cause = failureCauseOf(err, api);
+  if (cause === 'config') return { cause, message: clean(`${ADVICE.config}: ${(err as Error).message}`) };
+  if (err instanceof ApiError) return { cause, message: clean(`${ADVICE[cause]} (${err.message})`), statusCode: err.statusCode, code: err.code };
   const message = err instanceof Error ? err.message : String(err);
   return { cause: 'network', message: clean(`${ADVICE.network} (${message})`) };
 }

@@ -9,11 +9,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
-import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient } from '../../lib';
-import { HubFeed, WalletsFeed, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
+import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient, FeedConnectionError, FailureReports, connectionFailureOf } from '../../lib';
+import { HubFeed, WalletsFeed, type FeedOptions, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
 import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLease, type PaymentJournal } from '../../lib';
 import type { Simulator } from '../../simulator';
-import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks } from '../shared/types';
+import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks, FeedHealth, FeedReport, FeedWatcher, ApproverEntry } from '../shared/types';
 import { Coordinator } from '../../lib';
 import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
 import { registerAdminRoutes } from './admin';
@@ -26,24 +26,28 @@ type ConfigDef = NodeDef & ConnectionSettings;
 /** Credentials of `custody-config` (all `password`: never sent back to the editor): see connection.ts. */
 type ConfigCredentials = ConnectionCredentials;
 
-/** A shared feed and the nodes listening to it; `feed` is set once the client is built, `error` while it cannot be. */
+/** A shared feed and the nodes listening to it; `feed` is set once the client is built. */
 interface SharedFeed<U extends FeedStatusCallbacks> {
   feed?: SignedFeed;
-  error?: Error;
   /** The timer of the next attempt to build the client, after a failure. */
   retry?: NodeJS.Timeout;
   users: Set<U>;
+  /** The health the users were last told. */
+  health: FeedHealth;
+  /** When a failure or a recovery is worth a log line (lib FailureReports). */
+  reports: FailureReports;
+  /** The last warning logged (a problem other than the connection's), so that it is logged once. */
+  lastWarning?: string;
 }
 
 /**
  * What differs between the shared feeds (core client feeds, liquidity hub, wallets): the key it
- * is shared under, a log label, how to build one, its message event and how a user takes a
+ * is shared under, how to build one, its message event and how a user takes a
  * message; and other events passed on to the users, by event name (the core client feed's `listing`).
  */
 interface FeedKind<U extends FeedStatusCallbacks> {
   key: string;
-  label: string;
-  make(client: CustodyClient): SignedFeed;
+  make(client: CustodyClient, options: FeedOptions): SignedFeed;
   event: string;
   deliver(user: U, message: unknown): void;
   passOn?: Record<string, (user: U, value: unknown) => void>;
@@ -63,12 +67,13 @@ interface LazyClient<T> {
 /**
  * A {@link LazyClient} over `build`.
  * @param isClosed true once the config node is closed: `get` then rejects without building.
+ * @param closedError the error `get` rejects with once closed.
  */
-function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean): LazyClient<T> {
+function lazyClient<T>(build: () => Promise<T>, isClosed: () => boolean, closedError: () => Error): LazyClient<T> {
   let promise: Promise<T> | undefined;
   return {
     get() {
-      if (isClosed()) return Promise.reject(new ConfigError('connection: the custody-config node was closed'));
+      if (isClosed()) return Promise.reject(closedError());
       if (!promise) {
         promise = build();
         promise.catch(() => {
@@ -103,8 +108,20 @@ function builtInSimulator(userDir: string | undefined): Promise<Simulator> {
 /** Global context key under which the built-in simulator's addresses are published (see `startSimulator`). */
 const SIMULATOR_CONTEXT_KEY = 'custodyflowSimulator';
 
-/** How long a feed waits before building its client again after a failure (ms). */
-const FEED_REBUILD_DELAY_MS = 30000;
+/**
+ * How long a feed waits before building its client again after a failure, and the longest delay
+ * between two connection attempts of a feed (ms): 30000, or `$CUSTODYFLOW_FEED_RETRY_MS` (a
+ * whole number of at least 1; meant for tests, which shorten a long outage to many quick retries).
+ */
+function feedRetryMs(): number {
+  const v = Number(process.env.CUSTODYFLOW_FEED_RETRY_MS);
+  return Number.isInteger(v) && v >= 1 ? v : 30000;
+}
+
+/** The text that tells two healths apart for their users (a new attempt of the same failure is no change; another socket error of an unreachable server is). */
+function healthKey(h: FeedHealth): string {
+  return h.state === 'connected' ? 'connected' : h.failure ? `failing|${h.failure.key}|${h.failure.code ?? ''}` : h.state;
+}
 
 /**
  * Where the built-in simulator keeps its state: `$CUSTODYFLOW_SIMULATOR_DATA`, else
@@ -168,18 +185,19 @@ export = function register(RED: NodeAPI): void {
         coordinator = new Coordinator(coordinatorOptionsOf(def, credentials));
       } catch (e) {
         coordinationError = e as Error;
-        node.error(`coordination: ${coordinationError.message}`);
+        node.error(RED._('custody-config.errors.coordination', { message: coordinationError.message }));
       }
       let wasReady = false;
       coordinator?.on('state', (state: string, reason?: string) => {
         // Said once per change, never with the password (ioredis' messages name host and port only).
         if (state === 'ready') {
-          node.log(`coordination: Redis ${wasReady ? 'is back' : 'connected'} (${coordinator!.instance})`);
+          if (wasReady) node.log(RED._('custody-config.coordination.back', { instance: coordinator!.instance }));
+          else node.log(RED._('custody-config.coordination.connected', { instance: coordinator!.instance }));
           wasReady = true;
-        } else if (state === 'down') node.warn(`coordination: Redis unavailable${reason ? ` (${reason})` : ''}: approvers hold their actions and payments are not sent until it is back`);
-        else if (state === 'recovering') node.warn(`coordination: ${reason ?? 'Redis lost its data'}`);
+        } else if (state === 'down') node.warn(RED._('custody-config.coordination.down', { reason: reason ? ` (${reason})` : '' }));
+        else if (state === 'recovering') node.warn(RED._('custody-config.errors.coordination', { message: reason ?? RED._('custody-config.coordination.lostData') }));
       });
-      coordinator?.on('warning', (text: string) => node.warn(`coordination: ${text}`));
+      coordinator?.on('warning', (text: string) => node.warn(RED._('custody-config.errors.coordination', { message: text })));
     }
     node.coordinator = async () => {
       if (coordinationError) throw coordinationError;
@@ -188,15 +206,16 @@ export = function register(RED: NodeAPI): void {
     node.coordinationStatus = () =>
       !coordinated(def) ? { coordination: 'none' } : coordinator ? { coordination: 'redis', state: coordinator.state, reason: coordinator.reason, instance: coordinator.instance } : { coordination: 'redis', state: 'closed', reason: coordinationError?.message ?? '' };
 
-    const v1Client = lazyClient(build, () => closed);
-    const v2Client = lazyClient(buildWorkspace, () => closed);
+    const closedError = (): Error => new ConfigError(RED._('custody-config.errors.closed'));
+    const v1Client = lazyClient(build, () => closed, closedError);
+    const v2Client = lazyClient(buildWorkspace, () => closed, closedError);
     node.client = v1Client.get;
     node.workspaceClient = v2Client.get;
     /** With coordination: the journal shared through Redis over this process's file journal (made once). */
     let sharedJournal: SharedSubmissionJournal | undefined;
     node.journal = async (): Promise<PaymentJournal> => {
       await node.client();
-      if (closed) throw new ConfigError('connection: the custody-config node was closed');
+      if (closed) throw closedError();
       if (coordinationError) throw coordinationError;
       if (!journalLease) {
         journalLease = openSharedJournal(accountJournalFile!);
@@ -204,43 +223,81 @@ export = function register(RED: NodeAPI): void {
       }
       const local = (await journalLease).journal;
       if (!coordinator) return local;
-      if (closed) throw new ConfigError('connection: the custody-config node was closed');
+      if (closed) throw closedError();
       sharedJournal ??= new SharedSubmissionJournal(local, coordinator);
       return sharedJournal;
     };
 
+    /** Watchers of a feed's health (approvers), by feed key; told of the entry's health while it exists. */
+    const watchers = new Map<string, Set<FeedWatcher>>();
+
+    /** Tell the users and watchers of `entry` its new health, when it differs from the last one told. */
+    function setHealth(key: string, entry: SharedFeed<FeedStatusCallbacks>, health: FeedHealth): void {
+      if (healthKey(health) === healthKey(entry.health)) return;
+      entry.health = health;
+      entry.users.forEach((u) => u.onHealth(health));
+      watchers.get(key)?.forEach((w) => w.onHealth(health));
+    }
+
+    /** Give `report` to the entry's reporting user: the first that takes reports (none: not logged). */
+    function report(entry: SharedFeed<FeedStatusCallbacks>, r: FeedReport): void {
+      for (const u of entry.users) {
+        if (u.onReport) {
+          u.onReport(r);
+          return;
+        }
+      }
+    }
+
+    /** A failed attempt of `entry` (the client could not be built, or the feed could not connect). */
+    function failed(key: string, entry: SharedFeed<FeedStatusCallbacks>, err: Error): void {
+      const failure = connectionFailureOf(err);
+      const { log } = entry.reports.failed(failure);
+      setHealth(key, entry, { state: entry.feed?.state === 'connecting' ? 'disconnected' : (entry.feed?.state ?? 'disconnected'), failure });
+      if (log) report(entry, { kind: 'failing', failure, error: err });
+    }
+
     /** Build the client and open the shared feed `entry` of `kind`; on failure report it and try again later. */
     function openFeed<U extends FeedStatusCallbacks>(kind: FeedKind<U>, entry: SharedFeed<U>): void {
+      const shared = entry as unknown as SharedFeed<FeedStatusCallbacks>;
       node.client().then(
         (client) => {
-          if (feeds.get(kind.key) !== entry) return; // everyone left meanwhile
-          entry.error = undefined;
-          const feed = kind.make(client);
+          if (feeds.get(kind.key) !== shared) return; // everyone left meanwhile
+          const retryMs = feedRetryMs();
+          const feed = kind.make(client, { maxDelayMs: retryMs, minDelayMs: Math.min(500, retryMs) });
           entry.feed = feed;
-          let lastWarned = '';
           feed.on(kind.event, (message: unknown) => entry.users.forEach((u) => kind.deliver(u, message)));
           for (const [event, pass] of Object.entries(kind.passOn ?? {})) feed.on(event, (value: unknown) => entry.users.forEach((u) => pass(u, value)));
-          feed.on('state', (state: FeedState, reason?: string) => {
-            if (state === 'connected') lastWarned = '';
-            entry.users.forEach((u) => u.onState(state, reason));
+          feed.on('state', (state: FeedState) => {
+            if (feeds.get(kind.key) !== shared) return; // left by everyone (being stopped): its watchers were told
+            if (state === 'connected') {
+              const { log } = entry.reports.recovered();
+              entry.lastWarning = undefined;
+              setHealth(kind.key, shared, { state });
+              if (log) report(shared, { kind: 'recovered' });
+            } else {
+              const failure = entry.reports.current;
+              setHealth(kind.key, shared, failure ? { state, failure } : { state });
+            }
           });
           feed.on('error', (err: Error) => {
-            // Warn once per distinct failure, so a long outage does not flood the log.
-            if (err.message !== lastWarned) node.warn(`${kind.label}: ${err.message}`);
-            lastWarned = err.message;
+            if (feeds.get(kind.key) !== shared) return;
+            if (err instanceof FeedConnectionError) return failed(kind.key, shared, err);
+            // Another problem (a message that is not JSON, a failed catch-up read): once per distinct one.
+            if (err.message !== entry.lastWarning) report(shared, { kind: 'warning', error: err });
+            entry.lastWarning = err.message;
           });
           feed.start();
         },
         (err: Error) => {
+          if (feeds.get(kind.key) !== shared) return;
           // Usually a configuration that cannot work until it is redeployed (e.g. no private key);
           // a passing failure (the built-in simulator not starting) heals: try again in a while.
-          entry.error = err;
-          node.error(`${kind.label}: ${err.message}`);
-          entry.users.forEach((u) => u.onUnusable(err));
+          failed(kind.key, shared, err);
           entry.retry = setTimeout(() => {
             entry.retry = undefined;
-            if (feeds.get(kind.key) === entry && !closed) openFeed(kind, entry);
-          }, FEED_REBUILD_DELAY_MS);
+            if (feeds.get(kind.key) === shared && !closed) openFeed(kind, entry);
+          }, feedRetryMs());
         },
       );
     }
@@ -249,32 +306,115 @@ export = function register(RED: NodeAPI): void {
     function subscribe<U extends FeedStatusCallbacks>(kind: FeedKind<U>, user: U): FeedMembership {
       let entry = feeds.get(kind.key) as SharedFeed<U> | undefined;
       if (!entry) {
-        entry = { users: new Set() };
-        feeds.set(kind.key, entry as SharedFeed<FeedStatusCallbacks>);
+        entry = { users: new Set(), health: { state: 'connecting' }, reports: new FailureReports() };
+        feeds.set(kind.key, entry as unknown as SharedFeed<FeedStatusCallbacks>);
+        watchers.get(kind.key)?.forEach((w) => w.onHealth(entry!.health));
         openFeed(kind, entry);
       }
       const joined = entry;
       joined.users.add(user);
-      if (joined.error) user.onUnusable(joined.error);
-      else user.onState(joined.feed ? joined.feed.state : 'connecting');
+      user.onHealth(joined.health);
       return {
         leave: async () => {
           joined.users.delete(user);
-          if (joined.users.size === 0 && feeds.get(kind.key) === joined) {
+          if (joined.users.size === 0 && feeds.get(kind.key) === (joined as unknown as SharedFeed<FeedStatusCallbacks>)) {
             feeds.delete(kind.key);
             clearTimeout(joined.retry);
+            if (!closed) watchers.get(kind.key)?.forEach((w) => w.onHealth(undefined));
             await joined.feed?.stop();
           }
         },
       };
     }
 
+    /** The key of the shared feed of core client `clientId`. */
+    const coreClientKey = (clientId: string): string => `coreclient/${clientId}`;
+
+    node.watchFeed = (clientId: string, watcher: FeedWatcher): FeedMembership => {
+      const key = coreClientKey(clientId);
+      let set = watchers.get(key);
+      if (!set) watchers.set(key, (set = new Set()));
+      set.add(watcher);
+      watcher.onHealth(feeds.get(key)?.health);
+      const mine = set;
+      return {
+        leave: async () => {
+          mine.delete(watcher);
+          if (mine.size === 0 && watchers.get(key) === mine) watchers.delete(key);
+        },
+      };
+    };
+
+    /**
+     * The approvers of this connection and the feed nodes' wires to them: which approver watches
+     * which core client (its own **Core client id**, else the core client of a feed node wired to
+     * it). Several on one core client decide each action more than once: each is told of the others.
+     */
+    const approvers = new Set<ApproverEntry>();
+    /** The core client ids of the feed nodes wired to a node, by node id, each with its count of feed nodes. */
+    const routes = new Map<string, Map<string, number>>();
+    /** What each approver was last told (`<clientId>|<other ids>`), so it is told only of changes. */
+    const told = new Map<ApproverEntry, string>();
+
+    /** The core clients `a` watches. */
+    function clientsOf(a: ApproverEntry): string[] {
+      return a.clientId ? [a.clientId] : [...(routes.get(a.id)?.keys() ?? [])];
+    }
+
+    /** Tell each approver its core client and the other approvers of it, where that changed. */
+    function tellApprovers(): void {
+      if (closed) return;
+      const byClient = new Map<string, ApproverEntry[]>();
+      for (const a of approvers) for (const c of clientsOf(a)) byClient.set(c, [...(byClient.get(c) ?? []), a]);
+      for (const a of approvers) {
+        const clientId = clientsOf(a)[0] ?? '';
+        const others = clientsOf(a).flatMap((c) => byClient.get(c) ?? []).filter((o, i, all) => o !== a && all.indexOf(o) === i);
+        const text = `${clientId}|${others.map((o) => o.id).join(',')}`;
+        if (told.get(a) === text) continue;
+        told.set(a, text);
+        a.onOthers(clientId, others.map((o) => ({ id: o.id, name: o.name })));
+      }
+    }
+
+    node.registerApprover = (approver: ApproverEntry): FeedMembership => {
+      approvers.add(approver);
+      tellApprovers();
+      return {
+        leave: async () => {
+          if (!approvers.delete(approver)) return;
+          told.delete(approver);
+          tellApprovers();
+        },
+      };
+    };
+
+    node.routeFeed = (clientId: string, targets: string[]): FeedMembership => {
+      for (const t of targets) {
+        const m = routes.get(t) ?? new Map<string, number>();
+        m.set(clientId, (m.get(clientId) ?? 0) + 1);
+        routes.set(t, m);
+      }
+      tellApprovers();
+      return {
+        leave: async () => {
+          for (const t of targets) {
+            const m = routes.get(t);
+            if (!m) continue;
+            const n = (m.get(clientId) ?? 1) - 1;
+            if (n > 0) m.set(clientId, n);
+            else m.delete(clientId);
+            if (m.size === 0) routes.delete(t);
+          }
+          tellApprovers();
+        },
+      };
+    };
+
     node.subscribeFeed = (clientId: string, user: FeedUser): FeedMembership =>
       subscribe<FeedUser>(
         {
-          key: `coreclient/${clientId}`,
-          label: `core client feed ${clientId}`,
-          make: (client) => new CoreClientFeed(client, clientId),
+          key: coreClientKey(clientId),
+          make: (client, options) => new CoreClientFeed(client, clientId, options),
           event: 'action',
           deliver: (u, action: Action) => u.onAction(action),
           passOn: { listing: (u, listing) => u.onListing?.(listing as ActionListing) },
@@ -282,9 +422,9 @@ export = function register(RED: NodeAPI): void {
         user,
       );
     node.subscribeHubFeed = (user) =>
-      subscribe({ key: 'liquidityhub', label: 'liquidity hub feed', make: (client) => new HubFeed(client), event: 'quote', deliver: (u, message: HubFeedMessage) => u.onMessage(message) }, user);
+      subscribe({ key: 'liquidityhub', make: (client, options) => new HubFeed(client, options), event: 'quote', deliver: (u, message: HubFeedMessage) => u.onMessage(message) }, user);
     node.subscribeWalletsFeed = (user) =>
-      subscribe({ key: 'wallets', label: 'wallets feed', make: (client) => new WalletsFeed(client), event: 'transaction', deliver: (u, message: WalletFeedMessage) => u.onMessage(message) }, user);
+      subscribe({ key: 'wallets', make: (client, options) => new WalletsFeed(client, options), event: 'transaction', deliver: (u, message: WalletFeedMessage) => u.onMessage(message) }, user);
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
@@ -293,6 +433,9 @@ export = function register(RED: NodeAPI): void {
         return f.feed?.stop();
       });
       feeds.clear();
+      watchers.clear();
+      approvers.clear();
+      routes.clear();
       const pending = v1Client.take();
       // Both clients' close() stop new requests and retries at once, let the requests on the wire
       // finish within CLOSE_GRACE_MS (an approve or a payment in flight is not cut in half by a
@@ -308,7 +451,7 @@ export = function register(RED: NodeAPI): void {
         .then(() => lease?.then((l) => l.release(), () => undefined))
         // Redis last: the journal's and the approvers' last writes go out first.
         .then(() => coordinator?.close())
-        .catch((err: Error) => node.warn(`closing: ${err.message}`))
+        .catch((err: Error) => node.warn(RED._('common.errors.closing', { message: err.message })))
         .finally(() => done());
     });
   }

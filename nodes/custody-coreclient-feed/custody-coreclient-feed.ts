@@ -64,6 +64,8 @@ export = function register(RED: NodeAPI): void {
       return;
     }
 
+    // The approvers it sends to learn their core client from it (one approver per core client: custody-approver).
+    const route = connection.routeFeed(clientId, ((def as { wires?: string[][] }).wires ?? []).flat());
     const memoryFolder = memoryDir((RED.settings as { userDir?: string }).userDir);
     const memoryFile = sentIdsFile(memoryFolder, node.id, clientId);
     /** Set once the memory file failed (opening or writing): shown in the status, warned once. */
@@ -159,6 +161,7 @@ export = function register(RED: NodeAPI): void {
       {
         onClose() {
           running = false;
+          void route.leave();
           retries.forEach((t) => clearTimeout(t));
           retries.clear();
         },

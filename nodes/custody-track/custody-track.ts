@@ -331,7 +331,7 @@ export = function register(RED: NodeAPI): void {
     /** Wake on a feed message naming a followed transaction. */
     function joinFeeds(): void {
       if (memberships.length || !connection || closed) return;
-      const quiet = { onState() {}, onUnusable() {} };
+      const quiet = { onHealth() {} };
       memberships = [
         connection.subscribeWalletsFeed({
           ...quiet,

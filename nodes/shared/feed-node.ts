@@ -4,10 +4,9 @@
  * shared feed when the node closes. The feed itself is owned by the `custody-config` node.
  */
 import type { Node, NodeAPI } from 'node-red';
-import type { FeedState } from '../../lib';
-import { showFeedState, showError } from './status';
+import { showFeedHealth, showError, logFeedReport } from './status';
 import { noConnectionError } from './node-setup';
-import type { CustodyConfigNode, FeedMembership, FeedStatusCallbacks } from './types';
+import type { CustodyConfigNode, FeedHealth, FeedMembership, FeedStatusCallbacks } from './types';
 
 /** What a feed node adds to {@link joinSharedFeed}; every part is optional. */
 export interface FeedNodeHooks {
@@ -25,13 +24,16 @@ export interface FeedNodeHooks {
 
 /** What {@link joinSharedFeed} returns. */
 export interface FeedNodeStatus {
-  /** Show the status again (the last feed state with the current note), e.g. after the note changed. */
+  /** Show the status again (the last feed health with the current note), e.g. after the note changed. */
   refresh(): void;
 }
 
 /**
  * Join a shared feed for `node` and leave it when the node closes (then release, clear the
  * status and call `done`, once the feed has been left: the last member closes the websocket).
+ * The status shows the feed's health (status.ts `showFeedHealth`: the cause while it fails); the
+ * node logs the feed's reports when the config node gives them to it (one user per feed logs,
+ * status.ts `logFeedReport`), so a log line leads to a node that uses the feed.
  * @param RED the Node-RED API of the node's module (the status texts of its catalog).
  * @param node the feed node.
  * @param join subscribes with the given status callbacks (plus the node's own message callback)
@@ -39,17 +41,16 @@ export interface FeedNodeStatus {
  * @param hooks what the node adds: see {@link FeedNodeHooks}.
  */
 export function joinSharedFeed(RED: NodeAPI, node: Node, join: (status: FeedStatusCallbacks) => FeedMembership, hooks: FeedNodeHooks = {}): FeedNodeStatus {
-  /** The last state shown; undefined while an unusable connection's error is shown. */
-  let shown: FeedState | undefined;
+  /** The last health shown. */
+  let shown: FeedHealth | undefined;
   let closing = false;
   let membership: FeedMembership | undefined = join({
-    onState(state: FeedState) {
-      shown = state;
-      if (!closing) showFeedState(RED, node, state, hooks.note?.());
+    onHealth(health: FeedHealth) {
+      shown = health;
+      if (!closing) showFeedHealth(RED, node, health, hooks.note?.());
     },
-    onUnusable(err: Error) {
-      shown = undefined;
-      if (!closing) showError(node, err);
+    onReport(report) {
+      if (!closing) logFeedReport(RED, node, report);
     },
   });
   node.on('close', (removed: boolean, done: () => void) => {
@@ -67,7 +68,7 @@ export function joinSharedFeed(RED: NodeAPI, node: Node, join: (status: FeedStat
   });
   return {
     refresh() {
-      if (shown && !closing) showFeedState(RED, node, shown, hooks.note?.());
+      if (shown && !closing) showFeedHealth(RED, node, shown, hooks.note?.());
     },
   };
 }

@@ -2,12 +2,14 @@
  * Node status, set in one place (docs/nodes.md "The msg contract (every node)", Status): blue
  * dot while requesting, green dot
  * with the time on success, red ring on error; feeds yellow ring connecting, green dot
- * connected, red ring disconnected (retrying). The texts are the `common.status.*` entries of
+ * connected, red ring disconnected (retrying), red ring with the cause while a connection fails
+ * ("auth failed (401 errPartnerAuth)", "unreachable (ECONNREFUSED)", "TLS: <code>"). The texts are the `common.status.*` entries of
  * the node's message catalog (nodes/shared/locales/<lang>/common.json, merged into every node's
  * catalog by scripts/copy-assets.ts), looked up with the `RED._` of the node's module.
  */
 import type { Node, NodeAPI } from 'node-red';
-import type { FeedState } from '../../lib';
+import type { ConnectionFailure, FeedState } from '../../lib';
+import type { FeedHealth, FeedReport } from './types';
 
 /** A status text cut to at most 60 characters. */
 function short(text: string): string {
@@ -78,4 +80,67 @@ export function showFeedState(RED: NodeAPI, node: Node, state: FeedState, note?:
 /** Yellow ring with a note (at most 60 characters): the answer is not the end of the story. */
 export function showNote(node: Node, note: string): void {
   node.status({ fill: 'yellow', shape: 'ring', text: short(note) });
+}
+
+/**
+ * A connection failure in a few words (the `common.health.*` texts), e.g. `auth failed (401
+ * errPartnerAuth)` for a refused API key or signature (spec section 7: HTTP status and the
+ * body's `msg`), `unreachable (ECONNREFUSED)`, `unreachable (timeout)`, `TLS: DEPTH_ZERO_SELF_SIGNED_CERT`,
+ * `HTTP 404 Not Found`, `not usable: apiKey: set the API key ...`.
+ * @param RED the Node-RED API of the node's module.
+ * @param failure the failure (lib connectionFailureOf).
+ */
+export function failureText(RED: NodeAPI, failure: ConnectionFailure): string {
+  const status = failure.statusCode ?? 0;
+  const msg = failure.msg ?? '';
+  switch (failure.cause) {
+    case 'badApiKey':
+    case 'badSignature':
+    case 'badTimestamp':
+    case 'badToken':
+      return RED._('common.health.authFailed', { status, msg });
+    case 'forbidden':
+      return RED._('common.health.forbidden', { status, msg });
+    case 'unreachable':
+      return RED._('common.health.unreachable', { code: String(failure.code ?? '') });
+    case 'timeout':
+      return RED._('common.health.timeout');
+    case 'tls':
+      return RED._('common.health.tls', { code: String(failure.code ?? msg) });
+    case 'http':
+      return RED._('common.health.http', { status, msg });
+    case 'config':
+      return RED._('common.health.config', { message: msg });
+    default:
+      return RED._('common.health.network', { code: String(failure.code ?? msg) });
+  }
+}
+
+/**
+ * A feed's health as a status: red ring with the cause while a failure is in force and the feed
+ * is not connected ({@link failureText}), else {@link showFeedState}.
+ * @param RED the Node-RED API of the node's module.
+ * @param node the node whose status it sets.
+ * @param health the feed's health.
+ * @param note the node's own problem, already in words, or undefined (see {@link showFeedState}).
+ */
+export function showFeedHealth(RED: NodeAPI, node: Node, health: FeedHealth, note?: string): void {
+  if (health.failure && health.state !== 'connected') {
+    const text = failureText(RED, health.failure);
+    node.status({ fill: 'red', shape: 'ring', text: short(note ? RED._('common.status.withNote', { state: text, note }) : text) });
+  } else showFeedState(RED, node, health.state, note);
+}
+
+/**
+ * Log a feed's report for the node (one node per shared feed logs them, so each is logged once):
+ * `failing` with `node.error`, `recovered` with `node.log`, `warning` with `node.warn`. No text
+ * holds a secret (lib's failure messages never quote a key).
+ * @param RED the Node-RED API of the node's module.
+ * @param node the node that logs.
+ * @param report what to log.
+ */
+export function logFeedReport(RED: NodeAPI, node: Node, report: FeedReport): void {
+  if (report.kind === 'failing') node.error(RED._('common.health.failing', { cause: failureText(RED, report.failure), message: report.error.message }));
+  else if (report.kind === 'recovered') node.log(RED._('common.health.recovered'));
+  else node.warn(RED._('common.health.warning', { message: report.error.message }));
 }

@@ -3,15 +3,56 @@
  * see it. Node-RED glue only: lib knows no Node-RED (docs/architecture.md, "The layers").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState } from '../../lib';
+import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState, ConnectionFailure } from '../../lib';
 import type { ActionListing } from '../../lib/feeds/feed';
+
+/**
+ * The health of a shared feed: its connection state and, while it is not connected, the failure
+ * in force (the last failed attempt's cause: a refused handshake, an unreachable host, a client
+ * that cannot be built). Example: `{state: 'disconnected', failure: {cause: 'badApiKey', statusCode: 401, msg: 'errPartnerAuth', ...}}`.
+ */
+export interface FeedHealth {
+  state: FeedState;
+  /** Absent while connected, and before the first failure. */
+  failure?: ConnectionFailure;
+}
+
+/**
+ * A log line of a shared feed, given to ONE of its users (the first that takes reports), so that
+ * it is logged once and attributed to a node that uses the feed: `failing` once per cause (lib
+ * FailureReports: again only when the cause changes, at most once a minute per cause),
+ * `recovered` when a logged failure ends, `warning` once per distinct other problem (a message
+ * that is not JSON, a failed catch-up read).
+ */
+export type FeedReport = { kind: 'failing'; failure: ConnectionFailure; error: Error } | { kind: 'recovered' } | { kind: 'warning'; error: Error };
 
 /** The status callbacks of a feed subscription: the part every feed user has alike. */
 export interface FeedStatusCallbacks {
-  /** Called on every connection state change, and once at registration with the current state. */
-  onState(state: FeedState, reason?: string): void;
-  /** Called when the connection cannot be used (e.g. missing credentials); the config node tries again every 30 s. */
-  onUnusable(err: Error): void;
+  /** Called when the feed's health changes, and once at registration with the current one. */
+  onHealth(health: FeedHealth): void;
+  /** A user that logs the feed's problems for everyone: see {@link FeedReport}. Users without it log nothing. */
+  onReport?(report: FeedReport): void;
+}
+
+/** Who watches the health of a core client feed without using it (a `custody-approver`). */
+export interface FeedWatcher {
+  /** Called when the health changes, at registration, and with undefined while no node of the connection uses that feed. */
+  onHealth(health: FeedHealth | undefined): void;
+}
+
+/** An approver, as the connection's registry of approvers knows it. */
+export interface ApproverEntry {
+  /** The node id. */
+  id: string;
+  /** The node name ('' when none). */
+  name: string;
+  /** Its configured core client id; '' when it takes the core client of the msgs (then that of the feed nodes wired to it). */
+  clientId: string;
+  /**
+   * Called when the core client it watches or the other approvers of it on this connection
+   * change: `clientId` ('' while unknown) and the others (an empty list: none).
+   */
+  onOthers(clientId: string, others: Array<{ id: string; name: string }>): void;
 }
 
 /** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
@@ -64,6 +105,16 @@ export interface CustodyConfigNode extends Node {
   coordinationStatus(): CoordinationStatus;
   /** Join the feed of `clientId`; the first user opens it, the last to leave closes it. */
   subscribeFeed(clientId: string, user: FeedUser): FeedMembership;
+  /** Watch the health of the feed of `clientId` (opened by its users, never by a watcher) until `leave`. */
+  watchFeed(clientId: string, watcher: FeedWatcher): FeedMembership;
+  /**
+   * Register an approver until `leave`: it is told the core client it watches (its own, else
+   * that of the feed nodes wired to it, see {@link routeFeed}) and, when another approver of this
+   * connection watches the same core client, the others (`onOthers`).
+   */
+  registerApprover(approver: ApproverEntry): FeedMembership;
+  /** A `custody-coreclient-feed` node of `clientId` sends to the nodes `targets` (its wires) until `leave`. */
+  routeFeed(clientId: string, targets: string[]): FeedMembership;
   /** Join the account's liquidity hub feed (spec section 6); the first user opens it, the last to leave closes it. */
   subscribeHubFeed(user: AccountFeedUser<HubFeedMessage>): FeedMembership;
   /** Join the wallets feed of the connection's API key (spec section 6); the first user opens it, the last to leave closes it. */

@@ -75,3 +75,12 @@ export function startHelperServer(): Promise<void> {
 export function stopHelperServer(): Promise<void> {
   return new Promise<void>((resolve) => helper.stopServer(resolve));
 }
+
+/**
+ * The last status `node` set since its flow was loaded (node-red-node-test-helper spies on
+ * Node.prototype.status, shared by all nodes), or undefined.
+ */
+export function lastStatusOf(node: any): { fill?: string; shape?: string; text?: string } | undefined {
+  const calls = node.status.getCalls().filter((c: { thisValue: unknown }) => c.thisValue === node);
+  return calls.length ? calls[calls.length - 1].args[0] : undefined;
+}

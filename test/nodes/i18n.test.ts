@@ -1,8 +1,9 @@
 /**
  * Message catalogs and help, the Node-RED way (docs/architecture.md "Generated and checked at
- * build", texts and help): every node type but custody-config has `locales/en-US/<type>.json` (its
- * catalog, with the shared `common` texts merged in at build) and `locales/en-US/<type>.html` (its
- * help) beside its .js in dist.
+ * build", texts and help): every node type has `locales/en-US/<type>.json` (its catalog, with the
+ * shared `common` texts merged in at build) and `locales/en-US/<type>.html` (its help) beside its
+ * .js in dist. The texts of the custody-config dialog's scripts come from its catalog too
+ * (`t("...")` and the node's `this._`).
  *
  * - statically: every `RED._` key in nodes/**\/*.ts is a literal that exists in the catalog it is
  *   read from, with exactly the placeholders its call passes; no catalog key is unused;
@@ -29,8 +30,22 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 const nodesSrc = path.join(root, 'nodes');
 const nodesOut = path.join(root, 'dist', 'nodes');
 
-/** Every node type with a catalog: all of package.json's but the config node. */
-const TYPES = Object.keys(pkg['node-red'].nodes).filter((t) => t !== 'custody-config');
+/** Every node type with a catalog: all of package.json's. */
+const TYPES = Object.keys(pkg['node-red'].nodes);
+
+/**
+ * The catalog keys the custody-config dialog reads (`t("key")` for `custody-config.key`,
+ * `_("custody-config.key")`), and the prefixes of the keys it builds (`t("environments." + v)`).
+ */
+function dialogKeys(): { keys: Set<string>; prefixes: string[] } {
+  const html = fs.readFileSync(path.join(nodesSrc, 'custody-config', 'custody-config.html'), 'utf8');
+  const keys = new Set<string>();
+  for (const m of html.matchAll(/\bt\("([\w.]+)"(?!\s*\+)/g)) keys.add(`custody-config.${m[1]}`);
+  for (const m of html.matchAll(/_\("(custody-config\.[\w.]+)"(?!\s*\+)/g)) keys.add(m[1]);
+  const prefixes = [...html.matchAll(/\bt\("([\w.]+\.)"\s*\+/g)].map((m) => `custody-config.${m[1]}`);
+  prefixes.push(...[...html.matchAll(/_\("(custody-config\.[\w.]+\.)"\s*\+/g)].map((m) => m[1]));
+  return { keys, prefixes };
+}
 
 type Catalog = { [key: string]: string | Catalog };
 
@@ -126,8 +141,8 @@ describe('message catalogs and help (locales/en-US)', function () {
   this.timeout(120000);
 
   describe('in dist, as built', () => {
-    it('every node type but custody-config has a catalog with its palette label, the common texts, and a non-empty help file; its .html has no help left', () => {
-      assert.equal(TYPES.length, 22);
+    it('every node type has a catalog with its palette label, the common texts, and a non-empty help file; its .html has no help left', () => {
+      assert.equal(TYPES.length, 23);
       const common = commonSource();
       for (const type of TYPES) {
         const dir = path.join(nodesOut, type, 'locales', 'en-US');
@@ -147,7 +162,6 @@ describe('message catalogs and help (locales/en-US)', function () {
         const html = fs.readFileSync(path.join(nodesOut, type, `${type}.html`), 'utf8');
         assert.doesNotMatch(html, /data-help-name/, `${type}: the .html keeps the dialog and the registerType only`);
       }
-      assert.ok(!fs.existsSync(path.join(nodesOut, 'custody-config', 'locales')) || fs.existsSync(path.join(nodesSrc, 'custody-config', 'locales')), 'custody-config is left as it is');
     });
 
     it('the palette label of the catalog is the one the editor shows (the registerType names it, or reads it from the catalog)', () => {
@@ -194,12 +208,22 @@ describe('message catalogs and help (locales/en-US)', function () {
       const used = new Set(all.map((l) => `${l.folder === 'shared' ? 'shared' : l.folder}|${l.key}`));
       const usedAnywhere = new Set(all.map((l) => l.key));
       for (const key of leaves(commonSource()).keys()) assert.ok(usedAnywhere.has(key), `${key} (common.json) is used`);
+      const dialog = dialogKeys();
       for (const type of TYPES) {
         for (const key of leaves(ownSource(type)).keys()) {
           if (key === `${type}.paletteLabel`) continue;
-          assert.ok(used.has(`${type}|${key}`), `${key} (${type}.json) is used in nodes/${type}`);
+          const inDialog = type === 'custody-config' && (dialog.keys.has(key) || dialog.prefixes.some((p) => key.startsWith(p)));
+          assert.ok(used.has(`${type}|${key}`) || inDialog, `${key} (${type}.json) is used in nodes/${type}`);
         }
       }
+    });
+
+    it('every key the custody-config dialog reads is in its catalog', () => {
+      const own = leaves(ownSource('custody-config'));
+      const dialog = dialogKeys();
+      assert.ok(dialog.keys.size >= 30, `found ${dialog.keys.size} keys`);
+      for (const key of dialog.keys) assert.ok(own.has(key), `${key} is in nodes/custody-config/locales/en-US/custody-config.json`);
+      for (const prefix of dialog.prefixes) assert.ok([...own.keys()].some((k) => k.startsWith(prefix)), `texts under ${prefix}`);
     });
   });
 

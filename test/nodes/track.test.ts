@@ -266,7 +266,7 @@ describe('custody-track in the Node-RED runtime with the simulator', function ()
     const cfg = helper.getNode('cfg') as unknown as CustodyConfigNode;
     let connected = false;
     const seen: WalletFeedMessage[] = [];
-    const membership = cfg.subscribeWalletsFeed({ onState: (s) => (connected = connected || s === 'connected'), onUnusable: () => undefined, onMessage: (m) => seen.push(m) });
+    const membership = cfg.subscribeWalletsFeed({ onHealth: (h) => (connected = connected || h.state === 'connected'), onMessage: (m) => seen.push(m) });
     try {
       await until(() => (connected ? true : undefined), 'the wallets feed connected');
       await decide(sim.demo.core_client_id, txId, 'ApproveTransfer', true);
