@@ -64,6 +64,8 @@ export { buildPolicyBody, buildPolicyExpression, memberRule, policyMembers } fro
 export { sign, verify, signingPayload, loadPrivateKey, loadPublicKey, KeyFormatError, type SigningInput } from './client/signing';
 export { BASE_URLS, resolveBaseUrl, checkBaseUrl, type Environment } from './client/environments';
 export { CustodyClient, type ClientOptions, type SigningMode } from './client/client';
+export { PemKeySource, KeySourceError, fingerprintOf, signWith, type KeySource, type KeySourceFailure } from './client/key-source';
+export { Pkcs11KeySource, MIN_RSA_BITS, type Pkcs11Options } from './client/pkcs11/source';
 export type { ApiResponse, RequestOptions } from './client/transport';
 export { WorkspaceClient, type WorkspaceClientOptions, type WorkspaceRequestOptions } from './client/v2/client';
 export { V2_BASE_URLS, resolveV2BaseUrl } from './client/v2/environments';
