@@ -56,7 +56,12 @@ export interface Pkcs11Module {
   refs: number;
   /** Incremented each time the module is initialised again: older sessions are void. */
   generation: number;
+  /** When the module was last initialised again (epoch ms; 0: never). */
+  reinitAt: number;
 }
+
+/** The shortest time between two re-initialisations of a module looking for a token that went away, ms. */
+export const REINIT_INTERVAL_MS = 1000;
 
 const modules = new Map<string, Pkcs11Module>();
 const tokens = new Map<string, Pkcs11Token>();
@@ -90,7 +95,7 @@ export function acquireModule(path: string): Pkcs11Module {
       lib.close();
       throw new KeySourceError('moduleNotLoadable', `pkcs11.module: the PKCS#11 module ${JSON.stringify(path)} could not be initialised (${ckrName(err) ?? (err as Error).message})`);
     }
-    m = { path, binding, lib, refs: 0, generation: 0 };
+    m = { path, binding, lib, refs: 0, generation: 0, reinitAt: 0 };
     modules.set(path, m);
   }
   m.refs++;
@@ -204,10 +209,16 @@ export class Pkcs11Token {
     });
   }
 
-  /** C_Finalize + C_Initialize the module (once per module generation): every entry's sessions become void. */
+  /**
+   * C_Finalize + C_Initialize the module, at most once per {@link REINIT_INTERVAL_MS} per module
+   * (a token that stays away must not reset the other tokens of the module at every request):
+   * every entry's sessions of the module become void and are reopened on their next use.
+   */
   #reinitialize(): void {
     const m = this.module;
-    if (this.#moduleGeneration !== m.generation) return; // another entry did it already
+    const now = Date.now();
+    if (now - m.reinitAt < REINIT_INTERVAL_MS) return;
+    m.reinitAt = now;
     try {
       m.lib.C_Finalize();
     } catch {
