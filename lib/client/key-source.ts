@@ -13,6 +13,7 @@
  * `openssl pkey -pubin -in public.pem -outform DER | openssl dgst -sha256` prints.
  */
 import { createHash, createPublicKey, sign as rsaSign, type KeyObject } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { ConfigError } from '../api/errors';
 import { base64UrlNoPad, loadPrivateKey, signingPayload, type SigningInput } from './signing';
 
@@ -111,8 +112,37 @@ export async function signWith(source: KeySource, input: SigningInput): Promise<
 }
 
 /**
+ * How many PEM signatures run on the thread pool at once, process-wide: one core fewer than the
+ * machine has (at least 1), and no more than the pool's threads (`UV_THREADPOOL_SIZE`, default 4).
+ * RSA signing is pure CPU: with every core signing, the event loop's own thread would wait for a
+ * core, and a burst of requests would delay every flow all the same; a core left free keeps it
+ * answering. Further signatures wait in a queue (first come, first served).
+ */
+export const PEM_SIGNING_THREADS = Math.max(1, Math.min(Number(process.env.UV_THREADPOOL_SIZE) || 4, availableParallelism() - 1));
+
+let pemRunning = 0;
+const pemWaiting: Array<() => void> = [];
+
+/** Run `job` when fewer than {@link PEM_SIGNING_THREADS} PEM signatures are running. */
+function pemSlot<T>(job: () => Promise<T>): Promise<T> {
+  const start = (): Promise<T> => {
+    pemRunning++;
+    const done = (): void => {
+      pemRunning--;
+      pemWaiting.shift()?.();
+    };
+    const p = job();
+    p.then(done, done);
+    return p;
+  };
+  if (pemRunning < PEM_SIGNING_THREADS) return start();
+  return new Promise<void>((resolve) => pemWaiting.push(resolve)).then(start);
+}
+
+/**
  * A PEM RSA private key (PKCS#1 or PKCS#8) or a KeyObject, held parsed in memory, signing on
- * libuv's thread pool with `crypto.sign(algorithm, data, key, callback)`. Nothing to open or close.
+ * libuv's thread pool with `crypto.sign(algorithm, data, key, callback)`, at most
+ * {@link PEM_SIGNING_THREADS} at a time. Nothing to open or close.
  */
 export class PemKeySource implements KeySource {
   readonly kind = 'pem';
@@ -134,9 +164,12 @@ export class PemKeySource implements KeySource {
 
   /** Sign on the thread pool. @see KeySource.sign */
   sign(payload: Buffer): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      rsaSign('sha256', payload, this.#key, (err, signature) => (err ? reject(new KeySourceError('keyUnsuitable', 'privateKey: the key could not sign')) : resolve(signature)));
-    });
+    return pemSlot(
+      () =>
+        new Promise<Buffer>((resolve, reject) => {
+          rsaSign('sha256', payload, this.#key, (err, signature) => (err ? reject(new KeySourceError('keyUnsuitable', 'privateKey: the key could not sign')) : resolve(signature)));
+        }),
+    );
   }
 
   /** @see KeySource.publicKey */
