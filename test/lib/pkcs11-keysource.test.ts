@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { fingerprintOf, KeySourceError, PemKeySource, Pkcs11KeySource, type Pkcs11Options } from '../../lib';
+import { fingerprintOf, KeySourceError, PemKeySource, Pkcs11KeySource, pkcs11Registry, type Pkcs11Options } from '../../lib';
 import { createSoftHsm, deleteToken, generateOnToken, importKey, initToken, opensslSign, PIN, removeSoftHsm, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
 
 /** Sign `payload` until the token answers (every 200 ms, 15 s at most): a client's retries. */
@@ -77,12 +77,18 @@ describe('PKCS#11 key source on a SoftHSM2 token', function () {
     assert.ok(verify('sha256', payload, createPublicKey({ key: generatedSpki, format: 'der', type: 'spki' }), await generated.sign(payload)));
   });
 
-  it('signs 200 requests at once without an error, each verifiable', async () => {
+  it('signs 200 requests at once without an error, each verifiable, on one login and at most 4 sessions shared by the sources of the token', async () => {
     const token = source({ keyId: '01' });
+    const other = source({ keyLabel: 'K', sessions: 2 });
     const pub = createPublicKey(key.publicKeyPem);
     const payloads = Array.from({ length: 200 }, (_, i) => Buffer.from(`1700000000https://api.example/api/v1/p/assets?i=${i}`));
-    const signatures = await Promise.all(payloads.map((p) => token.sign(p)));
+    const signatures = await Promise.all(payloads.map((p, i) => (i % 2 ? token : other).sign(p)));
     assert.equal(signatures.filter((s, i) => verify('sha256', payloads[i], pub, s)).length, 200);
+    const [module] = pkcs11Registry();
+    const t = module.tokens.find((e) => e.token === 'token "T"');
+    assert.equal(t?.logins, 1, 'one login per process and token');
+    assert.ok(t && t.sessionsOpened <= 4, `at most 4 sessions (the first source's pool size), not ${t?.sessionsOpened}`);
+    assert.ok(t && t.refs >= 2, 'both sources share the entry');
   });
 
   it('refuses, with a named error and no PIN in its text: module not loadable, token not found, key not found, RSA-1024, wrong PIN', async () => {
@@ -129,15 +135,22 @@ describe('PKCS#11 key source on a SoftHSM2 token', function () {
     await signedAgain(token, payload);
     const again = await Promise.all([1, 2, 3, 4, 5, 6].map(() => token.sign(payload)));
     assert.equal(again.filter((s) => verify('sha256', payload, pub, s)).length, 6);
+    const [module] = pkcs11Registry();
+    assert.ok(module.generation >= 1, 'the module was initialised again to see the token that came back');
+    assert.equal(module.tokens.find((e) => e.token === 'token "T"')?.logins, 2, 'logged in again, once');
     assert.equal(await token.fingerprint(), fingerprintOf(pub));
   });
 
   it('the last close logs out, closes the sessions and finalises the module: a token made afterwards is found', async () => {
     await Promise.all(opened.splice(0).map((s) => s.close()));
+    assert.deepEqual(pkcs11Registry(), [], 'nothing held once every source is closed');
     // SoftHSM2 lists its tokens at C_Initialize: N is seen only if the module was finalised.
     initToken(hsm, 'N');
     importKey(hsm, 'N', 'K', '01', key.privateKeyPem);
     const payload = Buffer.from('after the last close');
-    assert.deepEqual(await source({ tokenLabel: 'N' }).sign(payload), opensslSign(hsm, key.privateKeyPem, payload));
+    const n = source({ tokenLabel: 'N' });
+    assert.deepEqual(await n.sign(payload), opensslSign(hsm, key.privateKeyPem, payload));
+    await n.close();
+    assert.deepEqual(pkcs11Registry(), []);
   });
 });

@@ -150,6 +150,10 @@ export class Pkcs11Token {
   readonly #pin: string;
   readonly #max: number;
   refs = 0;
+  /** Successful `C_Login` calls made by this entry (1 unless the token went away and came back). */
+  logins = 0;
+  /** Sessions opened by this entry so far (the pool holds at most `sessions` at a time). */
+  sessionsOpened = 0;
   /** Incremented each time the pool is dropped: sessions of older generations are never reused. */
   generation = 0;
   #slot: Buffer | undefined;
@@ -271,9 +275,11 @@ export class Pkcs11Token {
       throw new KeySourceError('tokenFailed', `pkcs11.token: ${selectorText(this.selector)}: a session could not be opened (${ckrName(err) ?? (err as Error).message})`);
     }
     this.#open++;
+    this.sessionsOpened++;
     if (!this.#loggedIn) {
       try {
         lib.C_Login(session, binding.CKU_USER, this.#pin);
+        this.logins++;
       } catch (err) {
         const name = ckrName(err);
         if (name !== 'CKR_USER_ALREADY_LOGGED_IN') {
@@ -370,3 +376,24 @@ export function acquireToken(modulePath: string, selector: TokenSelector, pin: s
   t.refs++;
   return t;
 }
+
+/** What the process holds of one module, for diagnostics and tests ({@link pkcs11Registry}). */
+export interface Pkcs11ModuleState {
+  path: string;
+  /** Token entries using the module. */
+  refs: number;
+  /** Re-initialisations after a token went away. */
+  generation: number;
+  tokens: Array<{ token: string; refs: number; logins: number; sessionsOpened: number }>;
+}
+
+/** The modules and tokens this process holds now (empty once every key source is closed). No PIN. */
+export function pkcs11Registry(): Pkcs11ModuleState[] {
+  return [...modules.values()].map((m) => ({
+    path: m.path,
+    refs: m.refs,
+    generation: m.generation,
+    tokens: [...tokens.values()].filter((t) => t.module === m).map((t) => ({ token: selectorText(t.selector), refs: t.refs, logins: t.logins, sessionsOpened: t.sessionsOpened })),
+  }));
+}
+
