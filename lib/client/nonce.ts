@@ -4,10 +4,10 @@
  * One counter per API key per process, shared by every client built with that key, so two
  * config nodes with the same key never interleave nonces. Values are microseconds since the
  * Unix epoch, bumped by one when two requests fall in the same microsecond:
- * `nonce = max(last + 1, Date.now() * 1000)`. Nonces are taken when a request is signed (see
- * {@link NonceLane}), and an RSA signature takes hundreds of microseconds, so the counter runs
- * ahead of the clock by at most a few microseconds (a burst of requests signed back to back),
- * and a restarted process starts above every nonce it used before. (It relies on the wall clock not stepping back across a restart.) Values stay below
+ * `nonce = max(last + 1, Date.now() * 1000)`. Nonces are taken when a request is made (see
+ * {@link NonceLane}; its signature is made afterwards, off the main thread), so the counter runs
+ * ahead of the clock by at most one microsecond per request of a burst made in the same
+ * microsecond (200 requests made at once: 200 µs), and a restarted process starts above every nonce it used before. (It relies on the wall clock not stepping back across a restart.) Values stay below
  * 2^53 until the year 2255.
  */
 import { createHash } from 'node:crypto';
