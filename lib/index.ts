@@ -65,6 +65,9 @@ export { sign, verify, signingPayload, loadPrivateKey, loadPublicKey, KeyFormatE
 export { BASE_URLS, resolveBaseUrl, checkBaseUrl, type Environment } from './client/environments';
 export { CustodyClient, type ClientOptions, type SigningMode } from './client/client';
 export { failureCauseOf, connectionFailureOf, type FailureCause, type ConnectionFailure } from './client/failure';
+export { PemKeySource, KeySourceError, fingerprintOf, signWith, type KeySource, type KeySourceFailure } from './client/key-source';
+export { Pkcs11KeySource, MIN_RSA_BITS, type Pkcs11Options } from './client/pkcs11/source';
+export { pkcs11Registry, type Pkcs11ModuleState } from './client/pkcs11/token';
 export type { ApiResponse, RequestOptions } from './client/transport';
 export { WorkspaceClient, type WorkspaceClientOptions, type WorkspaceRequestOptions } from './client/v2/client';
 export { V2_BASE_URLS, resolveV2BaseUrl } from './client/v2/environments';

@@ -7,8 +7,8 @@
  * request has a timeout. Every non-2xx answer becomes an {@link ApiError}.
  */
 import type { KeyObject } from 'node:crypto';
-import { sign, loadPrivateKey } from './signing';
 import { ConfigError } from '../api/errors';
+import { PemKeySource, signWith, type KeySource } from './key-source';
 import type { HttpMethod } from '../api/spec';
 import { checkBaseUrl } from './environments';
 import { nonceLane, NonceLane } from './nonce';
@@ -23,8 +23,17 @@ export interface ClientOptions {
   baseUrl: string;
   /** The partner API key (base64 text), sent as `X-API-KEY`. */
   apiKey: string;
-  /** RSA private key, PEM (PKCS#1 or PKCS#8) or a KeyObject. Omit only with `unsigned: true`. */
+  /**
+   * RSA private key, PEM (PKCS#1 or PKCS#8) or a KeyObject: signed through a {@link PemKeySource}
+   * (on libuv's thread pool). Give this or `keySource`; omit both only with `unsigned: true`.
+   */
   privateKey?: string | KeyObject;
+  /**
+   * Where the key lives and how it signs, instead of `privateKey`: a {@link KeySource}, e.g. a
+   * lib/client/pkcs11/source.ts `Pkcs11KeySource` (the key stays on a PKCS#11 token). The client
+   * owns it: {@link CustodyClient.close} closes it.
+   */
+  keySource?: KeySource;
   /** Send requests with the API key only, unsigned (accepted by the sandbox, spec section 5.5). Default false. */
   unsigned?: boolean;
   /** `timestamp` (default) or `nonce`. */
@@ -46,8 +55,9 @@ export interface ClientOptions {
 export const CLOSE_GRACE_MS = 10_000;
 
 /**
- * A signed client for one API key. Holds the parsed private key (never its PEM text) and
- * keep-alive agents; share one per configuration. Safe for concurrent use.
+ * A signed client for one API key. Holds a key source (a parsed private key, never its PEM text,
+ * or a key on a token) and keep-alive agents; share one per configuration. Safe for concurrent
+ * use: signatures are made asynchronously, several at once, off the main thread.
  */
 export class CustodyClient {
   /** The checked v1 base URL, without trailing slash. */
@@ -55,7 +65,8 @@ export class CustodyClient {
   /** The signing mode in use. */
   readonly signingMode: SigningMode;
   readonly #apiKey: string;
-  readonly #key: KeyObject | undefined;
+  /** The key source signing the requests; undefined for an `unsigned` client. */
+  readonly keySource: KeySource | undefined;
   readonly #transport: Transport;
   readonly #lane: NonceLane;
   /** Extra CA certificates, for the feed's TLS connections. */
@@ -63,7 +74,8 @@ export class CustodyClient {
 
   /**
    * @throws {ConfigError} for a bad base URL (see {@link checkBaseUrl}), an empty API key, a
-   *   missing private key without `unsigned`, or an unknown signing mode.
+   *   missing private key (and key source) without `unsigned`, both a private key and a key
+   *   source, or an unknown signing mode.
    * @throws {KeyFormatError} when the private key cannot be parsed (the message has no key text).
    */
   constructor(options: ClientOptions) {
@@ -71,10 +83,11 @@ export class CustodyClient {
     if (!options.apiKey || typeof options.apiKey !== 'string') throw new ConfigError('apiKey: required');
     const mode = options.signingMode ?? 'timestamp';
     if (mode !== 'timestamp' && mode !== 'nonce') throw new ConfigError(`signingMode: expected timestamp or nonce, got ${JSON.stringify(mode)}`);
-    if (!options.privateKey && !options.unsigned) throw new ConfigError('privateKey: required to sign requests');
+    if (!options.privateKey && !options.keySource && !options.unsigned) throw new ConfigError('privateKey: required to sign requests');
+    if (options.privateKey && options.keySource) throw new ConfigError('keySource: give a private key or a key source, not both');
     this.signingMode = mode;
     this.#apiKey = options.apiKey;
-    this.#key = options.privateKey ? loadPrivateKey(options.privateKey) : undefined;
+    this.keySource = options.keySource ?? (options.privateKey ? new PemKeySource(options.privateKey) : undefined);
     this.#lane = nonceLane(options.apiKey);
     this.ca = options.ca;
     this.#transport = new Transport(options);
@@ -91,30 +104,33 @@ export class CustodyClient {
   /**
    * Signed headers for a request to `url` with `body` bytes, using `prefix` (timestamp or nonce).
    * Header values hold the API key and signature: never log them.
+   * @throws {KeySourceError} when the key source refuses (nothing is sent).
    */
-  #headers(url: string, body: Buffer | undefined, prefixHeader: 'x-timestamp' | 'x-nonce', prefix: string): Record<string, string> {
+  async #headers(url: string, body: Buffer | undefined, prefixHeader: 'x-timestamp' | 'x-nonce', prefix: string): Promise<Record<string, string>> {
     const headers: Record<string, string> = {
       accept: 'application/json',
       'Content-Type': 'application/json',
       'X-API-KEY': this.#apiKey,
     };
-    if (this.#key) {
+    if (this.keySource) {
       headers[prefixHeader] = prefix;
-      headers['x-sign'] = sign(this.#key, { prefix, url, body });
+      headers['x-sign'] = await signWith(this.keySource, { prefix, url, body });
     }
     return headers;
   }
 
   /**
    * Headers for opening a websocket feed at `wsUrl` (spec section 5.6): `x-api-key`,
-   * `x-timestamp` (epoch seconds) and `x-sign` over timestamp + URL.
+   * `x-timestamp` (epoch seconds, taken at the call) and `x-sign` over timestamp + URL, signed
+   * through the key source.
+   * @throws {KeySourceError} when the key source refuses.
    */
-  feedHeaders(wsUrl: string): Record<string, string> {
+  async feedHeaders(wsUrl: string): Promise<Record<string, string>> {
     const prefix = String(Math.floor(Date.now() / 1000));
     const headers: Record<string, string> = { 'x-api-key': this.#apiKey };
-    if (this.#key) {
+    if (this.keySource) {
       headers['x-timestamp'] = prefix;
-      headers['x-sign'] = sign(this.#key, { prefix, url: wsUrl });
+      headers['x-sign'] = await signWith(this.keySource, { prefix, url: wsUrl });
     }
     return headers;
   }
@@ -139,18 +155,23 @@ export class CustodyClient {
     return this.#transport.retrying(options.idempotent, () => this.#send<T>(method, url, path, body));
   }
 
-  /** One attempt: a fresh timestamp (or the next nonce of the key's lane) and signature, then the exchange. */
+  /**
+   * One attempt: a fresh timestamp (or the next nonce of the key's lane, taken now) and its
+   * signature (asynchronous), then the exchange.
+   */
   async #send<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined): Promise<ApiResponse<T>> {
     const context = `${method} ${path}`;
-    if (this.signingMode === 'nonce' && this.#key) {
-      // Signed now (nonce order = call order); sent once the key's previous request has settled.
+    if (this.signingMode === 'nonce' && this.keySource) {
+      // Nonce taken and signing started now (nonce order = call order); sent once the key's
+      // previous request has settled and the signature is ready.
       return this.#lane.run(
         (nonce) => this.#headers(url, body, 'x-nonce', nonce),
         (headers) => this.#transport.exchange<T>(method, url, headers, body, context),
       );
     }
     const prefix = String(Math.floor(Date.now() / 1000));
-    return this.#transport.exchange<T>(method, url, this.#headers(url, body, 'x-timestamp', prefix), body, context);
+    const headers = await this.#headers(url, body, 'x-timestamp', prefix);
+    return this.#transport.exchange<T>(method, url, headers, body, context);
   }
 
   /** Aborted once {@link close} is called (a redeploy): waits between re-sends end with it. */
@@ -161,13 +182,18 @@ export class CustodyClient {
   /**
    * Close (a redeploy): requests made from now on, and retries, reject with an ApiError of code
    * `ECLOSED` without being sent; requests on the wire may finish within `graceMs`, then are
-   * cancelled (`ECLOSED`, failure `outcomeUnknown`); the keep-alive sockets are released. The
+   * cancelled (`ECLOSED`, failure `outcomeUnknown`); the keep-alive sockets are released; then
+   * the key source is closed (for a token: this client's reference to its shared sessions). The
    * client must not be used afterwards.
    * @param graceMs how long requests on the wire may still take, ms (default 0).
-   * @returns a promise that resolves once every request in flight has settled.
+   * @returns a promise that resolves once every request in flight has settled and the key source is closed.
    */
-  close(graceMs = 0): Promise<void> {
-    return this.#transport.close(graceMs);
+  async close(graceMs = 0): Promise<void> {
+    try {
+      await this.#transport.close(graceMs);
+    } finally {
+      await this.keySource?.close();
+    }
   }
 
   /** Never reveal the key or API key when inspected or serialised. */

@@ -237,14 +237,16 @@ export abstract class SignedFeed extends EventEmitter {
 
   #closed: Promise<string> = Promise.resolve('');
 
-  /** One connection attempt: resolves when open; rejects on failure. */
-  #connect(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(new Error('feed stopped'));
+  /** One connection attempt: resolves when open; rejects on failure (the handshake's signature refused too). */
+  async #connect(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw new Error('feed stopped');
     this.#setState('connecting');
+    const headers = await this.client.feedHeaders(this.url);
+    if (signal.aborted) throw new Error('feed stopped');
     return new Promise<void>((resolve, reject) => {
       const WebSocketClass = webSocketClass();
       const socket = new WebSocketClass(this.url, {
-        headers: this.client.feedHeaders(this.url),
+        headers,
         handshakeTimeout: this.#options.handshakeTimeoutMs,
         minVersion: 'TLSv1.2',
         ...(this.client.ca ? { ca: this.client.ca } : {}),

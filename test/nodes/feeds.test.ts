@@ -212,16 +212,16 @@ describe('liquidity hub and wallets feeds (spec section 6)', function () {
 
         const otherKey = rsaKeyPair('pkcs8').privateKey;
         const wrong = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.account.apiKey, privateKey: otherKey });
-        const badlySigned = await refusedHandshake(url, wrong.feedHeaders(url));
+        const badlySigned = await refusedHandshake(url, await wrong.feedHeaders(url));
         wrong.close();
         assert.equal(badlySigned.status, 401);
         assert.deepEqual(badlySigned.body, { code: 401, msg: 'errPartnerAuth', detail: { reason: 'signature' } });
 
         // Signed for another URL: the signature covers the feed URL.
-        const forOther = await refusedHandshake(url, client.feedHeaders(wsBase + '/coreclient/x/feed'));
+        const forOther = await refusedHandshake(url, await client.feedHeaders(wsBase + '/coreclient/x/feed'));
         assert.equal(forOther.status, 401);
       }
-      const unknown = await refusedHandshake(wsBase + '/swaps/feed', client.feedHeaders(wsBase + '/swaps/feed'));
+      const unknown = await refusedHandshake(wsBase + '/swaps/feed', await client.feedHeaders(wsBase + '/swaps/feed'));
       assert.equal(unknown.status, 404);
     });
 
