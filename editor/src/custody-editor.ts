@@ -311,6 +311,14 @@ const CustodyEditor = {
       if (s === '' || t === 'bool') {
         return true;
       }
+      if (f.kind === 'amount' && (t === 'str' || t === 'num')) {
+        // As the runtime reads it: the unit is the node's Amounts option.
+        const decimal = current(this, 'amountFormat') === 'decimal';
+        if (decimal) {
+          return /^(\d+(\.\d+)?|\.\d+)$/.test(s) || f.label + ': a decimal number of whole units such as 0.015';
+        }
+        return /^\d+$/.test(s) || f.label + ': a whole number of base units such as 1500000 (for 0.015 set Amounts to decimal)';
+      }
       if (t === 'str') {
         if (f.pathId && !PATH_ID.test(s)) {
           return f.label + ': ' + PATH_ID_RULE;
