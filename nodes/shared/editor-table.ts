@@ -22,9 +22,10 @@ export type LookupKind = 'company' | 'fund' | 'wallet' | 'coreClient' | 'asset' 
  * The kind of value a field holds, which gives its TypedInput types ({@link FIELD_TYPES}):
  * `text` (ids and names), `enum` (one of {@link FieldPresentation.values}), `number`, `bool`,
  * `amount` (an amount in the unit of the node's `amountFormat`: base units, an integer, or a
- * decimal in whole units, given as text or a number).
+ * decimal in whole units, given as text or a number), `json` (a request body: JSON, or a value
+ * read per msg).
  */
-export type FieldKind = 'text' | 'enum' | 'number' | 'bool' | 'amount';
+export type FieldKind = 'text' | 'enum' | 'number' | 'bool' | 'amount' | 'json';
 
 /**
  * The TypedInput types a field of each kind offers, the first being the default (a node saved
@@ -37,6 +38,7 @@ export const FIELD_TYPES: Record<FieldKind, readonly string[]> = {
   number: ['num', 'msg', 'flow', 'global', 'env', 'jsonata'],
   bool: ['bool', 'msg', 'flow', 'global', 'env', 'jsonata'],
   amount: ['str', 'num', 'msg', 'flow', 'global', 'env', 'jsonata'],
+  json: ['msg', 'json', 'jsonata', 'flow', 'global', 'env'],
 };
 
 /** How one editor property is shown and read. */
