@@ -231,7 +231,7 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
   },
   'custody-core-client': {
     paletteLabel: 'core client',
-    icon: 'custody.svg',
+    icon: 'custody-core-client.svg',
     operations: { create: { label: 'create' }, list: { label: 'list' }, actions: { label: 'pending actions' }, action: { label: 'get action' }, wallets: { label: 'wallets' } },
     fields: ['company_id', 'client_id', 'action_id'],
     overrides: { company_id: { pathId: false } },
@@ -263,7 +263,7 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
   },
   'custody-swap-make': {
     paletteLabel: 'swap make',
-    icon: 'custody-swap.svg',
+    icon: 'custody-swap-make.svg',
     resolve: 'swapMake',
     operations: {
       make: {
@@ -279,7 +279,7 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
   },
   'custody-swap-take': {
     paletteLabel: 'swap take',
-    icon: 'custody-swap.svg',
+    icon: 'custody-swap-take.svg',
     resolve: 'swapTake',
     operations: {
       take: {
