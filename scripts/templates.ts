@@ -18,6 +18,8 @@
  *   - `escape(text)`: text as HTML, for a value a partial writes as HTML (a row's label);
  *   - `lit(value)`: a JavaScript literal (JSON, with `</` broken so it cannot end a script block);
  *   - `needs(...keys)`: fails the build when a key has no value (a help fragment's first line);
+ *   - `colour(type)`: the palette colour of a flow node type, by its role
+ *     (nodes/shared/palette-roles.ts); a type without a role fails the build;
  *   - `submissionKind(name)`: lib's SUBMISSION_KINDS entry of a money-moving kind (its owner path
  *     id and paying wallet field); an unknown kind fails the build.
  * - A tag alone on its line stands at column 0 and ends with `-%>` (which drops the newline
@@ -26,6 +28,7 @@
 import * as path from 'node:path';
 import { Eta } from 'eta';
 import { SUBMISSION_KINDS } from '../lib/api/kinds';
+import { paletteColour } from '../nodes/shared/palette-roles';
 
 /** The repository root (this file runs from dist/scripts/). */
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -59,6 +62,7 @@ export const templates = new Eta({
     "const help = (name, values) => include('/shared/help/' + name + '.eta', values);",
     "const row = (kind, options) => include('/shared/templates/rows/' + kind + '.eta', { row: options });",
     'const submissionKind = it.submissionKind;',
+    'const colour = it.paletteColour;',
     'const escape = this.config.escapeFunction;',
     "const lit = (value) => JSON.stringify(value).replace(/<\\//g, '<\\\\/');",
     "const needs = (...keys) => { for (const k of keys) if (it[k] === undefined || it[k] === null) throw new Error('no value for ' + k); };",
@@ -75,7 +79,7 @@ export const templates = new Eta({
 export function renderFile(file: string, data: object = {}): string {
   const name = `/${path.relative(VIEWS, file).split(path.sep).join('/')}`;
   try {
-    return templates.render(name, { ...data, submissionKind });
+    return templates.render(name, { ...data, submissionKind, paletteColour });
   } catch (err) {
     throw new Error(`${path.relative(ROOT, file)}: ${(err as Error).message}`);
   }

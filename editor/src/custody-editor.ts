@@ -311,6 +311,14 @@ const CustodyEditor = {
       if (s === '' || t === 'bool') {
         return true;
       }
+      if (f.kind === 'amount' && (t === 'str' || t === 'num')) {
+        // As the runtime reads it: the unit is the node's Amounts option.
+        const decimal = current(this, 'amountFormat') === 'decimal';
+        if (decimal) {
+          return /^(\d+(\.\d+)?|\.\d+)$/.test(s) || f.label + ': a decimal number of whole units such as 0.015';
+        }
+        return /^\d+$/.test(s) || f.label + ': a whole number of base units such as 1500000 (for 0.015 set Amounts to decimal)';
+      }
       if (t === 'str') {
         if (f.pathId && !PATH_ID.test(s)) {
           return f.label + ': ' + PATH_ID_RULE;
@@ -332,6 +340,52 @@ const CustodyEditor = {
       const valid = typed.call(this, v, opt || {});
       return valid === true || f.label + ': ' + (typeof valid === 'string' ? valid : 'invalid ' + t);
     };
+  },
+
+  /**
+   * The `validate` of a core client id setting (custody-coreclient-feed and custody-approver
+   * `clientId`, custody-track `client_id`; its type in `<property>Type`, one of
+   * CUSTODY_SHARED.settingTypes: str, env, global, flow; no type: str). A fixed value is a path
+   * id as the runtime takes it; an env, global or flow name must not be empty.
+   * @param required true when an empty value is refused (the feed), else it reads the msg.
+   */
+  clientIdValidator(property: string, label: string, required: boolean): Validator {
+    return function (v) {
+      const t = String(current(this, property + 'Type') || 'str');
+      const s = String(v === undefined || v === null ? '' : v).trim();
+      if (CUSTODY_SHARED.settingTypes.indexOf(t) === -1) {
+        return label + ': type ' + t + ' is not one of ' + CUSTODY_SHARED.settingTypes.join(', ');
+      }
+      if (s === '') {
+        return !required || label + ': required';
+      }
+      return t !== 'str' || PATH_ID.test(s) || label + ': ' + PATH_ID_RULE;
+    };
+  },
+
+  /**
+   * In oneditprepare of a dialog with a core client id setting: make `#node-input-<property>` a
+   * TypedInput of CUSTODY_SHARED.settingTypes, its type in `#node-input-<property>Type` (a node
+   * saved without one reads as str), the str type completing from the core clients of the
+   * dialog's connection (custody-lookup.ts).
+   */
+  clientIdInput(node: EditorNode, property: string): void {
+    const typeField = $('#node-input-' + property + 'Type');
+    if (!typeField.val()) {
+      typeField.val('str');
+    }
+    const lookup = window.CustodyLookup;
+    const getConnectionId = (): unknown => {
+      const c = $('#node-input-connection').val();
+      return c && c !== '_ADD_' ? c : node.connection;
+    };
+    const types = CUSTODY_SHARED.settingTypes.map((t): TypedInputType => {
+      if (t === 'str' && lookup && typeof lookup.autoComplete === 'function') {
+        return { value: 'str', label: 'string', icon: 'red/images/typedInput/az.svg', autoComplete: lookup.autoComplete('coreClient', getConnectionId) };
+      }
+      return t;
+    });
+    $('#node-input-' + property).typedInput({ default: 'str', typeField, types });
   },
 
   /** An operation node's label: its name, else "<palette label>: <operation>". */

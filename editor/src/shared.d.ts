@@ -12,4 +12,6 @@ declare const CUSTODY_SHARED: {
   fromMsg: string;
   /** The kinds of look-up (nodes/custody-config/lookup.ts LOOKUP_KINDS). */
   lookupKinds: string[];
+  /** The TypedInput types of a core client id setting (nodes/shared/typed-field.ts SETTING_TYPES). */
+  settingTypes: string[];
 };

@@ -30,13 +30,14 @@ import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { Approver, compileRules, ConfigError, type ApproverOutput, type Coordinator } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { failureText, showError } from '../shared/status';
+import { readSetting } from '../shared/typed-field';
 import { auditFileOf, createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef, FeedHealth, FeedMembership } from '../shared/types';
 import type { CompiledRule } from '../../lib/approver/rules';
 
 /** Editor properties of `custody-approver` (flows.json). */
 interface ApproverDef extends ConnectedNodeDef {
-  /** Core client id; empty: `msg.payload.client_id`. */
+  /** Core client id (its TypedInput type in `clientIdType`: str, env, global, flow; read at start); empty: `msg.payload.client_id`. */
   clientId?: string;
   /** lib ApprovalRule[]: ordered, first match wins. */
   rules?: unknown;
@@ -57,7 +58,8 @@ export = function register(RED: NodeAPI): void {
   function ApproverNode(this: Node, def: ApproverDef) {
     const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const clientId = (def.clientId || '').trim();
+    const clientIdSetting = readSetting(RED, node, def as unknown as Record<string, unknown>, 'clientId');
+    const clientId = clientIdSetting.value ?? '';
     const dryRun = def.dryRun === true;
     const auditFile = auditFileOf(RED, node.id, def.auditFile);
     const counts: Record<ApproverOutput, number> = { approved: 0, rejected: 0, held: 0, skipped: 0 };
@@ -192,6 +194,7 @@ export = function register(RED: NodeAPI): void {
     node.on('input', (msg: NodeMessageInFlow, send: (m: Array<NodeMessageInFlow | null>) => void, done: (err?: Error) => void) => {
       const out = msg as NodeMessageInFlow & { decision?: unknown; statusCode?: number };
       const payload = isPlainObject(msg.payload) ? msg.payload : {};
+      if (clientIdSetting.error) return done(clientIdSetting.error);
       if (!clientId && typeof payload.client_id === 'string') watch(payload.client_id);
       ready
         .then((approver) => approver.decide(clientId ? { ...payload, client_id: clientId } : payload))

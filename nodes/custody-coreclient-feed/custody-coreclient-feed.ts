@@ -23,6 +23,7 @@ import type { NodeAPI, Node, NodeMessage } from 'node-red';
 import { getPendingAction, Action } from '../../lib';
 import { SentIds, sentIdsFile, removeSentIdsFiles } from '../../lib/support/durable/sent-ids';
 import { showError } from '../shared/status';
+import { readSetting } from '../shared/typed-field';
 import { joinSharedFeed } from '../shared/feed-node';
 import { createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
@@ -53,14 +54,15 @@ export = function register(RED: NodeAPI): void {
   function CoreClientFeedNode(this: Node, def: FeedDef) {
     const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const clientId = (def.clientId || '').trim();
+    const clientIdSetting = readSetting(RED, node, def as unknown as Record<string, unknown>, 'clientId');
+    const clientId = clientIdSetting.value ?? '';
     const withDetails = def.details !== false;
     /** False once the node is closing: no more retries of details reads, no more sends. */
     let running = true;
     const retries = new Set<NodeJS.Timeout>();
 
     if (!connection || !clientId) {
-      showError(node, !connection ? noConnectionError(RED) : new Error(`clientId: ${RED._('custody-coreclient-feed.errors.clientIdRequired')}`));
+      showError(node, !connection ? noConnectionError(RED) : (clientIdSetting.error ?? new Error(`clientId: ${RED._('custody-coreclient-feed.errors.clientIdRequired')}`)));
       return;
     }
 

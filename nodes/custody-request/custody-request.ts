@@ -1,9 +1,10 @@
 /**
  * `custody-request`: any signed call by method and path, the escape hatch for calls the other
  * nodes do not cover (docs/nodes.md, the node table and "The msg contract (every node)"; lib
- * `signedRequest`). Method and path come from the
- * editor, else from `msg.method` and `msg.path`; the body of POST and PUT is `msg.payload`
- * (unless the editor's Body is "none"). The path is checked before anything is sent: it must
+ * `signedRequest`). Method, path and body are TypedInputs (method: a fixed method or a msg
+ * property; path: str, msg, flow, global, env, jsonata; body: msg (default `msg.payload`), json,
+ * jsonata, flow, global, env, or none); an empty method or path reads `msg.method` / `msg.path`,
+ * and a node saved before the types reads as it did (body `payload` or `none`). The path is checked before anything is sent: it must
  * stay below the configured base URL; a call that a typed node covers (a declared v1 operation,
  * lib `checkDeclaredOperation`) is checked like that node checks it, then its body sent as
  * given. Only GET is retried. Status and done/send through the shared `requestRunner`. Output as every operation node:
@@ -17,43 +18,82 @@ import type { CustodyMessage } from '../shared/types';
 import { createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
 import { REQUEST_METHODS } from '../../lib/request/signed-request';
+import { fieldReader, storedType, type FieldReader } from '../shared/typed-field';
 
-/** Editor properties of `custody-request`. */
+/** Editor properties of `custody-request` (each a TypedInput whose type is in `<property>Type`; a node saved without types reads as before). */
 interface RequestNodeDef extends ConnectedNodeDef {
-  /** GET, POST, PUT, DELETE, or empty: `msg.method`. */
+  /** GET, POST, PUT, DELETE (type `str`), a msg property (type `msg`), or empty: `msg.method`. */
   method?: string;
-  /** A path below the base URL (may carry a query string), or empty: `msg.path`. */
+  methodType?: string;
+  /** A path below the base URL (may carry a query string), typed str, msg, flow, global, env or jsonata; empty: `msg.path`. */
   path?: string;
-  /** `payload` (default): POST and PUT send `msg.payload`; `none`: no body. */
+  pathType?: string;
+  /**
+   * The body of POST and PUT. Without `bodyType` (as saved before): `payload` (default) sends
+   * `msg.payload`, `none` no body. With it: `none`, or a value of type msg (default `payload`),
+   * json, jsonata, flow, global or env.
+   */
   body?: string;
+  bodyType?: string;
 }
 
 /** The msg of `custody-request`: `method` and `path` when the editor leaves them empty. */
 type RequestMessage = CustodyMessage & { method?: unknown; path?: unknown };
 
+/** The TypedInput types of `method`: a fixed method (`str`) or a msg property. */
+const METHOD_TYPES = ['str', 'msg'];
+
 export = function register(RED: NodeAPI): void {
+  /** A msg property, undefined when it (or an object on its way) is missing. */
+  function messageProperty(msg: RequestMessage, expression: string): unknown {
+    try {
+      return RED.util.getMessageProperty(msg, expression);
+    } catch {
+      return undefined;
+    }
+  }
+
   function CustodyRequest(this: Node, def: RequestNodeDef) {
     const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const method = (def.method ?? '').trim().toUpperCase();
-    const path = (def.path ?? '').trim();
-    const sendBody = def.body !== 'none';
+    const config = def as unknown as Record<string, unknown>;
+    const methodType = storedType(config, 'method') ?? 'str';
+    const methodText = (def.method ?? '').trim();
+    const method = methodType === 'str' ? methodText.toUpperCase() : '';
+    const bodyType = storedType(config, 'body');
+    const sendBody = bodyType === undefined ? def.body !== 'none' : bodyType !== 'none';
     const run = requestRunner(RED, node);
+    let configError: Error | undefined;
+    let pathOf: FieldReader = () => Promise.resolve(undefined);
+    let bodyOf: FieldReader | undefined;
+    try {
+      if (!METHOD_TYPES.includes(methodType)) throw new ConfigError(`methodType: ${JSON.stringify(methodType)} is not one of ${METHOD_TYPES.join(', ')}`);
+      if (methodType === 'msg' && !methodText) throw new ConfigError('method: the msg property is empty');
+      if (method && !(REQUEST_METHODS as readonly string[]).includes(method)) throw new ConfigError(`method: ${RED._('custody-request.errors.method', { method: JSON.stringify(def.method) })}`);
+      pathOf = fieldReader(RED, node, config, 'path', 'path', 'text');
+      if (bodyType !== undefined && bodyType !== 'none') bodyOf = fieldReader(RED, node, { body: def.body || 'payload', bodyType }, 'body', 'body', 'json');
+    } catch (e) {
+      configError = e as Error;
+    }
 
     if (!connection) showError(node, noConnectionError(RED));
-    else if (method && !(REQUEST_METHODS as readonly string[]).includes(method)) showError(node, new ConfigError(`method: ${RED._('custody-request.errors.method', { method: JSON.stringify(def.method) })}`));
+    else if (configError) showError(node, configError);
     else node.status({});
 
     node.on('input', (msg: NodeMessageInFlow, send: (m: NodeMessageInFlow) => void, done: (err?: Error) => void) => {
       const out = msg as RequestMessage;
       if (!connection) return done(noConnectionError(RED));
-      const m = method || (typeof out.method === 'string' ? out.method : '');
-      const p = path || (typeof out.path === 'string' ? out.path : '');
-      const hasBody = sendBody && (m.trim().toUpperCase() === 'POST' || m.trim().toUpperCase() === 'PUT');
+      if (configError) return done(configError);
       run(out, send, done, async () => {
+        const fromMsg = methodType === 'msg' ? messageProperty(out, methodText.replace(/^msg\./, '')) : out.method;
+        const m = method || (typeof fromMsg === 'string' ? fromMsg : '');
+        const given = await pathOf(out);
+        const p = typeof given === 'string' ? given : typeof out.path === 'string' ? out.path : '';
+        const hasBody = sendBody && (m.trim().toUpperCase() === 'POST' || m.trim().toUpperCase() === 'PUT');
         const client = await connection.client();
+        const body = hasBody ? (bodyOf ? await bodyOf(out) : out.payload) : undefined;
         // Checked (the path; a call a typed node covers, as that node checks it) before sending.
-        const res = await signedRequest(client, { method: m, path: p, body: hasBody ? out.payload : undefined });
+        const res = await signedRequest(client, { method: m, path: p, body });
         out.payload = res.data;
         out.statusCode = res.statusCode;
         return { statusCode: res.statusCode };

@@ -46,6 +46,7 @@ import {
 } from '../../lib';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
+import { readSetting } from '../shared/typed-field';
 import type { CustodyMessage, CustodyTrace, FeedMembership } from '../shared/types';
 import { createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
@@ -144,7 +145,8 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     const sendProgress = def.progress === true || (def.progress as unknown) === 'true';
     const editorCompany = text(def.company_id);
-    const editorClient = text(def.client_id);
+    // Read per msg (a flow or global value may change); an error refuses the msgs that need it.
+    const editorClient = () => readSetting(RED, node, def as unknown as Record<string, unknown>, 'client_id');
     const kindSetting = text(def.kind) ?? 'msg';
 
     let configError: Error | undefined;
@@ -430,7 +432,9 @@ export = function register(RED: NodeAPI): void {
       const tx_id = text(payload.tx_id) ?? text(payload.txID);
       if (!tx_id) throw new ValidationError('tx_id', RED._('custody-track.errors.txIdRequired'));
       if (TRANSACTION_STATES[kind].owner === 'client_id') {
-        const client_id = editorClient ?? text(payload.client_id) ?? text(trace.client_id);
+        const setting = editorClient();
+        if (setting.error) throw setting.error;
+        const client_id = setting.value ?? text(payload.client_id) ?? text(trace.client_id);
         if (!client_id) throw new ValidationError('client_id', RED._('custody-track.errors.clientIdRequired'));
         return { kind, tx_id, client_id };
       }

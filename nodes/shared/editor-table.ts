@@ -20,9 +20,12 @@ export type LookupKind = 'company' | 'fund' | 'wallet' | 'coreClient' | 'asset' 
 
 /**
  * The kind of value a field holds, which gives its TypedInput types ({@link FIELD_TYPES}):
- * `text` (ids and names), `enum` (one of {@link FieldPresentation.values}), `number`, `bool`.
+ * `text` (ids and names), `enum` (one of {@link FieldPresentation.values}), `number`, `bool`,
+ * `amount` (an amount in the unit of the node's `amountFormat`: base units, an integer, or a
+ * decimal in whole units, given as text or a number), `json` (a request body: JSON, or a value
+ * read per msg).
  */
-export type FieldKind = 'text' | 'enum' | 'number' | 'bool';
+export type FieldKind = 'text' | 'enum' | 'number' | 'bool' | 'amount' | 'json';
 
 /**
  * The TypedInput types a field of each kind offers, the first being the default (a node saved
@@ -34,11 +37,17 @@ export const FIELD_TYPES: Record<FieldKind, readonly string[]> = {
   enum: ['str', 'msg', 'flow', 'global', 'env', 'jsonata'],
   number: ['num', 'msg', 'flow', 'global', 'env', 'jsonata'],
   bool: ['bool', 'msg', 'flow', 'global', 'env', 'jsonata'],
+  amount: ['str', 'num', 'msg', 'flow', 'global', 'env', 'jsonata'],
+  json: ['msg', 'json', 'jsonata', 'flow', 'global', 'env'],
 };
 
 /** How one editor property is shown and read. */
 export interface FieldPresentation {
-  /** The API field it fills (spec name), when not the property's own name (e.g. `type` for `feeType`). */
+  /**
+   * The API field it fills (spec name), when not the property's own name (e.g. `type` for
+   * `feeType`); a dotted path fills a field of a nested object (`send.symbol`), merged with the
+   * rest of that object in `msg.payload` (`msg.payload.send.amount` stays when only the asset is set).
+   */
   field?: string;
   /** The row's label. */
   label: string;
@@ -92,7 +101,16 @@ export const FIELDS: Record<string, FieldPresentation> = {
   query: { label: 'Query', icon: 'search', hint: '3 letters', maxLength: 3 },
   feeType: { field: 'type', label: 'Type', icon: 'exchange', kind: 'enum', values: ['transferOut', 'withdraw', 'swap'] },
   asset: { label: 'Asset', icon: 'bitcoin', placeholder: 'msg.payload.asset, e.g. BTC-TESTNET', lookup: 'asset' },
+  amount: { label: 'Amount', icon: 'calculator', kind: 'amount', placeholder: 'msg.payload.amount' },
   direction: { label: 'Direction', icon: 'arrows-h', kind: 'enum', values: ['all', 'in', 'out'], placeholder: 'msg.payload.direction (else not sent)' },
+  // The payment terms (spec section 4: POST transfer, withdraw, atomicswap make and take, sweep).
+  sendAsset: { field: 'send.symbol', label: 'Asset', icon: 'bitcoin', placeholder: 'msg.payload.send.symbol, e.g. BTC-TESTNET', lookup: 'asset' },
+  sendAmount: { field: 'send.amount', label: 'Amount', icon: 'calculator', kind: 'amount', placeholder: 'msg.payload.send.amount' },
+  receiveAsset: { field: 'receive.symbol', label: 'Receive asset', icon: 'bitcoin', placeholder: 'msg.payload.receive.symbol, e.g. ETH-TESTNET', lookup: 'asset' },
+  receiveAmount: { field: 'receive.amount', label: 'Receive amount', icon: 'calculator', kind: 'amount', placeholder: 'msg.payload.receive.amount' },
+  reference: { label: 'Reference', icon: 'file-text-o', hint: 'your text, e.g. the invoice number' },
+  benefit_of: { label: 'Benefit of', icon: 'user-o', hint: 'the beneficiary' },
+  account_no: { label: 'Account no', icon: 'list-alt', hint: "the beneficiary's account" },
   // v2
   workspaceID: { label: 'Workspace', icon: 'briefcase', pathId: true, placeholder: "empty: the connection's workspace" },
   policyName: { field: 'name', label: 'Policy name', icon: 'tag' },
@@ -165,7 +183,7 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
     paletteLabel: 'assets',
     icon: 'custody-assets.svg',
     operations: { assets: { label: 'list assets' }, fee: { label: 'fee quote' } },
-    fields: ['feeType', 'asset'],
+    fields: ['feeType', 'asset', 'amount'],
   },
   'custody-company': {
     paletteLabel: 'company',
@@ -208,12 +226,12 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
       get: { label: 'get' },
       resolve: RESOLVE,
     },
-    fields: ['company_id', 'wallet_id', 'counterparty_wallet_address', 'tx_id'],
+    fields: ['company_id', 'wallet_id', 'counterparty_wallet_address', 'sendAsset', 'sendAmount', 'reference', 'benefit_of', 'account_no', 'tx_id'],
     overrides: { wallet_id: FROM_WALLET },
   },
   'custody-core-client': {
     paletteLabel: 'core client',
-    icon: 'custody.svg',
+    icon: 'custody-core-client.svg',
     operations: { create: { label: 'create' }, list: { label: 'list' }, actions: { label: 'pending actions' }, action: { label: 'get action' }, wallets: { label: 'wallets' } },
     fields: ['company_id', 'client_id', 'action_id'],
     overrides: { company_id: { pathId: false } },
@@ -223,8 +241,8 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
     icon: 'custody-approve.svg',
     inputLabels: 'client_id, action_id in msg.payload',
     operations: {
-      approve: { label: 'approve', note: 'Wired after a coreclient feed node, leave both ids empty.' },
-      reject: { label: 'reject', note: 'Wired after a coreclient feed node, leave both ids empty.' },
+      approve: { label: 'approve', note: 'Wired after a core client feed node, leave both ids empty.' },
+      reject: { label: 'reject', note: 'Wired after a core client feed node, leave both ids empty.' },
     },
     fields: ['client_id', 'action_id'],
   },
@@ -240,12 +258,12 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
       get: { label: 'get' },
       resolve: RESOLVE,
     },
-    fields: ['company_id', 'wallet_id', 'address', 'tx_id'],
+    fields: ['company_id', 'wallet_id', 'address', 'sendAsset', 'sendAmount', 'reference', 'benefit_of', 'account_no', 'tx_id'],
     overrides: { wallet_id: { label: 'From wallet' } },
   },
   'custody-swap-make': {
     paletteLabel: 'swap make',
-    icon: 'custody-swap.svg',
+    icon: 'custody-swap-make.svg',
     resolve: 'swapMake',
     operations: {
       make: {
@@ -256,11 +274,12 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
       cancel: { label: 'cancel' },
       resolve: RESOLVE,
     },
-    fields: ['company_id', 'send_wallet_id', 'receive_wallet_id', 'tx_id'],
+    fields: ['company_id', 'send_wallet_id', 'receive_wallet_id', 'sendAsset', 'sendAmount', 'receiveAsset', 'receiveAmount', 'reference', 'tx_id'],
+    overrides: { sendAsset: { label: 'Send asset' }, sendAmount: { label: 'Send amount' } },
   },
   'custody-swap-take': {
     paletteLabel: 'swap take',
-    icon: 'custody-swap.svg',
+    icon: 'custody-swap-take.svg',
     resolve: 'swapTake',
     operations: {
       take: {
@@ -270,7 +289,7 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
       get: { label: 'get' },
       resolve: RESOLVE,
     },
-    fields: ['company_id', 'swap_id', 'send_wallet_id', 'receive_wallet_id', 'tx_id'],
+    fields: ['company_id', 'swap_id', 'send_wallet_id', 'receive_wallet_id', 'reference', 'tx_id'],
   },
   'custody-liquidity-hub': {
     paletteLabel: 'liquidity hub',
@@ -292,7 +311,7 @@ export const OPERATION_NODES: Record<OperationNodeType, OperationNodeEditor> = {
       status: { label: 'status', note: "The spec's form: POST to the literal path <code>.../sweep/tx_id</code> with <code>{tx_id}</code> in the body." },
       resolve: RESOLVE,
     },
-    fields: ['client_id', 'wallet_id', 'recipient_wallet_id', 'tx_id'],
+    fields: ['client_id', 'wallet_id', 'recipient_wallet_id', 'sendAsset', 'sendAmount', 'reference', 'tx_id'],
     overrides: { wallet_id: { label: 'From wallet' }, tx_id: { pathId: false } },
   },
   'custody-read': {

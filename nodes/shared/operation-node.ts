@@ -72,7 +72,15 @@ export interface OperationNodeOptions {
    * Per v1 operation name: the answer's `msg.payload` made from the parsed body and the request
    * fields (e.g. custody-action adds the `action_id` it decided to `{code, msg}`).
    */
-  answers?: Record<string, (data: unknown, input: Record<string, unknown>) => unknown>;
+  answers?: Record<string, (data: unknown, input: Record<string, unknown>, context: AnswerContext) => unknown>;
+}
+
+/** What an answer hook ({@link OperationNodeOptions.answers}) may use besides the body and the request. */
+export interface AnswerContext {
+  /** The node's Amounts option: `baseUnits` or `decimal`. */
+  amountFormat: AmountFormat;
+  /** The connection's client (e.g. the asset's scale, cached, for an answer in decimals). */
+  client: CustodyClient;
 }
 
 /**
@@ -91,7 +99,7 @@ export function custodyTrace(type: string, operation: string, input: Record<stri
 }
 
 /** `amountFormat` editor option: amounts are base units (default) or decimal strings in whole units. */
-type AmountFormat = 'baseUnits' | 'decimal';
+export type AmountFormat = 'baseUnits' | 'decimal';
 
 /** One operation of a node, resolved against its palette entry. */
 interface ResolvedOperation {
@@ -210,7 +218,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
         editor[property] = value;
         if (f.applied === false || value === undefined) continue;
         if (!typed && typeof value !== 'string') continue; // as before: only text was applied
-        input[f.field] = value;
+        setField(input, f.field, f.kind === 'amount' && amountFormat === 'baseUnits' ? baseUnitsOf(f.field, value) : value);
       }
       return { input, editor };
     }
@@ -236,7 +244,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
       }
       const res = await callOperation(client, spec, input);
       const answer = options.answers?.[op.name];
-      msg.payload = answer ? answer(res.data, input) : res.data;
+      msg.payload = answer ? await answer(res.data, input, { amountFormat, client }) : res.data;
       msg.statusCode = res.statusCode;
       return { statusCode: res.statusCode };
     }
@@ -283,6 +291,35 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
   RED.httpAdmin.get(`/custody/operations/${type}`, RED.auth.needsPermission(`${type}.read`), (_req, res) => {
     res.json(described);
   });
+}
+
+/**
+ * Set one request field of `input`, a dotted path filling a nested object (`send.symbol`): the
+ * object on the way is copied from `input` (`msg.payload.send` when given, so its other fields
+ * stay) or made, and `msg.payload` itself is not changed.
+ */
+function setField(input: Record<string, unknown>, field: string, value: unknown): void {
+  const keys = field.split('.');
+  let target = input;
+  for (const key of keys.slice(0, -1)) {
+    const next: Record<string, unknown> = isPlainObject(target[key]) ? { ...(target[key] as Record<string, unknown>) } : {};
+    target[key] = next;
+    target = next;
+  }
+  target[keys[keys.length - 1]] = value;
+}
+
+/**
+ * An amount given in an editor field while the node's amounts are base units: a whole number
+ * (text of digits, or a number) as the API's integer.
+ * @param field the request field named in the error, e.g. `send.amount`.
+ * @throws {ValidationError} naming `field` for anything else (a decimal such as "0.015" is
+ *   refused, not rounded: the node's Amounts option says which unit the field holds).
+ */
+function baseUnitsOf(field: string, value: unknown): unknown {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  if (text !== undefined && /^\d+$/.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
+  throw new ValidationError(field, `a whole number of base units (Amounts: base units), got ${shortText(value)}; for whole units such as "0.015" set Amounts to decimal`);
 }
 
 /** A msg value for an error message: text quoted, anything else by its JSON or type. */
@@ -345,7 +382,7 @@ export function editorDescription(node: OperationNodeType | EditorDescriptionInp
       continue;
     }
     const topLevel = new Set(d.fields.map((f) => f.split('.')[0]));
-    const properties = pairs.filter(([field]) => topLevel.has(field)).map(([, property]) => property);
+    const properties = pairs.filter(([field]) => topLevel.has(field.split('.')[0])).map(([, property]) => property);
     if (topLevel.has('partner_txID')) properties.push('partnerTxId'); // the business key row (nodes/shared/business-key.ts)
     if (d.amounts) properties.push('amountFormat');
     if (d.expires) properties.push('expiresAfter');

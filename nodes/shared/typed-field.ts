@@ -154,3 +154,45 @@ export function fieldReader(RED: NodeAPI, node: Node, def: Record<string, unknow
 export function refusingReader(err: Error): FieldReader {
   return () => Promise.reject(err);
 }
+
+/**
+ * The TypedInput types of a node setting that is not read from the msg (the core client id of
+ * custody-coreclient-feed, custody-approver and custody-track): `str` (the default, and what a
+ * node saved without `<property>Type` reads as), `env`, `global`, `flow`.
+ */
+export const SETTING_TYPES: readonly string[] = ['str', 'env', 'global', 'flow'];
+
+/** A setting read by {@link readSetting}: its text, or why it could not be read. */
+export interface SettingValue {
+  /** The text, trimmed; undefined when the setting is empty (the node then reads its msg). */
+  value?: string;
+  /** Set when a typed setting gives nothing or is not text, or its type is not one of {@link SETTING_TYPES}. */
+  error?: ConfigError;
+}
+
+/**
+ * Read a setting of {@link SETTING_TYPES} now (synchronously: env, and flow or global context of
+ * the default store): a feed or approver reads it once when it starts, custody-track per msg.
+ * @param RED the Node-RED API.
+ * @param node the node (its flow and global context).
+ * @param def the node's editor properties.
+ * @param property the property, e.g. `clientId`; its type is `<property>Type`.
+ * @returns the text, or the error naming the property (`clientId: env CLIENT is not set`).
+ */
+export function readSetting(RED: NodeAPI, node: Node, def: Record<string, unknown>, property: string): SettingValue {
+  const type = storedType(def, property) ?? 'str';
+  const raw = def[property];
+  if (!SETTING_TYPES.includes(type)) return { error: new ConfigError(`${property}Type: ${JSON.stringify(type)} is not one of ${SETTING_TYPES.join(', ')}`) };
+  if (isEmpty(raw)) return {};
+  const text = String(raw).trim();
+  if (type === 'str') return { value: text };
+  const what = described(type, text);
+  let v: unknown;
+  try {
+    v = RED.util.evaluateNodeProperty(text, type, node, {} as NodeMessage);
+  } catch (e) {
+    return { error: new ConfigError(`${property}: ${what}: ${(e as Error).message}`) };
+  }
+  if (typeof v !== 'string' || v.trim() === '') return { error: new ConfigError(`${property}: ${what} ${v === undefined || v === '' ? 'is not set' : 'is not text'}`) };
+  return { value: v.trim() };
+}

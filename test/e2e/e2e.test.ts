@@ -193,7 +193,7 @@ describe('end to end: node-red with the pack and the example flows', function ()
         return { seen, sandboxShowsKey, simulatorHidesKey, shown, tip, label };
       });
       assert.ok(opened.seen.length >= 8, `opened ${opened.seen.join(', ')}`);
-      assert.deepEqual(opened.shown, ['company_id', 'wallet_id', 'counterparty_wallet_address', 'partnerTxId', 'amountFormat', 'expiresAfter']);
+      assert.deepEqual(opened.shown, ['company_id', 'wallet_id', 'counterparty_wallet_address', 'sendAsset', 'sendAmount', 'amountFormat', 'reference', 'benefit_of', 'account_no', 'partnerTxId', 'expiresAfter']);
       assert.match(opened.tip, /POST \/company\/\{company_id\}\/transfer/);
       assert.match(opened.tip, /send\.amount/);
       assert.match(opened.tip, /partner_txID is required/);

@@ -194,6 +194,35 @@ describe('v1 operation nodes in the Node-RED runtime', function () {
         await helper.unload();
       }
     });
+    it('custody-request with typed fields: method from a msg property, path from JSONata or flow context, body JSON, a msg property or none', async () => {
+      await load(custom('custody-request', { method: 'req.verb', methodType: 'msg', path: '"/company/" & payload.c & "/custom"', pathType: 'jsonata', body: '{"name":"fixed"}', bodyType: 'json' }), creds);
+      await ok({ req: { verb: 'POST' }, payload: { c: 'c1' } });
+      await helper.unload();
+      await load(custom('custody-request', { method: 'PUT', methodType: 'str', path: 'target', pathType: 'flow', body: 'payload.inner', bodyType: 'msg' }), creds);
+      (helper.getNode('op') as any).context().flow.set('target', '/coreclient/cc1/action/a2');
+      await ok({ payload: { inner: { note: 'inner' }, outer: true } });
+      await helper.unload();
+      await load(custom('custody-request', { method: 'POST', methodType: 'str', path: '/company/c1/custom', pathType: 'str', body: '', bodyType: 'none' }), creds);
+      await ok({ payload: { name: 'not sent' } });
+      assert.deepEqual(seen.map((s) => `${s.method} ${s.url} ${s.body}`), [
+        'POST /api/v1/p/company/c1/custom {"name":"fixed"}',
+        'PUT /api/v1/p/coreclient/cc1/action/a2 {"note":"inner"}',
+        'POST /api/v1/p/company/c1/custom ',
+      ]);
+      await helper.unload();
+      seen.length = 0;
+      for (const [props, message] of [
+        [{ method: 'req.verb', methodType: 'msg', path: '/x', pathType: 'str' }, /method: required/],
+        [{ method: 'GET', methodType: 'str', path: 'payload.missing', pathType: 'msg' }, /path: msg\.payload\.missing is not set/],
+        [{ method: 'POST', methodType: 'str', path: '/company', pathType: 'str', body: 'payload.(', bodyType: 'jsonata' }, /body: JSONata .* does not parse/],
+      ] as const) {
+        await load(custom('custody-request', props), creds);
+        const caught = await refused({ payload: {} });
+        assert.match(caught.error.message, message);
+        await helper.unload();
+      }
+      assert.equal(seen.length, 0, 'nothing sent for refused input');
+    });
   });
 
   describe('against the simulator', () => {

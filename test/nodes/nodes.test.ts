@@ -81,7 +81,8 @@ describe('nodes in the Node-RED runtime', function () {
 
     await load(opFlow('custody-assets', { operation: 'fee', feeType: 'transferOut', amountFormat: 'decimal' }));
     const fee = await call({ asset: 'BTC-TESTNET', amount: '0.015' });
-    assert.deepEqual(fee.payload, { netAmount: 1500000, fees: 15, amountToSend: 1500015 });
+    // Asked in decimals, answered in decimals too, beside the base units.
+    assert.deepEqual(fee.payload, { netAmount: 1500000, fees: 15, amountToSend: 1500015, netAmount_decimal: '0.015', fees_decimal: '0.00000015', amountToSend_decimal: '0.01500015' });
     const refused = await callExpectingError({ asset: 'BTC-TESTNET', amount: '0.000000001' });
     assert.equal(refused.error.code, 'EINPUT');
     assert.match(refused.error.message, /amount: at most 8 decimal places/);

@@ -6,61 +6,14 @@
  * are refused naming the field, and nothing is sent.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { Inbox, loadCollecting, sendAndWait, operationFlow } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
+import { RecordingProxy } from '../helpers/recording-proxy';
 
 const dataDir = simulatorDataDir('cf-typed-fields-');
 const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-fund', 'custody-company', 'custody-portfolio', 'custody-policy'], []);
-
-/** One request that reached the simulator through the proxy. */
-interface Seen {
-  method: string;
-  path: string;
-  body: any;
-}
-
-/**
- * A loopback proxy to the simulator that records each request (method, path with query, JSON
- * body). The Host header is passed on as the client sent it: the simulator checks the signature
- * over the URL the client addressed.
- */
-class RecordingProxy {
-  readonly seen: Seen[] = [];
-  #server?: http.Server;
-  constructor(private readonly target: string) {}
-  /** The proxy's origin, e.g. `http://127.0.0.1:PORT`. */
-  origin = '';
-  async start(): Promise<void> {
-    const target = new URL(this.target);
-    this.#server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        this.seen.push({ method: req.method ?? '', path: req.url ?? '', body: body.length ? JSON.parse(body.toString()) : undefined });
-        const out = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
-        out.on('error', () => res.destroy());
-        out.end(body);
-      });
-    });
-    await new Promise<void>((r) => this.#server!.listen(0, '127.0.0.1', () => r()));
-    this.origin = `http://127.0.0.1:${(this.#server!.address() as AddressInfo).port}`;
-  }
-  async stop(): Promise<void> {
-    await new Promise((r) => this.#server?.close(r));
-  }
-  /** The requests other than the asset list. */
-  requests(): Seen[] {
-    return this.seen.filter((s) => !/\/assets\/?(\?|$)/.test(s.path));
-  }
-}
 
 let seq = 0;
 const unique = (p: string) => `${p}-${process.pid}-${Date.now()}-${++seq}`;

@@ -10,7 +10,7 @@ import { findListedAsset, unknownAssetText } from '../asset-list';
 import { ValidationError, characterCount, shortValue } from '../../api/errors';
 import { type OperationSpec, DECIMAL_AMOUNT_MAX_LENGTH } from '../../api/spec';
 import { tooLongError, prepareOperation } from '../../request/prepare';
-import { DECIMAL_TEXT, toSafeNumber, toBaseUnits } from '../../api/amounts';
+import { DECIMAL_TEXT, toSafeNumber, toBaseUnits, fromBaseUnits } from '../../api/amounts';
 
 /** List the supported assets. @throws {ApiError} on a non-2xx answer. */
 export function listAssets(client: CustodyClient): Promise<ApiResponse<AssetList>> {
@@ -99,6 +99,31 @@ export async function decimalAmountsToBaseUnits(client: CustodyClient, spec: Ope
   for (const { amount, asset } of amounts) {
     const scale = await assetScale(client, getPath(input, asset) as string, asset);
     out = setPath(out, amount, toSafeNumber(toBaseUnits(String(getPath(input, amount)).trim(), scale, amount), amount));
+  }
+  return out;
+}
+
+/** The decimal fields {@link feeQuoteInDecimals} adds to a fee quote, each beside its base units field. */
+export const FEE_DECIMAL_FIELDS = { netAmount: 'netAmount_decimal', amountToSend: 'amountToSend_decimal', fees: 'fees_decimal' } as const;
+
+/** A fee quote (POST /fees answer, base units) with its amounts also in whole units of the asset. */
+export type FeeQuoteWithDecimals = FeeQuote & { netAmount_decimal?: string; amountToSend_decimal?: string; fees_decimal?: string };
+
+/**
+ * A fee quote with its amounts also in decimals (whole units of `asset`, exact, as text such as
+ * `"0.0001"`): `netAmount_decimal`, `amountToSend_decimal`, `fees_decimal` beside the base units
+ * fields `netAmount`, `amountToSend`, `fees` of the answer (spec section 2 "Fee request and
+ * response"; OpenAPI FeesResponse), which are kept as they came.
+ * @param asset the asset code of the fee request; its scale is read from GET /assets (cached).
+ *   A field that is not an integer in the answer gets no decimal field.
+ * @throws {ValidationError} when the asset is not listed; {ApiError} when GET /assets fails.
+ */
+export async function feeQuoteInDecimals(client: CustodyClient, asset: string, quote: FeeQuote): Promise<FeeQuoteWithDecimals> {
+  const scale = await assetScale(client, asset);
+  const out = { ...quote } as FeeQuoteWithDecimals;
+  for (const field of ['netAmount', 'amountToSend', 'fees'] as const) {
+    // An answer the response check let through without the field (not checked strictly) gets no decimal for it.
+    if (Number.isSafeInteger(quote[field])) out[FEE_DECIMAL_FIELDS[field]] = fromBaseUnits(quote[field], scale, field);
   }
   return out;
 }
