@@ -220,8 +220,12 @@ describe('partner_txID from a business key (partnerTxId)', function () {
 
     const custom = (type: string, props: Record<string, unknown>) => operationFlow(type, props, { environment: 'custom', baseUrl: server.baseUrl });
 
-    /** Per node: its money-moving operation, the editor path ids, and a valid msg.payload without partner_txID. */
-    const moneyNodes: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    /**
+     * Per node: its money-moving operation, the editor path ids, and a valid msg.payload without
+     * partner_txID. Built when a test runs, not when the file loads: `expires` is 600 s from now,
+     * and mocha loads every file before the first test of a suite that runs for minutes.
+     */
+    const moneyNodes = (): Array<[string, Record<string, unknown>, Record<string, unknown>]> => [
       ['custody-transfer', { operation: 'create', company_id: 'c1' }, { wallet_id: 'w1', counterparty_wallet_address: 'w2', expires: now() + 600, benefit_of: 'b', account_no: 'a', reference: 'r', send: { symbol: 'BTC-TESTNET', amount: 1000 } }],
       ['custody-withdraw', { operation: 'create', company_id: 'c1' }, { wallet_id: 'w1', address: 'tb1qaddr', expires: now() + 600, benefit_of: 'b', account_no: 'a', reference: 'r', send: { symbol: 'BTC-TESTNET', amount: 1000 } }],
       ['custody-swap-make', { operation: 'make', company_id: 'c1' }, { send_wallet_id: 'w1', receive_wallet_id: 'w2', expires: now() + 600, reference: 'r', send: { symbol: 'BTC-TESTNET', amount: 1000 }, receive: { symbol: 'ETH-TESTNET', amount: 5000 } }],
@@ -230,7 +234,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
     ];
 
     it('each of the five nodes sends the key its partnerTxId builds, winning over msg.payload.partner_txID', async () => {
-      for (const [type, props, payload] of moneyNodes) {
+      for (const [type, props, payload] of moneyNodes()) {
         await load(custom(type, { ...props, partnerTxId: 'order-{{payload.order}}', partnerTxIdType: 'template' }), creds);
         await ok({ payload: { ...payload, order: 'ORD-1', partner_txID: 'ignored' } });
         await helper.unload();
@@ -240,14 +244,14 @@ describe('partner_txID from a business key (partnerTxId)', function () {
     });
 
     it('the swap take keys on the quote it takes: template take-{{payload.swap_id}}', async () => {
-      const [type, props, payload] = moneyNodes[3];
+      const [type, props, payload] = moneyNodes()[3];
       await load(custom(type, { ...props, partnerTxId: 'take-{{payload.swap_id}}' }), creds);
       await ok({ payload });
       assert.equal(bodies()[0].partner_txID, 'take-q-77');
     });
 
     it('custody-transfer with each type: template, msg, jsonata, str', async () => {
-      const [type, props, payload] = moneyNodes[0];
+      const [type, props, payload] = moneyNodes()[0];
       const cases: Array<[Record<string, unknown>, string]> = [
         [{ partnerTxId: 'inv-{{payload.invoice}}', partnerTxIdType: 'template' }, 'inv-INV-1001'],
         [{ partnerTxId: 'payload.invoice', partnerTxIdType: 'msg' }, 'INV-1001'],
@@ -263,7 +267,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
     });
 
     it('left empty (the default), the key is msg.payload.partner_txID, as before; a sweep without one is refused', async () => {
-      const [type, props, payload] = moneyNodes[0];
+      const [type, props, payload] = moneyNodes()[0];
       for (const keyProps of [{}, { partnerTxId: '', partnerTxIdType: 'template' }, { partnerTxId: '  ', partnerTxIdType: 'msg' }]) {
         await load(custom(type, { ...props, ...keyProps }), creds);
         await ok({ payload: { ...payload, partner_txID: 'from-payload' } });
@@ -272,7 +276,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
         await helper.unload();
       }
       assert.deepEqual(bodies().map((b) => b.partner_txID), ['from-payload', 'from-payload', 'from-payload']);
-      const [sweepType, sweepProps, sweepPayload] = moneyNodes[4];
+      const [sweepType, sweepProps, sweepPayload] = moneyNodes()[4];
       await load(custom(sweepType, sweepProps), creds);
       // The API takes a sweep without partner_txID, but the submission journal keys it on one.
       const keyless = await refused({ payload: { ...sweepPayload, partner_txID: undefined } });
@@ -287,7 +291,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
     });
 
     it('refuses a msg without its key before anything is sent, naming partner_txID and the placeholder', async () => {
-      const [type, props, payload] = moneyNodes[0];
+      const [type, props, payload] = moneyNodes()[0];
       await load(custom(type, { ...props, partnerTxId: 'inv-{{payload.invoice}}' }), creds);
       const missing = await refused({ payload: { ...payload, partner_txID: 'not-used' } });
       assert.equal(missing.error.code, 'EINPUT');
@@ -304,7 +308,7 @@ describe('partner_txID from a business key (partnerTxId)', function () {
     });
 
     it('a bad template is refused at deploy: red status naming partnerTxId, every msg refused, nothing sent', async () => {
-      for (const [type, props, payload] of moneyNodes) {
+      for (const [type, props, payload] of moneyNodes()) {
         await load(custom(type, { ...props, partnerTxId: 'inv-{{payload.invoice}' }), creds);
         const status = statusOf('op');
         assert.deepEqual([status?.fill, status?.shape], ['red', 'ring'], type);
