@@ -18,7 +18,6 @@
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/nodes/config-pkcs11.test.js`.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,7 +28,7 @@ import { CountingServer } from '../helpers/counting-server';
 import { describeCleanLog } from '../helpers/log-spy';
 import { TAB, loadCollecting, sendAndWait, lastStatusOf, type Inbox } from '../helpers/node-flows';
 import { redNodes, useHelperServer, rsaKeyPair } from '../helpers/red-setup';
-import { createSoftHsm, generateOnToken, importKey, initToken, removeSoftHsm, rsaPem, SOFTHSM_MODULE, PIN, type SoftHsm } from '../helpers/softhsm';
+import { changePin, createSoftHsm, generateOnToken, importKey, initToken, opensslFingerprint, removeSoftHsm, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
 import { until } from '../helpers/support';
 
 /** `flow` with a canvas position on every node but the tab and the config node (Node-RED counts a node without one as a config node). */
@@ -39,20 +38,6 @@ const MODULES = redNodes(['custody-config', 'custody-assets', 'custody-transfer'
 
 /** The token's PIN in this test: changed from the helper's, so that it is a text no other output holds by chance. */
 const TEST_PIN = 'pin-Hx7qZ2vK9w';
-
-/** `openssl pkey -pubin -outform DER | openssl dgst -sha256` of a public key (SPKI DER given), as hex. */
-export function opensslFingerprint(dir: string, spkiDer: Buffer): string {
-  const file = path.join(dir, 'fingerprint-pub.der');
-  fs.writeFileSync(file, spkiDer);
-  const der = execFileSync('openssl', ['pkey', '-pubin', '-inform', 'DER', '-in', file, '-outform', 'DER']);
-  const out = execFileSync('openssl', ['dgst', '-sha256'], { input: der }).toString();
-  return out.trim().split(/\s+/).pop()!;
-}
-
-/** Change the user PIN of token `label` from the helper's PIN to `pin` (OpenSC's pkcs11-tool). */
-export function changePin(h: SoftHsm, label: string, pin: string): void {
-  execFileSync('pkcs11-tool', ['--module', SOFTHSM_MODULE, '--token-label', label, '--login', '--pin', PIN, '--change-pin', '--new-pin', pin], { env: { ...process.env, SOFTHSM2_CONF: h.conf }, stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 describe('custody-config with a key on a PKCS#11 token (SoftHSM2), in Node-RED', function () {
   this.timeout(120_000);
