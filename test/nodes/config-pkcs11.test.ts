@@ -7,8 +7,9 @@
  *
  * - custody-assets lists the assets and custody-transfer creates a transfer, each request signed
  *   on the token; the core client feed connects (its handshake signed on the token) and delivers
- *   the transfer's action;
- * - a wrong PIN, a missing token, a missing key and an RSA-1024 key are each refused at deploy:
+ *   the transfer's action; one login serves them all, and unloading the flow releases the token;
+ * - a wrong PIN, a missing token, a missing key, an RSA-1024 key, a module that cannot be loaded
+ *   and a missing PIN are each refused at deploy:
  *   the node using the connection shows the named cause in its status, the log says it once, a
  *   msg is refused naming it, and a counting server sees 0 requests;
  * - Test connection (POST <admin>/custodyflow/config/test) answers the token key's SHA-256
@@ -24,6 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { Simulator, DATA_FILES } from '../../simulator';
+import { pkcs11Registry } from '../../lib';
 import { CountingServer } from '../helpers/counting-server';
 import { describeCleanLog } from '../helpers/log-spy';
 import { TAB, loadCollecting, sendAndWait, lastStatusOf, type Inbox } from '../helpers/node-flows';
@@ -127,6 +129,11 @@ describe('custody-config with a key on a PKCS#11 token (SoftHSM2), in Node-RED',
     const action = await until(() => seen.find((m) => m.payload.details?.txID === txId), 'the feed (handshake signed on the token) to deliver the action of the transfer');
     assert.equal(action.payload.client_id, sim.demo.core_client_id);
     assert.ok(!JSON.stringify([assets, created, action]).includes(TEST_PIN), 'no PIN in a msg');
+    // One login for the connection's operation nodes and feed; closing the flow releases the token.
+    const held = pkcs11Registry();
+    assert.deepEqual(held.map((m) => m.tokens.map((t) => [t.token, t.refs, t.logins])), [[['token "T"', 1, 1]]]);
+    await helper.unload();
+    assert.deepEqual(pkcs11Registry(), [], 'the last node using the token closed it');
   });
 
   const refusals: Array<{ what: string; over: Record<string, unknown>; pin?: string; reason: RegExp }> = [
@@ -134,12 +141,15 @@ describe('custody-config with a key on a PKCS#11 token (SoftHSM2), in Node-RED',
     { what: 'a missing token', over: { pkcs11TokenLabel: 'NoSuchToken' }, reason: /NoSuchToken.*not found|token.*NoSuchToken/i },
     { what: 'a missing key', over: { pkcs11KeyLabel: 'NoSuchKey' }, reason: /no private key.*NoSuchKey/ },
     { what: 'an RSA-1024 key', over: { pkcs11KeyLabel: 'Small' }, reason: /RSA-1024; at least RSA-2048/ },
+    { what: 'a module that cannot be loaded', over: { pkcs11Module: '/nonexistent/libpkcs11-missing.so' }, reason: /PKCS#11 module \W*\/nonexistent\/libpkcs11-missing\.so\W* could not be loaded/ },
+    { what: 'a connection without its PIN', over: {}, pin: '', reason: /pkcs11\.pin: the user PIN is required/ },
   ];
   for (const r of refusals) {
     it(`refuses ${r.what} at deploy: named in the node status, the log (once) and a msg's error; 0 requests sent`, async () => {
       const before = counting.requests;
       const flow = [TAB, tokenConfig(counting.baseUrl, r.over), { id: 'op', z: 'tab', type: 'custody-assets', connection: 'cfg', operation: 'assets', wires: [['out']] }, { id: 'out', z: 'tab', type: 'helper' }, ...catchNodes];
-      await loadCollecting(MODULES, placed(flow), { cfg: { apiKey: 'dGVzdC1wa2NzMTEta2V5', pin: r.pin ?? TEST_PIN } }, inbox);
+      const pin = r.pin ?? TEST_PIN;
+      await loadCollecting(MODULES, placed(flow), { cfg: { apiKey: 'dGVzdC1wa2NzMTEta2V5', ...(pin ? { pin } : {}) } }, inbox);
       // The helper's log spy of this load (a new one per load).
       const log = (helper as unknown as { log(): { args: unknown[][] } }).log();
       const op = helper.getNode('op');
