@@ -13,6 +13,8 @@
  *   answers); flows.json holds the PKCS#11 fields and no PIN and no key material;
  *   flows_cred.json is encrypted (one `$` blob) and holds the PIN only in it; the editor gets
  *   `has_pin`, never the PIN; the Node-RED log holds no PIN.
+ * - A reloaded editor: the connection is valid (`has_pin`), the PIN box holds Node-RED's
+ *   placeholder, and Test connection with the stored PIN is OK.
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/editor/editor-pkcs11.test.js`.
  */
@@ -158,6 +160,17 @@ describe('custody-config dialog in the editor: a key on a PKCS#11 token', functi
       const creds = await (await fetch(`${red().base}/credentials/custody-config/${CFG}`, { headers: { accept: 'application/json' } })).json();
       assert.equal(creds.has_pin, true, 'stored as a credential');
       assert.ok(!JSON.stringify(creds).includes(TEST_PIN), 'never sent back to the editor');
+
+      // A reloaded editor knows the stored PIN only as has_pin: valid, and Test connection uses the stored PIN.
+      await page.reload();
+      await page.waitForFunction((id) => (window as any).RED.nodes.node(id)?.valid === true, CFG, { timeout: 30000 });
+      await openConfigDialog(page, CFG);
+      assert.equal(await page.inputValue('#node-config-input-pin'), '__PWRD__', 'Node-RED sends a placeholder for the stored PIN');
+      const stored = await runConnectionTest(page);
+      assert.equal(stored.state, 'ok', stored.text);
+      assert.ok(stored.text.includes(fingerprint), stored.text);
+      await page.click('#node-config-dialog-cancel');
+      await page.waitForSelector('#custody-config-test', { state: 'detached' });
       assert.ok(!red().log.includes(TEST_PIN) && !red().log.includes('pin-wrong-'), 'no PIN in the Node-RED log');
       assert.deepEqual(errors, []);
     });
