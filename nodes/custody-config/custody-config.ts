@@ -17,7 +17,7 @@ import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks, FeedHealth, FeedReport, FeedWatcher, ApproverEntry } from '../shared/types';
 import { Coordinator } from '../../lib';
 import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, keySourceOf, redact, secretsOf, usesToken, type ConnectionCredentials, type ConnectionSettings } from './connection';
-import type { KeySource } from '../../lib';
+import { KeySourceError, type KeySource } from '../../lib';
 import { registerAdminRoutes } from './admin';
 import { CLOSE_GRACE_MS } from '../../lib/client/client';
 import type { ActionListing } from '../../lib/feeds/feed';
@@ -185,7 +185,9 @@ export = function register(RED: NodeAPI): void {
         const message = redact(err.message, secretsOf(credentials));
         node.error(RED._('custody-config.errors.keySource', { message }));
         // The nodes of this connection show it at once, before a msg comes (each says it again when one fails).
-        const text = message.length > 60 ? `${message.slice(0, 59)}…` : message;
+        // A token's refusal by its name (e.g. `pinIncorrect`, `tokenNotFound`); the log line says the rest.
+        const short = message.length > 60 ? `${message.slice(0, 59)}…` : message;
+        const text = err instanceof KeySourceError ? RED._('custody-config.status.keySource', { reason: err.reason }) : short;
         RED.nodes.eachNode((n: { id: string; connection?: string }) => {
           if (n.connection === node.id) RED.nodes.getNode(n.id)?.status({ fill: 'red', shape: 'ring', text });
         });

@@ -136,13 +136,14 @@ describe('custody-config with a key on a PKCS#11 token (SoftHSM2), in Node-RED',
     assert.deepEqual(pkcs11Registry(), [], 'the last node using the token closed it');
   });
 
-  const refusals: Array<{ what: string; over: Record<string, unknown>; pin?: string; reason: RegExp }> = [
-    { what: 'a wrong PIN', over: {}, pin: 'pin-wrong-000', reason: /refused the PIN|CKR_PIN_INCORRECT/ },
-    { what: 'a missing token', over: { pkcs11TokenLabel: 'NoSuchToken' }, reason: /NoSuchToken.*not found|token.*NoSuchToken/i },
-    { what: 'a missing key', over: { pkcs11KeyLabel: 'NoSuchKey' }, reason: /no private key.*NoSuchKey/ },
-    { what: 'an RSA-1024 key', over: { pkcs11KeyLabel: 'Small' }, reason: /RSA-1024; at least RSA-2048/ },
-    { what: 'a module that cannot be loaded', over: { pkcs11Module: '/nonexistent/libpkcs11-missing.so' }, reason: /PKCS#11 module \W*\/nonexistent\/libpkcs11-missing\.so\W* could not be loaded/ },
-    { what: 'a connection without its PIN', over: {}, pin: '', reason: /pkcs11\.pin: the user PIN is required/ },
+  /** Each refusal: the connection's fields, the words of its error, and the status the node shows. */
+  const refusals: Array<{ what: string; over: Record<string, unknown>; pin?: string; reason: RegExp; status: string }> = [
+    { what: 'a wrong PIN', over: {}, pin: 'pin-wrong-000', reason: /refused the PIN|CKR_PIN_INCORRECT/, status: 'signing key refused: pinIncorrect' },
+    { what: 'a missing token', over: { pkcs11TokenLabel: 'NoSuchToken' }, reason: /NoSuchToken.*not found|token.*NoSuchToken/i, status: 'signing key refused: tokenNotFound' },
+    { what: 'a missing key', over: { pkcs11KeyLabel: 'NoSuchKey' }, reason: /no private key.*NoSuchKey/, status: 'signing key refused: keyNotFound' },
+    { what: 'an RSA-1024 key', over: { pkcs11KeyLabel: 'Small' }, reason: /RSA-1024; at least RSA-2048/, status: 'signing key refused: keyUnsuitable' },
+    { what: 'a module that cannot be loaded', over: { pkcs11Module: '/nonexistent/libpkcs11-missing.so' }, reason: /PKCS#11 module \W*\/nonexistent\/libpkcs11-missing\.so\W* could not be loaded/, status: 'signing key refused: moduleNotLoadable' },
+    { what: 'a connection without its PIN', over: {}, pin: '', reason: /pkcs11\.pin: the user PIN is required/, status: 'pkcs11.pin: the user PIN is required' },
   ];
   for (const r of refusals) {
     it(`refuses ${r.what} at deploy: named in the node status, the log (once) and a msg's error; 0 requests sent`, async () => {
@@ -154,7 +155,7 @@ describe('custody-config with a key on a PKCS#11 token (SoftHSM2), in Node-RED',
       const log = (helper as unknown as { log(): { args: unknown[][] } }).log();
       const op = helper.getNode('op');
       const status = await until(() => (lastStatusOf(op)?.fill === 'red' ? lastStatusOf(op) : undefined), 'the node using the connection to show the refusal');
-      assert.equal(status!.shape, 'ring');
+      assert.deepEqual([status!.shape, status!.text], ['ring', r.status]);
       const logged = () => log.args.map((a) => JSON.stringify(a)).filter((t) => t.includes('signing key:'));
       await until(() => (logged().length ? true : undefined), 'the refusal in the log');
       assert.match(logged()[0], r.reason);
