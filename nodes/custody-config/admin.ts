@@ -4,11 +4,12 @@
  *
  * - `POST <admin>/custodyflow/config/test` (permission `custody-config.write`): the dialog's
  *   "Test connection". Body: the dialog's settings ({@link ConnectionSettings}) plus `id` (the
- *   config node's id) and the credential fields `apiKey`, `privateKey`, `token` as the dialog
+ *   config node's id) and the credential fields `apiKey`, `privateKey`, `token`, `pin` as the dialog
  *   holds them: the text typed, or Node-RED's placeholder `__PWRD__` for a credential left
  *   unchanged, which is replaced by the stored credential of the deployed custody-config node
  *   `id` (none when `id` is not one). Answers
- *   200 with a {@link TestAnswer} (`ok` false with a `cause` when the connection fails), 400
+ *   200 with a {@link TestAnswer} (`ok` false with a `cause` when the connection fails; the v1
+ *   key's SHA-256 `fingerprint`, PEM or PKCS#11, once its key source opened), 400
  *   `{cause: 'input', message}` for a body that is not such an object. Write permission,
  *   because it signs with the stored credentials towards a URL the request chooses, as a deploy can.
  * - `GET <admin>/custodyflow/lookup/:kind?connection=<config node id>&company_id=&fund_id=&query=`
@@ -44,6 +45,7 @@ import {
   coordinatorOptionsOf,
   describeFailure,
   redact,
+  secretsOf,
   testConnection,
   type ConnectionCredentials,
   type ConnectionSettings,
@@ -72,9 +74,9 @@ export const REDIS_TEST_MS = 5000;
 export const UNCHANGED_CREDENTIAL = '__PWRD__';
 
 /** The credential fields of `custody-config`. */
-const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token', 'redisPassword'] as const;
+const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token', 'redisPassword', 'pin'] as const;
 /** The settings fields the test takes from the body, each a string (or the timeout a number). */
-const SETTING_FIELDS = ['environment', 'baseUrl', 'signingMode', 'timeout', 'simulatorV1Key', 'v2BaseUrl', 'workspaceId', 'simulatorApiKey'] as const;
+const SETTING_FIELDS = ['environment', 'baseUrl', 'signingMode', 'timeout', 'simulatorV1Key', 'v2BaseUrl', 'workspaceId', 'simulatorApiKey', 'keySource', 'pkcs11Module', 'pkcs11TokenLabel', 'pkcs11Slot', 'pkcs11KeyLabel', 'pkcs11KeyId'] as const;
 const ENVIRONMENTS = new Set(['simulator', 'sandbox', 'play', 'production', 'custom']);
 /** Longest context value a lookup accepts (an id or a typed text). */
 const MAX_CONTEXT_LENGTH = 200;
@@ -104,6 +106,7 @@ export function settingsFrom(body: Record<string, unknown>): ConnectionSettings 
     out[k] = v;
   }
   if (out.environment !== undefined && !ENVIRONMENTS.has(out.environment as string)) throw new ValidationError('environment', 'one of simulator, sandbox, play, production, custom');
+  if (out.keySource !== undefined && out.keySource !== 'pem' && out.keySource !== 'pkcs11') throw new ValidationError('keySource', 'pem or pkcs11');
   return out as ConnectionSettings;
 }
 
@@ -311,7 +314,7 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
     const storedNode = id ? RED.nodes.getNode(id) : null;
     const stored = storedNode && storedNode.type === 'custody-config' ? (RED.nodes.getCredentials(id) as ConnectionCredentials | undefined) : undefined;
     const credentials = resolveCredentials(sent, stored);
-    const secrets = [credentials.apiKey, credentials.privateKey, credentials.token, credentials.redisPassword];
+    const secrets = secretsOf(credentials);
     // The API part with the coordination too: the same refusals as at deploy (nonce signing).
     const apiSettings: ConnectionSettings = { ...settings, coordination: coordination.coordination };
     Promise.all([testConnection(apiSettings, credentials, startSimulator), coordination.coordination === 'redis' ? testRedis(coordination, credentials.redisPassword) : undefined]).then(
@@ -354,7 +357,7 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
       return;
     }
     const stored = (RED.nodes.getCredentials(connection) ?? {}) as ConnectionCredentials;
-    const secrets = [stored.apiKey, stored.privateKey, stored.token];
+    const secrets = secretsOf(stored);
     let cache = caches.get(node);
     if (!cache) {
       cache = new LookupCache();

@@ -8,7 +8,8 @@
  * spec section 5 (authentication), section 7 (errors), section 4 (GET /assets, GET v2
  * policies).
  */
-import { ApiError, ConfigError, CustodyClient, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
+import { ApiError, ConfigError, CustodyClient, KeySourceError, Pkcs11KeySource, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
+import type { KeySource, KeySourceFailure } from '../../lib';
 import { failureCauseOf, type FailureCause } from '../../lib';
 import type { CoordinatorOptions, Environment, SigningMode } from '../../lib';
 import type { Simulator } from '../../simulator';
@@ -40,6 +41,22 @@ export interface ConnectionSettings {
   redisKeyPrefix?: string;
   /** Lease of an approver's claim on an action, seconds (default 60). */
   claimLeaseSeconds?: number | string;
+  /**
+   * Where the RSA private key is (hosted and custom environments; the built-in simulator signs
+   * with its own key): `pem` (default, the `privateKey` credential) or `pkcs11` (a key on a
+   * PKCS#11 token, signing with `CKM_SHA256_RSA_PKCS`; docs/configuration.md "Keys on a PKCS#11 token").
+   */
+  keySource?: 'pem' | 'pkcs11';
+  /** PKCS#11: path of the vendor's module (shared library), e.g. `/usr/lib/softhsm/libsofthsm2.so`. */
+  pkcs11Module?: string;
+  /** PKCS#11: the token's label (or give `pkcs11Slot`). */
+  pkcs11TokenLabel?: string;
+  /** PKCS#11: the decimal slot id, when no token label is given. */
+  pkcs11Slot?: string;
+  /** PKCS#11: the private key's `CKA_LABEL` (and/or `pkcs11KeyId`). */
+  pkcs11KeyLabel?: string;
+  /** PKCS#11: the private key's `CKA_ID` in hex, e.g. `01`. */
+  pkcs11KeyId?: string;
 }
 
 /** The credentials of a connection (Node-RED `password` credentials). Secrets: never logged, never answered. */
@@ -49,6 +66,38 @@ export interface ConnectionCredentials {
   token?: string;
   /** The Redis password of the coordination (docs/scale-out.md). */
   redisPassword?: string;
+  /** The user PIN of the PKCS#11 token (key source `pkcs11`). */
+  pin?: string;
+}
+
+/** The credentials of a connection as a list, for {@link redact}: every secret it may hold. */
+export function secretsOf(credentials: ConnectionCredentials): Array<string | undefined> {
+  return [credentials.apiKey, credentials.privateKey, credentials.token, credentials.redisPassword, credentials.pin];
+}
+
+/** True when the connection signs on a PKCS#11 token: key source `pkcs11` in a hosted or custom environment. */
+export function usesToken(settings: ConnectionSettings): boolean {
+  return settings.keySource === 'pkcs11' && environmentOf(settings) !== 'simulator';
+}
+
+/**
+ * The PKCS#11 key source of a connection (not opened: the token is not touched yet), or
+ * undefined when it does not sign on a token ({@link usesToken}).
+ * @throws {ConfigError} naming `pkcs11.module`, `pkcs11.token`, `pkcs11.slot`, `pkcs11.key`,
+ *   `pkcs11.keyId` or `pkcs11.pin` when missing or malformed; {KeySourceError} `bindingMissing`
+ *   when the optional package `pkcs11js` is not installed.
+ */
+export function keySourceOf(settings: ConnectionSettings, credentials: ConnectionCredentials): KeySource | undefined {
+  if (!usesToken(settings)) return undefined;
+  const text = (v: string | undefined): string | undefined => (v || '').trim() || undefined;
+  return new Pkcs11KeySource({
+    module: text(settings.pkcs11Module) ?? '',
+    tokenLabel: text(settings.pkcs11TokenLabel),
+    slot: text(settings.pkcs11Slot),
+    keyLabel: text(settings.pkcs11KeyLabel),
+    keyId: text(settings.pkcs11KeyId),
+    pin: credentials.pin ?? '',
+  });
 }
 
 /** True when `settings` coordinate several instances through Redis. */
@@ -82,6 +131,12 @@ export type SimulatorStarter = () => Promise<Simulator>;
 export interface BuildOptions {
   /** Attempts of an idempotent request (default the client's, 3); the connection test uses 1, to answer at once. */
   attempts?: number;
+  /**
+   * The deployed node's key source ({@link keySourceOf}, made once per deployment, so a refused
+   * PIN is not tried again by a rebuild); absent: made here when the settings need one, and
+   * closed again when the build fails.
+   */
+  keySource?: KeySource;
 }
 
 /** The environment of `settings`, `simulator` when none is set. */
@@ -108,6 +163,8 @@ export interface BuiltV1 {
  * @param startSimulator called in simulator mode only.
  * @throws {ConfigError} naming `apiKey` or `privateKey` when missing (hosted environments), or
  *   the bad base URL; {KeyFormatError} when the private key cannot be parsed (never quoting it);
+ *   with key source `pkcs11`, what {@link keySourceOf} throws and {KeySourceError} when the token
+ *   refuses (wrong PIN, no such token or key, key not RSA-2048+; nothing sent);
  *   what `startSimulator` throws.
  */
 export async function buildV1Client(settings: ConnectionSettings, credentials: ConnectionCredentials, startSimulator: SimulatorStarter, options: BuildOptions = {}): Promise<BuiltV1> {
@@ -131,6 +188,17 @@ export async function buildV1Client(settings: ConnectionSettings, credentials: C
   }
   const baseUrl = resolveBaseUrl(environment, settings.baseUrl);
   if (!credentials.apiKey) throw new ConfigError('apiKey: set the API key in the custody-config node');
+  if (usesToken(settings)) {
+    // Opened (logged in, key found and checked, one probe signature) before the client exists: a refusal sends nothing.
+    const keySource = options.keySource ?? keySourceOf(settings, credentials)!;
+    try {
+      await keySource.open();
+      return { client: new CustodyClient({ baseUrl, apiKey: credentials.apiKey, keySource, ...common }), accountBase: baseUrl, accountApiKey: credentials.apiKey };
+    } catch (err) {
+      if (!options.keySource) await keySource.close();
+      throw err;
+    }
+  }
   if (!credentials.privateKey) throw new ConfigError('privateKey: set the RSA private key (PEM) in the custody-config node');
   return {
     client: new CustodyClient({ baseUrl, apiKey: credentials.apiKey, privateKey: credentials.privateKey, ...common }),
@@ -177,6 +245,8 @@ export interface DescribedFailure {
   cause: FailureCause;
   /** What failed and what to check, in words (the API's message and reason included, secrets removed). */
   message: string;
+  /** A key source's refusal (cause `config`): why, e.g. `pinIncorrect` (lib KeySourceFailure). */
+  reason?: KeySourceFailure;
   /** The HTTP status; 0 when no answer came; absent for a `config` failure. */
   statusCode?: number;
   /** The body's `code`, or the socket error code (e.g. `ECONNREFUSED`, `DEPTH_ZERO_SELF_SIGNED_CERT`). */
@@ -198,6 +268,9 @@ const ADVICE: Record<FailureCause, string> = {
   http: 'The server answered with an error: check the base URL (its version path)',
 };
 
+/** The first words of a key source's refusal. */
+const KEY_SOURCE_ADVICE = 'The signing key cannot be used (nothing was sent)';
+
 /**
  * The cause of a failed call, told apart for the editor.
  * @param err what a client call or a client builder threw.
@@ -207,6 +280,7 @@ const ADVICE: Record<FailureCause, string> = {
 export function describeFailure(err: unknown, api: 'v1' | 'v2' = 'v1', secrets: ReadonlyArray<string | undefined> = []): DescribedFailure {
   const clean = (text: string) => redact(text, secrets);
   const cause = failureCauseOf(err, api);
+  if (err instanceof KeySourceError) return { cause, reason: err.reason, message: clean(`${KEY_SOURCE_ADVICE}: ${err.message}`) };
   if (cause === 'config') return { cause, message: clean(`${ADVICE.config}: ${(err as Error).message}`) };
   if (err instanceof ApiError) return { cause, message: clean(`${ADVICE[cause]} (${err.message})`), statusCode: err.statusCode, code: err.code };
   const message = err instanceof Error ? err.message : String(err);
@@ -262,9 +336,18 @@ export interface TestAnswer {
   baseUrl?: string;
   /** One line for the dialog. */
   message: string;
+  /** Where the v1 key is: `pem` (the private key credential, or the simulator's key) or `pkcs11` (a token). */
+  keySource: 'pem' | 'pkcs11';
+  /**
+   * The SHA-256 of the v1 key's public key (SPKI DER), lowercase hex: what
+   * `openssl pkey -pubin -outform DER | openssl dgst -sha256` prints; absent when the key could not be used.
+   */
+  fingerprint?: string;
   /** The first failed step: `v1` or `v2`. */
   step?: 'v1' | 'v2';
   cause?: FailureCause;
+  /** A key source's refusal: why (e.g. `pinIncorrect`, `tokenNotFound`, `keyNotFound`). */
+  reason?: KeySourceFailure;
   statusCode?: number;
   code?: number | string;
   v1: TestStep;
@@ -281,14 +364,15 @@ export interface TestAnswer {
  */
 export async function testConnection(settings: ConnectionSettings, credentials: ConnectionCredentials, startSimulator: SimulatorStarter): Promise<TestAnswer> {
   const environment = environmentOf(settings);
-  const secrets = [credentials.apiKey, credentials.privateKey, credentials.token];
-  const answer: TestAnswer = { ok: false, environment, message: '', v1: { ok: false, call: 'GET /assets', ms: 0 } };
+  const secrets = secretsOf(credentials);
+  const answer: TestAnswer = { ok: false, environment, keySource: usesToken(settings) ? 'pkcs11' : 'pem', message: '', v1: { ok: false, call: 'GET /assets', ms: 0 } };
   let started = Date.now();
   let v1: CustodyClient | undefined;
   try {
     const built = await buildV1Client(settings, credentials, startSimulator, { attempts: 1 });
     v1 = built.client;
     answer.baseUrl = v1.baseUrl;
+    answer.fingerprint = await v1.keySource?.fingerprint();
     const res = await listAssets(v1);
     answer.v1 = { ok: true, call: 'GET /assets', ms: Date.now() - started, assets: Array.isArray(res.data.assets) ? res.data.assets.length : 0 };
   } catch (err) {
@@ -318,11 +402,13 @@ export async function testConnection(settings: ConnectionSettings, credentials: 
     answer.cause = f.cause;
     if (f.statusCode !== undefined) answer.statusCode = f.statusCode;
     if (f.code !== undefined) answer.code = f.code;
+    if (f.reason) answer.reason = f.reason;
     answer.message = answer.step === 'v2' ? `v1 OK (GET /assets listed ${answer.v1.assets} assets); v2 failed: ${f.message}` : f.message;
   } else {
     answer.ok = true;
     const v2 = answer.v2 ? ` v2 workspace ${answer.v2.workspaceId}: ${answer.v2.policies} ${answer.v2.policies === 1 ? 'policy' : 'policies'} (${answer.v2.ms} ms).` : '';
-    answer.message = `Connected to ${ENVIRONMENT_NAMES[environment] ?? environment}: GET /assets listed ${answer.v1.assets} assets (${answer.v1.ms} ms).${v2}`;
+    const key = answer.fingerprint ? ` Key${answer.keySource === 'pkcs11' ? ' on the PKCS#11 token' : ''}: SHA-256 fingerprint ${answer.fingerprint}.` : '';
+    answer.message = `Connected to ${ENVIRONMENT_NAMES[environment] ?? environment}: GET /assets listed ${answer.v1.assets} assets (${answer.v1.ms} ms).${key}${v2}`;
   }
   return answer;
 }

@@ -1,6 +1,7 @@
 /**
  * `custody-config`: the config node. Holds the environment, the credentials (`apiKey`,
- * `privateKey`, `token`: Node-RED password credentials, never in flows.json) and the signing
+ * `privateKey`, `token`, `pin`: Node-RED password credentials, never in flows.json), the key
+ * source (the PEM private key, or a key on a PKCS#11 token opened at deploy) and the signing
  * mode; owns one signed client and one websocket per core client feed, shared by every node
  * that uses it (the pattern of Node-RED's mqtt-broker node). Source: docs/configuration.md;
  * spec section 5. It also owns one liquidity hub feed and one wallets feed (spec section
@@ -15,7 +16,8 @@ import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLe
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks, FeedHealth, FeedReport, FeedWatcher, ApproverEntry } from '../shared/types';
 import { Coordinator } from '../../lib';
-import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, type ConnectionCredentials, type ConnectionSettings } from './connection';
+import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, keySourceOf, redact, secretsOf, usesToken, type ConnectionCredentials, type ConnectionSettings } from './connection';
+import { KeySourceError, type KeySource } from '../../lib';
 import { registerAdminRoutes } from './admin';
 import { CLOSE_GRACE_MS } from '../../lib/client/client';
 import type { ActionListing } from '../../lib/feeds/feed';
@@ -165,8 +167,38 @@ export = function register(RED: NodeAPI): void {
       return sim;
     }
 
+    /**
+     * With key source `pkcs11`: the deployment's key source, made and opened at deploy, before
+     * anything is sent (a refusal is logged once and shown on the nodes using this connection);
+     * every client build signs with it, so a refused PIN is never tried again before a redeploy.
+     */
+    let keySource: KeySource | undefined;
+    let keySourceError: Error | undefined;
+    if (usesToken(def)) {
+      try {
+        keySource = keySourceOf(def, credentials);
+      } catch (e) {
+        keySourceError = e as Error;
+      }
+      const refused = (err: Error): void => {
+        if (closed) return;
+        const message = redact(err.message, secretsOf(credentials));
+        node.error(RED._('custody-config.errors.keySource', { message }));
+        // The nodes of this connection show it at once, before a msg comes (each says it again when one fails).
+        // A token's refusal by its name (e.g. `pinIncorrect`, `tokenNotFound`); the log line says the rest.
+        const short = message.length > 60 ? `${message.slice(0, 59)}…` : message;
+        const text = err instanceof KeySourceError ? RED._('custody-config.status.keySource', { reason: err.reason }) : short;
+        RED.nodes.eachNode((n: { id: string; connection?: string }) => {
+          if (n.connection === node.id) RED.nodes.getNode(n.id)?.status({ fill: 'red', shape: 'ring', text });
+        });
+      };
+      if (keySourceError) setImmediate(() => refused(keySourceError!));
+      else keySource!.open().catch(refused);
+    }
+
     async function build(): Promise<CustodyClient> {
-      const built = await buildV1Client(def, credentials, startSimulator);
+      if (keySourceError) throw keySourceError;
+      const built = await buildV1Client(def, credentials, startSimulator, keySource ? { keySource } : {});
       // The built-in simulator listens on a new port each start: its journal is named by its account alone.
       accountJournalFile = journalFile(journalDir((RED.settings as { userDir?: string }).userDir), built.accountBase, built.accountApiKey);
       return built.client;
@@ -449,6 +481,8 @@ export = function register(RED: NodeAPI): void {
         // The journal closes after the requests: their answers are recorded first.
         .then(() => sharedJournal?.close())
         .then(() => lease?.then((l) => l.release(), () => undefined))
+        // The token's sessions after the last signature (a built client closed it already: idempotent).
+        .then(() => keySource?.close())
         // Redis last: the journal's and the approvers' last writes go out first.
         .then(() => coordinator?.close())
         .catch((err: Error) => node.warn(RED._('common.errors.closing', { message: err.message })))
@@ -462,6 +496,7 @@ export = function register(RED: NodeAPI): void {
       privateKey: { type: 'password' },
       token: { type: 'password' },
       redisPassword: { type: 'password' },
+      pin: { type: 'password' },
     },
   });
 

@@ -110,3 +110,17 @@ export function opensslSign(h: SoftHsm, privateKeyPem: string, payload: Buffer):
     fs.rmSync(dataFile, { force: true });
   }
 }
+
+/** `openssl pkey -pubin -outform DER | openssl dgst -sha256` of a public key (SPKI DER given), as hex. */
+export function opensslFingerprint(dir: string, spkiDer: Buffer): string {
+  const file = path.join(dir, 'fingerprint-pub.der');
+  fs.writeFileSync(file, spkiDer);
+  const der = execFileSync('openssl', ['pkey', '-pubin', '-inform', 'DER', '-in', file, '-outform', 'DER']);
+  const out = execFileSync('openssl', ['dgst', '-sha256'], { input: der }).toString();
+  return out.trim().split(/\s+/).pop()!;
+}
+
+/** Change the user PIN of token `label` from the helper's PIN to `pin` (OpenSC's pkcs11-tool). */
+export function changePin(h: SoftHsm, label: string, pin: string): void {
+  run(h, 'pkcs11-tool', ['--module', SOFTHSM_MODULE, '--token-label', label, '--login', '--pin', PIN, '--change-pin', '--new-pin', pin]);
+}
