@@ -12,7 +12,7 @@
  * - `partner-private-key.pem` (PKCS#8, mode 0600) and `partner-public-key.pem` (SPKI, mode 0600):
  *   the partner account's RSA 2048 key pair, generated on first start; the public key is the
  *   registered one.
- * - `partner-private-key.pkcs1.pem` (PKCS#1, `BEGIN RSA PRIVATE KEY`, mode 0600): the same private
+ * - `partner-private-key.pkcs1.pem` (PKCS#1, PEM label `RSA PRIVATE KEY`, mode 0600): the same private
  *   key in PKCS#1, for clients that read that form only (e.g. Go clients built on
  *   `x509.ParsePKCS1PrivateKey`); written beside the PKCS#8 file on first start, and on the start
  *   of an existing data folder that lacks it (or holds another key in it).
@@ -251,7 +251,7 @@ export class Simulator {
   readonly demo: DemoDataset;
   /** path of the private key file (PKCS#8 PEM, mode 0600) */
   readonly privateKeyPath: string;
-  /** path of the same private key in PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`, mode 0600), for clients that read PKCS#1 only */
+  /** path of the same private key in PKCS#1 PEM (PEM label `RSA PRIVATE KEY`, mode 0600), for clients that read PKCS#1 only */
   readonly privateKeyPkcs1Path: string;
   /** path of the API key file (mode 0600) */
   readonly apiKeyPath: string;

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { CustodyClient, listAssets } from '../../lib';
 import { Simulator } from '../../simulator';
 import { root } from '../helpers/red-process';
-import { assertAuthRefused, tempDirPerTest } from '../helpers/support';
+import { assertAuthRefused, pemHeader, tempDirPerTest } from '../helpers/support';
 
 const GUIDE = path.join(root, 'docs', 'going-live.md');
 
@@ -51,8 +51,8 @@ describe('docs/going-live.md: the key pair made by its commands, registered thro
     const privFile = path.join(dir(), 'partner-private-key.pem');
     const pubFile = path.join(dir(), 'partner-public-key.pem');
     const privateKey = fs.readFileSync(privFile, 'utf8');
-    assert.match(privateKey, /^-----BEGIN PRIVATE KEY-----\n/, 'PKCS#8');
-    assert.match(fs.readFileSync(pubFile, 'utf8'), /^-----BEGIN PUBLIC KEY-----\n/, 'SPKI');
+    assert.match(privateKey, pemHeader('PRIVATE KEY'), 'PKCS#8');
+    assert.match(fs.readFileSync(pubFile, 'utf8'), pemHeader('PUBLIC KEY'), 'SPKI');
     assert.equal(fs.statSync(privFile).mode & 0o077, 0, 'the private key is readable by its owner only');
     assert.match(execFileSync('openssl', ['pkey', '-in', privFile, '-noout', '-text'], { encoding: 'utf8' }), /Private-Key: \(2048 bit/);
     const fingerprint = /= ([0-9a-f]{64})$/m.exec(out)?.[1];
@@ -63,7 +63,7 @@ describe('docs/going-live.md: the key pair made by its commands, registered thro
     assert.ok(pkcs1Command, 'the guide gives the PKCS#1 command');
     await runShell(pkcs1Command, dir());
     const pkcs1 = fs.readFileSync(path.join(dir(), 'partner-private-key.pkcs1.pem'), 'utf8');
-    assert.match(pkcs1, /^-----BEGIN RSA PRIVATE KEY-----\n/);
+    assert.match(pkcs1, pemHeader('RSA PRIVATE KEY'));
 
     const sim = await Simulator.start({ dataDir: path.join(dir(), 'sim'), port: 0 });
     const clients: CustodyClient[] = [];

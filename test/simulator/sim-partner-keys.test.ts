@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CoreClientFeed, CustodyClient, listAssets } from '../../lib';
 import { DATA_FILES, Simulator } from '../../simulator';
-import { assertAuthRefused, controlCall, tempDirPerTest } from '../helpers/support';
+import { assertAuthRefused, controlCall, pemHeader, tempDirPerTest } from '../helpers/support';
 import { accountClient } from '../helpers/simulated';
 
 /** The modulus `openssl rsa -noout -modulus` prints for a private key file. */
@@ -54,8 +54,8 @@ describe('simulator: the partner key in PKCS#1 and partner public keys registere
       assert.equal(sim.privateKeyPkcs1Path, pkcs1);
       assert.equal(fs.statSync(pkcs1).mode & 0o777, 0o600);
       const text = fs.readFileSync(pkcs1, 'utf8');
-      assert.match(text, /^-----BEGIN RSA PRIVATE KEY-----\n/);
-      assert.match(fs.readFileSync(pkcs8, 'utf8'), /^-----BEGIN PRIVATE KEY-----\n/);
+      assert.match(text, pemHeader('RSA PRIVATE KEY'));
+      assert.match(fs.readFileSync(pkcs8, 'utf8'), pemHeader('PRIVATE KEY'));
       assert.match(execFileSync('openssl', ['rsa', '-in', pkcs1, '-check', '-noout'], { encoding: 'utf8' }), /RSA key ok/);
       assert.equal(modulusOf(pkcs1), modulusOf(pkcs8));
       const client = accountClient(sim, { privateKey: text });
