@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale-out` (docs/scale-out.md "Figures"), and the parts the scale-out test
- * (test/e2e/scale-out.run.ts, run by `npm run test:scale-out`) shares with it: a counting proxy in
+ * (test/e2e/scale-out.test.ts, in `npm test`) shares with it: a counting proxy in
  * front of the simulator ({@link DecisionCounter}), the approver flow every instance runs
  * ({@link approverFlows}), and the Node-RED instances of a run ({@link startInstances}).
  *
