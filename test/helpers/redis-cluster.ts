@@ -40,9 +40,20 @@ export class RedisCluster {
 
   /**
    * Start the nodes, join them and assign the slots; resolves when the cluster is up on every node.
-   * @throws {Error} when redis-server cannot be started, or the cluster is not `ok` within 20 s.
+   * @throws {Error} when redis-server cannot be started, or the cluster is not `ok` within 20 s
+   *   (the nodes started are stopped and the folder removed first).
    */
   async start(): Promise<void> {
+    try {
+      await this.#start();
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
+  }
+
+  async #start(): Promise<void> {
+    this.nodes.length = this.#ranges.length = this.#buses.length = 0;
     this.#dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redis-cluster-'));
     for (let i = 0; i < this.#masters; i++) {
       const node = new RedisServer();
