@@ -4,7 +4,7 @@
  * free port with its cluster bus on another free port (`cluster-port`), its cluster config file in
  * one temporary folder; the nodes meet (`CLUSTER MEET`), the 16,384 hash slots are split in three
  * (`CLUSTER ADDSLOTSRANGE`), and `start()` returns once every node reports `cluster_state:ok`
- * and knows the three masters. `stop()` stops each node by its pid and removes the folder.
+ * and knows the three masters (with replicas: one per master, in sync). `stop()` stops each node by its pid and removes the folder.
  * Redis Cluster specification: https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/
  */
 import fs from 'node:fs';
@@ -17,20 +17,26 @@ import { freePort, sleep } from './red-process';
 /** The number of hash slots of a Redis Cluster. */
 const SLOTS = 16384;
 
-/** Three (or `masters`) redis-server processes in cluster mode, one slot range each. */
+/** Three (or `masters`) redis-server processes in cluster mode, one slot range each; optionally a replica of each. */
 export class RedisCluster {
-  /** The nodes, in the order of their slot ranges (0 holds slots 0 to about 5460). */
+  /** The nodes: the masters first, in the order of their slot ranges (0 holds slots 0 to 5460), then their replicas in the same order. */
   readonly nodes: RedisServer[] = [];
   readonly #masters: number;
-  /** The slot range `[from, to]` of each node. */
+  readonly #replicas: number;
+  /** The slot range `[from, to]` of each master. */
   readonly #ranges: Array<[number, number]> = [];
   /** The cluster bus port of each node. */
   readonly #buses: number[] = [];
   #dir = '';
 
-  /** @param masters how many masters share the slots (default 3, the fewest Redis recommends). */
-  constructor(masters = 3) {
+  /**
+   * @param masters how many masters share the slots (default 3, the fewest Redis recommends).
+   * @param replicas replicas per master (0 or 1; default 0): with one, a master that dies is
+   *   replaced by its replica (the cluster's own failover, after `cluster-node-timeout` 2 s).
+   */
+  constructor(masters = 3, replicas = 0) {
     this.#masters = masters;
+    this.#replicas = replicas;
   }
 
   /** Every node as `{host, port}` (the seed nodes a cluster client starts from). */
@@ -39,7 +45,8 @@ export class RedisCluster {
   }
 
   /**
-   * Start the nodes, join them and assign the slots; resolves when the cluster is up on every node.
+   * Start the nodes, join them, assign the slots (and make the replicas); resolves when the
+   * cluster is up on every node (and every replica is in sync with its master).
    * @throws {Error} when redis-server cannot be started, or the cluster is not `ok` within 20 s
    *   (the nodes started are stopped and the folder removed first).
    */
@@ -52,58 +59,79 @@ export class RedisCluster {
     }
   }
 
+  /** Start one more node in cluster mode (its bus on another free port) and meet it with the first. */
+  async #node(): Promise<void> {
+    const node = new RedisServer();
+    node.port = await freePort();
+    let bus = await freePort();
+    while (bus === node.port || this.#buses.includes(bus) || this.nodes.some((n) => n.port === bus)) bus = await freePort();
+    this.nodes.push(node);
+    this.#buses.push(bus);
+    await node.start(['--cluster-enabled', 'yes', '--cluster-config-file', path.join(this.#dir, `nodes-${node.port}.conf`), '--cluster-port', String(bus), '--cluster-node-timeout', '2000', '--dir', this.#dir]);
+    if (this.nodes.length > 1) await this.#on(node, (r) => r.call('CLUSTER', 'MEET', '127.0.0.1', String(this.nodes[0].port), String(this.#buses[0])));
+  }
+
   async #start(): Promise<void> {
     this.nodes.length = this.#ranges.length = this.#buses.length = 0;
     this.#dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redis-cluster-'));
     for (let i = 0; i < this.#masters; i++) {
-      const node = new RedisServer();
-      node.port = await freePort();
-      this.nodes.push(node);
-      let bus = await freePort();
-      while (bus === node.port || this.#buses.includes(bus) || this.nodes.some((n) => n.port === bus)) bus = await freePort();
-      this.#buses.push(bus);
-      await node.start(['--cluster-enabled', 'yes', '--cluster-config-file', path.join(this.#dir, `nodes-${node.port}.conf`), '--cluster-port', String(bus), '--cluster-node-timeout', '2000', '--dir', this.#dir]);
-    }
-    await this.#each(async (r, i) => {
+      await this.#node();
       const from = Math.floor((SLOTS * i) / this.#masters);
       const to = Math.floor((SLOTS * (i + 1)) / this.#masters) - 1;
       this.#ranges[i] = [from, to];
-      await r.call('CLUSTER', 'ADDSLOTSRANGE', String(from), String(to));
-    });
-    await this.#each(async (r, i) => {
-      if (i > 0) await r.call('CLUSTER', 'MEET', '127.0.0.1', String(this.nodes[0].port), String(this.#buses[0]));
-    });
+      await this.#on(this.nodes[i], (r) => r.call('CLUSTER', 'ADDSLOTSRANGE', String(from), String(to)));
+    }
+    const masterIds = await Promise.all(this.nodes.map((n) => this.#on(n, async (r) => String(await r.call('CLUSTER', 'MYID')))));
+    for (let i = 0; i < this.#masters * this.#replicas; i++) await this.#node();
+    const total = this.nodes.length;
     const deadline = Date.now() + 20000;
+    let replicated = false;
     for (;;) {
-      const infos = await this.#each(async (r) => String(await r.call('CLUSTER', 'INFO')));
-      const ok = infos.every((t) => /cluster_state:ok/.test(t) && new RegExp(`cluster_known_nodes:${this.#masters}\\b`).test(t) && /cluster_slots_ok:16384\b/.test(t));
-      if (ok) {
-        const views = await this.#each(async (r) => ((await r.call('CLUSTER', 'SLOTS')) as unknown[]).length);
-        if (views.every((n) => n === this.#masters)) return;
+      const infos = await Promise.all(this.nodes.map((n) => this.#on(n, async (r) => String(await r.call('CLUSTER', 'INFO')))));
+      const known = infos.every((t) => new RegExp(`cluster_known_nodes:${total}\\b`).test(t));
+      if (known && !replicated) {
+        // A replica is made once it knows its master.
+        for (let i = this.#masters; i < total; i++) await this.#on(this.nodes[i], (r) => r.call('CLUSTER', 'REPLICATE', masterIds[(i - this.#masters) % this.#masters]));
+        replicated = true;
+      }
+      if (replicated && infos.every((t) => /cluster_state:ok/.test(t) && /cluster_slots_ok:16384\b/.test(t))) {
+        const views = await Promise.all(this.nodes.map((n) => this.#on(n, async (r) => ((await r.call('CLUSTER', 'SLOTS')) as unknown[][]).filter((e) => e.length === 3 + this.#replicas).length)));
+        const synced = await Promise.all(this.nodes.slice(this.#masters).map((n) => this.#on(n, async (r) => /master_link_status:up/.test(await r.info('replication')))));
+        if (views.every((n) => n === this.#masters) && synced.every(Boolean)) return;
       }
       if (Date.now() > deadline) throw new Error(`the Redis Cluster did not come up:\n${infos.join('\n---\n')}`);
       await sleep(100);
     }
   }
 
-  /** Run `fn` with a plain connection to each node (closed after), in node order; @returns its results. */
-  async #each<T>(fn: (r: Redis, i: number) => Promise<T>): Promise<T[]> {
-    const out: T[] = [];
-    for (const [i, node] of this.nodes.entries()) {
-      const r = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 0 });
-      try {
-        await r.connect();
-        out.push(await fn(r, i));
-      } finally {
-        r.disconnect();
-      }
+  /** Run `fn` with a plain connection to `node` (closed after). @returns its result. */
+  async #on<T>(node: RedisServer, fn: (r: Redis) => Promise<T>): Promise<T> {
+    const r = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await r.connect();
+      return await fn(r);
+    } finally {
+      r.disconnect();
     }
-    return out;
   }
 
-  /** The node that serves `slot` (0 to 16,383), by the slot ranges assigned at start. */
-  nodeOf(slot: number): RedisServer {
-    return this.nodes[this.#ranges.findIndex(([from, to]) => slot >= from && slot <= to)];
+  /**
+   * The node that serves `slot` (0 to 16,383) now, as a live node's `CLUSTER SLOTS` says (after a
+   * failover: the promoted replica).
+   * @throws {Error} when no node answers.
+   */
+  async ownerOf(slot: number): Promise<RedisServer> {
+    for (const node of this.nodes.filter((n) => n.pid !== undefined)) {
+      try {
+        const ranges = await this.#on(node, async (r) => (await r.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]]]>);
+        const port = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2][1];
+        const owner = this.nodes.find((n) => n.port === port);
+        if (owner) return owner;
+      } catch {
+        // that node does not answer: ask the next
+      }
+    }
+    throw new Error(`no live node says which node serves slot ${slot}`);
   }
 
   /** Stop every node (by its pid) and remove the cluster config files. */

@@ -173,7 +173,7 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
     // Every key the run wrote (claims' decided records, fence, epoch, audit, velocity window) is on the one node of the tag's slot.
     const [slot] = await slots(['cfc2']);
     const byNode = await keysByNode('{cfc2}:*');
-    const home = cluster.nodes.indexOf(cluster.nodeOf(slot));
+    const home = cluster.nodes.indexOf(await cluster.ownerOf(slot));
     assert.deepEqual(byNode.map((k, i) => (i === home ? 0 : k.length)), [0, 0, 0], 'no key of the prefix on another node');
     const keys = byNode[home];
     for (const part of ['epoch', 'fence', 'audit', '{velocity:', 'decided:live:']) assert.ok(keys.some((k) => k.startsWith(`{cfc2}:${part}`)), `a ${part} key was written`);
