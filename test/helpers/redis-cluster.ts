@@ -106,7 +106,8 @@ export class RedisCluster {
 
   /** Run `fn` with a plain connection to `node` (closed after). @returns its result. */
   async #on<T>(node: RedisServer, fn: (r: Redis) => Promise<T>): Promise<T> {
-    const r = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+    const r = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => undefined); // a node that is down: connect() rejects with it
     try {
       await r.connect();
       return await fn(r);
@@ -134,8 +135,42 @@ export class RedisCluster {
     throw new Error(`no live node says which node serves slot ${slot}`);
   }
 
+  /** The replica of `master` (with one replica per master). @throws {Error} when it has none. */
+  replicaOf(master: RedisServer): RedisServer {
+    const i = this.nodes.indexOf(master);
+    const replica = i >= 0 && i < this.#masters ? this.nodes[this.#masters + i] : undefined;
+    if (!replica) throw new Error(`no replica of the node on port ${master.port}`);
+    return replica;
+  }
+
+  /**
+   * Run `fn` with a read-only connection to `node` (a replica answers reads of its own data:
+   * `READONLY`); closed after. @returns its result.
+   */
+  read<T>(node: RedisServer, fn: (r: Redis) => Promise<T>): Promise<T> {
+    return this.#on(node, async (r) => {
+      await r.call('READONLY');
+      return fn(r);
+    });
+  }
+
+  /**
+   * Cut `master`'s replica off, so that the writes from now on reach the master only (what
+   * asynchronous replication loses when the master dies then): the replica is stopped (SIGSTOP)
+   * and the master drops its link (`CLIENT KILL TYPE replica`).
+   * @returns the function that lets the replica run again (SIGCONT); it reconnects, or, with the
+   *   master dead, is promoted by the cluster without those writes.
+   */
+  async cutReplica(master: RedisServer): Promise<() => void> {
+    const replica = this.replicaOf(master);
+    process.kill(replica.pid!, 'SIGSTOP');
+    await this.#on(master, (r) => r.call('CLIENT', 'KILL', 'TYPE', 'replica'));
+    return () => process.kill(replica.pid!, 'SIGCONT');
+  }
+
   /** Stop every node (by its pid) and remove the cluster config files. */
   async stop(): Promise<void> {
+    for (const n of this.nodes) if (n.pid !== undefined) process.kill(n.pid, 'SIGCONT'); // a replica left cut off
     await Promise.all(this.nodes.map((n) => n.stop()));
     if (this.#dir) fs.rmSync(this.#dir, { recursive: true, force: true });
     this.#dir = '';
