@@ -136,12 +136,15 @@ if cjson.decode(c).claimId ~= ARGV[1] then return -1 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`;
 
-// Write "decided" (the first record stays), drop our claim, tell the waiters. 1: written, 0: was decided already.
+// Write "decided" (the first record stays), drop our claim, tell the waiters (the message: the
+// decided key, a line break, the record that stays: a waiter needs no claim to learn it). 1: written, 0: was decided already.
 const COMPLETE = `
 local set = redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3], 'NX')
 local c = redis.call('GET', KEYS[1])
 if c and cjson.decode(c).claimId == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('PUBLISH', ARGV[4], ARGV[5])
+local record = ARGV[2]
+if not set then record = redis.call('GET', KEYS[2]) or '' end
+redis.call('PUBLISH', ARGV[4], ARGV[5] .. '\\n' .. record)
 if set then return 1 end
 return 0`;
 
@@ -211,7 +214,8 @@ export class Coordinator extends EventEmitter {
   #server: ServerIdentity | undefined;
   #masterSince = 0;
   #failovers = 0;
-  readonly #waiters = new Map<string, Set<() => void>>();
+  /** Waits per published key; each is called with the decided record when the message carried one. */
+  readonly #waiters = new Map<string, Set<(record?: string) => void>>();
   readonly #auditQueue: string[][] = [];
   #auditFlushing = false;
   readonly #auditMax: number;
@@ -235,14 +239,20 @@ export class Coordinator extends EventEmitter {
     this.instance = options.instance || `${os.hostname()}/${process.pid}`;
     this.decidedTtlMs = options.decidedTtlMs ?? 8 * 24 * 3600_000;
     this.#auditMax = options.auditStreamMaxLength ?? 1_000_000;
-    this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }) as Redis & Scripts;
+    // Auto-pipelining: the commands of one event-loop turn (many claims and reads of actions in
+    // hand) go to Redis in one write.
+    this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, enableAutoPipelining: true }) as Redis & Scripts;
     for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
     this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
     this.#redis.on('close', () => this.#down('the connection to Redis closed'));
     this.#redis.on('error', (e: Error) => (this.#reason = e.message));
     this.#sub.on('error', () => undefined);
-    this.#sub.on('message', (_channel: string, key: string) => this.#wake(key));
+    this.#sub.on('message', (_channel: string, message: string) => {
+      const nl = message.indexOf('\n');
+      if (nl < 0) this.#wake(message);
+      else this.#wake(message.slice(0, nl), message.slice(nl + 1) || undefined);
+    });
     this.#sub.subscribe(this.key('decided')).catch(() => undefined);
   }
 
@@ -287,7 +297,7 @@ export class Coordinator extends EventEmitter {
     if (state === this.#state) return;
     this.#state = state;
     this.emit('state', state, reason || undefined);
-    if (state === 'ready') for (const set of this.#waiters.values()) for (const w of set) w();
+    if (state === 'ready') for (const set of this.#waiters.values()) for (const w of set) w(undefined);
   }
 
   #down(reason: string): void {
@@ -393,37 +403,43 @@ export class Coordinator extends EventEmitter {
     }
   }
 
-  /** Wait until `key` is published (or the state turns ready, with key ''), `ms` passes, `signal` aborts or the coordinator closes. */
-  #wait(key: string, ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Wait until `key` is published (or the state turns ready, with key ''), `ms` passes, `signal`
+   * aborts or the coordinator closes. @returns the decided record the message carried, if any.
+   */
+  #wait(key: string, ms: number, signal?: AbortSignal): Promise<string | undefined> {
     return new Promise((resolve) => {
       let set = this.#waiters.get(key);
       if (!set) this.#waiters.set(key, (set = new Set()));
       const s = set;
       const abort = new AbortController();
-      const done = () => {
+      const done = (record?: string) => {
         abort.abort();
         s.delete(done);
         if (s.size === 0 && this.#waiters.get(key) === s) this.#waiters.delete(key);
-        signal?.removeEventListener('abort', done);
-        this.#closing.signal.removeEventListener('abort', done);
-        resolve();
+        signal?.removeEventListener('abort', stop);
+        this.#closing.signal.removeEventListener('abort', stop);
+        resolve(typeof record === 'string' ? record : undefined);
       };
+      const stop = () => done();
       s.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-      this.#closing.signal.addEventListener('abort', done, { once: true });
-      void abortableSleep(ms, abort.signal).then(done);
+      signal?.addEventListener('abort', stop, { once: true });
+      this.#closing.signal.addEventListener('abort', stop, { once: true });
+      void abortableSleep(ms, abort.signal).then(stop);
     });
   }
 
-  #wake(key: string): void {
-    for (const w of Array.from(this.#waiters.get(key) ?? [])) w();
+  #wake(key: string, record?: string): void {
+    for (const w of Array.from(this.#waiters.get(key) ?? [])) w(record);
   }
 
   /**
    * Wait until the claim `id` is decided or released (published), at most `ms`.
    * @param signal ends the wait early.
+   * @returns the decided record (as {@link complete} stored it) when it was decided; undefined
+   *   when released, timed out or ended: claim again to learn more.
    */
-  waitForClaim(id: string, ms: number, signal?: AbortSignal): Promise<void> {
+  waitForClaim(id: string, ms: number, signal?: AbortSignal): Promise<string | undefined> {
     return this.#wait(this.key('decided', id), ms, signal);
   }
 

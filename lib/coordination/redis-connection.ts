@@ -118,7 +118,7 @@ export type RedisClient = Redis;
 /**
  * Open a client of `o` (connecting in the background) with `extra` client options (retries,
  * offline queue). In Cluster mode `extra` goes to every node's connection, and the offline
- * queue setting to the cluster.
+ * queue and auto-pipelining settings to the cluster.
  * @throws {ConfigError} as {@link redisModeOf} and {@link checkRedisUrl}.
  */
 export function connectRedis(o: RedisConnectionOptions, extra: RedisOptions): RedisClient {
@@ -152,9 +152,10 @@ export function connectRedis(o: RedisConnectionOptions, extra: RedisOptions): Re
       failoverDetector: true,
     });
   }
-  const { enableOfflineQueue, ...nodeOptions } = extra;
+  const { enableOfflineQueue, enableAutoPipelining, ...nodeOptions } = extra;
   const cluster: Cluster = new IORedis.Cluster(o.clusterNodes!, {
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    ...(enableAutoPipelining !== undefined ? { enableAutoPipelining } : {}),
     clusterRetryStrategy: (times) => Math.min(100 * times, 1000),
     redisOptions: { ...common, ...nodeOptions, ...(o.tls ? { tls: {} } : {}) },
   });

@@ -129,7 +129,7 @@ describe('coordination through Redis (lib): three approvers on one API key', fun
     // The holder comes back after all: the action is decided, it skips it.
     const again = await a.approver.decide(action);
     assert.equal(again.output, 'skipped');
-    assert.equal(again.decision.decidedBy, 'instance-1');
+    assert.equal(again.decision.decidedBy, 'instance-1', JSON.stringify(again));
   });
 
   it('a takeover of an action its dead holder had already approved calls nothing', async () => {
