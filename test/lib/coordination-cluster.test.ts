@@ -231,11 +231,11 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
     // The waiter's only way to end before the test's timeout is the published message (its own wait is longer).
     const woken = b.waitForClaim(id, 10 * 60_000);
     assert.equal(await a.complete((got as { claim: Parameters<Coordinator['complete']>[0] }).claim, 'approved'), true);
-    await woken;
+    assert.equal(await woken, 'approved', 'woken by the message, which carries the decided record (a timeout carries none)');
     const seen = await b.claim(id, 'claim-b');
     assert.deepEqual(seen, { kind: 'decided', record: 'approved' }, 'decided once, seen by the other instance');
     for (let i = 0; i < 100 && heard.some((h) => h.length === 0); i++) await sleep(20);
-    assert.deepEqual(heard, cluster.nodes.map(() => [a.key('decided', id)]), 'every node delivered the message');
+    assert.deepEqual(heard.map((h) => h.map((m) => m.split('\n')[0])), cluster.nodes.map(() => [a.key('decided', id)]), 'every node delivered the message (the decided key, then the record)');
   });
 
   it('the review store (a MULTI over three keys) and the track store (a script over two keys) work across two instances', async () => {
