@@ -248,7 +248,14 @@ export class Coordinator extends EventEmitter {
     for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
     this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
-    if (this.mode === 'cluster') for (const event of ['refresh', '-node', '+node']) this.#redis.on(event, () => void this.#checkMaster());
+    if (this.mode === 'cluster') {
+      // The connection does not close when the cluster promotes a replica: look at every change of
+      // the slots, and every third of a lease at most 1 s apart, so that every instance sees the
+      // failover within the lease that the first to see it waits before claiming again.
+      for (const event of ['refresh', '-node', '+node']) this.#redis.on(event, () => void this.#checkMaster());
+      this.#masterPoll = setInterval(() => void this.#checkMaster(), Math.min(1000, this.leaseMs / 3));
+      this.#masterPoll.unref();
+    }
     this.#redis.on('close', () => this.#down('the connection to Redis closed'));
     this.#redis.on('error', (e: Error) => (this.#reason = e.message));
     this.#sub.on('error', () => undefined);
@@ -355,6 +362,8 @@ export class Coordinator extends EventEmitter {
 
   /** True while a Cluster failover is being checked ({@link #recheck}). */
   #rechecking = false;
+  /** Cluster mode: the timer of {@link #checkMaster}. */
+  #masterPoll: NodeJS.Timeout | undefined;
 
   /**
    * Cluster mode: the master of the prefix's slot may change without the connection closing (the
@@ -606,6 +615,7 @@ export class Coordinator extends EventEmitter {
     this.#setState('closed');
     this.#closing.abort();
     clearTimeout(this.#recoverTimer);
+    clearInterval(this.#masterPoll);
     this.#redis.removeAllListeners('close');
     const quit = (r: Redis) => (r.status === 'ready' ? Promise.race([r.quit(), abortableSleep(1000, new AbortController().signal)]) : undefined);
     await Promise.allSettled([quit(this.#redis), quit(this.#sub)]);

@@ -158,10 +158,6 @@ export function connectRedis(o: RedisConnectionOptions, extra: RedisOptions): Re
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
     ...(enableAutoPipelining !== undefined ? { enableAutoPipelining } : {}),
     clusterRetryStrategy: (times) => Math.min(100 * times, 1000),
-    // Fail fast during a failover instead of waiting behind the caller's back (the coordinator
-    // fails closed and its callers try again); MOVED and ASK are still followed.
-    retryDelayOnFailover: 0,
-    retryDelayOnClusterDown: 0,
     redisOptions: { ...common, ...nodeOptions, ...(o.tls ? { tls: {} } : {}) },
   });
   return cluster as unknown as RedisClient;
