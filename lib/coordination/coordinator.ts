@@ -107,7 +107,10 @@ export type ClaimResult =
 
 
 
+// ARGV[4]: in Cluster mode, the run_id of the master this coordinator checked ('' elsewhere): on
+// another server (the cluster promoted a replica, which may lack the last writes) nothing is claimed.
 const CLAIM = `
+if ARGV[4] ~= '' and string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') ~= ARGV[4] then return {'moved', '', 0} end
 local d = redis.call('GET', KEYS[2])
 if d then return {'decided', d, 0} end
 local c = redis.call('GET', KEYS[1])
@@ -167,7 +170,7 @@ return {ARGV[1], 1}`;
 
 /** The scripts as ioredis custom commands (run by EVALSHA, loaded on first use). */
 interface Scripts {
-  cfClaim(claim: string, decided: string, fence: string, instance: string, claimId: string, leaseMs: number): Promise<[string, string, number]>;
+  cfClaim(claim: string, decided: string, fence: string, instance: string, claimId: string, leaseMs: number, runId: string): Promise<[string, string, number]>;
   cfRenew(claim: string, decided: string, claimId: string, value: string, leaseMs: number): Promise<number>;
   cfComplete(claim: string, decided: string, claimId: string, record: string, ttlMs: number, channel: string, message: string): Promise<number>;
   cfRelease(claim: string, claimId: string, channel: string, message: string): Promise<number>;
@@ -245,6 +248,14 @@ export class Coordinator extends EventEmitter {
     for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
     this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
+    if (this.mode === 'cluster') {
+      // The connection does not close when the cluster promotes a replica: look at every change of
+      // the slots, and every third of a lease at most 1 s apart, so that every instance sees the
+      // failover within the lease that the first to see it waits before claiming again.
+      for (const event of ['refresh', '-node', '+node']) this.#redis.on(event, () => void this.#checkMaster());
+      this.#masterPoll = setInterval(() => void this.#checkMaster(), Math.min(1000, this.leaseMs / 3));
+      this.#masterPoll.unref();
+    }
     this.#redis.on('close', () => this.#down('the connection to Redis closed'));
     this.#redis.on('error', (e: Error) => (this.#reason = e.message));
     this.#sub.on('error', () => undefined);
@@ -349,6 +360,38 @@ export class Coordinator extends EventEmitter {
     void this.#flushAudit();
   }
 
+  /** True while a Cluster failover is being checked ({@link #recheck}). */
+  #rechecking = false;
+  /** Cluster mode: the timer of {@link #checkMaster}. */
+  #masterPoll: NodeJS.Timeout | undefined;
+
+  /**
+   * Cluster mode: the master of the prefix's slot may change without the connection closing (the
+   * cluster promotes a replica; the client follows). Hold everything (state down) and check the
+   * server and the epoch again, as after a reconnect, until it is checked.
+   */
+  async #recheck(): Promise<void> {
+    if (this.#rechecking || this.#state === 'closed') return;
+    this.#rechecking = true;
+    try {
+      clearTimeout(this.#recoverTimer);
+      this.#setState('down', 'the Redis master of the key prefix changed');
+      while (this.#state === 'down') {
+        await this.#onReady();
+        if (this.#state === 'down') await abortableSleep(200, this.#closing.signal);
+      }
+    } finally {
+      this.#rechecking = false;
+    }
+  }
+
+  /** Cluster mode, on a change of the cluster's nodes or slots: is the prefix's master another server now? */
+  async #checkMaster(): Promise<void> {
+    if (!this.#server || this.#rechecking || (this.#state !== 'ready' && this.#state !== 'recovering')) return;
+    const server = await serverOf(this.#redis, this.mode, this.key('epoch')).catch(() => undefined);
+    if (server && server.runId !== this.#server.runId) await this.#recheck();
+  }
+
   /**
    * Register `handler`, run (and awaited, all together) each time Redis comes back without its
    * data, before claims resume: write back what this instance knows. @returns the function that unregisters it.
@@ -387,7 +430,7 @@ export class Coordinator extends EventEmitter {
     } catch (e) {
       const err = e as Error;
       // A script's own error (a bug) stays what it is; a connection failure is "unavailable".
-      if (/ERR|WRONGTYPE|NOSCRIPT/.test(err.message) && this.#redis.status === 'ready') throw err;
+      if (/ERR|WRONGTYPE|NOSCRIPT|CROSSSLOT/.test(err.message) && this.#redis.status === 'ready') throw err;
       throw new CoordinationUnavailableError(`coordination: Redis is unavailable (${err.message})`);
     }
   }
@@ -450,7 +493,12 @@ export class Coordinator extends EventEmitter {
    */
   async claim(id: string, claimId: string): Promise<ClaimResult> {
     if (this.#state === 'recovering') throw new CoordinationUnavailableError('coordination: Redis lost its data; no new claim until the decisions in flight finish');
-    const [kind, value, n] = await this.run((r) => r.cfClaim(this.key('claim', id), this.key('decided', id), this.key('fence'), this.instance, claimId, this.leaseMs));
+    const runId = this.mode === 'cluster' ? (this.#server?.runId ?? '') : '';
+    const [kind, value, n] = await this.run((r) => r.cfClaim(this.key('claim', id), this.key('decided', id), this.key('fence'), this.instance, claimId, this.leaseMs, runId));
+    if (kind === 'moved') {
+      void this.#recheck();
+      throw new CoordinationUnavailableError('coordination: the Redis master of the key prefix changed (a Cluster failover); no claim until it is checked');
+    }
     if (kind === 'decided') return { kind, record: value };
     const h = JSON.parse(value) as Omit<Claim, 'id'>;
     const claim: Claim = { id, fence: Number(h.fence), instance: String(h.instance), claimId: String(h.claimId) };
@@ -567,6 +615,7 @@ export class Coordinator extends EventEmitter {
     this.#setState('closed');
     this.#closing.abort();
     clearTimeout(this.#recoverTimer);
+    clearInterval(this.#masterPoll);
     this.#redis.removeAllListeners('close');
     const quit = (r: Redis) => (r.status === 'ready' ? Promise.race([r.quit(), abortableSleep(1000, new AbortController().signal)]) : undefined);
     await Promise.allSettled([quit(this.#redis), quit(this.#sub)]);

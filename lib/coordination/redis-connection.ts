@@ -109,7 +109,8 @@ export function redisModeOf(o: RedisConnectionOptions): RedisMode {
 export function clusterKeyPrefix(prefix: string): string {
   if (/^\{[^{}]+\}/.test(prefix)) return prefix;
   const m = /^(.*?)(:*)$/.exec(prefix)!;
-  return `{${m[1] || 'custodyflow'}}${m[2]}`;
+  // Braces inside would end the tag early (or leave it empty: keys spread over slots).
+  return `{${m[1].replace(/[{}]/g, '') || 'custodyflow'}}${m[2]}`;
 }
 
 /** What the coordinator needs of a connection: a Redis, or a Cluster typed as one (the commands used exist on both). */
@@ -186,9 +187,10 @@ export async function serverOf(redis: RedisClient, mode: RedisMode, key: string)
     const stream = (redis as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream;
     return { address: stream?.remoteAddress ? `${stream.remoteAddress}:${stream.remotePort}` : '', runId: runIdOf(info) };
   }
+  // Asked through a script on `key`: the client routes it to the slot's master (following a MOVED),
+  // so the run_id is that of the server that holds the keys now, and the slot table is up to date after it.
   const cluster = redis as unknown as Cluster;
+  const runId = String(await cluster.eval("return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''", 1, key));
   const slot = Number(await cluster.cluster('KEYSLOT', key));
-  const owner = cluster.slots[slot]?.[0] ?? '';
-  const node = cluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
-  return { address: owner, runId: node ? runIdOf(await node.info('server')) : '' };
+  return { address: cluster.slots[slot]?.[0] ?? '', runId };
 }
