@@ -35,7 +35,7 @@ import { approverFlows, DecisionCounter, deployCredentials, fundTransfers, start
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { sleep } from '../helpers/red-process';
 import { clickPay, paymentLines, paymentNodes, type PaymentLine } from '../helpers/scale-payments';
-import { createInBatches, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
+import { auditTrail, createInBatches, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
 
 /** Transfers (actions) created. */
 const ACTIONS = 1000;
@@ -177,6 +177,7 @@ describe('scale-out through Redis Sentinel: three Node-RED instances, the master
       ...instances.map((i) => `${i.name} said: ${i.red.log.split('\n').filter((l) => /coordination|failover|master/i.test(l)).slice(0, 8).join('\n        ')}`),
     ];
     console.error(`      ${summary.join('\n      ')}`);
+    if (twice.length > 0) console.error(`      the audit stream on the actions called twice:\n        ${(await auditTrail(setup.masterPort, REDIS_PASSWORD, twice.slice(0, 3).map(([id]) => id))).join('\n        ')}`);
 
     assert.equal(txIds.length, ACTIONS);
     assert.equal(twice.length, 0, `actions called more than once: ${JSON.stringify(twice.slice(0, 5).map(([id, l]) => [id, l.map((c) => `${c.instance} ${c.method} ${c.status} at ${s(c.at - killedPerf)} after the kill`)]))}`);

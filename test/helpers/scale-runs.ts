@@ -61,3 +61,28 @@ export async function transferStatuses(client: CustodyClient, sim: SimInfo, txId
   }
   return statuses;
 }
+
+/**
+ * What the shared audit stream (`custodyflow:audit` on the Redis at 127.0.0.1:`port`) says of
+ * `actionIds`: one text per decision or result line, in order (instance, kind, decision, outcome,
+ * fence, claim reason, time). For the message of a failed check: how two calls of one action came about.
+ * @throws the connection's error.
+ */
+export async function auditTrail(port: number, password: string, actionIds: string[]): Promise<string[]> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const IORedis = require('ioredis') as typeof import('ioredis');
+  const r = new IORedis.Redis(port, '127.0.0.1', { password, maxRetriesPerRequest: 1 });
+  try {
+    const wanted = new Set(actionIds);
+    const out: string[] = [];
+    for (const [, fields] of await r.xrange('custodyflow:audit', '-', '+')) {
+      const line = JSON.parse(fields[fields.indexOf('line') + 1]) as Record<string, unknown>;
+      if (!wanted.has(String(line.action_id))) continue;
+      const at = line.at ?? line.decidedAt;
+      out.push(`${String(line.action_id)} ${fields[fields.indexOf('instance') + 1]} ${String(line.kind)} ${String(line.decision ?? '')} ${String(line.outcome ?? '')} fence ${String(line.fence ?? '-')}${line.claim ? ` claim ${String(line.claim)}` : ''}${line.reasons ? ` reasons ${JSON.stringify(line.reasons)}` : ''} at ${String(at)}`);
+    }
+    return out;
+  } finally {
+    r.disconnect();
+  }
+}
