@@ -106,6 +106,9 @@ export type ClaimResult =
   /** Held by another claim, for `pttl` ms more. */
   | { kind: 'held'; holder: Claim; pttl: number };
 
+/** How long a failed write-back waits before it is tried again while connected, ms. */
+const UNAVAILABLE_WAIT_MS = 500;
+
 /** Default {@link CoordinatorOptions.leaseMs}: 60 s. */
 export const DEFAULT_LEASE_MS = 60_000;
 /** Default {@link CoordinatorOptions.keyPrefix}. */
@@ -264,20 +267,42 @@ export class Coordinator extends EventEmitter {
     this.#server = server;
     const lost = this.#epoch !== undefined && (epoch !== this.#epoch || created === 1);
     this.#epoch = epoch;
-    if (!lost) {
+    if (lost) {
+      this.#lostAt = now;
+      this.#recoverUntil = now + this.leaseMs;
+      this.#writeBack = new Set(this.#lossHandlers);
+      this.#setState('recovering', `Redis came back without its data${this.#masterSince === now && this.#failovers > 0 ? ' (another master: a failover may lose the last writes)' : ''}: no new claim for one lease while decisions in flight finish`);
+    }
+    await this.#recover();
+  }
+
+  /** The handlers whose write-back after the last data loss has not succeeded yet. */
+  #writeBack = new Set<() => Promise<void>>();
+  /** Until when (epoch ms) no new claim is taken after the last data loss: a reconnect meanwhile does not end the recovery early. */
+  #recoverUntil = 0;
+
+  /**
+   * Ready, unless a recovery is still on: its write-backs are run (again, those that failed: the
+   * connection may have gone meanwhile) and the lease after the loss waited out first.
+   */
+  async #recover(): Promise<void> {
+    clearTimeout(this.#recoverTimer);
+    if (this.#writeBack.size === 0 && Date.now() >= this.#recoverUntil) {
       this.#setState('ready');
       void this.#flushAudit();
       return;
     }
-    this.#lostAt = now;
-    this.#setState('recovering', `Redis came back without its data${this.#masterSince === now && this.#failovers > 0 ? ' (another master: a failover may lose the last writes)' : ''}: no new claim for one lease while decisions in flight finish`);
-    await Promise.allSettled(Array.from(this.#lossHandlers, (h) => h()));
-    clearTimeout(this.#recoverTimer);
-    this.#recoverTimer = setTimeout(() => {
-      if (this.#redis.status === 'ready') this.#setState('ready');
-      void this.#flushAudit();
-    }, this.leaseMs);
+    this.#setState('recovering');
+    const running = Array.from(this.#writeBack);
+    const results = await Promise.allSettled(running.map((h) => h()));
+    results.forEach((r, i) => r.status === 'fulfilled' && this.#writeBack.delete(running[i]));
     void this.#flushAudit();
+    if (this.#state !== 'recovering') return; // the connection went again: the next connect goes on
+    // After the lease (or soon, to write back again what failed), while connected.
+    const wait = this.#writeBack.size > 0 ? UNAVAILABLE_WAIT_MS : Math.max(0, this.#recoverUntil - Date.now());
+    this.#recoverTimer = setTimeout(() => {
+      if (this.#redis.status === 'ready' && this.#state === 'recovering') void this.#recover();
+    }, wait);
   }
 
   /** True while a Cluster failover is being checked ({@link #recheck}). */
