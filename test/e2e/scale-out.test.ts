@@ -17,8 +17,10 @@
  *
  * Judged at the end, once no action is pending (polled; the killed instance's claims wait for
  * their lease): every action received exactly one decision call at the API, answered 2xx; the
- * approvals are exactly {@link LIMIT}; every transfer is final; no action has a decision msg
- * with a call from two instances. A summary goes to stdout. No timing is asserted.
+ * approvals are at most {@link LIMIT}, each counted in the shared velocity window (read from Redis),
+ * which ends full; every transfer is final; no action has a decision msg with a call from two
+ * instances. A summary goes to stdout (with the window's view, and the claims the killed instance
+ * held when it died). No timing is asserted.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
