@@ -29,11 +29,10 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Redis as IORedis } from 'ioredis';
-import { CustodyClient, getTransfer } from '../../lib';
+import { CustodyClient } from '../../lib';
 import { startSimulatorProcess, stopSimulatorProcess, type SimInfo } from '../../bench/harness';
 import {
   approverFlows,
-  createPendingTransfers,
   decisionLines,
   DecisionCounter,
   deployCredentials,
@@ -48,6 +47,7 @@ import {
 } from '../../bench/scale-out';
 import { RedisServer } from '../helpers/redis-server';
 import { sleep } from '../helpers/red-process';
+import { createInBatches, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
 
 /** Run `fn` on a connection of its own to `redis` (closed after). */
 async function withRedis<T>(redis: RedisServer, password: string, fn: (r: IORedis) => Promise<T>): Promise<T> {
@@ -182,30 +182,11 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     })();
     disruptions.catch(() => undefined);
 
-    const txIds: string[] = [];
-    for (let b = 0; b < ACTIONS / BATCH; b++) {
-      txIds.push(...(await createPendingTransfers(client, sim.demo, BATCH, `scale-${process.pid}-${b}-`, 4)));
-      await sleep(BATCH_PAUSE_MS);
-    }
+    const txIds = await createInBatches(client, sim, ACTIONS, BATCH, BATCH_PAUSE_MS, `scale-${process.pid}-`);
     const created = Date.now();
 
     // Until every action is decided at the API and none is pending (or the deadline).
-    const deadline = Date.now() + 150_000;
-    let pending = -1;
-    let shown = Date.now();
-    for (;;) {
-      await sleep(500);
-      if (counter.byAction().size >= ACTIONS) {
-        pending = await pendingCount(client, sim.demo.core_client_id);
-        if (pending === 0) break;
-      }
-      if (Date.now() > deadline) break;
-      if (Date.now() - shown > 10000) {
-        shown = Date.now();
-        const approvers = instances.map((i) => `${i.name} ${JSON.stringify(i.status.get(FLOW_IDS.approver)?.text ?? '')}`).join(', ');
-        console.error(`      ... ${((Date.now() - ready) / 1000).toFixed(0)} s: ${calls.length} calls on ${counter.byAction().size} actions; ${approvers}`);
-      }
-    }
+    let pending = await untilAllDecided(counter, client, sim, instances, ACTIONS, 150_000);
     waiting = false;
     await disruptions;
     const decided = Date.now();
@@ -213,14 +194,7 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     await sleep(2 * LEASE_SECONDS * 1000 + 2000);
 
     // The simulator's side: every transfer final, approvals counted.
-    const statuses = new Map<string, number>();
-    for (let i = 0; i < txIds.length; i += 20) {
-      const answers = await Promise.all(txIds.slice(i, i + 20).map((tx_id) => getTransfer(client!, { company_id: sim.demo.company_id, tx_id })));
-      for (const a of answers) {
-        const s = String((a.data as { txStatus?: unknown }).txStatus);
-        statuses.set(s, (statuses.get(s) ?? 0) + 1);
-      }
-    }
+    const statuses = await transferStatuses(client, sim, txIds);
     pending = await pendingCount(client, sim.demo.core_client_id);
 
     const byAction = counter.byAction();
