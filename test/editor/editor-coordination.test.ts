@@ -9,8 +9,15 @@
  *   neither result shows the password.
  * - Update and deploy: flows.json holds the coordination settings and not the password, which is
  *   a stored credential (`has_redisPassword`); the deployed node connects to Redis.
- * - Opened again in a reloaded editor: the state line shows "Redis ready" with the instance, the
- *   password box holds Node-RED's placeholder, and the test with the stored password is OK.
+ * - Opened again in a reloaded editor: the state line shows "Redis ready" with the mode, the
+ *   master and since when, and the instance; the password box holds Node-RED's placeholder, and
+ *   the test with the stored password is OK.
+ * - The Redis mode (Standalone, Sentinel, Cluster) shows its own rows; TLS, password, key prefix
+ *   and lease stay in every mode. A node stored without a mode opens as Standalone and is valid.
+ *   A bad sentinel list (or cluster node list, or an empty master name) is invalid only in its
+ *   mode, with a message naming the field.
+ * - Sentinel deployed: flows.json holds the sentinels and the master name, not the sentinel
+ *   password, which is a stored credential (`has_redisSentinelPassword`).
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/editor/editor-coordination.test.js`.
  */
@@ -24,9 +31,12 @@ import { RedisServer } from '../helpers/redis-server';
 
 const TAB = 'c0f0000000000f21';
 const CFG = 'c0f0000000000c21';
+/** A node saved before the Redis modes existed: coordination Redis by URL, no `redisMode`. */
+const OLD = 'c0f0000000000c22';
 const FLOWS = [
   { id: TAB, type: 'tab', label: 'coordination editor' },
   { id: CFG, type: 'custody-config', name: 'coordinated', environment: 'simulator', signingMode: 'timestamp', timeout: 30 },
+  { id: OLD, type: 'custody-config', name: 'stored by URL', environment: 'simulator', signingMode: 'timestamp', timeout: 30, coordination: 'redis', redisUrl: 'redis://127.0.0.1:1/0', redisTls: false, redisKeyPrefix: 'old:', claimLeaseSeconds: 60 },
 ];
 
 const PASSWORD = 'redis-editor-' + Math.random().toString(36).slice(2, 10);
@@ -34,6 +44,40 @@ const WRONG = 'wrong-editor-' + Math.random().toString(36).slice(2, 10);
 
 /** Open the config dialog of `id` and wait until its form (and the coordination state line's request) is there. */
 const openConfig = (page: Page, id: string): Promise<void> => openConfigDialog(page, id, ['#custody-config-coordination-state'], 300);
+
+/** The inputs (by property) of each Redis mode's rows. */
+const MODE_ROWS = { standalone: ['redisUrl'], sentinel: ['redisSentinels', 'redisMasterName', 'redisSentinelPassword'], cluster: ['redisClusterNodes'] } as const;
+/** The Redis rows of every mode. */
+const COMMON_ROWS = ['redisMode', 'redisTls', 'redisPassword', 'redisKeyPrefix', 'claimLeaseSeconds'];
+
+/** Which of the Coordination inputs are visible, by property name. */
+function visibleInputs(page: Page): Promise<string[]> {
+  return page.$$eval('[id^="node-config-input-redis"], #node-config-input-claimLeaseSeconds', (inputs) =>
+    inputs.filter((i) => (i.closest('.form-row') as HTMLElement | null)?.offsetParent).map((i) => i.id.replace('node-config-input-', '')),
+  );
+}
+
+/** Whether the input of `property` is marked invalid. */
+const invalid = (page: Page, property: string): Promise<boolean> => page.evaluate((p) => document.querySelector(`#node-config-input-${p}`)!.classList.contains('input-error'), property);
+
+/** Type `value` into the input of `property` (set it, when its row is hidden) and let the dialog validate it. */
+async function type(page: Page, property: string, value: string): Promise<void> {
+  const input = `#node-config-input-${property}`;
+  if (await page.isVisible(input)) await page.fill(input, value);
+  else await page.evaluate(([selector, v]) => ((document.querySelector(selector) as HTMLInputElement).value = v), [input, value]);
+  await page.dispatchEvent(input, 'change');
+}
+
+/** The validation message of the input of `property`: its tooltip, shown on hover. */
+async function message(page: Page, property: string): Promise<string> {
+  await page.hover(`#node-config-input-${property}`);
+  const popover = page.locator('.red-ui-popover-content').last();
+  await popover.waitFor({ state: 'visible', timeout: 5000 });
+  const text = (await popover.textContent()) ?? '';
+  await page.mouse.move(0, 0);
+  await page.waitForFunction(() => !document.querySelector('.red-ui-popover'), undefined, { timeout: 5000 });
+  return text;
+}
 
 /** How many of the Redis rows are visible, of how many. */
 function redisRows(page: Page): Promise<{ visible: number; all: number }> {
@@ -66,16 +110,12 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       await page.selectOption('#node-config-input-coordination', 'redis');
 
       // The URL is required with Redis, and without a password in it.
-      const invalid = () => page.evaluate(() => document.querySelector('#node-config-input-redisUrl')!.classList.contains('input-error'));
-      await page.fill('#node-config-input-redisUrl', '');
-      await page.dispatchEvent('#node-config-input-redisUrl', 'change');
-      assert.equal(await invalid(), true, 'empty URL with Redis: invalid');
-      await page.fill('#node-config-input-redisUrl', `redis://:${WRONG}@127.0.0.1:${redis.port}/0`);
-      await page.dispatchEvent('#node-config-input-redisUrl', 'change');
-      assert.equal(await invalid(), true, 'a password in the URL: invalid');
-      await page.fill('#node-config-input-redisUrl', `${redis.url}/0`);
-      await page.dispatchEvent('#node-config-input-redisUrl', 'change');
-      assert.equal(await invalid(), false);
+      await type(page, 'redisUrl', '');
+      assert.equal(await invalid(page, 'redisUrl'), true, 'empty URL with Redis: invalid');
+      await type(page, 'redisUrl', `redis://:${WRONG}@127.0.0.1:${redis.port}/0`);
+      assert.equal(await invalid(page, 'redisUrl'), true, 'a password in the URL: invalid');
+      await type(page, 'redisUrl', `${redis.url}/0`);
+      assert.equal(await invalid(page, 'redisUrl'), false);
 
       await page.fill('#node-config-input-redisPassword', WRONG);
       const wrong = await runConnectionTest(page);
@@ -134,6 +174,122 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       await page.click('#node-config-dialog-cancel');
       await page.waitForSelector('#custody-config-test', { state: 'detached' });
 
+      assert.deepEqual(errors, []);
+    });
+  });
+
+  it('shows the rows of the Redis mode, and opens a node stored without a mode as Standalone', async () => {
+    await withEditor(red().base, { width: 1400, height: 1300 }, { nodes: [OLD] }, async ({ page, errors }) => {
+      assert.equal(await page.evaluate((id) => (window as any).RED.nodes.node(id).valid, OLD), true, 'the stored node is valid as it was');
+      await openConfig(page, OLD);
+      assert.equal(await page.inputValue('#node-config-input-coordination'), 'redis');
+      assert.equal(await page.inputValue('#node-config-input-redisMode'), 'standalone', 'no redisMode: Standalone');
+      assert.equal(await page.inputValue('#node-config-input-redisUrl'), 'redis://127.0.0.1:1/0');
+      assert.equal(await page.inputValue('#node-config-input-redisMasterName'), 'mymaster', 'the default master name, for a switch to Sentinel');
+      assert.equal(await invalid(page, 'redisUrl'), false);
+      for (const mode of ['standalone', 'sentinel', 'cluster'] as const) {
+        await page.selectOption('#node-config-input-redisMode', mode);
+        assert.deepEqual((await visibleInputs(page)).sort(), [...COMMON_ROWS, ...MODE_ROWS[mode]].sort(), `the rows of ${mode}`);
+      }
+      await page.selectOption('#node-config-input-coordination', 'none');
+      assert.deepEqual(await visibleInputs(page), [], 'no Redis row without coordination');
+      await page.click('#node-config-dialog-cancel');
+      await page.waitForSelector('#custody-config-test', { state: 'detached' });
+      assert.deepEqual(errors, []);
+    });
+  });
+
+  it('marks a bad sentinel list, cluster node list or master name invalid in its mode only, naming the field', async () => {
+    await withEditor(red().base, { width: 1400, height: 1300 }, { nodes: [OLD] }, async ({ page, errors }) => {
+      await openConfig(page, OLD);
+      // Standalone: the sentinel and cluster fields are not checked.
+      await type(page, 'redisSentinels', 'not a list:x');
+      await type(page, 'redisClusterNodes', '');
+      assert.equal(await invalid(page, 'redisSentinels'), false, 'Standalone: the sentinels are not checked');
+      assert.equal(await invalid(page, 'redisClusterNodes'), false);
+
+      await page.selectOption('#node-config-input-redisMode', 'sentinel');
+      assert.equal(await invalid(page, 'redisSentinels'), true, 'Sentinel: a bad list is invalid');
+      assert.match(await message(page, 'redisSentinels'), /^Sentinels: "not" /);
+      assert.equal(await invalid(page, 'redisUrl'), false, 'Sentinel: the URL is not checked');
+      await type(page, 'redisUrl', '');
+      assert.equal(await invalid(page, 'redisUrl'), false);
+      const cases: Array<[string, boolean, RegExp?]> = [
+        ['', false, /^Sentinels: at least one host:port/],
+        ['127.0.0.1:26379, 127.0.0.1:0', false, /^Sentinels: "127\.0\.0\.1:0" needs a port from 1 to 65535/],
+        ['127.0.0.1:26379, 127.0.0.1:65536', false, /^Sentinels: "127\.0\.0\.1:65536" needs a port/],
+        ['127.0.0.1:26379,,host:x', false, /^Sentinels: "host:x" is not host:port/],
+        ['127.0.0.1:26379, 127.0.0.1:26380, 127.0.0.1:26381', true],
+        ['sentinel-a.example:26379,[::1]:26380', true],
+      ];
+      for (const [list, valid, text] of cases) {
+        await type(page, 'redisSentinels', list);
+        assert.equal(await invalid(page, 'redisSentinels'), !valid, JSON.stringify(list));
+        if (text) assert.match(await message(page, 'redisSentinels'), text);
+      }
+      await type(page, 'redisMasterName', ' ');
+      assert.equal(await invalid(page, 'redisMasterName'), true, 'an empty master name');
+      assert.match(await message(page, 'redisMasterName'), /^Master name: required with Sentinel/);
+      await type(page, 'redisMasterName', 'mymaster');
+      assert.equal(await invalid(page, 'redisMasterName'), false);
+
+      await page.selectOption('#node-config-input-redisMode', 'cluster');
+      assert.equal(await invalid(page, 'redisClusterNodes'), true, 'Cluster: no node is invalid');
+      assert.match(await message(page, 'redisClusterNodes'), /^Cluster nodes: at least one host:port/);
+      await type(page, 'redisClusterNodes', '127.0.0.1:7000 127.0.0.1:7001');
+      assert.equal(await invalid(page, 'redisClusterNodes'), false);
+      await type(page, 'redisMasterName', '');
+      assert.equal(await invalid(page, 'redisMasterName'), false, 'Cluster: the master name is not checked');
+
+      // With coordination None nothing of Redis is checked.
+      await page.selectOption('#node-config-input-redisMode', 'sentinel');
+      await type(page, 'redisSentinels', 'bad:port');
+      await page.selectOption('#node-config-input-coordination', 'none');
+      assert.equal(await invalid(page, 'redisSentinels'), false, 'None: not checked');
+      await page.click('#node-config-dialog-cancel');
+      await page.waitForSelector('#custody-config-test', { state: 'detached' });
+      assert.deepEqual(errors, []);
+    });
+  });
+
+  it('deploys Sentinel with the sentinel password as a credential, never in flows.json', async () => {
+    const sentinelPassword = 'sentinel-editor-' + Math.random().toString(36).slice(2, 10);
+    await withEditor(red().base, { width: 1400, height: 1300 }, { nodes: [OLD] }, async ({ page, errors }) => {
+      await openConfig(page, OLD);
+      await page.selectOption('#node-config-input-redisMode', 'sentinel');
+      await type(page, 'redisSentinels', '127.0.0.1:1, 127.0.0.1:2');
+      await type(page, 'redisMasterName', 'custody-master');
+      await type(page, 'redisSentinelPassword', sentinelPassword);
+      await page.click('#node-config-dialog-ok');
+      await page.waitForSelector('#custody-config-test', { state: 'detached' });
+      await page.click('#red-ui-header-button-deploy');
+      const flowsFile = path.join(red().userDir, 'flows.json');
+      const deadline = Date.now() + 30000;
+      let cfg: Record<string, unknown> | undefined;
+      while (cfg?.redisMode !== 'sentinel' && Date.now() < deadline) {
+        await sleep(250);
+        cfg = (JSON.parse(fs.readFileSync(flowsFile, 'utf8')) as Array<Record<string, unknown>>).find((n) => n.id === OLD);
+      }
+      const flowsText = fs.readFileSync(flowsFile, 'utf8');
+      assert.ok(!flowsText.includes(sentinelPassword), 'the sentinel password is not in flows.json');
+      assert.equal(cfg?.redisMode, 'sentinel', 'deployed');
+      assert.equal(cfg?.redisSentinels, '127.0.0.1:1, 127.0.0.1:2');
+      assert.equal(cfg?.redisMasterName, 'custody-master');
+      assert.equal(cfg?.redisUrl, 'redis://127.0.0.1:1/0', 'the URL of before, unused in Sentinel mode');
+      assert.equal(cfg?.redisSentinelPassword, undefined);
+      assert.equal(cfg?.credentials, undefined);
+      const creds = await (await fetch(`${red().base}/credentials/custody-config/${OLD}`, { headers: { accept: 'application/json' } })).json();
+      assert.equal(creds.has_redisSentinelPassword, true, 'stored as a credential');
+      assert.ok(!JSON.stringify(creds).includes(sentinelPassword), 'never sent back to the editor');
+      const credFile = path.join(red().userDir, 'flows_cred.json');
+      assert.ok(fs.existsSync(credFile) && !fs.readFileSync(credFile, 'utf8').includes(sentinelPassword), 'encrypted in flows_cred.json');
+
+      // Opened again: Sentinel, and the stored password as Node-RED's placeholder.
+      await openConfig(page, OLD);
+      assert.equal(await page.inputValue('#node-config-input-redisMode'), 'sentinel');
+      assert.equal(await page.inputValue('#node-config-input-redisSentinelPassword'), '__PWRD__');
+      await page.click('#node-config-dialog-cancel');
+      assert.ok(!red().log.includes(sentinelPassword), 'not in the log');
       assert.deepEqual(errors, []);
     });
   });
