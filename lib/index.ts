@@ -150,5 +150,5 @@ export {
   type AuditVerification,
   type ChainVerification,
 } from './approver';
-export { Coordinator, CoordinationUnavailableError, type CoordinatorOptions, type CoordinationState } from './coordination/coordinator';
+export { Coordinator, CoordinationUnavailableError, type CoordinatorOptions, type CoordinationState, type FailoverInfo, type RedisMode, type RedisAddress } from './coordination/coordinator';
 export { SharedSubmissionJournal, type SharedJournalOptions } from './coordination/shared-journal';

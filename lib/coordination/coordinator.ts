@@ -25,16 +25,23 @@
  * `claim:<mode>:<client_id>:<action_id>`, `decided:<mode>:<client_id>:<action_id>`,
  * `{velocity:<scope>:<mode>:<asset>}:*` (velocity-windows.ts), `audit` (stream), channel
  * `decided` (pub/sub), and the submission journal's keys (shared-journal.ts).
- * Redis Cluster is not supported (the scripts touch several keys); a single Redis, with
- * replicas or Sentinel behind one URL, is.
+ *
+ * Redis is reached by URL, through Sentinel, or as a Cluster (redis-connection.ts); in a Cluster
+ * the prefix is a hash tag, so every key is in one slot and the scripts run on one shard.
+ * **A failover is handled like a data loss**: replication is asynchronous, so a promoted replica
+ * may lack the last writes. Every (re)connect asks which server it reached (`run_id`); another
+ * server than before (a failover, or the same one restarted) is a 'failover' event and a
+ * 'dataLoss' as above, and the epoch key is renewed so every instance sees the same loss.
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import crypto from 'node:crypto';
 import os from 'node:os';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ConfigError } from '../api/errors';
 import { abortableSleep } from '../client/transport';
-import { parseConfigUrl } from '../client/environments';
+import { clusterKeyPrefix, connectRedis, redisModeOf, serverOf, type RedisConnectionOptions, type RedisMode, type ServerIdentity } from './redis-connection';
+
+export { checkRedisUrl, parseRedisAddresses, clusterKeyPrefix, DEFAULT_MASTER_NAME, type RedisMode, type RedisAddress } from './redis-connection';
 
 
 /**
@@ -47,17 +54,12 @@ export class CoordinationUnavailableError extends Error {
   readonly code = 'ECOORDINATION';
 }
 
-/** Options of a {@link Coordinator}. */
-export interface CoordinatorOptions {
-  /** `redis://host:port/db` or `rediss://...` (TLS). No password in it: see `password`. */
-  url: string;
-  /** Connect with TLS (also implied by `rediss://`). */
-  tls?: boolean;
-  /** Redis password (`AUTH`); a secret: never logged, never in an error. */
-  password?: string;
-  /** Redis ACL user name, when the server uses ACLs (default: none, the `default` user). */
-  username?: string;
-  /** Prefix of every key (default `custodyflow:`): instances that share one must share it. */
+/**
+ * Options of a {@link Coordinator}: where Redis is (one of `url`, `sentinels` with `masterName`,
+ * `clusterNodes`; redis-connection.ts `RedisConnectionOptions`) and what is shared through it.
+ */
+export interface CoordinatorOptions extends RedisConnectionOptions {
+  /** Prefix of every key (default `custodyflow:`): instances that share one must share it. In Cluster mode it is made a hash tag (`{custodyflow}:`). */
   keyPrefix?: string;
   /** Lease of a claim, ms (default 60,000): longer than a decision can take (the request timeout and its retries). */
   leaseMs?: number;
@@ -67,8 +69,16 @@ export interface CoordinatorOptions {
   decidedTtlMs?: number;
   /** Approximate most entries of the audit stream (`XADD MAXLEN ~`; default 1,000,000). */
   auditStreamMaxLength?: number;
-  /** Connect timeout, ms (default 5,000). */
-  connectTimeoutMs?: number;
+}
+
+/** A change of the Redis master the coordinator talks to (the 'failover' event). */
+export interface FailoverInfo {
+  /** `host:port` of the master before. */
+  from: string;
+  /** `host:port` of the master now (the same address when the server restarted). */
+  to: string;
+  /** When it was seen, epoch ms. */
+  at: number;
 }
 
 /**
@@ -144,9 +154,11 @@ if c and cjson.decode(c).claimId == ARGV[1] then
 end
 return 0`;
 
+// ARGV[2]: the epoch this instance knew, when the server changed under it: renewed (once: another
+// instance may have renewed it already) so that every instance takes the failover as a data loss.
 const EPOCH = `
 local e = redis.call('GET', KEYS[1])
-if e then return {e, 0} end
+if e and (ARGV[2] == '' or e ~= ARGV[2]) then return {e, 0} end
 redis.call('SET', KEYS[1], ARGV[1])
 return {ARGV[1], 1}`;
 
@@ -156,7 +168,7 @@ interface Scripts {
   cfRenew(claim: string, decided: string, claimId: string, value: string, leaseMs: number): Promise<number>;
   cfComplete(claim: string, decided: string, claimId: string, record: string, ttlMs: number, channel: string, message: string): Promise<number>;
   cfRelease(claim: string, claimId: string, channel: string, message: string): Promise<number>;
-  cfEpoch(key: string, fresh: string): Promise<[string, number]>;
+  cfEpoch(key: string, fresh: string, renew: string): Promise<[string, number]>;
 }
 
 /** The scripts and their key counts. */
@@ -174,22 +186,10 @@ export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_KEY_PREFIX = 'custodyflow:';
 
 /**
- * Check a Redis URL as the config node takes it: `redis:` or `rediss:`, a host, no password.
- * @returns the URL.
- * @throws {ConfigError} naming `redisUrl`.
- */
-export function checkRedisUrl(url: string): URL {
-  const u = parseConfigUrl(url, 'redisUrl: a Redis URL such as redis://127.0.0.1:6379/0');
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new ConfigError(`redisUrl: redis:// or rediss://, got ${u.protocol}//`);
-  if (!u.hostname) throw new ConfigError('redisUrl: the host is missing');
-  if (u.password) throw new ConfigError('redisUrl: put the password in the Redis password field (a credential), not in the URL');
-  return u;
-}
-
-/**
  * The Redis connection of a config node and what it shares (see the module comment).
  * Events: `state` (state, reason?) on every change; `warning` (text) from {@link Coordinator.warn};
- * `dataLoss` () when Redis came back without its data (listeners write back what they know; see {@link Coordinator.onDataLoss}).
+ * `dataLoss` () when Redis came back without its data (listeners write back what they know; see {@link Coordinator.onDataLoss});
+ * `failover` ({@link FailoverInfo}) when the master changed (handled as a data loss too).
  */
 export class Coordinator extends EventEmitter {
   /** This instance's name in claims and the audit stream. */
@@ -197,6 +197,8 @@ export class Coordinator extends EventEmitter {
   readonly leaseMs: number;
   readonly prefix: string;
   readonly decidedTtlMs: number;
+  /** How Redis is reached: by URL, through Sentinel, or a Cluster. */
+  readonly mode: RedisMode;
   #state: CoordinationState = 'connecting';
   #reason = '';
   readonly #redis: Redis & Scripts;
@@ -205,6 +207,10 @@ export class Coordinator extends EventEmitter {
   #recoverTimer: NodeJS.Timeout | undefined;
   /** When Redis was last seen to have lost its data (epoch ms), 0 never. */
   #lostAt = 0;
+  /** The server of the last connect. */
+  #server: ServerIdentity | undefined;
+  #masterSince = 0;
+  #failovers = 0;
   readonly #waiters = new Map<string, Set<() => void>>();
   readonly #auditQueue: string[][] = [];
   #auditFlushing = false;
@@ -215,31 +221,23 @@ export class Coordinator extends EventEmitter {
 
   /**
    * Connect (in the background: {@link state} tells) to the Redis of `options`.
-   * @throws {ConfigError} for a bad URL (naming `redisUrl`) or a lease under 1 s (naming `leaseMs`).
+   * @throws {ConfigError} for a bad URL (naming `redisUrl`), sentinels and cluster nodes both
+   *   given (naming `redisMode`), or a lease under 1 s (naming `leaseMs`).
    */
   constructor(options: CoordinatorOptions) {
     super();
     // Every action waiting on a claim listens here: as many as there are actions in hand.
     setMaxListeners(0, this.#closing.signal);
-    const url = checkRedisUrl(options.url);
+    this.mode = redisModeOf(options);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     if (!(this.leaseMs >= 1000)) throw new ConfigError(`leaseMs: at least 1000 ms, got ${this.leaseMs}`);
-    this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.prefix = this.mode === 'cluster' ? clusterKeyPrefix(options.keyPrefix ?? DEFAULT_KEY_PREFIX) : (options.keyPrefix ?? DEFAULT_KEY_PREFIX);
     this.instance = options.instance || `${os.hostname()}/${process.pid}`;
     this.decidedTtlMs = options.decidedTtlMs ?? 8 * 24 * 3600_000;
     this.#auditMax = options.auditStreamMaxLength ?? 1_000_000;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const IORedis = require('ioredis') as typeof import('ioredis');
-    const common: RedisOptions = {
-      connectTimeout: options.connectTimeoutMs ?? 5000,
-      retryStrategy: (times) => Math.min(100 * times, 1000),
-      ...(options.password ? { password: options.password } : {}),
-      ...(options.username ? { username: options.username } : {}),
-      ...(options.tls || url.protocol === 'rediss:' ? { tls: { servername: url.hostname } } : {}),
-    };
-    this.#redis = new IORedis.Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }) as Redis & Scripts;
+    this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }) as Redis & Scripts;
     for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
-    this.#sub = new IORedis.Redis(options.url, { ...common, maxRetriesPerRequest: null });
+    this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
     this.#redis.on('close', () => this.#down('the connection to Redis closed'));
     this.#redis.on('error', (e: Error) => (this.#reason = e.message));
@@ -263,6 +261,21 @@ export class Coordinator extends EventEmitter {
     return this.#lostAt;
   }
 
+  /** `host:port` of the Redis (the master) of the last connect; '' before the first. */
+  get master(): string {
+    return this.#server?.address ?? '';
+  }
+
+  /** Since when that master is the one, epoch ms (the first connect, or the last failover); 0 before the first connect. */
+  get masterSince(): number {
+    return this.#masterSince;
+  }
+
+  /** How often the master changed since this coordinator started: another server, or the same one restarted (a new `run_id`). */
+  get failovers(): number {
+    return this.#failovers;
+  }
+
   /** The full key of `parts` joined by `:` below the prefix. */
   key(...parts: string[]): string {
     return this.prefix + parts.join(':');
@@ -283,16 +296,31 @@ export class Coordinator extends EventEmitter {
     this.#setState(this.#state === 'connecting' ? 'connecting' : 'down', this.#reason || reason);
   }
 
-  /** On every (re)connect: check the epoch (did Redis lose its data?), then ready or recovering. */
+  /**
+   * On every (re)connect: which server is it (a failover?), and did Redis lose its data (the
+   * epoch)? Then ready, or recovering.
+   */
   async #onReady(): Promise<void> {
     let epoch: string;
     let created: number;
+    let server: ServerIdentity;
     try {
-      [epoch, created] = await this.#redis.cfEpoch(this.key('epoch'), crypto.randomUUID());
+      server = await serverOf(this.#redis, this.mode, this.key('epoch'));
+      const changed = this.#server !== undefined && server.runId !== this.#server.runId;
+      [epoch, created] = await this.#redis.cfEpoch(this.key('epoch'), crypto.randomUUID(), changed ? (this.#epoch ?? '') : '');
     } catch (e) {
       this.#reason = (e as Error).message;
       return; // the connection went again; the next 'ready' tries again
     }
+    const now = Date.now();
+    if (!this.#server) this.#masterSince = now;
+    else if (server.runId !== this.#server.runId) {
+      const info: FailoverInfo = { from: this.#server.address, to: server.address, at: now };
+      this.#masterSince = now;
+      this.#failovers++;
+      this.emit('failover', info);
+    }
+    this.#server = server;
     const lost = this.#epoch !== undefined && (epoch !== this.#epoch || created === 1);
     this.#epoch = epoch;
     if (!lost) {
@@ -300,8 +328,8 @@ export class Coordinator extends EventEmitter {
       void this.#flushAudit();
       return;
     }
-    this.#lostAt = Date.now();
-    this.#setState('recovering', 'Redis came back without its data: no new claim for one lease while decisions in flight finish');
+    this.#lostAt = now;
+    this.#setState('recovering', `Redis came back without its data${this.#masterSince === now && this.#failovers > 0 ? ' (another master: a failover may lose the last writes)' : ''}: no new claim for one lease while decisions in flight finish`);
     await Promise.allSettled(Array.from(this.#lossHandlers, (h) => h()));
     clearTimeout(this.#recoverTimer);
     this.#recoverTimer = setTimeout(() => {

@@ -223,7 +223,7 @@ export async function testRedis(settings: CoordinationSettings, password: string
   let url: string;
   try {
     const options = coordinatorOptionsOf(settings, password ? { redisPassword: password } : {});
-    url = options.url;
+    url = options.url ?? '';
     result.keyPrefix = options.keyPrefix ?? '';
     coordinator = new Coordinator({ ...options, connectTimeoutMs: Math.max(1000, ms - 500) });
   } catch (e) {

@@ -13,7 +13,7 @@ import type { KeySource, KeySourceFailure } from '../../lib';
 import { failureCauseOf, type FailureCause } from '../../lib';
 import type { CoordinatorOptions, Environment, SigningMode } from '../../lib';
 import type { Simulator } from '../../simulator';
-import { DEFAULT_KEY_PREFIX } from '../../lib/coordination/coordinator';
+import { DEFAULT_KEY_PREFIX, DEFAULT_MASTER_NAME, parseRedisAddresses } from '../../lib/coordination/coordinator';
 
 /** The editor properties of a connection that decide where and how it signs (the `custody-config` defaults). */
 export interface ConnectionSettings {
@@ -33,8 +33,16 @@ export interface ConnectionSettings {
   simulatorApiKey?: string;
   /** Coordination of several Node-RED instances on this API key (docs/scale-out.md): `none` (default) or `redis`. */
   coordination?: 'none' | 'redis';
-  /** `redis://host:port/db` or `rediss://...` (no password in it: see the `redisPassword` credential). */
+  /** How Redis is reached (docs/scale-out.md "Reaching Redis"): `standalone` (by `redisUrl`; the default, also when absent), `sentinel` or `cluster`. */
+  redisMode?: 'standalone' | 'sentinel' | 'cluster';
+  /** Standalone: `redis://host:port/db` or `rediss://...` (no password in it: see the `redisPassword` credential). */
   redisUrl?: string;
+  /** Sentinel: the sentinels, `host:port` separated by commas or spaces (port default 26379). */
+  redisSentinels?: string;
+  /** Sentinel: the master's name as the sentinels monitor it (default `mymaster`). */
+  redisMasterName?: string;
+  /** Cluster: seed nodes, `host:port` separated by commas or spaces (port default 6379). */
+  redisClusterNodes?: string;
   /** Connect to Redis with TLS. */
   redisTls?: boolean;
   /** Prefix of the Redis keys (default `custodyflow:`); instances that coordinate share it. */
@@ -64,15 +72,17 @@ export interface ConnectionCredentials {
   apiKey?: string;
   privateKey?: string;
   token?: string;
-  /** The Redis password of the coordination (docs/scale-out.md). */
+  /** The Redis password of the coordination (docs/scale-out.md): the master's and replicas', or every cluster node's. */
   redisPassword?: string;
+  /** Sentinel: the sentinels' own password (their `requirepass`). */
+  redisSentinelPassword?: string;
   /** The user PIN of the PKCS#11 token (key source `pkcs11`). */
   pin?: string;
 }
 
 /** The credentials of a connection as a list, for {@link redact}: every secret it may hold. */
 export function secretsOf(credentials: ConnectionCredentials): Array<string | undefined> {
-  return [credentials.apiKey, credentials.privateKey, credentials.token, credentials.redisPassword, credentials.pin];
+  return [credentials.apiKey, credentials.privateKey, credentials.token, credentials.redisPassword, credentials.redisSentinelPassword, credentials.pin];
 }
 
 /** True when the connection signs on a PKCS#11 token: key source `pkcs11` in a hosted or custom environment. */
@@ -105,18 +115,38 @@ export function coordinated(settings: ConnectionSettings): boolean {
   return settings.coordination === 'redis';
 }
 
-/**
- * The coordinator options of a connection with coordination `redis` (lib CoordinatorOptions).
- * @throws {ConfigError} naming `redisUrl` when it is empty, or `claimLeaseSeconds` when it is not a number of at least 1.
- */
-export function coordinatorOptionsOf(settings: ConnectionSettings, credentials: ConnectionCredentials): CoordinatorOptions {
+/** Where Redis is, by `redisMode` (lib CoordinatorOptions `url`, `sentinels` and `masterName`, or `clusterNodes`). @throws {ConfigError} naming the setting. */
+function redisWhere(settings: ConnectionSettings, credentials: ConnectionCredentials): Pick<CoordinatorOptions, 'url' | 'sentinels' | 'masterName' | 'sentinelPassword' | 'clusterNodes'> {
+  const mode = settings.redisMode || 'standalone';
+  if (mode === 'sentinel') {
+    const masterName = (settings.redisMasterName ?? DEFAULT_MASTER_NAME).trim();
+    if (!masterName) throw new ConfigError('redisMasterName: the name the sentinels monitor the master by, e.g. mymaster');
+    return {
+      sentinels: parseRedisAddresses(settings.redisSentinels ?? '', 'redisSentinels', 26379),
+      masterName,
+      ...(credentials.redisSentinelPassword ? { sentinelPassword: credentials.redisSentinelPassword } : {}),
+    };
+  }
+  if (mode === 'cluster') return { clusterNodes: parseRedisAddresses(settings.redisClusterNodes ?? '', 'redisClusterNodes', 6379) };
+  if (mode !== 'standalone') throw new ConfigError(`redisMode: standalone, sentinel or cluster, got ${JSON.stringify(String(mode))}`);
   const url = (settings.redisUrl || '').trim();
   if (!url) throw new ConfigError('redisUrl: set the Redis URL (redis://host:port) of the coordination, or set coordination to none');
+  return { url };
+}
+
+/**
+ * The coordinator options of a connection with coordination `redis` (lib CoordinatorOptions):
+ * Redis by URL, through Sentinel or a Cluster (`redisMode`).
+ * @throws {ConfigError} naming `redisMode`, `redisUrl` (empty), `redisSentinels` or `redisClusterNodes`
+ *   (not a host:port list), `redisMasterName` (empty), or `claimLeaseSeconds` (not a number of at least 1).
+ */
+export function coordinatorOptionsOf(settings: ConnectionSettings, credentials: ConnectionCredentials): CoordinatorOptions {
+  const where = redisWhere(settings, credentials);
   const leaseText = settings.claimLeaseSeconds === undefined || settings.claimLeaseSeconds === '' ? '60' : String(settings.claimLeaseSeconds);
   const lease = Number(leaseText);
   if (!Number.isFinite(lease) || lease < 1) throw new ConfigError(`claimLeaseSeconds: a number of seconds, at least 1, got ${JSON.stringify(leaseText)}`);
   return {
-    url,
+    ...where,
     tls: settings.redisTls === true,
     ...(credentials.redisPassword ? { password: credentials.redisPassword } : {}),
     keyPrefix: (settings.redisKeyPrefix || '').trim() || DEFAULT_KEY_PREFIX,

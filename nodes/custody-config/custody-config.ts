@@ -15,7 +15,7 @@ import { HubFeed, WalletsFeed, type FeedOptions, type SignedFeed, type Action, t
 import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLease, type PaymentJournal } from '../../lib';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks, FeedHealth, FeedReport, FeedWatcher, ApproverEntry } from '../shared/types';
-import { Coordinator } from '../../lib';
+import { Coordinator, type FailoverInfo } from '../../lib';
 import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, keySourceOf, redact, secretsOf, usesToken, type ConnectionCredentials, type ConnectionSettings } from './connection';
 import { KeySourceError, type KeySource } from '../../lib';
 import { registerAdminRoutes } from './admin';
@@ -230,13 +230,19 @@ export = function register(RED: NodeAPI): void {
         else if (state === 'recovering') node.warn(RED._('custody-config.errors.coordination', { message: reason ?? RED._('custody-config.coordination.lostData') }));
       });
       coordinator?.on('warning', (text: string) => node.warn(RED._('custody-config.errors.coordination', { message: text })));
+      // Which master, and since when: a failover is handled like a data loss (the 'recovering' line follows).
+      coordinator?.on('failover', (f: FailoverInfo) => node.warn(RED._('custody-config.coordination.failover', { to: f.to, from: f.from, since: new Date(f.at).toISOString() })));
     }
     node.coordinator = async () => {
       if (coordinationError) throw coordinationError;
       return coordinator;
     };
-    node.coordinationStatus = () =>
-      !coordinated(def) ? { coordination: 'none' } : coordinator ? { coordination: 'redis', state: coordinator.state, reason: coordinator.reason, instance: coordinator.instance } : { coordination: 'redis', state: 'closed', reason: coordinationError?.message ?? '' };
+    node.coordinationStatus = () => {
+      if (!coordinated(def)) return { coordination: 'none' };
+      if (!coordinator) return { coordination: 'redis', state: 'closed', reason: coordinationError?.message ?? '' };
+      const c = coordinator;
+      return { coordination: 'redis', state: c.state, reason: c.reason, instance: c.instance, mode: c.mode, master: c.master, masterSince: c.masterSince, failovers: c.failovers };
+    };
 
     const closedError = (): Error => new ConfigError(RED._('custody-config.errors.closed'));
     const v1Client = lazyClient(build, () => closed, closedError);
@@ -496,6 +502,7 @@ export = function register(RED: NodeAPI): void {
       privateKey: { type: 'password' },
       token: { type: 'password' },
       redisPassword: { type: 'password' },
+      redisSentinelPassword: { type: 'password' },
       pin: { type: 'password' },
     },
   });

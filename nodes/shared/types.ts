@@ -129,6 +129,14 @@ export interface CoordinationStatus {
   reason?: string;
   /** This instance's name in claims and the audit stream. */
   instance?: string;
+  /** How Redis is reached: `standalone`, `sentinel` or `cluster`. */
+  mode?: 'standalone' | 'sentinel' | 'cluster';
+  /** `host:port` of the Redis master in use ('' before the first connect). */
+  master?: string;
+  /** Since when that master is the one, epoch ms (0 before the first connect). */
+  masterSince?: number;
+  /** How often the master changed since deploy (a failover, or a restart). */
+  failovers?: number;
 }
 
 /** The editor properties every flow node of the pack has: the id of its `custody-config` node. */
