@@ -7,7 +7,7 @@
  *
  * What it does (docs/scale-out.md, the node's help "Coordination through Redis"):
  * - the validators of the Redis settings, the same rules as the runtime's (lib
- *   coordination/coordinator.ts `checkRedisUrl` and `parseRedisAddresses`, which check again when
+ *   coordination/redis-connection.ts `checkRedisUrl` and `parseRedisAddresses`, which check again when
  *   the flow starts; kept here because Node-RED's validators run synchronously in the browser);
  * - the rows of the Redis mode chosen (standalone: the URL; Sentinel: the sentinels, the master
  *   name and the sentinel password; Cluster: the seed nodes), shown only with coordination Redis;
@@ -26,10 +26,14 @@ export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
 /** The Redis modes, in the order of the dialog's select. */
 const REDIS_MODES: readonly RedisMode[] = ['standalone', 'sentinel', 'cluster'];
 
-/** The address list properties, per mode, and the default port of an entry without one (none: the port is required). */
-const ADDRESS_FIELDS: Record<string, { mode: RedisMode; defaultPort?: number }> = {
-  redisSentinels: { mode: 'sentinel' },
-  redisClusterNodes: { mode: 'cluster' },
+/**
+ * The address list properties: their mode, and the port of an entry without one (as
+ * nodes/custody-config/connection.ts passes them to parseRedisAddresses: a sentinel's 26379, a
+ * Redis node's 6379).
+ */
+const ADDRESS_FIELDS: Record<string, { mode: RedisMode; defaultPort: number }> = {
+  redisSentinels: { mode: 'sentinel', defaultPort: 26379 },
+  redisClusterNodes: { mode: 'cluster', defaultPort: 6379 },
 };
 
 /** The master name a Sentinel node uses when none is stored (lib CoordinatorOptions `masterName`). */
@@ -64,7 +68,7 @@ function checkMode(v: unknown, t: Translate): true | string {
 }
 
 /**
- * The rule of lib/coordination/coordinator.ts checkRedisUrl: redis:// or rediss://, a host, no
+ * The rule of lib/coordination/redis-connection.ts checkRedisUrl: redis:// or rediss://, a host, no
  * password (the password is a credential).
  * @returns true, or the message naming the field.
  */
@@ -83,34 +87,25 @@ function checkRedisUrl(v: unknown, t: Translate): true | string {
   return true;
 }
 
-/**
- * Check one `host:port` entry of an address list: a host (a name, an IPv4 address, or an IPv6
- * address in brackets) and a whole port from 1 to 65535.
- * @returns '' when it is good, else why not (catalog text).
- */
-function addressProblem(entry: string, t: Translate, defaultPort?: number): string {
-  const m = /^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]\/,]+)(?::(\d+))?$/.exec(entry);
-  if (!m) return t('errors.addressForm', { entry });
-  if (m[2] === undefined) return defaultPort ? '' : t('errors.addressPort', { entry });
-  const port = Number(m[2]);
-  return port >= 1 && port <= 65535 ? '' : t('errors.addressPort', { entry });
-}
+/** One `host:port` entry as lib/coordination/redis-connection.ts parseRedisAddresses takes it: an IPv6 host in brackets, the port optional. */
+const ADDRESS_ENTRY = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:@/[\]\s]+))(?::(\d+))?$/;
 
 /**
- * The rule of lib/coordination/coordinator.ts parseRedisAddresses: `host:port, host:port, ...`
- * (commas or white space between entries), at least one entry, each a host and a port from 1
- * to 65535.
+ * The rule of lib/coordination/redis-connection.ts parseRedisAddresses: `host:port` entries
+ * separated by commas or white space, at least one, each a host (a name, an IPv4 address, or an
+ * IPv6 address in brackets) and a port from 1 to 65535 (`defaultPort` when it has none).
  * @param label the field's name as the dialog shows it (the message starts with it).
  * @returns true, or the message naming the field and the first bad entry.
  */
-function checkAddresses(v: unknown, label: string, t: Translate, defaultPort?: number): true | string {
+function checkAddresses(v: unknown, label: string, t: Translate, defaultPort: number): true | string {
   const entries = String(v === undefined || v === null ? '' : v)
     .split(/[\s,]+/)
     .filter((e) => e !== '');
   if (entries.length === 0) return t('errors.addressesRequired', { field: label });
-  for (const entry of entries) {
-    const problem = addressProblem(entry, t, defaultPort);
-    if (problem) return t('errors.addresses', { field: label, problem });
+  for (let i = 0; i < entries.length; i++) {
+    const m = ADDRESS_ENTRY.exec(entries[i]);
+    const port = m && m[3] !== undefined ? Number(m[3]) : defaultPort;
+    if (!m || !(port >= 1 && port <= 65535)) return t('errors.addressEntry', { field: label, n: i + 1, entry: entries[i] });
   }
   return true;
 }

@@ -28,6 +28,7 @@ import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
 import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { RedisServer } from '../helpers/redis-server';
+import { parseRedisAddresses } from '../../lib/coordination/coordinator';
 
 const TAB = 'c0f0000000000f21';
 const CFG = 'c0f0000000000c21';
@@ -210,23 +211,36 @@ describe('custody-config dialog in the editor: coordination through Redis', func
 
       await page.selectOption('#node-config-input-redisMode', 'sentinel');
       assert.equal(await invalid(page, 'redisSentinels'), true, 'Sentinel: a bad list is invalid');
-      assert.match(await message(page, 'redisSentinels'), /^Sentinels: "not" /);
+      assert.match(await message(page, 'redisSentinels'), /^Sentinels: entry 3, "list:x", is not host:port \(a host, then a port from 1 to 65535\)$/);
       assert.equal(await invalid(page, 'redisUrl'), false, 'Sentinel: the URL is not checked');
       await type(page, 'redisUrl', '');
       assert.equal(await invalid(page, 'redisUrl'), false);
       const cases: Array<[string, boolean, RegExp?]> = [
         ['', false, /^Sentinels: at least one host:port/],
-        ['127.0.0.1:26379, 127.0.0.1:0', false, /^Sentinels: "127\.0\.0\.1:0" needs a port from 1 to 65535/],
-        ['127.0.0.1:26379, 127.0.0.1:65536', false, /^Sentinels: "127\.0\.0\.1:65536" needs a port/],
-        ['127.0.0.1:26379,,host:x', false, /^Sentinels: "host:x" is not host:port/],
+        ['127.0.0.1:26379, 127.0.0.1:0', false, /^Sentinels: entry 2, "127\.0\.0\.1:0", is not host:port/],
+        ['127.0.0.1:26379 127.0.0.1:65536', false, /^Sentinels: entry 2, "127\.0\.0\.1:65536"/],
+        ['127.0.0.1:26379,,host:x', false, /^Sentinels: entry 2, "host:x"/],
         ['127.0.0.1:26379, 127.0.0.1:26380, 127.0.0.1:26381', true],
-        ['sentinel-a.example:26379,[::1]:26380', true],
+        ['sentinel-a.example:26379,[::1]:26380, sentinel-c', true],
       ];
       for (const [list, valid, text] of cases) {
         await type(page, 'redisSentinels', list);
         assert.equal(await invalid(page, 'redisSentinels'), !valid, JSON.stringify(list));
         if (text) assert.match(await message(page, 'redisSentinels'), text);
       }
+      // The same rule as the runtime's (parseRedisAddresses), entry by entry.
+      const lists = ['', ' , ', 'a', 'a:1', 'a:65535', 'a:65536', 'a:0', 'a:-1', 'a:b', 'a:1:2', '[::1]', '[::1]:7000', '::1', '[zz]:1', 'u:p@a:1', 'a/b:1', 'a:1,b:2 c:3', 'a:01'];
+      for (const list of lists) {
+        const editor = await page.evaluate((v) => (window as any).CustodyCoordination.checkAddresses(v, 'Sentinels', (k: string) => k, 26379) === true, list);
+        let runtime = true;
+        try {
+          parseRedisAddresses(list, 'redisSentinels', 26379);
+        } catch {
+          runtime = false;
+        }
+        assert.equal(editor, runtime, `${JSON.stringify(list)}: the editor and the runtime agree`);
+      }
+
       await type(page, 'redisMasterName', ' ');
       assert.equal(await invalid(page, 'redisMasterName'), true, 'an empty master name');
       assert.match(await message(page, 'redisMasterName'), /^Master name: required with Sentinel/);
