@@ -165,7 +165,14 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       await openConfig(page, CFG);
       assert.equal((await redisRows(page)).visible, none.all, 'Redis chosen: the rows show');
       assert.equal(await page.getAttribute('#custody-config-coordination-state', 'data-state'), 'ready');
-      assert.match((await page.textContent('#custody-config-coordination-state')) ?? '', /^Deployed: Redis ready; this instance: \S+\.$/);
+      assert.equal(await page.getAttribute('#custody-config-coordination-state', 'data-mode'), 'standalone');
+      assert.equal(await page.getAttribute('#custody-config-coordination-state', 'data-master'), `127.0.0.1:${redis.port}`);
+      assert.equal(await page.getAttribute('#custody-config-coordination-state', 'data-failovers'), '0');
+      // A local time: of today, else with its date (a test run across midnight).
+      const shapes = await page.evaluate(() => [new Date().toLocaleTimeString(), new Date().toLocaleString()].map((x) => x.replace(/\d/g, '0')));
+      const line = (await page.textContent('#custody-config-coordination-state')) ?? '';
+      assert.match(line, /^Deployed: Redis ready; standalone, master 127\.0\.0\.1:\d+ since (.+); this instance: \S+\.$/, 'the mode, the master and since when; no failover');
+      assert.ok(shapes.includes(/ since (.+); /.exec(line)![1].replace(/\d/g, '0')), `since: a local time (${line})`);
       assert.equal(await page.inputValue('#node-config-input-redisPassword'), '__PWRD__', 'Node-RED sends a placeholder for the stored password');
       const stored = await runConnectionTest(page);
       assert.equal(stored.state, 'ok', stored.text);
