@@ -181,6 +181,9 @@ const REDIS_ADVICE: Record<RedisFailureCause, string> = {
   redis: 'Redis refused the connection',
 };
 
+/** The first words of a `badPassword` of the sentinels (Sentinel mode). */
+const SENTINEL_PASSWORD_ADVICE = 'The sentinels refused the password: check the sentinel password';
+
 /**
  * The coordination settings of a test body.
  * @throws {ValidationError} naming the field for a value of the wrong type, or a coordination other than none or redis.
@@ -217,8 +220,8 @@ export function coordinationFrom(body: Record<string, unknown>): CoordinationSet
 /** The cause of a Redis connection failure, from the client's last error text (ioredis's, or the socket's). */
 function redisCause(reason: string): RedisFailureCause {
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(reason)) return 'badPassword';
-  // ioredis asked every sentinel and none failed: they answered, without a master of that name.
-  if (/^All sentinels are unreachable\b/.test(reason) && !/Last error:/.test(reason)) return 'noMaster';
+  // The sentinels answered, without a master of that name: an error (Redis 7) or a nil reply (ioredis then names no last error).
+  if (/No such master/i.test(reason) || (/^All sentinels are unreachable\b/.test(reason) && !/Last error:/.test(reason))) return 'noMaster';
   if (/certificate|ssl|tls|EPROTO|wrong version number|self[- ]signed/i.test(reason)) return 'tls';
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EAI_FAIL|EAI_NONAME|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|EADDRNOTAVAIL|ECONNRESET|connection to Redis closed|Connection is closed/i.test(reason)) return 'unreachable';
   if (/ETIMEDOUT/i.test(reason)) return 'timeout';
@@ -253,7 +256,9 @@ export async function testRedis(settings: CoordinationSettings, credentials: Red
   const fail = (cause: RedisFailureCause, detail: string): RedisTestResult => {
     result.ms = Date.now() - started;
     result.cause = cause;
-    result.message = clean(`${REDIS_ADVICE[cause]}${detail ? ` (${detail})` : ''}`);
+    // ioredis words what the sentinels refused as "All sentinels are unreachable ... Last error: ...".
+    const advice = cause === 'badPassword' && /^All sentinels/.test(detail) ? SENTINEL_PASSWORD_ADVICE : REDIS_ADVICE[cause];
+    result.message = clean(`${advice}${detail ? ` (${detail})` : ''}`);
     return result;
   };
   const passwords: RedisCredentials = {};

@@ -201,6 +201,17 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       }
       await page.selectOption('#node-config-input-coordination', 'none');
       assert.deepEqual(await visibleInputs(page), [], 'no Redis row without coordination');
+
+      // The state line of a deployed Sentinel node after a failover (the node's catalog texts).
+      const line = await page.evaluate(() => {
+        const w = window as any;
+        const t = (key: string, params?: object) => w.RED.nodes.getType('custody-config')._('custody-config.' + key, params);
+        const since = new Date(2030, 0, 2, 3, 4, 5);
+        const status = { coordination: 'redis', state: 'recovering', reason: 'Redis came back without its data', mode: 'sentinel', master: '127.0.0.1:6380', masterSince: since.getTime(), failovers: 2, instance: 'host/1' };
+        return { text: w.CustodyCoordination.stateText(status, t), since: since.toLocaleString(), none: w.CustodyCoordination.stateText({ ...status, failovers: 0, state: 'ready' }, t) };
+      });
+      assert.equal(line.text, `Deployed: Redis recovering (Redis came back without its data: no new claim for one lease) (Redis came back without its data); Sentinel, master 127.0.0.1:6380 since ${line.since}; failovers since start: 2; this instance: host/1.`);
+      assert.equal(line.none, `Deployed: Redis ready; Sentinel, master 127.0.0.1:6380 since ${line.since}; this instance: host/1.`, 'no failover count while there was none');
       await page.click('#node-config-dialog-cancel');
       await page.waitForSelector('#custody-config-test', { state: 'detached' });
       assert.deepEqual(errors, []);
