@@ -133,7 +133,8 @@ function validator(property: string, t: Translate, coordinationOf: (node: unknow
     if (property === 'redisMasterName') return mode !== 'sentinel' || checkMasterName(v, t);
     const field = ADDRESS_FIELDS[property];
     if (!field) throw new Error('CustodyCoordination.validator: unknown property ' + property);
-    return mode !== field.mode || checkAddresses(v, t('label.' + property), t, field.defaultPort);
+    const label = property === 'redisSentinels' ? t('label.redisSentinels') : t('label.redisClusterNodes');
+    return mode !== field.mode || checkAddresses(v, label, t, field.defaultPort);
   };
 }
 
