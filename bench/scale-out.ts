@@ -22,7 +22,9 @@
  *    Redis (claim, shared velocity window, decided record, audit stream), and the difference.
  *    BENCH_SCALE_LATENCY (default 300) decisions each, after 20 uncounted.
  *
- * Rows are informative (goal `report`): nothing is asserted.
+ * Rows are informative (goal `report`), except the ratio of 3 coordinated instances with a velocity
+ * limit to 1 uncoordinated (goal at least 0.8x), measured in rounds of the two runs back to back
+ * (BENCH_SCALE_ROUNDS, default 3; the median of the per-round ratios). Nothing is asserted.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -40,7 +42,7 @@ import { RedisServer } from '../test/helpers/redis-server';
 import { catchNode, fileNode, functionNode } from '../test/helpers/flow-nodes';
 import { closeProxy, deployFull, tunnelUpgrade, waitForGreen, withEnv } from '../test/helpers/red-fleet';
 import { benchTransfer, faucet, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
-import { percentile, printWhenMain, type BenchRow } from './table';
+import { atLeast, median, percentile, printWhenMain, type BenchRow } from './table';
 
 /** One approve (PUT) or reject (DELETE) of a core client action as it reached the simulator. */
 export interface DecisionCall {
@@ -168,6 +170,11 @@ export interface ApproverFlowOptions {
   clientId: string;
   /** Approvals allowed per 24 h (the rule's `velocityCount`), all instances together; 0: no limit. */
   velocityCount: number;
+  /**
+   * The feed node's Read details (default true). Off, the approver reads each action itself, after
+   * its claim: on one instance (docs/scale-out.md "Throughput"); on, every instance's feed reads every action.
+   */
+  details?: boolean;
 }
 
 /**
@@ -196,7 +203,7 @@ export function approverFlows(options: ApproverFlowOptions): object[] {
   return [
     { id: 'scaletab', type: 'tab', label: 'scale-out' },
     { id: config, type: 'custody-config', name: 'scale-out', environment: 'custom', baseUrl: '${' + BASE_URL_ENV + '}', signingMode: 'timestamp', timeout: 30, ...coordination },
-    { id: feed, z: 'scaletab', type: 'custody-coreclient-feed', connection: config, clientId: options.clientId, details: true, x: 120, y: 80, wires: [[approver]] },
+    { id: feed, z: 'scaletab', type: 'custody-coreclient-feed', connection: config, clientId: options.clientId, details: options.details !== false, x: 120, y: 80, wires: [[approver]] },
     {
       id: approver,
       z: 'scaletab',
@@ -398,6 +405,17 @@ const LATENCY_N = Number(process.env.BENCH_SCALE_LATENCY) || 300;
 /** How long one decisions-per-second run may take, ms (BENCH_SCALE_RUN_SECONDS, default 180). */
 const RUN_DEADLINE_MS = (Number(process.env.BENCH_SCALE_RUN_SECONDS) || 180) * 1000;
 const REDIS_PASSWORD = 'bench-scale-out';
+/** Rounds of the compared pair (BENCH_SCALE_ROUNDS, default 3): 1 instance without coordination, then 3 coordinated with a velocity limit. */
+const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS) || 3;
+
+/** One configuration of a decisions-per-second run. */
+interface RunSpec {
+  names: string[];
+  coordination: 'redis' | 'none';
+  velocity: boolean;
+  /** The feed node's Read details (off: the approver reads each action after its claim). */
+  details: boolean;
+}
 
 /** A `report` row (nothing judged). */
 function report(measure: string, figures: string, value: number): BenchRow {
@@ -426,14 +444,15 @@ interface ThroughputResult {
  * no limit (every action approved: claims only).
  * @param deadlineMs how long to wait for every action to be decided (the rate is reported over what was).
  */
-async function throughputRun(sim: SimInfo, client: CustodyClient, redis: RedisServer, names: string[], coordination: 'redis' | 'none', velocity: boolean, run: number, deadlineMs: number): Promise<ThroughputResult> {
+async function throughputRun(sim: SimInfo, client: CustodyClient, redis: RedisServer, spec: RunSpec, run: number, deadlineMs: number): Promise<ThroughputResult> {
+  const { names, coordination, velocity } = spec;
   const counter = new DecisionCounter(sim.baseUrl);
-  const flows = approverFlows({ coordination, redisUrl: redis.url, keyPrefix: `custodyflow:bench${run}:`, leaseSeconds: 30, clientId: sim.demo.core_client_id, velocityCount: velocity ? Math.floor(ACTIONS / 2) : 0 });
+  const flows = approverFlows({ coordination, redisUrl: redis.url, keyPrefix: `custodyflow:bench${run}:`, leaseSeconds: 30, clientId: sim.demo.core_client_id, velocityCount: velocity ? Math.floor(ACTIONS / 2) : 0, details: spec.details });
   const instances = await startInstances(names, flows, counter);
   try {
     await fundTransfers(sim, ACTIONS);
     await createPendingTransfers(client, sim.demo, ACTIONS, `scale-bench-${process.pid}-${run}-`, 8);
-    console.error(`run ${run}: ${names.length} instance(s), coordination ${coordination}, velocity limit ${velocity ? 'on' : 'off'}: ${ACTIONS} transfers pending; deploying`);
+    console.error(`run ${run}: ${names.length} instance(s), coordination ${coordination}, velocity limit ${velocity ? 'on' : 'off'}, feed details ${spec.details ? 'on' : 'off'}: ${ACTIONS} transfers pending; deploying`);
     await Promise.all(instances.map((i) => deployCredentials(i, flows, { apiKey: sim.apiKey, privateKey: sim.privateKeyPem, redisPassword: REDIS_PASSWORD })));
     const deadline = Date.now() + deadlineMs;
     let complete = false;
@@ -515,20 +534,47 @@ export async function run(): Promise<BenchRow[]> {
     const sim = started.sim;
     client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
 
-    const runs: Array<{ names: string[]; coordination: 'redis' | 'none'; velocity: boolean }> = [
-      { names: ['a'], coordination: 'none', velocity: true },
-      { names: ['a'], coordination: 'redis', velocity: true },
-      { names: ['a', 'b'], coordination: 'redis', velocity: true },
-      { names: ['a', 'b', 'c'], coordination: 'redis', velocity: true },
-      { names: ['a', 'b', 'c'], coordination: 'redis', velocity: false },
+    // Each round runs the pair the goal compares, back to back (so the ratio is within one run of
+    // the machine), then the other configurations once (BENCH_SCALE_ALL=0 leaves them out).
+    // Feed details off: the approver reads each action once, after its claim (docs/scale-out.md "Throughput").
+    const pair: RunSpec[] = [
+      { names: ['a'], coordination: 'none', velocity: true, details: false },
+      { names: ['a', 'b', 'c'], coordination: 'redis', velocity: true, details: false },
+    ];
+    const others: RunSpec[] = process.env.BENCH_SCALE_ALL === '0' ? [] : [
+      { names: ['a'], coordination: 'redis', velocity: true, details: false },
+      { names: ['a', 'b'], coordination: 'redis', velocity: true, details: false },
+      { names: ['a', 'b', 'c'], coordination: 'redis', velocity: false, details: false },
+      { names: ['a'], coordination: 'none', velocity: true, details: true },
+      { names: ['a', 'b', 'c'], coordination: 'redis', velocity: true, details: true },
     ];
     let n = 0;
-    for (const r of runs) {
-      const out = await throughputRun(sim, client, redis, r.names, r.coordination, r.velocity, ++n, RUN_DEADLINE_MS);
-      const what = `decisions/s, ${r.names.length} instance${r.names.length > 1 ? 's' : ''}, coordination ${r.coordination}, velocity limit ${r.velocity ? 'on' : 'off'}`;
-      const done = out.complete ? `${ACTIONS} actions` : `${out.decided} of ${ACTIONS} actions (deadline)`;
-      rows.push(report(what, `${done} in ${out.seconds.toFixed(1)} s; calls ${out.perInstance}; called twice ${out.doubles}`, out.rate));
+    const ratios: number[] = [];
+    const rates = new Map<RunSpec, number[]>();
+    const lastOf = new Map<RunSpec, ThroughputResult>();
+    const measure = async (r: RunSpec): Promise<number> => {
+      const out = await throughputRun(sim, client!, redis, r, ++n, RUN_DEADLINE_MS);
+      rates.set(r, [...(rates.get(r) ?? []), out.rate]);
+      lastOf.set(r, out);
+      return out.rate;
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      const plain = await measure(pair[0]);
+      const coordinated = await measure(pair[1]);
+      ratios.push(coordinated / plain);
+      console.error(`round ${round + 1}: 3 coordinated / 1 uncoordinated = ${(coordinated / plain).toFixed(2)}x`);
     }
+    for (const r of others) await measure(r);
+    for (const r of [...pair, ...others]) {
+      const out = lastOf.get(r)!;
+      const what = `decisions/s, ${r.names.length} instance${r.names.length > 1 ? 's' : ''}, coordination ${r.coordination}, velocity limit ${r.velocity ? 'on' : 'off'}, feed details ${r.details ? 'on' : 'off'}`;
+      const done = out.complete ? `${ACTIONS} actions` : `${out.decided} of ${ACTIONS} actions (deadline)`;
+      const all = rates.get(r)!;
+      const runsText = all.length > 1 ? `median of ${all.length} runs (${all.map((x) => x.toFixed(0)).join(', ')}); last: ` : '';
+      rows.push(report(what, `${runsText}${done} in ${out.seconds.toFixed(1)} s; calls ${out.perInstance}; called twice ${out.doubles}`, median(all)));
+    }
+    const ratio = median(ratios);
+    rows.push(atLeast('scale-out', '3 coordinated instances (velocity limit) / 1 uncoordinated, decisions/s', `median of ${ratios.length} rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}`, ratio, 0.8));
 
     const plain = await latencyRun(sim, client, dir, undefined, 'plain');
     const coordinator = new Coordinator({ url: redis.url, password: REDIS_PASSWORD, keyPrefix: 'custodyflow:latency:', leaseMs: 30_000, instance: 'bench' });

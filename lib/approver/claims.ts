@@ -145,7 +145,9 @@ export class RedisClaims implements DecisionClaims {
         if (claimed.kind === 'decided') return { kind: 'decided', record: claimed.record };
         if (claimed.kind === 'held') {
           contested = true;
-          await coord.waitForClaim(id, Math.max(50, claimed.pttl + 25), signal);
+          // Decided meanwhile: the message carries the record (no second claim to learn it).
+          const record = await coord.waitForClaim(id, Math.max(50, claimed.pttl + 25), signal);
+          if (record) return { kind: 'decided', record };
           continue;
         }
         const mustRead = contested || !claimed.fresh || (coord.lostAt > 0 && this.#now() - coord.lostAt < READ_AFTER_DATA_LOSS_MS);
@@ -180,7 +182,12 @@ export class RedisClaims implements DecisionClaims {
           await coord.complete(claim, record);
           return;
         } catch (e) {
-          if (!(e instanceof CoordinationUnavailableError) || this.#signal.aborted) return;
+          if (!(e instanceof CoordinationUnavailableError)) {
+            // Not a lost connection (a script refused): the claim stands until its lease ends, and its next holder reads the action first.
+            coord.warn(`the decided record of ${claim.id} could not be written (${(e as Error).message}): the claim ends with its lease`);
+            return;
+          }
+          if (this.#signal.aborted) return;
           await abortableSleep(UNAVAILABLE_RETRY_MS, this.#signal);
           await coord.whenReady(this.#signal, false);
           if (this.#signal.aborted) return;

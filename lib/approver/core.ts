@@ -8,7 +8,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Claim } from '../coordination/coordinator';
 import { RedisVelocityWindows } from '../coordination/velocity-windows';
-import { KeyedLock } from '../support/keyed-lock';
 import type { AuditLine } from './audit-line';
 import type { ApprovalBook } from './book';
 import { LocalClaims, RedisClaims, type DecisionClaims } from './claims';
@@ -27,8 +26,6 @@ export class ApproverCore {
   readonly longestWindowMs: number;
   readonly claims: DecisionClaims;
   readonly windows: VelocityWindows;
-  /** One read-decide-reserve per asset at a time in this process: concurrent decisions would otherwise invalidate each other's reads and retry. */
-  readonly windowLocks = new KeyedLock();
   /** Aborted when the approver closes: waits (claims, resolution timers, retries) end. */
   readonly closing = new AbortController();
 

@@ -53,11 +53,12 @@ export interface VelocityWindows {
    */
   read(asset: string, now: number): Promise<WindowView>;
   /**
-   * Count `entry` if the window is still at `view.version`.
+   * Count `entries` (one approval, or a batch of them: all or none) if the window is still at
+   * `view.version`; the approvals older than the longest window before the oldest entry's time go.
    * @returns true when counted; false when the window changed since the read (read again).
-   * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable; nothing or the entry may be counted (safe side).
+   * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable; nothing or the entries may be counted (safe side).
    */
-  reserve(view: WindowView, entry: VelocityEntry): Promise<boolean>;
+  reserve(view: WindowView, entries: VelocityEntry | readonly VelocityEntry[]): Promise<boolean>;
   /**
    * Stop counting `action` (only for a definite "not applied" from the API).
    * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable.
@@ -458,11 +459,13 @@ export class LocalVelocityWindows implements VelocityWindows {
     return typeof this.#keepMs === 'function' ? this.#keepMs() : this.#keepMs;
   }
 
-  /** Count `entry` if no add or remove touched the asset since `view` was read. @returns false when one did. */
-  async reserve(view: WindowView, entry: VelocityEntry): Promise<boolean> {
+  /** Count `entries` (all of them) if no add or remove touched the asset since `view` was read. @returns false when one did. */
+  async reserve(view: WindowView, entries: VelocityEntry | readonly VelocityEntry[]): Promise<boolean> {
+    const list = Array.isArray(entries) ? (entries as readonly VelocityEntry[]) : [entries as VelocityEntry];
     if (String(this.ledger.version(view.asset)) !== view.version) return false;
-    this.ledger.pruneAsset(view.asset, entry.at - this.keepMs);
-    this.ledger.add(view.asset, entry.amount, entry.at, entry.action);
+    if (list.length === 0) return true;
+    this.ledger.pruneAsset(view.asset, Math.min(...list.map((e) => e.at)) - this.keepMs);
+    for (const e of list) this.ledger.add(view.asset, e.amount, e.at, e.action);
     return true;
   }
 

@@ -107,7 +107,10 @@ export type ClaimResult =
 
 
 
+// ARGV[4]: in Cluster mode, the run_id of the master this coordinator checked ('' elsewhere): on
+// another server (the cluster promoted a replica, which may lack the last writes) nothing is claimed.
 const CLAIM = `
+if ARGV[4] ~= '' and string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') ~= ARGV[4] then return {'moved', '', 0} end
 local d = redis.call('GET', KEYS[2])
 if d then return {'decided', d, 0} end
 local c = redis.call('GET', KEYS[1])
@@ -136,12 +139,15 @@ if cjson.decode(c).claimId ~= ARGV[1] then return -1 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`;
 
-// Write "decided" (the first record stays), drop our claim, tell the waiters. 1: written, 0: was decided already.
+// Write "decided" (the first record stays), drop our claim, tell the waiters (the message: the
+// decided key, a line break, the record that stays: a waiter needs no claim to learn it). 1: written, 0: was decided already.
 const COMPLETE = `
 local set = redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3], 'NX')
 local c = redis.call('GET', KEYS[1])
 if c and cjson.decode(c).claimId == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('PUBLISH', ARGV[4], ARGV[5])
+local record = ARGV[2]
+if not set then record = redis.call('GET', KEYS[2]) or '' end
+redis.call('PUBLISH', ARGV[4], ARGV[5] .. '\\n' .. record)
 if set then return 1 end
 return 0`;
 
@@ -164,7 +170,7 @@ return {ARGV[1], 1}`;
 
 /** The scripts as ioredis custom commands (run by EVALSHA, loaded on first use). */
 interface Scripts {
-  cfClaim(claim: string, decided: string, fence: string, instance: string, claimId: string, leaseMs: number): Promise<[string, string, number]>;
+  cfClaim(claim: string, decided: string, fence: string, instance: string, claimId: string, leaseMs: number, runId: string): Promise<[string, string, number]>;
   cfRenew(claim: string, decided: string, claimId: string, value: string, leaseMs: number): Promise<number>;
   cfComplete(claim: string, decided: string, claimId: string, record: string, ttlMs: number, channel: string, message: string): Promise<number>;
   cfRelease(claim: string, claimId: string, channel: string, message: string): Promise<number>;
@@ -211,7 +217,8 @@ export class Coordinator extends EventEmitter {
   #server: ServerIdentity | undefined;
   #masterSince = 0;
   #failovers = 0;
-  readonly #waiters = new Map<string, Set<() => void>>();
+  /** Waits per published key; each is called with the decided record when the message carried one. */
+  readonly #waiters = new Map<string, Set<(record?: string) => void>>();
   readonly #auditQueue: string[][] = [];
   #auditFlushing = false;
   readonly #auditMax: number;
@@ -235,14 +242,21 @@ export class Coordinator extends EventEmitter {
     this.instance = options.instance || `${os.hostname()}/${process.pid}`;
     this.decidedTtlMs = options.decidedTtlMs ?? 8 * 24 * 3600_000;
     this.#auditMax = options.auditStreamMaxLength ?? 1_000_000;
-    this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }) as Redis & Scripts;
+    // Auto-pipelining: the commands of one event-loop turn (many claims and reads of actions in
+    // hand) go to Redis in one write.
+    this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, enableAutoPipelining: true }) as Redis & Scripts;
     for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
     this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
+    if (this.mode === 'cluster') for (const event of ['refresh', '-node', '+node']) this.#redis.on(event, () => void this.#checkMaster());
     this.#redis.on('close', () => this.#down('the connection to Redis closed'));
     this.#redis.on('error', (e: Error) => (this.#reason = e.message));
     this.#sub.on('error', () => undefined);
-    this.#sub.on('message', (_channel: string, key: string) => this.#wake(key));
+    this.#sub.on('message', (_channel: string, message: string) => {
+      const nl = message.indexOf('\n');
+      if (nl < 0) this.#wake(message);
+      else this.#wake(message.slice(0, nl), message.slice(nl + 1) || undefined);
+    });
     this.#sub.subscribe(this.key('decided')).catch(() => undefined);
   }
 
@@ -287,7 +301,7 @@ export class Coordinator extends EventEmitter {
     if (state === this.#state) return;
     this.#state = state;
     this.emit('state', state, reason || undefined);
-    if (state === 'ready') for (const set of this.#waiters.values()) for (const w of set) w();
+    if (state === 'ready') for (const set of this.#waiters.values()) for (const w of set) w(undefined);
   }
 
   #down(reason: string): void {
@@ -339,6 +353,36 @@ export class Coordinator extends EventEmitter {
     void this.#flushAudit();
   }
 
+  /** True while a Cluster failover is being checked ({@link #recheck}). */
+  #rechecking = false;
+
+  /**
+   * Cluster mode: the master of the prefix's slot may change without the connection closing (the
+   * cluster promotes a replica; the client follows). Hold everything (state down) and check the
+   * server and the epoch again, as after a reconnect, until it is checked.
+   */
+  async #recheck(): Promise<void> {
+    if (this.#rechecking || this.#state === 'closed') return;
+    this.#rechecking = true;
+    try {
+      clearTimeout(this.#recoverTimer);
+      this.#setState('down', 'the Redis master of the key prefix changed');
+      while (this.#state === 'down') {
+        await this.#onReady();
+        if (this.#state === 'down') await abortableSleep(200, this.#closing.signal);
+      }
+    } finally {
+      this.#rechecking = false;
+    }
+  }
+
+  /** Cluster mode, on a change of the cluster's nodes or slots: is the prefix's master another server now? */
+  async #checkMaster(): Promise<void> {
+    if (!this.#server || this.#rechecking || (this.#state !== 'ready' && this.#state !== 'recovering')) return;
+    const server = await serverOf(this.#redis, this.mode, this.key('epoch')).catch(() => undefined);
+    if (server && server.runId !== this.#server.runId) await this.#recheck();
+  }
+
   /**
    * Register `handler`, run (and awaited, all together) each time Redis comes back without its
    * data, before claims resume: write back what this instance knows. @returns the function that unregisters it.
@@ -377,7 +421,7 @@ export class Coordinator extends EventEmitter {
     } catch (e) {
       const err = e as Error;
       // A script's own error (a bug) stays what it is; a connection failure is "unavailable".
-      if (/ERR|WRONGTYPE|NOSCRIPT/.test(err.message) && this.#redis.status === 'ready') throw err;
+      if (/ERR|WRONGTYPE|NOSCRIPT|CROSSSLOT/.test(err.message) && this.#redis.status === 'ready') throw err;
       throw new CoordinationUnavailableError(`coordination: Redis is unavailable (${err.message})`);
     }
   }
@@ -393,37 +437,43 @@ export class Coordinator extends EventEmitter {
     }
   }
 
-  /** Wait until `key` is published (or the state turns ready, with key ''), `ms` passes, `signal` aborts or the coordinator closes. */
-  #wait(key: string, ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Wait until `key` is published (or the state turns ready, with key ''), `ms` passes, `signal`
+   * aborts or the coordinator closes. @returns the decided record the message carried, if any.
+   */
+  #wait(key: string, ms: number, signal?: AbortSignal): Promise<string | undefined> {
     return new Promise((resolve) => {
       let set = this.#waiters.get(key);
       if (!set) this.#waiters.set(key, (set = new Set()));
       const s = set;
       const abort = new AbortController();
-      const done = () => {
+      const done = (record?: string) => {
         abort.abort();
         s.delete(done);
         if (s.size === 0 && this.#waiters.get(key) === s) this.#waiters.delete(key);
-        signal?.removeEventListener('abort', done);
-        this.#closing.signal.removeEventListener('abort', done);
-        resolve();
+        signal?.removeEventListener('abort', stop);
+        this.#closing.signal.removeEventListener('abort', stop);
+        resolve(typeof record === 'string' ? record : undefined);
       };
+      const stop = () => done();
       s.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-      this.#closing.signal.addEventListener('abort', done, { once: true });
-      void abortableSleep(ms, abort.signal).then(done);
+      signal?.addEventListener('abort', stop, { once: true });
+      this.#closing.signal.addEventListener('abort', stop, { once: true });
+      void abortableSleep(ms, abort.signal).then(stop);
     });
   }
 
-  #wake(key: string): void {
-    for (const w of Array.from(this.#waiters.get(key) ?? [])) w();
+  #wake(key: string, record?: string): void {
+    for (const w of Array.from(this.#waiters.get(key) ?? [])) w(record);
   }
 
   /**
    * Wait until the claim `id` is decided or released (published), at most `ms`.
    * @param signal ends the wait early.
+   * @returns the decided record (as {@link complete} stored it) when it was decided; undefined
+   *   when released, timed out or ended: claim again to learn more.
    */
-  waitForClaim(id: string, ms: number, signal?: AbortSignal): Promise<void> {
+  waitForClaim(id: string, ms: number, signal?: AbortSignal): Promise<string | undefined> {
     return this.#wait(this.key('decided', id), ms, signal);
   }
 
@@ -434,7 +484,12 @@ export class Coordinator extends EventEmitter {
    */
   async claim(id: string, claimId: string): Promise<ClaimResult> {
     if (this.#state === 'recovering') throw new CoordinationUnavailableError('coordination: Redis lost its data; no new claim until the decisions in flight finish');
-    const [kind, value, n] = await this.run((r) => r.cfClaim(this.key('claim', id), this.key('decided', id), this.key('fence'), this.instance, claimId, this.leaseMs));
+    const runId = this.mode === 'cluster' ? (this.#server?.runId ?? '') : '';
+    const [kind, value, n] = await this.run((r) => r.cfClaim(this.key('claim', id), this.key('decided', id), this.key('fence'), this.instance, claimId, this.leaseMs, runId));
+    if (kind === 'moved') {
+      void this.#recheck();
+      throw new CoordinationUnavailableError('coordination: the Redis master of the key prefix changed (a Cluster failover); no claim until it is checked');
+    }
     if (kind === 'decided') return { kind, record: value };
     const h = JSON.parse(value) as Omit<Claim, 'id'>;
     const claim: Claim = { id, fence: Number(h.fence), instance: String(h.instance), claimId: String(h.claimId) };

@@ -109,7 +109,8 @@ export function redisModeOf(o: RedisConnectionOptions): RedisMode {
 export function clusterKeyPrefix(prefix: string): string {
   if (/^\{[^{}]+\}/.test(prefix)) return prefix;
   const m = /^(.*?)(:*)$/.exec(prefix)!;
-  return `{${m[1] || 'custodyflow'}}${m[2]}`;
+  // Braces inside would end the tag early (or leave it empty: keys spread over slots).
+  return `{${m[1].replace(/[{}]/g, '') || 'custodyflow'}}${m[2]}`;
 }
 
 /** What the coordinator needs of a connection: a Redis, or a Cluster typed as one (the commands used exist on both). */
@@ -118,7 +119,7 @@ export type RedisClient = Redis;
 /**
  * Open a client of `o` (connecting in the background) with `extra` client options (retries,
  * offline queue). In Cluster mode `extra` goes to every node's connection, and the offline
- * queue setting to the cluster.
+ * queue and auto-pipelining settings to the cluster.
  * @throws {ConfigError} as {@link redisModeOf} and {@link checkRedisUrl}.
  */
 export function connectRedis(o: RedisConnectionOptions, extra: RedisOptions): RedisClient {
@@ -152,10 +153,15 @@ export function connectRedis(o: RedisConnectionOptions, extra: RedisOptions): Re
       failoverDetector: true,
     });
   }
-  const { enableOfflineQueue, ...nodeOptions } = extra;
+  const { enableOfflineQueue, enableAutoPipelining, ...nodeOptions } = extra;
   const cluster: Cluster = new IORedis.Cluster(o.clusterNodes!, {
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    ...(enableAutoPipelining !== undefined ? { enableAutoPipelining } : {}),
     clusterRetryStrategy: (times) => Math.min(100 * times, 1000),
+    // Fail fast during a failover instead of waiting behind the caller's back (the coordinator
+    // fails closed and its callers try again); MOVED and ASK are still followed.
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
     redisOptions: { ...common, ...nodeOptions, ...(o.tls ? { tls: {} } : {}) },
   });
   return cluster as unknown as RedisClient;
@@ -185,9 +191,10 @@ export async function serverOf(redis: RedisClient, mode: RedisMode, key: string)
     const stream = (redis as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream;
     return { address: stream?.remoteAddress ? `${stream.remoteAddress}:${stream.remotePort}` : '', runId: runIdOf(info) };
   }
+  // Asked through a script on `key`: the client routes it to the slot's master (following a MOVED),
+  // so the run_id is that of the server that holds the keys now, and the slot table is up to date after it.
   const cluster = redis as unknown as Cluster;
+  const runId = String(await cluster.eval("return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''", 1, key));
   const slot = Number(await cluster.cluster('KEYSLOT', key));
-  const owner = cluster.slots[slot]?.[0] ?? '';
-  const node = cluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
-  return { address: owner, runId: node ? runIdOf(await node.info('server')) : '' };
+  return { address: cluster.slots[slot]?.[0] ?? '', runId };
 }

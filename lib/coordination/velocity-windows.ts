@@ -85,20 +85,25 @@ local function close(v, base, ttl)
 end
 `;
 
-// ARGV: expected id, expected version, new id (if absent), at, action, amount, cutoff, ttl.
+// ARGV: expected id, expected version, new id (if absent), cutoff, ttl, then (at, action, amount)
+// triples: all counted, one version each (the first change logs the cutoff).
 // Returns {1, id, v} (counted: the window is now at v) or {0}.
 const COMMIT = `${COMMON}
 local m = redis.call('HMGET', KEYS[1], 'id', 'v')
 if (m[1] or '') ~= ARGV[1] or tonumber(m[2] or '0') ~= tonumber(ARGV[2]) then return {0} end
 local id, v, base = open(ARGV[3])
-local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
+local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4])
 for i = 1, #old, 1000 do redis.call('HDEL', KEYS[3], unpack(old, i, math.min(i + 999, #old))) end
-if #old > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7]) end
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
-redis.call('HSET', KEYS[3], ARGV[5], ARGV[6])
-v = v + 1
-redis.call('ZADD', KEYS[4], v, v .. '|a|' .. ARGV[4] .. '|' .. ARGV[7] .. '|' .. ARGV[6] .. '|' .. ARGV[5])
-close(v, base, ARGV[8])
+if #old > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4]) end
+for i = 6, #ARGV, 3 do
+  redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1])
+  redis.call('HSET', KEYS[3], ARGV[i + 1], ARGV[i + 2])
+  v = v + 1
+  local cutoff = ''
+  if i == 6 then cutoff = ARGV[4] end
+  redis.call('ZADD', KEYS[4], v, v .. '|a|' .. ARGV[i] .. '|' .. cutoff .. '|' .. ARGV[i + 2] .. '|' .. ARGV[i + 1])
+end
+close(v, base, ARGV[5])
 return {1, id, tostring(v)}`;
 
 // ARGV: action, ttl. Returns {1, id, v} (removed: the window is now at v) or {0}.
@@ -143,7 +148,7 @@ return {id, tostring(v0), tostring(v), logged}`;
 /** The scripts as ioredis custom commands (EVALSHA, loaded on first use). */
 interface Scripts {
   cfVwRead(meta: string, set: string, amounts: string, log: string, id: string, version: number, maxOps: number): Promise<[string, string, 'd' | 'f', ...unknown[]]>;
-  cfVwCommit(meta: string, set: string, amounts: string, log: string, id: string, version: number, newId: string, at: number, action: string, amount: string, cutoff: number, ttlMs: number): Promise<[number, string?, string?]>;
+  cfVwCommit(meta: string, set: string, amounts: string, log: string, id: string, version: number, newId: string, cutoff: number, ttlMs: number, ...triples: Array<string | number>): Promise<[number, string?, string?]>;
   cfVwRelease(meta: string, set: string, amounts: string, log: string, action: string, ttlMs: number): Promise<[number, string?, string?]>;
   cfVwRestore(meta: string, set: string, amounts: string, log: string, newId: string, ttlMs: number, ...triples: Array<string | number>): Promise<[string, string, string, number]>;
 }
@@ -279,22 +284,26 @@ export class RedisVelocityWindows implements VelocityWindows {
   }
 
   /**
-   * Count `entry` if the window is still at `view.version` (atomically, Lua), dropping the
-   * approvals before `entry.at - keepMs`.
+   * Count `entries` (one, or a batch: all or none) if the window is still at `view.version`
+   * (atomically, one Lua call), dropping the approvals before the oldest entry's time - keepMs.
    * @returns false when another decision changed the window since the read: read again.
-   * @throws {CoordinationUnavailableError} (rejects): the entry may or may not be counted (a
+   * @throws {CoordinationUnavailableError} (rejects): the entries may or may not be counted (a
    *   lost answer); a release or the next read tells.
    */
-  async reserve(view: WindowView, entry: VelocityEntry): Promise<boolean> {
+  async reserve(view: WindowView, entries: VelocityEntry | readonly VelocityEntry[]): Promise<boolean> {
+    const list = Array.isArray(entries) ? (entries as readonly VelocityEntry[]) : [entries as VelocityEntry];
+    if (list.length === 0) return true;
     const [id, v] = parseVersion(view.version);
-    const cutoff = entry.at - this.#keepMs;
-    const amount = entry.amount.toString();
-    const out = await this.#coord.run((r) => scripts(r).cfVwCommit(...this.#keys(view.asset), id, v, crypto.randomBytes(9).toString('base64url'), entry.at, entry.action, amount, cutoff, this.#ttl));
+    const cutoff = Math.min(...list.map((e) => e.at)) - this.#keepMs;
+    const triples: Array<string | number> = [];
+    for (const e of list) triples.push(e.at, e.action, e.amount.toString());
+    const out = await this.#coord.run((r) => scripts(r).cfVwCommit(...this.#keys(view.asset), id, v, crypto.randomBytes(9).toString('base64url'), cutoff, this.#ttl, ...triples));
     if (out[0] !== 1) return false;
     const m = this.#mirrors.get(view.asset);
     if (m && m.id === id && m.v === v) {
       m.id = out[1]!;
-      this.#apply(view.asset, m, `${out[2]}|a|${entry.at}|${cutoff}|${amount}|${entry.action}`);
+      // The versions the script gave, in order: v + 1 ... v + n (the first carries the cutoff).
+      list.forEach((e, i) => this.#apply(view.asset, m, `${v + i + 1}|a|${e.at}|${i === 0 ? cutoff : ''}|${e.amount}|${e.action}`));
     }
     return true;
   }

@@ -21,9 +21,9 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** The server's pid while it runs. */
+  /** The server's pid while it runs (undefined once it exited or was killed by a signal). */
   get pid(): number | undefined {
-    return this.#child?.exitCode === null ? this.#child.pid : undefined;
+    return this.#child?.exitCode === null && this.#child.signalCode === null ? this.#child.pid : undefined;
   }
 
   /**
