@@ -8,7 +8,8 @@
  * or with nonce signing), with the master it reached and no password in any answer or log line;
  * `GET <admin>/custodyflow/config/:id/coordination` answers the deployed node's coordination
  * (mode, master, since when, failovers). The API part of each test is the built-in simulator's.
- * Sentinel against a real group: config-admin-sentinel.test.ts.
+ * A real Redis Cluster (test/helpers/redis-cluster.ts): the test names the node serving the
+ * prefix's hash slot. Sentinel against a real setup: config-admin-sentinel.test.ts.
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/nodes/config-admin-redis.test.js`.
  */
@@ -22,6 +23,7 @@ import { stopSharedSimulator } from '../../simulator/shared';
 import { Coordinator } from '../../lib';
 import { REDIS_TEST_MS } from '../../nodes/custody-config/admin';
 import { RedisServer } from '../helpers/redis-server';
+import { RedisCluster } from '../helpers/redis-cluster';
 import { TAB, startHelperServer, stopHelperServer } from '../helpers/node-flows';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -214,6 +216,25 @@ describe('custody-config admin endpoints with Redis coordination', function () {
       assert.match(d.body.message, /^redisMode: /);
       const e = await helper.request().post('/custodyflow/config/test').send({ ...dialog(), redisMode: 'sentinel', redisSentinels: ['127.0.0.1:26379'] }).expect(400);
       assert.match(e.body.message, /^redisSentinels: /);
+    });
+  });
+
+  describe('POST custodyflow/config/test with a Redis Cluster', () => {
+    const cluster = new RedisCluster();
+    before(() => cluster.start());
+    after(() => cluster.stop());
+
+    it('OK through the seed nodes, naming the node that serves the prefix\'s hash slot; the prefix a hash tag', async () => {
+      const seeds = cluster.seeds.map((n) => `${n.host}:${n.port}`).join(', ');
+      const a = await testWith({ ...dialog(), redisMode: 'cluster', redisClusterNodes: seeds, redisUrl: 'not looked at' });
+      assert.equal(a.ok, true, a.message);
+      assert.equal(a.redis.mode, 'cluster');
+      assert.equal(a.redis.keyPrefix, '{cf-test}:', 'every key of the prefix in one hash slot');
+      const slot = Number(await cluster.read(cluster.nodes[0], (r) => r.cluster('KEYSLOT', '{cf-test}:epoch')));
+      const owner = await cluster.ownerOf(slot);
+      assert.equal(a.redis.master, `127.0.0.1:${owner.port}`, 'the master of the slot');
+      assert.equal(a.redis.url, undefined);
+      assert.match(a.message, /Redis Cluster ready: the key prefix's hash slot is at 127\.0\.0\.1:\d+ \(3 seed nodes\), key prefix "\{cf-test\}:" \(\d+ ms\)\.$/);
     });
   });
 
