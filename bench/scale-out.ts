@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale-out` (docs/scale-out.md "Figures"), and the parts the scale-out test
- * (test/e2e/scale-out.run.ts, run by `npm run test:scale-out`) shares with it: a counting proxy in
+ * (test/e2e/scale-out.test.ts, in `npm test`) shares with it: a counting proxy in
  * front of the simulator ({@link DecisionCounter}), the approver flow every instance runs
  * ({@link approverFlows}), and the Node-RED instances of a run ({@link startInstances}).
  *
@@ -160,8 +160,14 @@ export const BASE_URL_ENV = 'CUSTODYFLOW_SCALE_BASE_URL';
 export interface ApproverFlowOptions {
   /** `redis` (coordinated) or `none`. */
   coordination: 'redis' | 'none';
-  /** The Redis URL (with `redis`). */
+  /** The Redis URL (with `redis`, mode `standalone`). */
   redisUrl?: string;
+  /** How the config node reaches Redis (default `standalone`: by {@link ApproverFlowOptions.redisUrl}). */
+  redisMode?: 'standalone' | 'sentinel';
+  /** Sentinel: the sentinels, `host:port, host:port` (the config node's `redisSentinels`). */
+  redisSentinels?: string;
+  /** Sentinel: the master's name at the sentinels (default `mymaster`). */
+  redisMasterName?: string;
   /** Key prefix in Redis (default `custodyflow:`). */
   keyPrefix?: string;
   /** Claim lease, seconds (default 5: a killed instance's claims are taken over quickly). */
@@ -187,6 +193,19 @@ export function scaleRules(velocityCount: number): ApprovalRule[] {
 }
 
 /**
+ * The coordination properties of the flow's custody-config node: `none`, or `redis` by URL or
+ * through Sentinel (the Redis and sentinel passwords are credentials: {@link ScaleCredentials}).
+ */
+export function coordinationSettings(options: Omit<ApproverFlowOptions, 'clientId' | 'velocityCount'>): Record<string, unknown> {
+  if (options.coordination !== 'redis') return { coordination: 'none' };
+  const where =
+    options.redisMode === 'sentinel'
+      ? { redisMode: 'sentinel', redisSentinels: options.redisSentinels ?? '', redisMasterName: options.redisMasterName ?? 'mymaster' }
+      : { redisUrl: options.redisUrl ?? '' };
+  return { coordination: 'redis', ...where, redisTls: false, redisKeyPrefix: options.keyPrefix ?? 'custodyflow:', claimLeaseSeconds: options.leaseSeconds ?? 5 };
+}
+
+/**
  * The flow every instance runs (one flows.json for all): custody-config (environment `custom`,
  * base URL from the environment variable {@link BASE_URL_ENV}, coordination per `options`),
  * core client feed (with details) -> custody-approver ({@link scaleRules}, default reject);
@@ -196,10 +215,7 @@ export function scaleRules(velocityCount: number): ApprovalRule[] {
  */
 export function approverFlows(options: ApproverFlowOptions): object[] {
   const { config, feed, approver } = FLOW_IDS;
-  const coordination =
-    options.coordination === 'redis'
-      ? { coordination: 'redis', redisUrl: options.redisUrl ?? '', redisTls: false, redisKeyPrefix: options.keyPrefix ?? 'custodyflow:', claimLeaseSeconds: options.leaseSeconds ?? 5 }
-      : { coordination: 'none' };
+  const coordination = coordinationSettings(options);
   return [
     { id: 'scaletab', type: 'tab', label: 'scale-out' },
     { id: config, type: 'custody-config', name: 'scale-out', environment: 'custom', baseUrl: '${' + BASE_URL_ENV + '}', signingMode: 'timestamp', timeout: 30, ...coordination },
@@ -331,6 +347,8 @@ export interface ScaleCredentials {
   apiKey: string;
   privateKey: string;
   redisPassword?: string;
+  /** The sentinels' own password (a config node reaching Redis through Sentinel). */
+  redisSentinelPassword?: string;
 }
 
 /**

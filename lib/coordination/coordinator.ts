@@ -39,6 +39,7 @@ import os from 'node:os';
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../api/errors';
 import { abortableSleep } from '../client/transport';
+import { SCRIPTS, type Scripts } from './coordinator-scripts';
 import { clusterKeyPrefix, connectRedis, redisModeOf, serverOf, type RedisConnectionOptions, type RedisMode, type ServerIdentity } from './redis-connection';
 
 export { checkRedisUrl, parseRedisAddresses, clusterKeyPrefix, DEFAULT_MASTER_NAME, type RedisMode, type RedisAddress } from './redis-connection';
@@ -105,86 +106,8 @@ export type ClaimResult =
   /** Held by another claim, for `pttl` ms more. */
   | { kind: 'held'; holder: Claim; pttl: number };
 
-
-
-// ARGV[4]: in Cluster mode, the run_id of the master this coordinator checked ('' elsewhere): on
-// another server (the cluster promoted a replica, which may lack the last writes) nothing is claimed.
-const CLAIM = `
-if ARGV[4] ~= '' and string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') ~= ARGV[4] then return {'moved', '', 0} end
-local d = redis.call('GET', KEYS[2])
-if d then return {'decided', d, 0} end
-local c = redis.call('GET', KEYS[1])
-if c then
-  local h = cjson.decode(c)
-  if h.claimId == ARGV[2] then
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    return {'claimed', c, 0}
-  end
-  return {'held', c, redis.call('PTTL', KEYS[1])}
-end
-local fence = redis.call('INCR', KEYS[3])
-local v = cjson.encode({fence = fence, instance = ARGV[1], claimId = ARGV[2]})
-redis.call('SET', KEYS[1], v, 'PX', ARGV[3])
-return {'claimed', v, 1}`;
-
-// Keep (or re-establish, after a data loss) a claim by its claim id; -1 when another holds it, -2 when decided.
-const RENEW = `
-if redis.call('EXISTS', KEYS[2]) == 1 then return -2 end
-local c = redis.call('GET', KEYS[1])
-if not c then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
-end
-if cjson.decode(c).claimId ~= ARGV[1] then return -1 end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
-
-// Write "decided" (the first record stays), drop our claim, tell the waiters (the message: the
-// decided key, a line break, the record that stays: a waiter needs no claim to learn it). 1: written, 0: was decided already.
-const COMPLETE = `
-local set = redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3], 'NX')
-local c = redis.call('GET', KEYS[1])
-if c and cjson.decode(c).claimId == ARGV[1] then redis.call('DEL', KEYS[1]) end
-local record = ARGV[2]
-if not set then record = redis.call('GET', KEYS[2]) or '' end
-redis.call('PUBLISH', ARGV[4], ARGV[5] .. '\\n' .. record)
-if set then return 1 end
-return 0`;
-
-const RELEASE = `
-local c = redis.call('GET', KEYS[1])
-if c and cjson.decode(c).claimId == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[3])
-  return 1
-end
-return 0`;
-
-// ARGV[2]: the epoch this instance knew, when the server changed under it: renewed (once: another
-// instance may have renewed it already) so that every instance takes the failover as a data loss.
-const EPOCH = `
-local e = redis.call('GET', KEYS[1])
-if e and (ARGV[2] == '' or e ~= ARGV[2]) then return {e, 0} end
-redis.call('SET', KEYS[1], ARGV[1])
-return {ARGV[1], 1}`;
-
-/** The scripts as ioredis custom commands (run by EVALSHA, loaded on first use). */
-interface Scripts {
-  cfClaim(claim: string, decided: string, fence: string, instance: string, claimId: string, leaseMs: number, runId: string): Promise<[string, string, number]>;
-  cfRenew(claim: string, decided: string, claimId: string, value: string, leaseMs: number): Promise<number>;
-  cfComplete(claim: string, decided: string, claimId: string, record: string, ttlMs: number, channel: string, message: string): Promise<number>;
-  cfRelease(claim: string, claimId: string, channel: string, message: string): Promise<number>;
-  cfEpoch(key: string, fresh: string, renew: string): Promise<[string, number]>;
-}
-
-/** The scripts and their key counts. */
-const SCRIPTS: Record<keyof Scripts, { lua: string; keys: number }> = {
-  cfClaim: { lua: CLAIM, keys: 3 },
-  cfRenew: { lua: RENEW, keys: 2 },
-  cfComplete: { lua: COMPLETE, keys: 2 },
-  cfRelease: { lua: RELEASE, keys: 1 },
-  cfEpoch: { lua: EPOCH, keys: 1 },
-};
+/** How long a failed write-back waits before it is tried again while connected, ms. */
+const UNAVAILABLE_WAIT_MS = 500;
 
 /** Default {@link CoordinatorOptions.leaseMs}: 60 s. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -248,7 +171,14 @@ export class Coordinator extends EventEmitter {
     for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
     this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
-    if (this.mode === 'cluster') for (const event of ['refresh', '-node', '+node']) this.#redis.on(event, () => void this.#checkMaster());
+    if (this.mode === 'cluster') {
+      // The connection does not close when the cluster promotes a replica: look at every change of
+      // the slots, and every third of a lease at most 1 s apart, so that every instance sees the
+      // failover within the lease that the first to see it waits before claiming again.
+      for (const event of ['refresh', '-node', '+node']) this.#redis.on(event, () => void this.#checkMaster());
+      this.#masterPoll = setInterval(() => void this.#checkMaster(), Math.min(1000, this.leaseMs / 3));
+      this.#masterPoll.unref();
+    }
     this.#redis.on('close', () => this.#down('the connection to Redis closed'));
     this.#redis.on('error', (e: Error) => (this.#reason = e.message));
     this.#sub.on('error', () => undefined);
@@ -337,24 +267,48 @@ export class Coordinator extends EventEmitter {
     this.#server = server;
     const lost = this.#epoch !== undefined && (epoch !== this.#epoch || created === 1);
     this.#epoch = epoch;
-    if (!lost) {
+    if (lost) {
+      this.#lostAt = now;
+      this.#recoverUntil = now + this.leaseMs;
+      this.#writeBack = new Set(this.#lossHandlers);
+      this.#setState('recovering', `Redis came back without its data${this.#masterSince === now && this.#failovers > 0 ? ' (another master: a failover may lose the last writes)' : ''}: no new claim for one lease while decisions in flight finish`);
+    }
+    await this.#recover();
+  }
+
+  /** The handlers whose write-back after the last data loss has not succeeded yet. */
+  #writeBack = new Set<() => Promise<void>>();
+  /** Until when (epoch ms) no new claim is taken after the last data loss: a reconnect meanwhile does not end the recovery early. */
+  #recoverUntil = 0;
+
+  /**
+   * Ready, unless a recovery is still on: its write-backs are run (again, those that failed: the
+   * connection may have gone meanwhile) and the lease after the loss waited out first.
+   */
+  async #recover(): Promise<void> {
+    clearTimeout(this.#recoverTimer);
+    if (this.#writeBack.size === 0 && Date.now() >= this.#recoverUntil) {
       this.#setState('ready');
       void this.#flushAudit();
       return;
     }
-    this.#lostAt = now;
-    this.#setState('recovering', `Redis came back without its data${this.#masterSince === now && this.#failovers > 0 ? ' (another master: a failover may lose the last writes)' : ''}: no new claim for one lease while decisions in flight finish`);
-    await Promise.allSettled(Array.from(this.#lossHandlers, (h) => h()));
-    clearTimeout(this.#recoverTimer);
-    this.#recoverTimer = setTimeout(() => {
-      if (this.#redis.status === 'ready') this.#setState('ready');
-      void this.#flushAudit();
-    }, this.leaseMs);
+    this.#setState('recovering');
+    const running = Array.from(this.#writeBack);
+    const results = await Promise.allSettled(running.map((h) => h()));
+    results.forEach((r, i) => r.status === 'fulfilled' && this.#writeBack.delete(running[i]));
     void this.#flushAudit();
+    if (this.#state !== 'recovering') return; // the connection went again: the next connect goes on
+    // After the lease (or soon, to write back again what failed), while connected.
+    const wait = this.#writeBack.size > 0 ? UNAVAILABLE_WAIT_MS : Math.max(0, this.#recoverUntil - Date.now());
+    this.#recoverTimer = setTimeout(() => {
+      if (this.#redis.status === 'ready' && this.#state === 'recovering') void this.#recover();
+    }, wait);
   }
 
   /** True while a Cluster failover is being checked ({@link #recheck}). */
   #rechecking = false;
+  /** Cluster mode: the timer of {@link #checkMaster}. */
+  #masterPoll: NodeJS.Timeout | undefined;
 
   /**
    * Cluster mode: the master of the prefix's slot may change without the connection closing (the
@@ -606,6 +560,7 @@ export class Coordinator extends EventEmitter {
     this.#setState('closed');
     this.#closing.abort();
     clearTimeout(this.#recoverTimer);
+    clearInterval(this.#masterPoll);
     this.#redis.removeAllListeners('close');
     const quit = (r: Redis) => (r.status === 'ready' ? Promise.race([r.quit(), abortableSleep(1000, new AbortController().signal)]) : undefined);
     await Promise.allSettled([quit(this.#redis), quit(this.#sub)]);

@@ -147,10 +147,10 @@ export function connectRedis(o: RedisConnectionOptions, extra: RedisOptions): Re
       ...(o.sentinelPassword ? { sentinelPassword: o.sentinelPassword } : {}),
       ...(o.sentinelUsername ? { sentinelUsername: o.sentinelUsername } : {}),
       ...(o.tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
-      // Ask the sentinels again every 0.1-1 s while none answers, as the standalone retries.
+      // Ask the sentinels again every 0.1-1 s while none answers, as the standalone retries. (No
+      // failover detector: ioredis' can end a client that is connecting for good; a killed master
+      // closes the connection, and the reconnect asks the sentinels.)
       sentinelRetryStrategy: (times) => Math.min(100 * times, 1000),
-      // Subscribe to the sentinels' +switch-master: reconnect to the new master at once.
-      failoverDetector: true,
     });
   }
   const { enableOfflineQueue, enableAutoPipelining, ...nodeOptions } = extra;
@@ -158,10 +158,6 @@ export function connectRedis(o: RedisConnectionOptions, extra: RedisOptions): Re
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
     ...(enableAutoPipelining !== undefined ? { enableAutoPipelining } : {}),
     clusterRetryStrategy: (times) => Math.min(100 * times, 1000),
-    // Fail fast during a failover instead of waiting behind the caller's back (the coordinator
-    // fails closed and its callers try again); MOVED and ASK are still followed.
-    retryDelayOnFailover: 0,
-    retryDelayOnClusterDown: 0,
     redisOptions: { ...common, ...nodeOptions, ...(o.tls ? { tls: {} } : {}) },
   });
   return cluster as unknown as RedisClient;

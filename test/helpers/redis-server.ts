@@ -8,6 +8,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { freePort, sleep } from './red-process';
 
+/** What a {@link RedisServer} runs (default: `redis-server` with no config file, no persistence). */
+export interface RedisServerOptions {
+  /**
+   * `redis-sentinel` to run a Sentinel (test/helpers/redis-sentinel.ts): the config file is then
+   * required (a sentinel rewrites it) and the persistence options are left out (a sentinel has no data).
+   */
+  program?: 'redis-server' | 'redis-sentinel';
+  /** A config file, given first on the command line (the options after it override it). */
+  configFile?: string;
+}
+
 /** A redis-server child process on 127.0.0.1. `await start()`, `await stop()`; `restart()` keeps the port. */
 export class RedisServer {
   /** The port it listens on (0 until started). */
@@ -15,6 +26,9 @@ export class RedisServer {
   /** Its stdout and stderr so far. */
   log = '';
   #child: ChildProcess | undefined;
+
+  /** @param options the program and its config file (default: a plain `redis-server`). */
+  constructor(private readonly options: RedisServerOptions = {}) {}
 
   /** `redis://127.0.0.1:<port>`. */
   get url(): string {
@@ -34,19 +48,22 @@ export class RedisServer {
    */
   async start(extra: string[] = []): Promise<void> {
     if (!this.port) this.port = await freePort();
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const program = this.options.program ?? 'redis-server';
+    const persistence = program === 'redis-server' ? ['--save', '', '--appendonly', 'no'] : [];
+    const args = [...(this.options.configFile ? [this.options.configFile] : []), '--port', String(this.port), '--bind', '127.0.0.1', ...persistence, '--protected-mode', 'no', ...extra];
+    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     child.stdout!.on('data', (d) => (this.log += d));
     child.stderr!.on('data', (d) => (this.log += d));
     const failed = new Promise<never>((_, reject) => {
-      child.once('error', (e) => reject(new Error(`redis-server could not be started (apt-get install -y redis-server): ${e.message}`)));
-      child.once('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${this.log.slice(-2000)}`)));
+      child.once('error', (e) => reject(new Error(`${program} could not be started (apt-get install -y ${program}): ${e.message}`)));
+      child.once('exit', (code) => reject(new Error(`${program} exited (${code}):\n${this.log.slice(-2000)}`)));
     });
     failed.catch(() => undefined);
     const deadline = Date.now() + 10000;
     for (;;) {
       if (await Promise.race([this.#ping(), failed])) return;
-      if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${this.port}:\n${this.log.slice(-2000)}`);
+      if (Date.now() > deadline) throw new Error(`${program} did not answer on port ${this.port}:\n${this.log.slice(-2000)}`);
       await sleep(50);
     }
   }

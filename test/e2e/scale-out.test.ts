@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { Redis as IORedis } from 'ioredis';
 import { CustodyClient, getTransfer } from '../../lib';
 import { startSimulatorProcess, stopSimulatorProcess, type SimInfo } from '../../bench/harness';
 import {
@@ -46,6 +47,61 @@ import {
 import { RedisServer } from '../helpers/redis-server';
 import { sleep } from '../helpers/red-process';
 
+/** Run `fn` on a connection of its own to `redis` (closed after). */
+async function withRedis<T>(redis: RedisServer, password: string, fn: (r: IORedis) => Promise<T>): Promise<T> {
+  const r = new IORedis(redis.port, '127.0.0.1', { password, maxRetriesPerRequest: 1 });
+  try {
+    return await fn(r);
+  } finally {
+    r.disconnect();
+  }
+}
+
+/**
+ * How many claims `instance` holds in `redis` now (the values of `custodyflow:claim:*` name their holder).
+ * @throws the connection's error.
+ */
+async function claimsOf(redis: RedisServer, password: string, instance: string): Promise<number> {
+  return withRedis(redis, password, async (r) => {
+    let held = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', 'custodyflow:claim:*', 'COUNT', 1000);
+      cursor = next;
+      const values = keys.length ? await r.mget(...keys) : [];
+      held += values.filter((v) => v !== null && (JSON.parse(v) as { instance?: string }).instance === instance).length;
+    } while (cursor !== '0');
+    return held;
+  });
+}
+
+/**
+ * The result lines of the shared audit stream (since the Redis restart) that gave up an approve
+ * before its call (`notApplied` with a `claim` reason), for actions in `approved`: [action id, reason].
+ */
+async function releasedApprovals(redis: RedisServer, password: string, approved: Set<string>): Promise<Array<[string, string]>> {
+  return withRedis(redis, password, async (r) => {
+    const decisions = new Map<string, string>();
+    const out: Array<[string, string]> = [];
+    for (const [, fields] of await r.xrange('custodyflow:audit', '-', '+')) {
+      const line = JSON.parse(fields[fields.indexOf('line') + 1]) as { kind?: string; action_id?: string; decision?: string; outcome?: string; claim?: string };
+      if (line.kind === 'decision' && line.action_id) decisions.set(line.action_id, String(line.decision));
+      if (line.kind === 'result' && line.outcome === 'notApplied' && line.claim && line.action_id && approved.has(line.action_id) && decisions.get(line.action_id) === 'approve') out.push([line.action_id, line.claim]);
+    }
+    return out;
+  });
+}
+
+/** The action ids the shared velocity window(s) of the flow count now (`custodyflow:{velocity:*}:set`). */
+async function windowMembers(redis: RedisServer, password: string): Promise<string[]> {
+  return withRedis(redis, password, async (r) => {
+    const keys = await r.keys('custodyflow:{velocity:*}:set');
+    const out: string[] = [];
+    for (const k of keys) out.push(...(await r.zrange(k, '0', '-1')));
+    return out;
+  });
+}
+
 /** Transfers (actions) created. */
 const ACTIONS = 1000;
 /** The approval rule's velocityCount: approvals allowed across all instances. */
@@ -62,7 +118,8 @@ const LEASE_SECONDS = 5;
 const REDIS_PASSWORD = 'scale-out-test-secret';
 
 describe('scale-out: three Node-RED instances deciding one core client through Redis', function () {
-  this.timeout(600000);
+  // About 75 s on 2 cores (docs/testing.md); the wait for the last decisions ends after 150 s.
+  this.timeout(240000);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-scale-sim-'));
   const redis = new RedisServer();
   let child: ChildProcess | undefined;
@@ -98,6 +155,8 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     const events: string[] = [];
     const victim = instances[1];
     let callsAtKill = 0;
+    /** Claims the killed instance held when it died: its approvals counted in the window and never called are among them. */
+    let victimClaims = 0;
     let restartedAt = '';
     let waiting = true;
     const disruptions = (async () => {
@@ -114,8 +173,10 @@ describe('scale-out: three Node-RED instances deciding one core client through R
         await sleep(20);
       }
       callsAtKill = calls.filter((c) => c.instance === victim.name).length;
-      events.push(`instance ${victim.name} killed at ${calls.length} calls (${callsAtKill} of them its own)`);
+      events.push(`instance ${victim.name} killed at ${calls.length} calls (${callsAtKill} of them its own), ${((performance.now() - calls[0].at) / 1000).toFixed(2)} s after the first call`);
       await killInstance(victim);
+      victimClaims = await claimsOf(redis, REDIS_PASSWORD, `${os.hostname()}/${victim.red.child!.pid}`);
+      events.push(`it held ${victimClaims} claims`);
     })();
     disruptions.catch(() => undefined);
 
@@ -127,7 +188,7 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     const created = Date.now();
 
     // Until every action is decided at the API and none is pending (or the deadline).
-    const deadline = Date.now() + 5 * 60_000;
+    const deadline = Date.now() + 150_000;
     let pending = -1;
     let shown = Date.now();
     for (;;) {
@@ -199,6 +260,17 @@ describe('scale-out: three Node-RED instances deciding one core client through R
       if (said.length) console.log(`      ${i.name} said:\n        ${said.slice(0, 12).join('\n        ')}`);
     }
     if (pending !== 0) for (const i of instances) console.log(`      ${i.name}: the end of its log:\n${i.red.log.slice(-2000)}`);
+    // The shared velocity window against the API: what it counts that was not approved, and what was approved that it does not count.
+    const windowSet = await windowMembers(redis, REDIS_PASSWORD);
+    const approvedIds = new Set(calls.filter((c) => c.method === 'PUT' && c.status !== undefined && c.status < 300).map((c) => c.action_id));
+    const countedNotApproved = windowSet.filter((id) => !approvedIds.has(id));
+    const approvedNotCounted = Array.from(approvedIds).filter((id) => !windowSet.includes(id));
+    console.log(`      velocity window: ${windowSet.length} counted; counted but not approved at the API ${countedNotApproved.length} ${JSON.stringify(countedNotApproved.slice(0, 5).map((id) => [id, byAction.get(id)?.map((c) => `${c.instance} ${c.method}`)]))}; approved but not counted ${approvedNotCounted.length} ${JSON.stringify(approvedNotCounted.slice(0, 5).map((id) => [id, byAction.get(id)?.map((c) => c.instance)]))}`);
+    if (approvedNotCounted.length > 0) {
+      // Approvals given up before their call (claim lost or decided elsewhere: the reservation released)
+      // of actions another instance approved at the API (their reservation went with it).
+      console.log(`      approvals released before the call, of approved actions the window does not count: ${JSON.stringify(await releasedApprovals(redis, REDIS_PASSWORD, new Set(approvedNotCounted)))}`);
+    }
     if (approvals > LIMIT) {
       // The approvals past the limit, in the order they reached the API, and when (relative to the disruptions).
       const puts = calls.filter((c) => c.method === 'PUT' && c.status !== undefined && c.status < 300);
@@ -207,13 +279,19 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     }
 
     assert.equal(txIds.length, ACTIONS);
-    assert.equal(twice.length, 0, `actions decided more than once at the API: ${sample(twice.map(([id, l]) => [id, l.map((c) => `${c.instance} ${c.method} ${c.status}`)]))}`);
+    const since = (at: number) => `${((at - (calls[0]?.at ?? 0)) / 1000).toFixed(2)} s`;
+    assert.equal(twice.length, 0, `actions decided more than once at the API (${events.join('; ')}; ${restartedAt}): ${sample(twice.map(([id, l]) => [id, l.map((c) => `${c.instance} ${c.method} ${c.status} at ${since(c.at)}`)]))}`);
     assert.equal(byAction.size, ACTIONS, `actions decided at the API: ${byAction.size} of ${ACTIONS}; pending ${pending}`);
     assert.equal(refused.length, 0, `calls not accepted: ${JSON.stringify(refused.slice(0, 5))}`);
     assert.equal(pending, 0, 'no action left pending');
-    // Never above the limit. It may end a few below it: an approval counted in the shared window by
-    // an instance killed between its commit and its call stays counted (the safe side).
-    assert.ok(approvals <= LIMIT && approvals >= LIMIT - 5, `approvals at the API: ${approvals}, at most the velocity limit ${LIMIT} for all instances together`);
+    // Never above the limit, and every approval at the API counted in the shared window. The window
+    // may count more than the API approved (the safe side): an approval reserved by an instance killed
+    // between its reservation and its call, or one whose release failed while Redis was away, stays
+    // counted. So the approvals may end below the limit, not far below.
+    assert.ok(approvals <= LIMIT, `approvals at the API: ${approvals}, at most the velocity limit ${LIMIT} for all instances together`);
+    assert.equal(approvedNotCounted.length, 0, `approvals at the API that the shared velocity window does not count: ${JSON.stringify(approvedNotCounted.slice(0, 5))}`);
+    assert.ok(windowSet.length <= LIMIT, `the shared window counts ${windowSet.length}, at most the limit ${LIMIT}`);
+    assert.ok(approvals >= LIMIT * 0.8, `approvals at the API: ${approvals}, near the limit ${LIMIT} (the window counts ${windowSet.length}; the killed instance held ${victimClaims} claims)`);
     assert.equal(rejections, ACTIONS - approvals);
     assert.deepEqual(Object.fromEntries(statuses), { approved_transfer: approvals, custody_rejected_transfer: ACTIONS - approvals });
     assert.equal(msgTwice.length, 0, `actions with a decision msg (with a call) on two instances: ${sample(msgTwice.map(([id, s]) => [id, Array.from(s)]))}`);
