@@ -16,8 +16,10 @@
  *   and lease stay in every mode. A node stored without a mode opens as Standalone and is valid.
  *   A bad sentinel list (or cluster node list, or an empty master name) is invalid only in its
  *   mode, with a message naming the field.
- * - Sentinel deployed: flows.json holds the sentinels and the master name, not the sentinel
- *   password, which is a stored credential (`has_redisSentinelPassword`).
+ * - Sentinel against a real Sentinel setup (test/helpers/redis-sentinel.ts): "Test connection"
+ *   names the master the sentinels gave (a wrong sentinel password: "Bad Redis password."); deployed,
+ *   flows.json holds the sentinels and the master name, not the sentinel password, which is a
+ *   stored credential (`has_redisSentinelPassword`); opened again, the state line names the master.
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/editor/editor-coordination.test.js`.
  */
@@ -28,6 +30,7 @@ import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
 import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { RedisServer } from '../helpers/redis-server';
+import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { parseRedisAddresses } from '../../lib/coordination/coordinator';
 
 const TAB = 'c0f0000000000f21';
@@ -284,45 +287,68 @@ describe('custody-config dialog in the editor: coordination through Redis', func
     });
   });
 
-  it('deploys Sentinel with the sentinel password as a credential, never in flows.json', async () => {
+  it('tests and deploys Sentinel against a real Sentinel setup: the master named, the sentinel password a credential, never in flows.json', async () => {
     const sentinelPassword = 'sentinel-editor-' + Math.random().toString(36).slice(2, 10);
-    await withEditor(red().base, { width: 1400, height: 1300 }, { nodes: [OLD] }, async ({ page, errors }) => {
-      await openConfig(page, OLD);
-      await page.selectOption('#node-config-input-redisMode', 'sentinel');
-      await type(page, 'redisSentinels', '127.0.0.1:1, 127.0.0.1:2');
-      await type(page, 'redisMasterName', 'custody-master');
-      await type(page, 'redisSentinelPassword', sentinelPassword);
-      await page.click('#node-config-dialog-ok');
-      await page.waitForSelector('#custody-config-test', { state: 'detached' });
-      await page.click('#red-ui-header-button-deploy');
-      const flowsFile = path.join(red().userDir, 'flows.json');
-      const deadline = Date.now() + 30000;
-      let cfg: Record<string, unknown> | undefined;
-      while (cfg?.redisMode !== 'sentinel' && Date.now() < deadline) {
-        await sleep(250);
-        cfg = (JSON.parse(fs.readFileSync(flowsFile, 'utf8')) as Array<Record<string, unknown>>).find((n) => n.id === OLD);
-      }
-      const flowsText = fs.readFileSync(flowsFile, 'utf8');
-      assert.ok(!flowsText.includes(sentinelPassword), 'the sentinel password is not in flows.json');
-      assert.equal(cfg?.redisMode, 'sentinel', 'deployed');
-      assert.equal(cfg?.redisSentinels, '127.0.0.1:1, 127.0.0.1:2');
-      assert.equal(cfg?.redisMasterName, 'custody-master');
-      assert.equal(cfg?.redisUrl, 'redis://127.0.0.1:1/0', 'the URL of before, unused in Sentinel mode');
-      assert.equal(cfg?.redisSentinelPassword, undefined);
-      assert.equal(cfg?.credentials, undefined);
-      const creds = await (await fetch(`${red().base}/credentials/custody-config/${OLD}`, { headers: { accept: 'application/json' } })).json();
-      assert.equal(creds.has_redisSentinelPassword, true, 'stored as a credential');
-      assert.ok(!JSON.stringify(creds).includes(sentinelPassword), 'never sent back to the editor');
-      const credFile = path.join(red().userDir, 'flows_cred.json');
-      assert.ok(fs.existsSync(credFile) && !fs.readFileSync(credFile, 'utf8').includes(sentinelPassword), 'encrypted in flows_cred.json');
+    const group = new RedisSentinelSetup({ masterName: 'custody-master', password: PASSWORD, sentinelPassword });
+    await group.start();
+    try {
+      await withEditor(red().base, { width: 1400, height: 1300 }, { nodes: [OLD] }, async ({ page, errors }) => {
+        await openConfig(page, OLD);
+        await page.selectOption('#node-config-input-redisMode', 'sentinel');
+        await type(page, 'redisSentinels', group.sentinelList);
+        await type(page, 'redisMasterName', 'custody-master');
+        await type(page, 'redisPassword', PASSWORD);
+        await type(page, 'redisSentinelPassword', WRONG);
+        const wrong = await runConnectionTest(page);
+        assert.deepEqual([wrong.state, wrong.cause], ['failed', 'badPassword'], wrong.text);
+        assert.match(wrong.text, /^ Bad Redis password\. The sentinels refused the password/);
+        await type(page, 'redisSentinelPassword', sentinelPassword);
+        const ok = await runConnectionTest(page);
+        assert.equal(ok.state, 'ok', ok.text);
+        assert.ok(ok.text.includes(`Redis ready through Sentinel: master "custody-master" at 127.0.0.1:${group.masterPort} (3 sentinels)`), ok.text);
+        for (const t of [wrong.text, ok.text]) assert.ok(!t.includes(sentinelPassword) && !t.includes(PASSWORD) && !t.includes(WRONG), 'no password in a result');
 
-      // Opened again: Sentinel, and the stored password as Node-RED's placeholder.
-      await openConfig(page, OLD);
-      assert.equal(await page.inputValue('#node-config-input-redisMode'), 'sentinel');
-      assert.equal(await page.inputValue('#node-config-input-redisSentinelPassword'), '__PWRD__');
-      await page.click('#node-config-dialog-cancel');
-      assert.ok(!red().log.includes(sentinelPassword), 'not in the log');
-      assert.deepEqual(errors, []);
-    });
+        await page.click('#node-config-dialog-ok');
+        await page.waitForSelector('#custody-config-test', { state: 'detached' });
+        await page.click('#red-ui-header-button-deploy');
+        const deadline = Date.now() + 30000;
+        let status: { state?: string; mode?: string; master?: string } = {};
+        while (status.state !== 'ready' && Date.now() < deadline) {
+          const res = await fetch(`${red().base}/custodyflow/config/${OLD}/coordination`, { headers: { accept: 'application/json' } });
+          if (res.ok) status = await res.json();
+          if (status.state !== 'ready') await sleep(250);
+        }
+        assert.deepEqual([status.state, status.mode, status.master], ['ready', 'sentinel', `127.0.0.1:${group.masterPort}`], `the deployed node reached the master through the sentinels\n${red().log.slice(-2000)}`);
+
+        const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
+        assert.ok(!flowsText.includes(sentinelPassword), 'the sentinel password is not in flows.json');
+        const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === OLD)!;
+        assert.equal(cfg.redisMode, 'sentinel');
+        assert.equal(cfg.redisSentinels, group.sentinelList);
+        assert.equal(cfg.redisMasterName, 'custody-master');
+        assert.equal(cfg.redisUrl, 'redis://127.0.0.1:1/0', 'the URL of before, unused in Sentinel mode');
+        assert.equal(cfg.redisSentinelPassword, undefined);
+        assert.equal(cfg.credentials, undefined);
+        const creds = await (await fetch(`${red().base}/credentials/custody-config/${OLD}`, { headers: { accept: 'application/json' } })).json();
+        assert.equal(creds.has_redisSentinelPassword, true, 'stored as a credential');
+        assert.ok(!JSON.stringify(creds).includes(sentinelPassword), 'never sent back to the editor');
+        const credFile = path.join(red().userDir, 'flows_cred.json');
+        assert.ok(fs.existsSync(credFile) && !fs.readFileSync(credFile, 'utf8').includes(sentinelPassword), 'encrypted in flows_cred.json');
+
+        // Opened again: Sentinel, the state line names the master, the stored passwords test OK.
+        await openConfig(page, OLD);
+        assert.equal(await page.inputValue('#node-config-input-redisMode'), 'sentinel');
+        assert.equal(await page.inputValue('#node-config-input-redisSentinelPassword'), '__PWRD__');
+        assert.equal(await page.getAttribute('#custody-config-coordination-state', 'data-mode'), 'sentinel');
+        assert.match((await page.textContent('#custody-config-coordination-state')) ?? '', new RegExp(`^Deployed: Redis ready; Sentinel, master 127\\.0\\.0\\.1:${group.masterPort} since .+; this instance: \\S+\\.$`));
+        const stored = await runConnectionTest(page);
+        assert.equal(stored.state, 'ok', stored.text);
+        await page.click('#node-config-dialog-cancel');
+        assert.ok(!red().log.includes(sentinelPassword), 'not in the log');
+        assert.deepEqual(errors, []);
+      });
+    } finally {
+      await group.stop();
+    }
   });
 });
