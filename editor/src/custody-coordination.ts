@@ -126,8 +126,8 @@ function checkMasterName(v: unknown, t: Translate): true | string {
 function validator(property: string, t: Translate, coordinationOf: (node: unknown) => string, modeOfNode: (node: unknown) => string): (this: unknown, v: unknown, opt?: object) => true | string {
   // Two parameters: Node-RED counts the text of a validator of (v, opt) as invalid (of one parameter, as valid).
   return function (v, _opt) {
-    if (property === 'redisMode') return checkMode(v, t);
     if (coordinationOf(this) !== 'redis') return true;
+    if (property === 'redisMode') return checkMode(v, t);
     const mode = modeOf(modeOfNode(this));
     if (property === 'redisUrl') return mode !== 'standalone' || checkRedisUrl(v, t);
     if (property === 'redisMasterName') return mode !== 'sentinel' || checkMasterName(v, t);
