@@ -220,6 +220,7 @@ export class Approver {
       return this.#core.final(claim, { decision, output: 'held', action });
     }
     // The claim must still be ours right before the call (fencing): else nothing is called.
+    const renewedAt = Date.now();
     const held = await this.#core.claims.stillHeld(claim);
     if (held !== 'held') {
       await this.#core.unreserve(decision);
@@ -231,8 +232,11 @@ export class Approver {
     const call = decision.decision === 'approve' ? approveAction : rejectAction;
     let failure: FailureKind;
     let err: Error & { statusCode?: number; code?: unknown };
+    // With a lease: the call leaves within half of it after the renew, or not at all (a queue of
+    // signatures or a slow loop must not send it after another instance may have taken over).
+    const lease = claim ? this.#core.claims.leaseMs : 0;
     try {
-      const res = await call(client, { client_id: clientId, action_id: actionId });
+      const res = await call(client, { client_id: clientId, action_id: actionId }, lease > 0 ? { notAfter: renewedAt + lease / 2 } : undefined);
       entry.state = 'done';
       await this.#core.appendResult(key, decision, { ok: true, outcome: 'applied', statusCode: res.statusCode });
       return this.#core.final(claim, { decision: { ...decision, outcome: 'applied' }, output, action, statusCode: res.statusCode });
@@ -242,6 +246,13 @@ export class Approver {
       failure = e instanceof ApiError ? e.failure : 'outcomeUnknown';
     }
     const statusCode = err.statusCode ?? 0;
+    if (err instanceof ApiError && err.code === 'EDEADLINE') {
+      // Not sent: the claim's lease was running out. Decided again from the claim (this claim id keeps it, if still ours).
+      await this.#core.unreserve(decision);
+      entry.state = 'failed';
+      await this.#core.appendResult(key, decision, { ok: false, outcome: 'notApplied', sent: false, claim: 'lease running out before the call left' });
+      return AGAIN;
+    }
     if (failure !== 'outcomeUnknown') {
       entry.state = 'failed';
       await this.#core.unreserve(decision);

@@ -55,6 +55,8 @@ export interface DecisionClaims {
   onDataLoss(handler: () => Promise<void>): () => void;
   /** How long a decided record is kept (ms): older decisions need no write-back. */
   readonly decidedTtlMs: number;
+  /** A claim's lease, ms (0: claims without a lease, one instance): a call leaves within half of it after the claim was renewed, or not at all. */
+  readonly leaseMs: number;
   /** A warning for the coordination log (no secret in it). */
   warn(text: string): void;
   /** Wait for the background writes (at most until `signal` aborts them). */
@@ -66,6 +68,7 @@ export class LocalClaims implements DecisionClaims {
   readonly shared = false;
   readonly instance = 'local';
   readonly decidedTtlMs = 0;
+  readonly leaseMs = 0;
   async acquire(): Promise<Acquired> {
     return { kind: 'claimed', mustRead: false };
   }
@@ -112,6 +115,10 @@ export class RedisClaims implements DecisionClaims {
 
   get decidedTtlMs(): number {
     return this.#coord.decidedTtlMs;
+  }
+
+  get leaseMs(): number {
+    return this.#coord.leaseMs;
   }
 
   async acquire(id: string, claimId: string, expireTime: number, signal: AbortSignal, onWait: (reason: string) => void): Promise<Acquired> {

@@ -96,11 +96,19 @@ async function decideBatch(core: ApproverCore, asset: string, batch: WindowJob[]
     }
     // The approvals this batch made so far: counted by the decisions after them.
     const made: VelocityEntry[] = [];
+    // Reservations of earlier decisions of these actions (a holder that died before its call, the
+    // action then read first and found pending): not counted against themselves; freed when decided otherwise.
+    const stale: string[] = [];
     const decisions = batch.map((job) => {
       const { facts, ctx } = job;
+      const own = view.entry(job.actionId);
       ctx.velocity = (_asset, windowMs) => {
         const u = view.usage(windowMs, ctx.now);
         let { sum, count } = u;
+        if (own && own.at > ctx.now - windowMs) {
+          sum -= own.amount;
+          count--;
+        }
         for (const e of made) {
           if (e.at > ctx.now - windowMs) {
             sum += e.amount;
@@ -112,6 +120,7 @@ async function decideBatch(core: ApproverCore, asset: string, batch: WindowJob[]
       const decision = recordOf(core, job, evaluateRules(core.opts.rules, facts, ctx, core.opts.defaultDecision));
       const counted = facts.amount !== undefined;
       if (decision.decision === 'approve' && !markExpired(decision, facts, core.opts.now()) && counted) made.push({ at: ctx.now, action: job.actionId, amount: facts.amount! });
+      else if (own) stale.push(job.actionId);
       return decision;
     });
     if (made.length > 0) {
@@ -130,6 +139,11 @@ async function decideBatch(core: ApproverCore, asset: string, batch: WindowJob[]
       }
       // The book counts this instance's own approvals too: written back after a data loss of Redis.
       if (core.claims.shared) for (const e of made) core.book.velocity[core.mode].add(asset, e.amount, e.at, e.action);
+    }
+    // Not approved now: its earlier reservation goes (Redis away: it stays counted, the safe side).
+    for (const action of stale) {
+      if (core.claims.shared) core.book.velocity[core.mode].remove(action);
+      await core.windows.release(asset, action).catch(() => undefined);
     }
     return decisions;
   }

@@ -37,6 +37,12 @@ export interface WindowView {
    * @param now epoch ms.
    */
   usage(windowMs: number, now: number): { sum: bigint; count: number };
+  /**
+   * The approval counted for `action` in this window, if any: an earlier decision of the same
+   * action reserved it (a holder that died before its call). A decision of that action does not
+   * count it against itself.
+   */
+  entry(action: string): VelocityEntry | undefined;
 }
 
 /**
@@ -331,6 +337,13 @@ export class VelocityLedger {
     this.#assetOf.set(action, asset);
   }
 
+  /** The approval counted for `action`, undefined when none. */
+  entry(action: string): VelocityEntry | undefined {
+    const asset = this.#assetOf.get(action);
+    const n = asset === undefined ? undefined : this.#assets.get(asset)?.byAction.get(action);
+    return n ? { at: n.at, action: n.action, amount: n.amount } : undefined;
+  }
+
   /** Stop counting the approval of `action` (a reservation the API refused). @returns true when it was counted. */
   remove(action: string): boolean {
     const asset = this.#assetOf.get(action);
@@ -451,7 +464,7 @@ export class LocalVelocityWindows implements VelocityWindows {
   /** The window of `asset` as it stands (nothing to wait for). */
   async read(asset: string, _now: number): Promise<WindowView> {
     const ledger = this.ledger;
-    return { asset, version: String(ledger.version(asset)), usage: (windowMs, now) => windowUsage(ledger, asset, windowMs, now) };
+    return { asset, version: String(ledger.version(asset)), usage: (windowMs, now) => windowUsage(ledger, asset, windowMs, now), entry: (action) => ledger.entry(action) };
   }
 
   /** How long an approval is kept, ms (see the constructor). */

@@ -12,7 +12,7 @@ import type { OperationSpec } from '../api/spec';
 import { assetCodeValues, prepareOperation } from '../request/prepare';
 import { findListedAsset, unknownAssetText } from './asset-list';
 import { submitRequest, type SubmitOptions, type SubmitResult } from './submission/submit';
-import type { ApiResponse } from './transport';
+import type { ApiResponse, RequestOptions } from './transport';
 
 /**
  * Refuse an asset code that GET /assets does not list, before anything else is sent: every
@@ -50,11 +50,11 @@ export async function checkAssetCodes(client: CustodyClient, spec: OperationSpec
  *   the GET /assets of the asset check fails, and then the operation itself is not sent.
  * @throws what {@link submitOperation} throws, for a money-moving operation.
  */
-export async function callOperation<T = unknown>(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>, options?: SubmitOptions): Promise<ApiResponse<T>> {
+export async function callOperation<T = unknown>(client: CustodyClient, spec: OperationSpec, input: Record<string, unknown>, options?: SubmitOptions & Pick<RequestOptions, 'notAfter'>): Promise<ApiResponse<T>> {
   if (spec.submission) return submitOperation<T>(client, spec, input, options);
   const req = prepareOperation(spec, input);
   await checkAssetCodes(client, spec, req);
-  return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent });
+  return client.request<T>(spec.method, req.path, { query: req.query, body: req.body, idempotent: spec.idempotent, ...(options?.notAfter !== undefined ? { notAfter: options.notAfter } : {}) });
 }
 
 /**

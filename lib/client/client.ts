@@ -7,7 +7,7 @@
  * request has a timeout. Every non-2xx answer becomes an {@link ApiError}.
  */
 import type { KeyObject } from 'node:crypto';
-import { ConfigError } from '../api/errors';
+import { ApiError, ConfigError } from '../api/errors';
 import { PemKeySource, signWith, type KeySource } from './key-source';
 import type { HttpMethod } from '../api/spec';
 import { checkBaseUrl } from './environments';
@@ -152,25 +152,36 @@ export class CustodyClient {
   async request<T = unknown>(method: HttpMethod, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const url = this.url(path, options.query);
     const body = jsonBytes(options.body);
-    return this.#transport.retrying(options.idempotent, () => this.#send<T>(method, url, path, body));
+    return this.#transport.retrying(options.idempotent, () => this.#send<T>(method, url, path, body, options.notAfter));
+  }
+
+  /** @throws {ApiError} code `EDEADLINE`, failure `notSent`, when `notAfter` (epoch ms) has passed. */
+  #checkDeadline(context: string, notAfter: number | undefined): void {
+    if (notAfter !== undefined && Date.now() > notAfter) {
+      throw new ApiError(0, { code: 'EDEADLINE', msg: `not sent: its deadline passed ${Date.now() - notAfter} ms before the signature was ready` }, context, 'notSent');
+    }
   }
 
   /**
    * One attempt: a fresh timestamp (or the next nonce of the key's lane, taken now) and its
    * signature (asynchronous), then the exchange.
    */
-  async #send<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined): Promise<ApiResponse<T>> {
+  async #send<T>(method: HttpMethod, url: string, path: string, body: Buffer | undefined, notAfter?: number): Promise<ApiResponse<T>> {
     const context = `${method} ${path}`;
     if (this.signingMode === 'nonce' && this.keySource) {
       // Nonce taken and signing started now (nonce order = call order); sent once the key's
       // previous request has settled and the signature is ready.
       return this.#lane.run(
         (nonce) => this.#headers(url, body, 'x-nonce', nonce),
-        (headers) => this.#transport.exchange<T>(method, url, headers, body, context),
+        (headers) => {
+          this.#checkDeadline(context, notAfter);
+          return this.#transport.exchange<T>(method, url, headers, body, context);
+        },
       );
     }
     const prefix = String(Math.floor(Date.now() / 1000));
     const headers = await this.#headers(url, body, 'x-timestamp', prefix);
+    this.#checkDeadline(context, notAfter);
     return this.#transport.exchange<T>(method, url, headers, body, context);
   }
 

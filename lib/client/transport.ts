@@ -49,6 +49,13 @@ export interface RequestOptions {
    * with the same body bytes and a fresh signature.
    */
   idempotent?: boolean;
+  /**
+   * Epoch ms after which the request is not sent: checked once its signature is ready (signing may
+   * queue), right before the bytes go out, at every attempt. Past it, the call rejects with an
+   * {@link ApiError} of code `EDEADLINE`, failure `notSent`. For a decision that holds a claim with a
+   * lease (docs/scale-out.md): a call must not leave after another instance may have taken over.
+   */
+  notAfter?: number;
 }
 
 /** A 2xx answer: `statusCode` is the HTTP status, `data` the parsed JSON body (`{}` when empty). */

@@ -250,7 +250,7 @@ export class RedisVelocityWindows implements VelocityWindows {
         for (const op of rest as string[]) this.#apply(asset, m, op);
       }
       const mirror = this.#mirrors.get(asset)!;
-      return { asset, version: `${mirror.id}:${mirror.v}`, usage: (windowMs, at) => windowUsage(mirror.ledger, asset, windowMs, at) };
+      return { asset, version: `${mirror.id}:${mirror.v}`, usage: (windowMs, at) => windowUsage(mirror.ledger, asset, windowMs, at), entry: (action) => mirror.ledger.entry(action) };
     }
   }
 

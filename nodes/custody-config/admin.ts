@@ -22,24 +22,29 @@
  * - `GET <admin>/custodyflow/config/:id/coordination` (permission `custody-config.read`): the
  *   coordination of the deployed custody-config node `id` as its `coordinationStatus()` tells it
  *   (nodes/shared/types.ts `CoordinationStatus`: `{coordination: 'none'}`, or `'redis'` with the
- *   coordinator's `state`, `reason` and `instance`), for the dialog's state line. 404
+ *   coordinator's `state`, `reason`, `instance`, `mode`, `master` (`host:port`), `masterSince`
+ *   (epoch ms) and `failovers`), for the dialog's state line. 404
  *   `{cause: 'notDeployed', message}` when no custody-config node `id` is deployed.
  *
  * Coordination through Redis (docs/scale-out.md) in the test: when the body's `coordination` is
  * `redis`, the test also connects a lib {@link Coordinator} with the options the deployed node
- * would use (connection.ts `coordinatorOptionsOf`: the dialog's `redisUrl`, `redisTls`,
- * `redisKeyPrefix`, `claimLeaseSeconds`, and the credential `redisPassword`, typed or `__PWRD__`
- * for the deployed node's stored one), waits up to {@link REDIS_TEST_MS} for it to be ready and
- * closes it; the outcome is the answer's `redis` ({@link RedisTestResult}). Connecting writes at
+ * would use (connection.ts `coordinatorOptionsOf`: the dialog's `redisMode` and, per mode,
+ * `redisUrl` (standalone), `redisSentinels` and `redisMasterName` (Sentinel) or
+ * `redisClusterNodes` (Cluster); `redisTls`, `redisKeyPrefix`, `claimLeaseSeconds`; the
+ * credentials `redisPassword` and `redisSentinelPassword`, each typed or `__PWRD__` for the
+ * deployed node's stored one), waits up to {@link REDIS_TEST_MS} for it to be ready and closes
+ * it; the outcome is the answer's `redis` ({@link RedisTestResult}), naming the master it reached
+ * (`host:port`; with Sentinel, the one the sentinels named). Connecting writes at
  * most the `epoch` key every instance writes on its first connect; no claim is taken. The API part
  * is tested with the coordination too, so nonce signing is refused as at deploy (cause `config`).
  *
  * No answer and no log line holds a secret: messages are passed through {@link redact} with the
- * credentials in use (the Redis password included).
+ * credentials in use (the Redis and sentinel passwords included).
  */
 import type { NodeAPI } from 'node-red';
 import type { Request, Response } from 'express';
-import { ConfigError, Coordinator, ValidationError, type CoordinationState } from '../../lib';
+import { ConfigError, Coordinator, ValidationError, type CoordinationState, type CoordinatorOptions, type RedisMode } from '../../lib';
+import { DEFAULT_MASTER_NAME } from '../../lib/coordination/coordinator';
 import type { CoordinationStatus, CustodyConfigNode } from '../shared/types';
 import {
   coordinatorOptionsOf,
@@ -74,7 +79,7 @@ export const REDIS_TEST_MS = 5000;
 export const UNCHANGED_CREDENTIAL = '__PWRD__';
 
 /** The credential fields of `custody-config`. */
-const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token', 'redisPassword', 'pin'] as const;
+const CREDENTIAL_FIELDS = ['apiKey', 'privateKey', 'token', 'redisPassword', 'redisSentinelPassword', 'pin'] as const;
 /** The settings fields the test takes from the body, each a string (or the timeout a number). */
 const SETTING_FIELDS = ['environment', 'baseUrl', 'signingMode', 'timeout', 'simulatorV1Key', 'v2BaseUrl', 'workspaceId', 'simulatorApiKey', 'keySource', 'pkcs11Module', 'pkcs11TokenLabel', 'pkcs11Slot', 'pkcs11KeyLabel', 'pkcs11KeyId'] as const;
 const ENVIRONMENTS = new Set(['simulator', 'sandbox', 'play', 'production', 'custom']);
@@ -111,25 +116,40 @@ export function settingsFrom(body: Record<string, unknown>): ConnectionSettings 
 }
 
 /** The dialog's Coordination section, as a test body carries it (the coordination fields of {@link ConnectionSettings}). */
-export type CoordinationSettings = Pick<ConnectionSettings, 'redisUrl' | 'redisTls' | 'redisKeyPrefix' | 'claimLeaseSeconds'> & { coordination: 'none' | 'redis' };
+export type CoordinationSettings = Pick<ConnectionSettings, 'redisMode' | 'redisUrl' | 'redisSentinels' | 'redisMasterName' | 'redisClusterNodes' | 'redisTls' | 'redisKeyPrefix' | 'claimLeaseSeconds'> & { coordination: 'none' | 'redis' };
+
+/** The Redis modes a test body may carry (connection.ts ConnectionSettings `redisMode`; empty: standalone). */
+const REDIS_MODES = new Set(['standalone', 'sentinel', 'cluster']);
+
+/** The credentials of the Redis test: the Redis password, and with Sentinel the sentinels' (each resolved: typed, or the stored one). */
+export type RedisCredentials = Pick<ConnectionCredentials, 'redisPassword' | 'redisSentinelPassword'>;
 
 /**
  * Why the Redis of a test failed:
- * - `config`: the settings cannot be used (no URL, a bad URL, a password in it, a bad lease); nothing was sent;
- * - `badPassword`: Redis refused the password (`WRONGPASS`) or asks for one (`NOAUTH`);
+ * - `config`: the settings cannot be used (no URL, a bad URL, a password in it, a bad sentinel or
+ *   cluster node list, no master name, a bad lease); nothing was sent;
+ * - `badPassword`: Redis (or, with Sentinel, a sentinel) refused the password (`WRONGPASS`) or asks for one (`NOAUTH`);
+ * - `noMaster`: Sentinel only: the sentinels answered but know no master by that name;
  * - `unreachable`: the host name did not resolve, the connection was refused, or it closed;
  * - `tls`: the TLS handshake failed (untrusted certificate, wrong host name, not TLS);
  * - `timeout`: Redis was not ready within {@link REDIS_TEST_MS};
  * - `redis`: another refusal of Redis (for example `NOPERM` of an ACL user).
  */
-export type RedisFailureCause = 'config' | 'badPassword' | 'unreachable' | 'tls' | 'timeout' | 'redis';
+export type RedisFailureCause = 'config' | 'badPassword' | 'noMaster' | 'unreachable' | 'tls' | 'timeout' | 'redis';
 
 /** The Redis part of a test answer. Never holds a secret. */
 export interface RedisTestResult {
   ok: boolean;
-  /** The URL tested (it holds no password: one with a password is refused); absent when it could not be used. */
+  /** How Redis was reached (absent when the settings could not be used). */
+  mode?: RedisMode;
+  /** Standalone: the URL tested (it holds no password: one with a password is refused); absent when it could not be used. */
   url?: string;
+  /** Sentinel: the master's name asked for. */
+  masterName?: string;
+  /** `host:port` of the Redis master reached (with Sentinel: the one the sentinels named; with Cluster: the one serving the prefix's hash slot); absent when none was. */
+  master?: string;
   tls: boolean;
+  /** The key prefix as used (with Cluster, a hash tag: `{custodyflow}:`). */
   keyPrefix: string;
   /** The coordinator's state when the test ended (`ready`, or `recovering` when Redis lost its data lately). */
   state?: CoordinationState;
@@ -154,11 +174,15 @@ export type CoordinatedTestAnswer = Omit<TestAnswer, 'step' | 'cause'> & {
 const REDIS_ADVICE: Record<RedisFailureCause, string> = {
   config: 'The coordination settings cannot be used',
   badPassword: 'Redis refused the password: check the Redis password',
+  noMaster: 'The sentinels know no master by that name: check the master name (sentinel monitor <name> in sentinel.conf)',
   unreachable: 'Redis cannot be reached: check the host name and port (name not resolved, connection refused or closed)',
   tls: 'The TLS connection to Redis failed: the server certificate is not trusted (self-signed, wrong host name, expired) or the server does not speak TLS',
   timeout: 'Redis was not ready in time: check the address, a firewall, or whether the server speaks TLS as set',
   redis: 'Redis refused the connection',
 };
+
+/** The first words of a `badPassword` of the sentinels (Sentinel mode). */
+const SENTINEL_PASSWORD_ADVICE = 'The sentinels refused the password: check the sentinel password';
 
 /**
  * The coordination settings of a test body.
@@ -168,7 +192,12 @@ export function coordinationFrom(body: Record<string, unknown>): CoordinationSet
   const c = body.coordination;
   if (c !== undefined && c !== null && c !== '' && c !== 'none' && c !== 'redis') throw new ValidationError('coordination', "'none' or 'redis'");
   const out: CoordinationSettings = { coordination: c === 'redis' ? 'redis' : 'none' };
-  for (const k of ['redisUrl', 'redisKeyPrefix'] as const) {
+  const mode = body.redisMode;
+  if (mode !== undefined && mode !== null && mode !== '') {
+    if (typeof mode !== 'string' || !REDIS_MODES.has(mode)) throw new ValidationError('redisMode', "'standalone', 'sentinel' or 'cluster'");
+    out.redisMode = mode as CoordinationSettings['redisMode'];
+  }
+  for (const k of ['redisUrl', 'redisSentinels', 'redisMasterName', 'redisClusterNodes', 'redisKeyPrefix'] as const) {
     const v = body[k];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string') throw new ValidationError(k, 'a string');
@@ -191,6 +220,8 @@ export function coordinationFrom(body: Record<string, unknown>): CoordinationSet
 /** The cause of a Redis connection failure, from the client's last error text (ioredis's, or the socket's). */
 function redisCause(reason: string): RedisFailureCause {
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(reason)) return 'badPassword';
+  // The sentinels answered, without a master of that name: an error (Redis 7) or a nil reply (ioredis then names no last error).
+  if (/No such master/i.test(reason) || (/^All sentinels are unreachable\b/.test(reason) && !/Last error:/.test(reason))) return 'noMaster';
   if (/certificate|ssl|tls|EPROTO|wrong version number|self[- ]signed/i.test(reason)) return 'tls';
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EAI_FAIL|EAI_NONAME|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|EADDRNOTAVAIL|ECONNRESET|connection to Redis closed|Connection is closed/i.test(reason)) return 'unreachable';
   if (/ETIMEDOUT/i.test(reason)) return 'timeout';
@@ -200,36 +231,51 @@ function redisCause(reason: string): RedisFailureCause {
 /** Wait for `ms`. */
 const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Where a test reached Redis, in words: the URL, the Sentinel master, or the Cluster node. */
+function reached(result: RedisTestResult, sentinels: number, seeds: number): string {
+  const tls = result.tls ? ' (TLS)' : '';
+  if (result.mode === 'sentinel') return `Redis ready through Sentinel: master ${JSON.stringify(result.masterName)} at ${result.master} (${sentinels} ${sentinels === 1 ? 'sentinel' : 'sentinels'})${tls}`;
+  if (result.mode === 'cluster') return `Redis Cluster ready: the key prefix's hash slot is at ${result.master} (${seeds} seed ${seeds === 1 ? 'node' : 'nodes'})${tls}`;
+  return `Redis ready at ${result.url}${tls}`;
+}
+
 /**
  * Test the Redis of the dialog's coordination settings: connect a {@link Coordinator} with the
- * options a deployed node would use (connection.ts `coordinatorOptionsOf`), wait up to `ms` for it
- * to be ready (or recovering), then close it. The first connection error ends the wait (after a
- * short grace for the error that explains a closed connection).
- * @param password the Redis password (resolved: typed, or the stored one), or undefined.
- * @returns the outcome; never rejects, never holds the password.
+ * options a deployed node would use (connection.ts `coordinatorOptionsOf`: standalone, Sentinel
+ * or Cluster), wait up to `ms` for it to be ready (or recovering), then close it. The first
+ * connection error ends the wait (after a short grace for the error that explains a closed
+ * connection).
+ * @param credentials the Redis password and the sentinel password (resolved: typed, or the stored ones).
+ * @returns the outcome, with the master reached; never rejects, never holds a password.
  */
-export async function testRedis(settings: CoordinationSettings, password: string | undefined, ms = REDIS_TEST_MS): Promise<RedisTestResult> {
+export async function testRedis(settings: CoordinationSettings, credentials: RedisCredentials, ms = REDIS_TEST_MS): Promise<RedisTestResult> {
   const started = Date.now();
   const tls = settings.redisTls === true;
   const result: RedisTestResult = { ok: false, tls, keyPrefix: '', ms: 0, message: '' };
-  const clean = (text: string) => redact(text, [password]);
+  const clean = (text: string) => redact(text, [credentials.redisPassword, credentials.redisSentinelPassword]);
   const fail = (cause: RedisFailureCause, detail: string): RedisTestResult => {
     result.ms = Date.now() - started;
     result.cause = cause;
-    result.message = clean(`${REDIS_ADVICE[cause]}${detail ? ` (${detail})` : ''}`);
+    // ioredis words what the sentinels refused as "All sentinels are unreachable ... Last error: ...".
+    const advice = cause === 'badPassword' && /^All sentinels/.test(detail) ? SENTINEL_PASSWORD_ADVICE : REDIS_ADVICE[cause];
+    result.message = clean(`${advice}${detail ? ` (${detail})` : ''}`);
     return result;
   };
+  const passwords: RedisCredentials = {};
+  if (credentials.redisPassword) passwords.redisPassword = credentials.redisPassword;
+  if (credentials.redisSentinelPassword) passwords.redisSentinelPassword = credentials.redisSentinelPassword;
   let coordinator: Coordinator;
-  let url: string;
+  let options: CoordinatorOptions;
   try {
-    const options = coordinatorOptionsOf(settings, password ? { redisPassword: password } : {});
-    url = options.url ?? '';
-    result.keyPrefix = options.keyPrefix ?? '';
+    options = coordinatorOptionsOf(settings, passwords);
     coordinator = new Coordinator({ ...options, connectTimeoutMs: Math.max(1000, ms - 500) });
   } catch (e) {
     return fail('config', e instanceof ConfigError ? e.message : 'the Redis client could not be created');
   }
-  result.url = url;
+  result.mode = coordinator.mode;
+  result.keyPrefix = coordinator.prefix;
+  if (coordinator.mode === 'standalone') result.url = options.url;
+  if (coordinator.mode === 'sentinel') result.masterName = options.masterName ?? DEFAULT_MASTER_NAME;
   try {
     const deadline = started + ms;
     let seen = '';
@@ -246,8 +292,9 @@ export async function testRedis(settings: CoordinationSettings, password: string
     if (coordinator.state === 'ready' || coordinator.state === 'recovering') {
       result.ok = true;
       result.ms = Date.now() - started;
+      if (coordinator.master) result.master = coordinator.master;
       const recovering = coordinator.state === 'recovering' ? ', recovering from a data loss' : '';
-      result.message = clean(`Redis ready at ${url}${tls ? ' (TLS)' : ''}, key prefix ${JSON.stringify(result.keyPrefix)}${recovering} (${result.ms} ms).`);
+      result.message = clean(`${reached(result, options.sentinels?.length ?? 0, options.clusterNodes?.length ?? 0)}, key prefix ${JSON.stringify(result.keyPrefix)}${recovering} (${result.ms} ms).`);
       return result;
     }
     const reason = coordinator.reason;
@@ -317,7 +364,7 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
     const secrets = secretsOf(credentials);
     // The API part with the coordination too: the same refusals as at deploy (nonce signing).
     const apiSettings: ConnectionSettings = { ...settings, coordination: coordination.coordination };
-    Promise.all([testConnection(apiSettings, credentials, startSimulator), coordination.coordination === 'redis' ? testRedis(coordination, credentials.redisPassword) : undefined]).then(
+    Promise.all([testConnection(apiSettings, credentials, startSimulator), coordination.coordination === 'redis' ? testRedis(coordination, credentials) : undefined]).then(
       ([answer, redis]) => {
         const out = withRedis(answer, redis);
         if (!out.ok) RED.log.debug(redact(`custody-config test connection (${out.environment}${redis ? ', Redis' : ''}): ${out.step} ${out.cause}`, secrets));
@@ -402,8 +449,12 @@ export function registerAdminRoutes(RED: NodeAPI, startSimulator: SimulatorStart
     // Only the fields of a CoordinationStatus, and no secret in the reason.
     const out: CoordinationStatus = { coordination: status.coordination === 'redis' ? 'redis' : 'none' };
     if (status.state) out.state = status.state;
-    if (status.reason) out.reason = redact(String(status.reason), [stored.redisPassword]);
+    if (status.reason) out.reason = redact(String(status.reason), [stored.redisPassword, stored.redisSentinelPassword]);
     if (status.instance) out.instance = String(status.instance);
+    if (status.mode) out.mode = status.mode;
+    if (status.master) out.master = String(status.master);
+    if (typeof status.masterSince === 'number' && status.masterSince > 0) out.masterSince = status.masterSince;
+    if (typeof status.failovers === 'number') out.failovers = status.failovers;
     res.json(out);
   });
 }

@@ -66,7 +66,7 @@ describe('custody-config dialog in the editor: Test connection and company looku
         const t = (window as any).RED.nodes.getType('custody-config');
         return { category: t.category, color: t.color, icon: t.icon, inputs: t.inputs, outputs: t.outputs, paletteLabel: t.paletteLabel, credentials: Object.keys(t.credentials).sort() };
       });
-      assert.deepEqual(def, { category: 'config', color: '#a6bbcf', icon: 'custody.svg', inputs: 0, outputs: 0, paletteLabel: 'custody connection', credentials: ['apiKey', 'pin', 'privateKey', 'redisPassword', 'token'] });
+      assert.deepEqual(def, { category: 'config', color: '#a6bbcf', icon: 'custody.svg', inputs: 0, outputs: 0, paletteLabel: 'custody connection', credentials: ['apiKey', 'pin', 'privateKey', 'redisPassword', 'redisSentinelPassword', 'token'] });
 
       // The built-in simulator: nothing to fill in.
       await openConfigDialog(page, CFG_SIM);

@@ -4,9 +4,12 @@
  * password: `POST <admin>/custodyflow/config/test` with the dialog's `coordination: 'redis'` also
  * connects to Redis and answers its outcome in `redis` (OK with the password typed or stored;
  * `badPassword` for a wrong or missing one; `unreachable` once the server is stopped; `config`
- * for a URL that carries a password, or with nonce signing), with no password in any answer or
- * log line; `GET <admin>/custodyflow/config/:id/coordination` answers the deployed node's
- * coordination. The API part of each test is the built-in simulator's.
+ * for a URL that carries a password, a bad sentinel or cluster node list, an empty master name,
+ * or with nonce signing), with the master it reached and no password in any answer or log line;
+ * `GET <admin>/custodyflow/config/:id/coordination` answers the deployed node's coordination
+ * (mode, master, since when, failovers). The API part of each test is the built-in simulator's.
+ * A real Redis Cluster (test/helpers/redis-cluster.ts): the test names the node serving the
+ * prefix's hash slot. Sentinel against a real setup: config-admin-sentinel.test.ts.
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/nodes/config-admin-redis.test.js`.
  */
@@ -20,6 +23,7 @@ import { stopSharedSimulator } from '../../simulator/shared';
 import { Coordinator } from '../../lib';
 import { REDIS_TEST_MS } from '../../nodes/custody-config/admin';
 import { RedisServer } from '../helpers/redis-server';
+import { RedisCluster } from '../helpers/redis-cluster';
 import { TAB, startHelperServer, stopHelperServer } from '../helpers/node-flows';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -87,6 +91,8 @@ describe('custody-config admin endpoints with Redis coordination', function () {
       assert.equal(a.redis.ok, true, a.redis.message);
       assert.equal(a.redis.state, 'ready');
       assert.equal(a.redis.url, `${redis.url}/0`);
+      assert.equal(a.redis.mode, 'standalone', 'a body without redisMode: standalone');
+      assert.equal(a.redis.master, `127.0.0.1:${redis.port}`, 'the master reached');
       assert.equal(a.redis.keyPrefix, 'cf-test:');
       assert.equal(a.redis.tls, false);
       assert.equal(a.redis.cause, undefined);
@@ -149,6 +155,37 @@ describe('custody-config admin endpoints with Redis coordination', function () {
       assert.match(lease.redis.message, /claimLeaseSeconds: a number of seconds, at least 1/);
     });
 
+    it('Sentinel or Cluster settings that cannot be used: cause config naming the field, nothing sent', async () => {
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ redisMode: 'sentinel', redisSentinels: ' , ' }, /redisSentinels: at least one host:port/],
+        [{ redisMode: 'sentinel', redisSentinels: '127.0.0.1:26379, 127.0.0.1:0' }, /redisSentinels: entry 2 is not host:port/],
+        [{ redisMode: 'sentinel', redisSentinels: '127.0.0.1:26379', redisMasterName: ' ' }, /redisMasterName: /],
+        [{ redisMode: 'cluster', redisClusterNodes: '' }, /redisClusterNodes: at least one host:port/],
+        [{ redisMode: 'cluster', redisClusterNodes: `u:${WRONG}@127.0.0.1:7000` }, /redisClusterNodes: entry 1 is not host:port/],
+      ];
+      for (const [fields, message] of cases) {
+        const a = await testWith({ ...dialog(), ...fields, redisPassword: PASSWORD });
+        assert.equal(a.ok, false, JSON.stringify(fields));
+        assert.deepEqual([a.step, a.cause, a.redis.cause], ['redis', 'config', 'config']);
+        assert.match(a.redis.message, message);
+        assert.equal(a.redis.master, undefined);
+      }
+    });
+
+    it('Sentinel with no sentinel listening: cause unreachable, the master name in the answer', async () => {
+      const gone = new RedisServer();
+      await gone.start();
+      const port = gone.port;
+      await gone.stop();
+      const a = await testWith({ ...dialog(), redisMode: 'sentinel', redisSentinels: `127.0.0.1:${port}`, redisMasterName: 'custody', redisPassword: PASSWORD, redisSentinelPassword: WRONG });
+      assert.equal(a.ok, false);
+      assert.equal(a.cause, 'unreachable', a.redis.message);
+      assert.equal(a.redis.mode, 'sentinel');
+      assert.equal(a.redis.masterName, 'custody');
+      assert.equal(a.redis.url, undefined, 'no URL in Sentinel mode');
+      assert.match(a.redis.message, /^Redis cannot be reached: .*All sentinels are unreachable/);
+    });
+
     it('nonce signing with Redis coordination: refused as at deploy (step v1, cause config: use timestamp), Redis itself OK', async () => {
       const a = await testWith({ ...dialog(), signingMode: 'nonce', redisPassword: PASSWORD });
       assert.equal(a.ok, false);
@@ -175,6 +212,29 @@ describe('custody-config admin endpoints with Redis coordination', function () {
       assert.match(b.body.message, /^redisTls: /);
       const c = await helper.request().post('/custodyflow/config/test').send({ ...dialog(), redisUrl: 6379 }).expect(400);
       assert.match(c.body.message, /^redisUrl: /);
+      const d = await helper.request().post('/custodyflow/config/test').send({ ...dialog(), redisMode: 'ring' }).expect(400);
+      assert.match(d.body.message, /^redisMode: /);
+      const e = await helper.request().post('/custodyflow/config/test').send({ ...dialog(), redisMode: 'sentinel', redisSentinels: ['127.0.0.1:26379'] }).expect(400);
+      assert.match(e.body.message, /^redisSentinels: /);
+    });
+  });
+
+  describe('POST custodyflow/config/test with a Redis Cluster', () => {
+    const cluster = new RedisCluster();
+    before(() => cluster.start());
+    after(() => cluster.stop());
+
+    it('OK through the seed nodes, naming the node that serves the prefix\'s hash slot; the prefix a hash tag', async () => {
+      const seeds = cluster.seeds.map((n) => `${n.host}:${n.port}`).join(', ');
+      const a = await testWith({ ...dialog(), redisMode: 'cluster', redisClusterNodes: seeds, redisUrl: 'not looked at' });
+      assert.equal(a.ok, true, a.message);
+      assert.equal(a.redis.mode, 'cluster');
+      assert.equal(a.redis.keyPrefix, '{cf-test}:', 'every key of the prefix in one hash slot');
+      const slot = Number(await cluster.read(cluster.nodes[0], (r) => r.cluster('KEYSLOT', '{cf-test}:epoch')));
+      const owner = await cluster.ownerOf(slot);
+      assert.equal(a.redis.master, `127.0.0.1:${owner.port}`, 'the master of the slot');
+      assert.equal(a.redis.url, undefined);
+      assert.match(a.message, /Redis Cluster ready: the key prefix's hash slot is at 127\.0\.0\.1:\d+ \(3 seed nodes\), key prefix "\{cf-test\}:" \(\d+ ms\)\.$/);
     });
   });
 
@@ -197,6 +257,10 @@ describe('custody-config admin endpoints with Redis coordination', function () {
       assert.equal(r.body.coordination, 'redis');
       assert.equal(r.body.state, 'ready');
       assert.equal(typeof r.body.instance, 'string');
+      assert.equal(r.body.mode, 'standalone');
+      assert.equal(r.body.master, `127.0.0.1:${redis.port}`);
+      assert.ok(r.body.masterSince > 0 && r.body.masterSince <= Date.now(), 'since when, epoch ms');
+      assert.equal(r.body.failovers, 0);
       assertNoPassword(JSON.stringify(r.body), 'the coordination answer');
       const plain = await helper.request().get('/custodyflow/config/cfg-plain/coordination').expect(200);
       assert.deepEqual(plain.body, { coordination: 'none' });

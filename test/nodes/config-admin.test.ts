@@ -385,7 +385,7 @@ describe('custody-config admin endpoints: test connection and lookups', function
         assert.equal(literal(k).value, v);
       }
       const htmlCreds = literal('credentials').properties.map((p: any) => [p.key.name, p.value.properties[0].value.value]);
-      assert.deepEqual(htmlCreds, [['apiKey', 'password'], ['privateKey', 'password'], ['token', 'password'], ['redisPassword', 'password'], ['pin', 'password']]);
+      assert.deepEqual(htmlCreds, [['apiKey', 'password'], ['privateKey', 'password'], ['token', 'password'], ['redisPassword', 'password'], ['redisSentinelPassword', 'password'], ['pin', 'password']]);
       const ts = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'nodes', 'custody-config', 'custody-config.ts'), 'utf8');
       for (const [k] of htmlCreds) assert.match(ts, new RegExp(`${k}: \\{ type: 'password' \\}`), `${k} declared in the .ts too`);
     });

@@ -35,14 +35,16 @@ const TYPES = Object.keys(pkg['node-red'].nodes);
 
 /**
  * The catalog keys the custody-config dialog reads (`t("key")` for `custody-config.key`,
- * `_("custody-config.key")`), and the prefixes of the keys it builds (`t("environments." + v)`).
+ * `_("custody-config.key")`), and the prefixes of the keys it builds (`t("environments." + v)`):
+ * in its .html and in the browser code of its Coordination section (editor/src/custody-coordination.ts,
+ * which gets the dialog's `t`).
  */
 function dialogKeys(): { keys: Set<string>; prefixes: string[] } {
-  const html = fs.readFileSync(path.join(nodesSrc, 'custody-config', 'custody-config.html'), 'utf8');
+  const html = [path.join(nodesSrc, 'custody-config', 'custody-config.html'), path.join(root, 'editor', 'src', 'custody-coordination.ts')].map((f) => fs.readFileSync(f, 'utf8')).join('\n');
   const keys = new Set<string>();
-  for (const m of html.matchAll(/\bt\("([\w.]+)"(?!\s*\+)/g)) keys.add(`custody-config.${m[1]}`);
+  for (const m of html.matchAll(/\bt\((["'])([\w.]+)\1(?!\s*\+)/g)) keys.add(`custody-config.${m[2]}`);
   for (const m of html.matchAll(/_\("(custody-config\.[\w.]+)"(?!\s*\+)/g)) keys.add(m[1]);
-  const prefixes = [...html.matchAll(/\bt\("([\w.]+\.)"\s*\+/g)].map((m) => `custody-config.${m[1]}`);
+  const prefixes = [...html.matchAll(/\bt\((["'])([\w.]+\.)\1\s*\+/g)].map((m) => `custody-config.${m[2]}`);
   prefixes.push(...[...html.matchAll(/_\("(custody-config\.[\w.]+\.)"\s*\+/g)].map((m) => m[1]));
   return { keys, prefixes };
 }

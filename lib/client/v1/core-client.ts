@@ -3,7 +3,7 @@
  * lib/client/call.ts).
  */
 import { CustodyClient } from '../client';
-import type { ApiResponse } from '../transport';
+import type { ApiResponse, RequestOptions } from '../transport';
 import { type CoreClient, coreClientOperations, type CoreClientList, type ActionList, type Action, type CoreClientWalletList, type ActionDecision, actionOperations } from '../../api/v1/core-client';
 import { callOperation } from '../call';
 
@@ -46,12 +46,18 @@ export async function getPendingAction(client: CustodyClient, input: { client_id
   return res.data.status === 'pending' ? res.data : undefined;
 }
 
-/** Approve an action as the core client (PUT). Answers {@link ActionDecision}: `{code: 200, msg: "OK"}` or the action. */
-export function approveAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<ActionDecision>> {
-  return callOperation<ActionDecision>(client, actionOperations.approve, input);
+/**
+ * Approve an action as the core client (PUT). Answers {@link ActionDecision}: `{code: 200, msg: "OK"}` or the action.
+ * @param options `notAfter`: epoch ms after which it is not sent (ApiError `EDEADLINE`, failure `notSent`).
+ */
+export function approveAction(client: CustodyClient, input: { client_id: string; action_id: string }, options?: Pick<RequestOptions, 'notAfter'>): Promise<ApiResponse<ActionDecision>> {
+  return callOperation<ActionDecision>(client, actionOperations.approve, input, options);
 }
 
-/** Reject an action as the core client (DELETE). Answers {@link ActionDecision}: `{code: 200, msg: "OK"}` or the action. */
-export function rejectAction(client: CustodyClient, input: { client_id: string; action_id: string }): Promise<ApiResponse<ActionDecision>> {
-  return callOperation<ActionDecision>(client, actionOperations.reject, input);
+/**
+ * Reject an action as the core client (DELETE). Answers {@link ActionDecision}: `{code: 200, msg: "OK"}` or the action.
+ * @param options `notAfter`: epoch ms after which it is not sent (ApiError `EDEADLINE`, failure `notSent`).
+ */
+export function rejectAction(client: CustodyClient, input: { client_id: string; action_id: string }, options?: Pick<RequestOptions, 'notAfter'>): Promise<ApiResponse<ActionDecision>> {
+  return callOperation<ActionDecision>(client, actionOperations.reject, input, options);
 }
