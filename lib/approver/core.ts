@@ -76,10 +76,16 @@ export class ApproverCore {
     return o;
   }
 
-  /** Stop counting `decision`'s approval (a definite "not applied"). Never throws: Redis away, the shared window keeps it (the safe side). */
+  /**
+   * Stop counting `decision`'s approval (a definite "not applied"): the one it reserved (its time,
+   * `decidedAt`), not another instance's reservation of the same action. Never throws: Redis away,
+   * the shared window keeps it (the safe side).
+   */
   async unreserve(decision: DecisionRecord): Promise<void> {
     if (decision.decision !== 'approve') return;
-    if (this.claims.shared) this.book.velocity[this.mode].remove(decision.action_id);
-    if (decision.asset) await this.windows.release(decision.asset, decision.action_id).catch(() => undefined);
+    const at = Date.parse(decision.decidedAt);
+    const book = this.book.velocity[this.mode];
+    if (this.claims.shared && book.entry(decision.action_id)?.at === at) book.remove(decision.action_id);
+    if (decision.asset) await this.windows.release(decision.asset, decision.action_id, Number.isFinite(at) ? at : undefined).catch(() => undefined);
   }
 }

@@ -98,7 +98,7 @@ async function decideBatch(core: ApproverCore, asset: string, batch: WindowJob[]
     const made: VelocityEntry[] = [];
     // Reservations of earlier decisions of these actions (a holder that died before its call, the
     // action then read first and found pending): not counted against themselves; freed when decided otherwise.
-    const stale: string[] = [];
+    const stale: VelocityEntry[] = [];
     const decisions = batch.map((job) => {
       const { facts, ctx } = job;
       const own = view.entry(job.actionId);
@@ -120,7 +120,7 @@ async function decideBatch(core: ApproverCore, asset: string, batch: WindowJob[]
       const decision = recordOf(core, job, evaluateRules(core.opts.rules, facts, ctx, core.opts.defaultDecision));
       const counted = facts.amount !== undefined;
       if (decision.decision === 'approve' && !markExpired(decision, facts, core.opts.now()) && counted) made.push({ at: ctx.now, action: job.actionId, amount: facts.amount! });
-      else if (own) stale.push(job.actionId);
+      else if (own) stale.push(own);
       return decision;
     });
     if (made.length > 0) {
@@ -141,9 +141,9 @@ async function decideBatch(core: ApproverCore, asset: string, batch: WindowJob[]
       if (core.claims.shared) for (const e of made) core.book.velocity[core.mode].add(asset, e.amount, e.at, e.action);
     }
     // Not approved now: its earlier reservation goes (Redis away: it stays counted, the safe side).
-    for (const action of stale) {
-      if (core.claims.shared) core.book.velocity[core.mode].remove(action);
-      await core.windows.release(asset, action).catch(() => undefined);
+    for (const e of stale) {
+      if (core.claims.shared && core.book.velocity[core.mode].entry(e.action)?.at === e.at) core.book.velocity[core.mode].remove(e.action);
+      await core.windows.release(asset, e.action, e.at).catch(() => undefined);
     }
     return decisions;
   }

@@ -67,9 +67,12 @@ export interface VelocityWindows {
   reserve(view: WindowView, entries: VelocityEntry | readonly VelocityEntry[]): Promise<boolean>;
   /**
    * Stop counting `action` (only for a definite "not applied" from the API).
+   * @param at the time (epoch ms) of the approval this caller counted: only that one goes. Another
+   *   decision of the same action (another instance that took the claim over) may have counted it
+   *   again since; its reservation stays.
    * @throws {CoordinationUnavailableError} (rejects) Redis is unavailable.
    */
-  release(asset: string, action: string): Promise<void>;
+  release(asset: string, action: string, at?: number): Promise<void>;
   /**
    * Count entries known from elsewhere (audit replay, write-back after a Redis data loss); an
    * action already counted stays as it is.
@@ -483,7 +486,8 @@ export class LocalVelocityWindows implements VelocityWindows {
   }
 
   /** Stop counting `action`. */
-  async release(_asset: string, action: string): Promise<void> {
+  async release(_asset: string, action: string, at?: number): Promise<void> {
+    if (at !== undefined && this.ledger.entry(action)?.at !== at) return;
     this.ledger.remove(action);
   }
 

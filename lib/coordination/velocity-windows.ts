@@ -106,9 +106,11 @@ end
 close(v, base, ARGV[5])
 return {1, id, tostring(v)}`;
 
-// ARGV: action, ttl. Returns {1, id, v} (removed: the window is now at v) or {0}.
+// ARGV: action, ttl, at ('' any; else only the approval of that time, epoch ms: another decision's
+// reservation of the same action stays). Returns {1, id, v} (removed: the window is now at v) or {0}.
 const RELEASE = `${COMMON}
 if not redis.call('HGET', KEYS[1], 'id') then return {0} end
+if ARGV[3] ~= '' and tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or '-1') ~= tonumber(ARGV[3]) then return {0} end
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return {0} end
 redis.call('HDEL', KEYS[3], ARGV[1])
 local id, v, base = open('')
@@ -149,7 +151,7 @@ return {id, tostring(v0), tostring(v), logged}`;
 interface Scripts {
   cfVwRead(meta: string, set: string, amounts: string, log: string, id: string, version: number, maxOps: number): Promise<[string, string, 'd' | 'f', ...unknown[]]>;
   cfVwCommit(meta: string, set: string, amounts: string, log: string, id: string, version: number, newId: string, cutoff: number, ttlMs: number, ...triples: Array<string | number>): Promise<[number, string?, string?]>;
-  cfVwRelease(meta: string, set: string, amounts: string, log: string, action: string, ttlMs: number): Promise<[number, string?, string?]>;
+  cfVwRelease(meta: string, set: string, amounts: string, log: string, action: string, ttlMs: number, at: number | ''): Promise<[number, string?, string?]>;
   cfVwRestore(meta: string, set: string, amounts: string, log: string, newId: string, ttlMs: number, ...triples: Array<string | number>): Promise<[string, string, string, number]>;
 }
 
@@ -308,9 +310,12 @@ export class RedisVelocityWindows implements VelocityWindows {
     return true;
   }
 
-  /** Stop counting `action` in `asset`'s window. @throws {CoordinationUnavailableError} (rejects). */
-  async release(asset: string, action: string): Promise<void> {
-    const out = await this.#coord.run((r) => scripts(r).cfVwRelease(...this.#keys(asset), action, this.#ttl));
+  /**
+   * Stop counting `action` in `asset`'s window; with `at`, only its approval of that time (epoch
+   * ms): another decision's reservation of the same action stays. @throws {CoordinationUnavailableError} (rejects).
+   */
+  async release(asset: string, action: string, at?: number): Promise<void> {
+    const out = await this.#coord.run((r) => scripts(r).cfVwRelease(...this.#keys(asset), action, this.#ttl, at ?? ''));
     const m = this.#mirrors.get(asset);
     if (out[0] === 1 && m && m.id === out[1] && m.v === Number(out[2]) - 1) this.#apply(asset, m, `${out[2]}|r|${action}`);
   }

@@ -301,5 +301,22 @@ describe('velocity windows: equal to a brute-force sum', function () {
       // ... and a, reading again, sees the window as b left it.
       assert.deepEqual((await a.read('BTC', now)).usage(HOUR, now), { sum: 51n, count: 6 });
     });
+
+    it('a release of an action takes only the reservation of its own time: another instance that counted the action again keeps its count', async () => {
+      const a = new RedisVelocityWindows(coords[0], 'retaken', 'live', KEEP);
+      const b = new RedisVelocityWindows(coords[1], 'retaken', 'live', KEEP);
+      const now = 1_700_000_000_000;
+      // a counted X, lost its claim before the call; b took X over and counted it again (later).
+      assert.equal(await a.reserve(await a.read('BTC', now), { at: now, action: 'X', amount: 7n }), true);
+      const own = await b.read('BTC', now + 5000);
+      assert.deepEqual(own.entry('X'), { at: now, action: 'X', amount: 7n }, 'b sees the earlier reservation of X');
+      assert.equal(await b.reserve(own, { at: now + 5000, action: 'X', amount: 7n }), true);
+      // a gives up its reservation: b's stays counted.
+      await a.release('BTC', 'X', now);
+      assert.deepEqual((await b.read('BTC', now + 5000)).usage(HOUR, now + 5000), { sum: 7n, count: 1 });
+      // b's own release (its time) takes it.
+      await b.release('BTC', 'X', now + 5000);
+      assert.deepEqual((await a.read('BTC', now + 5000)).usage(HOUR, now + 5000), { sum: 0n, count: 0 });
+    });
   });
 });
