@@ -17,6 +17,13 @@ export const READ_AFTER_DATA_LOSS_MS = 10 * 60_000;
 /** How long a claim waits before trying Redis again after it was unavailable (ms). */
 export const UNAVAILABLE_RETRY_MS = 200;
 
+/**
+ * Longest wait on another instance's claim before asking Redis again (ms): the wake-up is a
+ * pub/sub message, and one published while the subscriber connection was (re)connecting is lost;
+ * without this bound, the action would wait for the rest of the holder's lease.
+ */
+export const HELD_RECHECK_MS = 1000;
+
 /** What {@link DecisionClaims.acquire} found. */
 export type Acquired =
   /** This approver decides it. `claim` is absent without coordination; `mustRead`: read the action before deciding (it may have been decided before: a takeover, or a recent data loss). */
@@ -153,7 +160,7 @@ export class RedisClaims implements DecisionClaims {
         if (claimed.kind === 'held') {
           contested = true;
           // Decided meanwhile: the message carries the record (no second claim to learn it).
-          const record = await coord.waitForClaim(id, Math.max(50, claimed.pttl + 25), signal);
+          const record = await coord.waitForClaim(id, Math.min(HELD_RECHECK_MS, Math.max(50, claimed.pttl + 25)), signal);
           if (record) return { kind: 'decided', record };
           continue;
         }

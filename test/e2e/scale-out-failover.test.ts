@@ -24,18 +24,13 @@
  * between two decision calls around the kill).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { CustodyClient } from '../../lib';
-import { simulatorCensus, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from '../../bench/harness';
-import { approverFlows, DecisionCounter, deployCredentials, fundTransfers, startInstances, stopInstances, waitForFeeds, type Instance } from '../../bench/scale-out';
+import { simulatorCensus } from '../../bench/harness';
+import { approverFlows, type Instance } from '../../bench/scale-out';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { sleep } from '../helpers/red-process';
 import { clickPay, paymentLines, paymentNodes, type PaymentLine } from '../helpers/scale-payments';
-import { auditTrail, createInBatches, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
+import { auditTrail, createInBatches, ScaleRun, tally, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
 
 /** Transfers (actions) created. */
 const ACTIONS = 1000;
@@ -54,31 +49,21 @@ const SENTINEL_PASSWORD = 'scale-out-failover-sentinel-secret';
 describe('scale-out through Redis Sentinel: three Node-RED instances, the master killed mid-run', function () {
   // About 80 s on 2 cores (docs/testing.md); the wait for the last decisions ends after 120 s.
   this.timeout(240000);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-scale-failover-sim-'));
+  const run = new ScaleRun('cf-scale-failover-sim-');
   const prefix = `scale-failover-${process.pid}-${Date.now()}`;
   const setup = new RedisSentinelSetup({ password: REDIS_PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
-  let child: ChildProcess | undefined;
-  let sim: SimInfo;
-  let client: CustodyClient | undefined;
-  let counter: DecisionCounter | undefined;
-  let instances: Instance[] = [];
 
   after(async () => {
-    await stopInstances(instances);
-    await counter?.stop();
-    await client?.close();
-    if (child) await stopSimulatorProcess(child);
+    await run.stop();
     await setup.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('decides each of 1,000 actions once within the velocity limit, and sends no payment twice, through a failover of the master', async () => {
     const t0 = Date.now();
     await setup.start();
-    ({ child, sim } = await startSimulatorProcess(dataDir, false, 'transfers'));
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
-    await fundTransfers(sim, ACTIONS);
-    counter = new DecisionCounter(sim.baseUrl);
+    await run.startSimulator(ACTIONS, 'transfers');
+    const { sim, counter } = run;
+    const client = run.client!;
     const keys = Array.from({ length: PAY_KEYS }, (_, i) => `k${i}`);
     const approver = approverFlows({
       coordination: 'redis',
@@ -90,10 +75,7 @@ describe('scale-out through Redis Sentinel: three Node-RED instances, the master
       velocityCount: LIMIT,
     });
     const flows = [...approver, ...paymentNodes(sim, prefix, keys)];
-    instances = await startInstances(['a', 'b', 'c'], flows, counter);
-    const credentials = { apiKey: sim.apiKey, privateKey: sim.privateKeyPem, redisPassword: REDIS_PASSWORD, redisSentinelPassword: SENTINEL_PASSWORD };
-    for (const i of instances) await deployCredentials(i, flows, credentials);
-    await waitForFeeds(instances);
+    const instances = await run.startInstances(['a', 'b', 'c'], flows, { redisPassword: REDIS_PASSWORD, redisSentinelPassword: SENTINEL_PASSWORD });
     const ready = Date.now();
 
     // Payments from a second before the kill on; the kill once KILL_AT calls reached the API.
@@ -103,10 +85,7 @@ describe('scale-out through Redis Sentinel: three Node-RED instances, the master
     let callsAtKill = 0;
     let killedPerf = 0;
     const failover = (async () => {
-      while (calls.length < KILL_AT) {
-        if (!waiting) return;
-        await sleep(20);
-      }
+      if (!(await run.whenCalls(KILL_AT, () => waiting))) return;
       const payments = (async () => {
         for (const key of keys) {
           await Promise.all([clickPay(a, key), clickPay(b, key)]);
@@ -136,11 +115,7 @@ describe('scale-out through Redis Sentinel: three Node-RED instances, the master
 
     // Decisions.
     const statuses = await transferStatuses(client, sim, txIds);
-    const byAction = counter.byAction();
-    const twice = Array.from(byAction.entries()).filter(([, l]) => l.length > 1);
-    const approvals = calls.filter((c) => c.method === 'PUT' && c.status !== undefined && c.status < 300).length;
-    const rejections = calls.filter((c) => c.method === 'DELETE' && c.status !== undefined && c.status < 300).length;
-    const refused = calls.filter((c) => c.status === undefined || c.status < 200 || c.status >= 300);
+    const { byAction, twice, approvals, rejections, refused } = tally(counter);
     // The pause around the kill: the longest gap between two calls from a second before the kill on.
     const around = calls.filter((c) => c.at >= killedPerf - 1000);
     let gap = { from: killedPerf, to: killedPerf };
@@ -148,7 +123,7 @@ describe('scale-out through Redis Sentinel: three Node-RED instances, the master
     const firstAfterKill = calls.find((c) => c.at > killedPerf);
 
     // Payments.
-    const census = await simulatorCensus(child!, `${prefix}-`);
+    const census = await simulatorCensus(run.child!, `${prefix}-`);
     const withdrawPosts = counter.writes.filter((w) => w.method === 'POST' && /\/withdraw\/?$/.test(w.path));
     const linesOf = new Map(instances.slice(0, 2).map((i) => [i.name, paymentLines(i)]));
     const kinds = new Map<string, number>();

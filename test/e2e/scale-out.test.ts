@@ -23,31 +23,19 @@
  * held when it died). No timing is asserted.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Redis as IORedis } from 'ioredis';
-import { CustodyClient } from '../../lib';
-import { startSimulatorProcess, stopSimulatorProcess, type SimInfo } from '../../bench/harness';
 import {
   approverFlows,
   decisionLines,
-  DecisionCounter,
-  deployCredentials,
   FLOW_IDS,
-  fundTransfers,
   killInstance,
   pendingCount,
-  startInstances,
-  stopInstances,
-  waitForFeeds,
-  type Instance,
 } from '../../bench/scale-out';
 import { RedisServer } from '../helpers/redis-server';
 import { sleep } from '../helpers/red-process';
-import { createInBatches, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
+import { createInBatches, ScaleRun, tally, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
 
 /** Run `fn` on a connection of its own to `redis` (closed after). */
 async function withRedis<T>(redis: RedisServer, password: string, fn: (r: IORedis) => Promise<T>): Promise<T> {
@@ -122,34 +110,22 @@ const REDIS_PASSWORD = 'scale-out-test-secret';
 describe('scale-out: three Node-RED instances deciding one core client through Redis', function () {
   // About 75 s on 2 cores (docs/testing.md); the wait for the last decisions ends after 150 s.
   this.timeout(240000);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-scale-sim-'));
+  const run = new ScaleRun('cf-scale-sim-');
   const redis = new RedisServer();
-  let child: ChildProcess | undefined;
-  let sim: SimInfo;
-  let client: CustodyClient | undefined;
-  let counter: DecisionCounter | undefined;
-  let instances: Instance[] = [];
 
   after(async () => {
-    await stopInstances(instances);
-    await counter?.stop();
-    await client?.close();
-    if (child) await stopSimulatorProcess(child);
+    await run.stop();
     await redis.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('decides each of 1,000 actions exactly once, under one velocity limit, through a Redis restart and a killed instance', async () => {
     const t0 = Date.now();
     await redis.start(['--requirepass', REDIS_PASSWORD]);
-    ({ child, sim } = await startSimulatorProcess(dataDir, false));
-    client = new CustodyClient({ baseUrl: sim.baseUrl, apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
-    await fundTransfers(sim, ACTIONS);
-    counter = new DecisionCounter(sim.baseUrl);
+    await run.startSimulator(ACTIONS);
+    const { sim, counter } = run;
+    const client = run.client!;
     const flows = approverFlows({ coordination: 'redis', redisUrl: redis.url, leaseSeconds: LEASE_SECONDS, clientId: sim.demo.core_client_id, velocityCount: LIMIT });
-    instances = await startInstances(['a', 'b', 'c'], flows, counter);
-    for (const i of instances) await deployCredentials(i, flows, { apiKey: sim.apiKey, privateKey: sim.privateKeyPem, redisPassword: REDIS_PASSWORD });
-    await waitForFeeds(instances);
+    const instances = await run.startInstances(['a', 'b', 'c'], flows, { redisPassword: REDIS_PASSWORD });
     const ready = Date.now();
 
     // The disruptions, each once its number of decision calls has reached the API.
@@ -162,18 +138,12 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     let restartedAt = '';
     let waiting = true;
     const disruptions = (async () => {
-      while (calls.length < REDIS_AT) {
-        if (!waiting) return;
-        await sleep(20);
-      }
+      if (!(await run.whenCalls(REDIS_AT, () => waiting))) return;
       events.push(`redis restarted at ${calls.length} calls`);
       const down = performance.now();
       await redis.restart(1500, ['--requirepass', REDIS_PASSWORD]);
       restartedAt = `Redis down from ${((down - calls[0].at) / 1000).toFixed(2)} s to ${((performance.now() - calls[0].at) / 1000).toFixed(2)} s after the first call`;
-      while (calls.length < KILL_AT) {
-        if (!waiting) return;
-        await sleep(20);
-      }
+      if (!(await run.whenCalls(KILL_AT, () => waiting))) return;
       callsAtKill = calls.filter((c) => c.instance === victim.name).length;
       events.push(`instance ${victim.name} killed at ${calls.length} calls (${callsAtKill} of them its own), ${((performance.now() - calls[0].at) / 1000).toFixed(2)} s after the first call`);
       await killInstance(victim);
@@ -197,11 +167,7 @@ describe('scale-out: three Node-RED instances deciding one core client through R
     const statuses = await transferStatuses(client, sim, txIds);
     pending = await pendingCount(client, sim.demo.core_client_id);
 
-    const byAction = counter.byAction();
-    const twice = Array.from(byAction.entries()).filter(([, l]) => l.length > 1);
-    const refused = calls.filter((c) => c.status === undefined || c.status < 200 || c.status >= 300);
-    const approvals = calls.filter((c) => c.method === 'PUT' && c.status !== undefined && c.status < 300).length;
-    const rejections = calls.filter((c) => c.method === 'DELETE' && c.status !== undefined && c.status < 300).length;
+    const { byAction, twice, refused, approvals, rejections } = tally(counter);
 
     // What each instance says: its decision msgs and errors.
     const lines = new Map(instances.map((i) => [i.name, decisionLines(i)]));

@@ -4,10 +4,103 @@
  * batches while the instances decide, the wait until every action is decided, and the transfers'
  * statuses at the end.
  */
-import { getTransfer, type CustodyClient } from '../../lib';
-import type { SimInfo } from '../../bench/harness';
-import { createPendingTransfers, FLOW_IDS, pendingCount, type DecisionCounter, type Instance } from '../../bench/scale-out';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { CustodyClient, getTransfer } from '../../lib';
+import { startSimulatorProcess, stopSimulatorProcess, type SimInfo } from '../../bench/harness';
+import type { DedupeMode } from '../../simulator';
+import {
+  createPendingTransfers,
+  DecisionCounter,
+  deployCredentials,
+  FLOW_IDS,
+  fundTransfers,
+  pendingCount,
+  startInstances,
+  stopInstances,
+  waitForFeeds,
+  type DecisionCall,
+  type Instance,
+  type ScaleCredentials,
+} from '../../bench/scale-out';
 import { sleep } from './red-process';
+
+/**
+ * The parts of one scale-out run, started in order and stopped together: the simulator in a child
+ * process (its own data folder), a client of it, the counting proxy, and the Node-RED instances.
+ */
+export class ScaleRun {
+  /** The simulator's data folder (removed by {@link stop}). */
+  readonly dataDir: string;
+  child: ChildProcess | undefined;
+  sim!: SimInfo;
+  client: CustodyClient | undefined;
+  counter!: DecisionCounter;
+  instances: Instance[] = [];
+
+  /** @param tmpPrefix the data folder's name prefix. */
+  constructor(tmpPrefix: string) {
+    this.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), tmpPrefix));
+  }
+
+  /**
+   * Start the simulator (state in memory), a client of it and the counting proxy, and fund the
+   * demo wallet for `transfers` transfers.
+   * @throws when the simulator does not start (rejects).
+   */
+  async startSimulator(transfers: number, dedupe?: DedupeMode): Promise<void> {
+    ({ child: this.child, sim: this.sim } = await startSimulatorProcess(this.dataDir, false, dedupe));
+    this.client = new CustodyClient({ baseUrl: this.sim.baseUrl, apiKey: this.sim.apiKey, privateKey: this.sim.privateKeyPem });
+    await fundTransfers(this.sim, transfers);
+    this.counter = new DecisionCounter(this.sim.baseUrl);
+  }
+
+  /**
+   * Start a `node-red` per name with `flows`, deploy the config node's credentials (the
+   * simulator's keys and `redis`: the Redis and sentinel passwords) to each, and wait for every feed.
+   * @throws when one does not start or deploy (rejects).
+   */
+  async startInstances(names: string[], flows: object[], redis: Pick<ScaleCredentials, 'redisPassword' | 'redisSentinelPassword'>): Promise<Instance[]> {
+    this.instances = await startInstances(names, flows, this.counter);
+    for (const i of this.instances) await deployCredentials(i, flows, { apiKey: this.sim.apiKey, privateKey: this.sim.privateKeyPem, ...redis });
+    await waitForFeeds(this.instances);
+    return this.instances;
+  }
+
+  /** Resolves once `n` decision calls reached the API; false when `going()` turned false first. */
+  async whenCalls(n: number, going: () => boolean): Promise<boolean> {
+    while (this.counter.calls.length < n) {
+      if (!going()) return false;
+      await sleep(20);
+    }
+    return true;
+  }
+
+  /** Stop the instances, the proxy, the client and the simulator; remove the data folder. */
+  async stop(): Promise<void> {
+    await stopInstances(this.instances);
+    await this.counter?.stop();
+    await this.client?.close();
+    if (this.child) await stopSimulatorProcess(this.child);
+    fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The decision calls of a run, counted: per action, those called twice, approvals and rejections answered 2xx, and those not answered 2xx. */
+export function tally(counter: DecisionCounter): { byAction: Map<string, DecisionCall[]>; twice: Array<[string, DecisionCall[]]>; approvals: number; rejections: number; refused: DecisionCall[] } {
+  const calls = counter.calls;
+  const byAction = counter.byAction();
+  const ok = (c: DecisionCall) => c.status !== undefined && c.status >= 200 && c.status < 300;
+  return {
+    byAction,
+    twice: Array.from(byAction.entries()).filter(([, l]) => l.length > 1),
+    approvals: calls.filter((c) => c.method === 'PUT' && ok(c)).length,
+    rejections: calls.filter((c) => c.method === 'DELETE' && ok(c)).length,
+    refused: calls.filter((c) => !ok(c)),
+  };
+}
 
 /**
  * Create `total` pending transfers (bench/scale-out.ts `createPendingTransfers`, 4 at a time) in
