@@ -367,9 +367,9 @@ export function waitForFeeds(instances: Instance[], ms = 60000): Promise<void> {
   return waitForGreen(instances, FLOW_IDS.feed, ms);
 }
 
-/** The lines of an instance's `decisions.jsonl` so far. */
-export function decisionLines(instance: Instance): DecisionLine[] {
-  const file = path.join(instance.red.userDir, 'decisions.jsonl');
+/** The JSON lines of the file `name` in an instance's user directory so far (a line cut short by a kill is left out). */
+export function jsonLines<T>(instance: Instance, name: string): T[] {
+  const file = path.join(instance.red.userDir, name);
   if (!fs.existsSync(file)) return [];
   return fs
     .readFileSync(file, 'utf8')
@@ -377,11 +377,16 @@ export function decisionLines(instance: Instance): DecisionLine[] {
     .filter(Boolean)
     .flatMap((l) => {
       try {
-        return [JSON.parse(l) as DecisionLine];
+        return [JSON.parse(l) as T];
       } catch {
         return []; // a line cut short by a kill
       }
     });
+}
+
+/** The lines of an instance's `decisions.jsonl` so far. */
+export function decisionLines(instance: Instance): DecisionLine[] {
+  return jsonLines<DecisionLine>(instance, 'decisions.jsonl');
 }
 
 /**
@@ -484,6 +489,12 @@ async function throughputRun(sim: SimInfo, client: CustodyClient, redis: RedisSe
       if (Date.now() > deadline) break;
     }
     await sleep(coordination === 'none' ? 3000 : 500); // late calls of the other instances
+    if (process.env.BENCH_SCALE_DEBUG === '1') {
+      // Where each instance stood: the approver's status and the end of its log.
+      for (const i of instances) console.error(`  ${i.name}: approver ${JSON.stringify(i.status.get(FLOW_IDS.approver))}\n${i.red.log.slice(-1500)}`);
+      const gaps = counter.calls.map((c, k, all) => (k === 0 ? 0 : c.at - all[k - 1].at));
+      console.error(`  longest gap between two decision calls: ${(Math.max(...gaps) / 1000).toFixed(2)} s, after call ${gaps.indexOf(Math.max(...gaps))}`);
+    }
     const calls = counter.calls;
     const decided = counter.byAction().size;
     const first = Math.min(...calls.map((c) => c.at));
@@ -557,7 +568,7 @@ export async function run(): Promise<BenchRow[]> {
     // Feed details off: the approver reads each action once, after its claim (docs/scale-out.md "Throughput").
     const pair: RunSpec[] = [
       { names: ['a'], coordination: 'none', velocity: true, details: false },
-      { names: ['a', 'b', 'c'], coordination: 'redis', velocity: true, details: false },
+      { names: ['a', 'b', 'c'].slice(0, Number(process.env.BENCH_SCALE_INSTANCES) || 3), coordination: 'redis', velocity: true, details: false },
     ];
     const others: RunSpec[] = process.env.BENCH_SCALE_ALL === '0' ? [] : [
       { names: ['a'], coordination: 'redis', velocity: true, details: false },

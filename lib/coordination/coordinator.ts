@@ -40,6 +40,7 @@ import type { Redis } from 'ioredis';
 import { ConfigError } from '../api/errors';
 import { abortableSleep } from '../client/transport';
 import { SCRIPTS, type Scripts } from './coordinator-scripts';
+import { CommandBatch } from './command-batch';
 import { clusterKeyPrefix, connectRedis, redisModeOf, serverOf, type RedisConnectionOptions, type RedisMode, type ServerIdentity } from './redis-connection';
 
 export { checkRedisUrl, parseRedisAddresses, clusterKeyPrefix, DEFAULT_MASTER_NAME, type RedisMode, type RedisAddress } from './redis-connection';
@@ -131,6 +132,8 @@ export class Coordinator extends EventEmitter {
   #state: CoordinationState = 'connecting';
   #reason = '';
   readonly #redis: Redis & Scripts;
+  /** The per-action commands, sent in batches (command-batch.ts). */
+  readonly #batch: CommandBatch;
   readonly #sub: Redis;
   #epoch: string | undefined;
   #recoverTimer: NodeJS.Timeout | undefined;
@@ -165,10 +168,11 @@ export class Coordinator extends EventEmitter {
     this.instance = options.instance || `${os.hostname()}/${process.pid}`;
     this.decidedTtlMs = options.decidedTtlMs ?? 8 * 24 * 3600_000;
     this.#auditMax = options.auditStreamMaxLength ?? 1_000_000;
-    // Auto-pipelining: the commands of one event-loop turn (many claims and reads of actions in
-    // hand) go to Redis in one write.
-    this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, enableAutoPipelining: true }) as Redis & Scripts;
+    // No auto-pipelining: ioredis 6.0.0's can throw out of its callback (an uncaught TypeError in
+    // autoPipelining.js when a pipeline answers short), which ends the Node-RED process.
+    this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }) as Redis & Scripts;
     for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
+    this.#batch = new CommandBatch(this.#redis, (e) => this.#failure(e));
     this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
     if (this.mode === 'cluster') {
@@ -373,11 +377,20 @@ export class Coordinator extends EventEmitter {
     try {
       return await fn(this.#redis);
     } catch (e) {
-      const err = e as Error;
-      // A script's own error (a bug) stays what it is; a connection failure is "unavailable".
-      if (/ERR|WRONGTYPE|NOSCRIPT|CROSSSLOT/.test(err.message) && this.#redis.status === 'ready') throw err;
-      throw new CoordinationUnavailableError(`coordination: Redis is unavailable (${err.message})`);
+      throw this.#failure(e as Error);
     }
+  }
+
+  /** What a failed command means: a script's own error (a bug) stays what it is; a connection failure is "unavailable". */
+  #failure(err: Error): Error {
+    if (/ERR|WRONGTYPE|NOSCRIPT|CROSSSLOT/.test(err.message) && this.#redis.status === 'ready') return err;
+    return new CoordinationUnavailableError(`coordination: Redis is unavailable (${err.message})`);
+  }
+
+  /** Run one per-action script in the next batch (command-batch.ts). @throws as {@link run} (rejects). */
+  async #batched<T>(add: (p: Scripts) => unknown): Promise<T> {
+    this.#connected();
+    return this.#batch.run<T>((p) => add(p as unknown as Scripts));
   }
 
   /**
@@ -439,7 +452,7 @@ export class Coordinator extends EventEmitter {
   async claim(id: string, claimId: string): Promise<ClaimResult> {
     if (this.#state === 'recovering') throw new CoordinationUnavailableError('coordination: Redis lost its data; no new claim until the decisions in flight finish');
     const runId = this.mode === 'cluster' ? (this.#server?.runId ?? '') : '';
-    const [kind, value, n] = await this.run((r) => r.cfClaim(this.key('claim', id), this.key('decided', id), this.key('fence'), this.instance, claimId, this.leaseMs, runId));
+    const [kind, value, n] = await this.#batched<[string, string, number]>((r) => r.cfClaim(this.key('claim', id), this.key('decided', id), this.key('fence'), this.instance, claimId, this.leaseMs, runId));
     if (kind === 'moved') {
       void this.#recheck();
       throw new CoordinationUnavailableError('coordination: the Redis master of the key prefix changed (a Cluster failover); no claim until it is checked');
@@ -458,7 +471,7 @@ export class Coordinator extends EventEmitter {
    */
   async renew(claim: Claim): Promise<'held' | 'lost' | 'decided'> {
     const value = JSON.stringify({ fence: claim.fence, instance: claim.instance, claimId: claim.claimId });
-    const n = await this.run((r) => r.cfRenew(this.key('claim', claim.id), this.key('decided', claim.id), claim.claimId, value, this.leaseMs));
+    const n = await this.#batched<number>((r) => r.cfRenew(this.key('claim', claim.id), this.key('decided', claim.id), claim.claimId, value, this.leaseMs));
     return n === 1 ? 'held' : n === -2 ? 'decided' : 'lost';
   }
 
@@ -469,7 +482,7 @@ export class Coordinator extends EventEmitter {
    */
   async complete(claim: Claim, record: string): Promise<boolean> {
     const decided = this.key('decided', claim.id);
-    return (await this.run((r) => r.cfComplete(this.key('claim', claim.id), decided, claim.claimId, record, this.decidedTtlMs, this.key('decided'), decided))) === 1;
+    return (await this.#batched<number>((r) => r.cfComplete(this.key('claim', claim.id), decided, claim.claimId, record, this.decidedTtlMs, this.key('decided'), decided))) === 1;
   }
 
   /**
@@ -478,7 +491,7 @@ export class Coordinator extends EventEmitter {
    */
   async release(claim: Claim): Promise<void> {
     const decided = this.key('decided', claim.id);
-    await this.run((r) => r.cfRelease(this.key('claim', claim.id), claim.claimId, this.key('decided'), decided));
+    await this.#batched((r) => r.cfRelease(this.key('claim', claim.id), claim.claimId, this.key('decided'), decided));
   }
 
   /**

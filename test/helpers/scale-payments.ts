@@ -5,10 +5,8 @@
  * (bench/scale-out.ts `FLOW_IDS.config`); every output and error appended as a JSON line to
  * `payments.jsonl` in the instance's user directory.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { SimInfo } from '../../bench/harness';
-import { BASE_URL_ENV, FLOW_IDS, type Instance } from '../../bench/scale-out';
+import { BASE_URL_ENV, FLOW_IDS, jsonLines, type Instance } from '../../bench/scale-out';
 import { catchNode, fileNode, functionNode } from './flow-nodes';
 
 /** What an instance recorded: one line per output (`withdraw`) or error (`error`). */
@@ -75,19 +73,7 @@ export function paymentFlows(sim: SimInfo, coordination: Record<string, unknown>
 
 /** The lines of an instance's payments.jsonl so far (a line cut short by a kill is left out). */
 export function paymentLines(instance: Instance): PaymentLine[] {
-  const file = path.join(instance.red.userDir, 'payments.jsonl');
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as PaymentLine];
-      } catch {
-        return [];
-      }
-    });
+  return jsonLines<PaymentLine>(instance, 'payments.jsonl');
 }
 
 /**
