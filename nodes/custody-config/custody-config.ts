@@ -231,9 +231,11 @@ export = function register(RED: NodeAPI): void {
       });
       coordinator?.on('warning', (text: string) => node.warn(RED._('custody-config.errors.coordination', { message: text })));
       // Which master, and since when: a failover is handled like a data loss (the 'recovering' line follows).
-      coordinator?.on('failover', (f: FailoverInfo) =>
-        node.warn(RED._(f.from === f.to ? 'custody-config.coordination.restarted' : 'custody-config.coordination.failover', { to: f.to, from: f.from, since: new Date(f.at).toISOString() })),
-      );
+      coordinator?.on('failover', (f: FailoverInfo) => {
+        const since = new Date(f.at).toISOString();
+        if (f.from === f.to) node.warn(RED._('custody-config.coordination.restarted', { to: f.to, since }));
+        else node.warn(RED._('custody-config.coordination.failover', { to: f.to, from: f.from, since }));
+      });
     }
     node.coordinator = async () => {
       if (coordinationError) throw coordinationError;
