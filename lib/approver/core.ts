@@ -11,7 +11,7 @@ import { RedisVelocityWindows } from '../coordination/velocity-windows';
 import type { AuditLine } from './audit-line';
 import type { ApprovalBook } from './book';
 import { LocalClaims, RedisClaims, type DecisionClaims } from './claims';
-import { LocalVelocityWindows, type VelocityWindows } from './velocity';
+import { LocalVelocityWindows, type VelocityEntry, type VelocityWindows } from './velocity';
 import { PENDING_SETTLES_AFTER_MS, REPORT_UNKNOWN_AFTER_MS, type ApproverMode, type ApproverOptions, type ApproverOutcome, type DecidedRecord, type DecisionRecord, type ResolvedOptions } from './types';
 
 /** Returned by a stage when the decision must start again from the claim (the claim was lost, or Redis went away before the call). */
@@ -84,8 +84,22 @@ export class ApproverCore {
   async unreserve(decision: DecisionRecord): Promise<void> {
     if (decision.decision !== 'approve') return;
     const at = Date.parse(decision.decidedAt);
+    await this.release(decision.asset ?? undefined, decision.action_id, Number.isFinite(at) ? at : undefined);
+  }
+
+  /**
+   * Stop counting the approval of `action` reserved at `at` (epoch ms; any when undefined): in the
+   * book (with coordination, where this instance keeps its own approvals for a write-back) and in
+   * `asset`'s window. Another reservation of the same action stays. Never throws.
+   */
+  async release(asset: string | undefined, action: string, at: number | undefined): Promise<void> {
     const book = this.book.velocity[this.mode];
-    if (this.claims.shared && book.entry(decision.action_id)?.at === at) book.remove(decision.action_id);
-    if (decision.asset) await this.windows.release(decision.asset, decision.action_id, Number.isFinite(at) ? at : undefined).catch(() => undefined);
+    if (this.claims.shared && (at === undefined || book.entry(action)?.at === at)) book.remove(action);
+    if (asset) await this.windows.release(asset, action, at).catch(() => undefined);
+  }
+
+  /** With coordination: count an approval of this instance in its book too (written back after a data loss of Redis). */
+  noteOwn(asset: string, e: VelocityEntry): void {
+    if (this.claims.shared) this.book.velocity[this.mode].add(asset, e.amount, e.at, e.action);
   }
 }

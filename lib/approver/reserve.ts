@@ -137,14 +137,10 @@ async function decideBatch(core: ApproverCore, asset: string, batch: WindowJob[]
         if (core.closed) throw new Error('approver: closed');
         continue;
       }
-      // The book counts this instance's own approvals too: written back after a data loss of Redis.
-      if (core.claims.shared) for (const e of made) core.book.velocity[core.mode].add(asset, e.amount, e.at, e.action);
+      for (const e of made) core.noteOwn(asset, e);
     }
     // Not approved now: its earlier reservation goes (Redis away: it stays counted, the safe side).
-    for (const e of stale) {
-      if (core.claims.shared && core.book.velocity[core.mode].entry(e.action)?.at === e.at) core.book.velocity[core.mode].remove(e.action);
-      await core.windows.release(asset, e.action, e.at).catch(() => undefined);
-    }
+    for (const e of stale) await core.release(asset, e.action, e.at);
     return decisions;
   }
 }
@@ -168,8 +164,7 @@ export function decideAndReserve(core: ApproverCore, facts: ActionFacts, ctx: Ev
     // No window to count in (no asset, or shared claims without a velocity rule): the rules alone, with the context's own velocity.
     const decision = recordOf(core, job, evaluateRules(core.opts.rules, facts, ctx, core.opts.defaultDecision));
     const approved = decision.decision === 'approve' && !markExpired(decision, facts, core.opts.now());
-    // The book counts this instance's own approvals too: written back after a data loss of Redis.
-    if (approved && core.claims.shared && facts.asset !== undefined && facts.amount !== undefined) core.book.velocity[core.mode].add(facts.asset, facts.amount, ctx.now, actionId);
+    if (approved && facts.asset !== undefined && facts.amount !== undefined) core.noteOwn(facts.asset, { at: ctx.now, action: actionId, amount: facts.amount });
     resolve(decision);
   });
 }
