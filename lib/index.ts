@@ -153,6 +153,8 @@ export {
   type Decision,
   type DefaultDecision,
   type AuditLogOptions,
+  type AuditHead,
+  type HeadHook,
   type AuditLine,
   type AuditVerification,
   type ChainVerification,
