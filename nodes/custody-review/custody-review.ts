@@ -116,6 +116,8 @@ export = function register(RED: NodeAPI): void {
       queue = await ReviewQueue.open({
         store,
         auditFile,
+        // The chain's head through Node-RED's log (docs/audit.md "The head"): a cut tail or an edited last line shows against it.
+        auditOptions: { onHead: (head) => node.log(RED._('custody-review.log.auditHead', { seq: head.seq, hash: head.hash, file: head.file, head: `${head.seq}:${head.hash}` })) },
         client: () => connection.client(),
         rules,
         escalateMarginMs: margin * 1000,
