@@ -238,6 +238,41 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     assert.equal(again.events[0].kind, 'approved');
   });
 
+  it('Redis restarted without its data mid-review: each instance writes back the review and the votes it took from its audit; no accepted vote lost, one PUT', async () => {
+    const redis = new RedisServer();
+    await redis.start();
+    open.push({ close: () => redis.stop() });
+    const p = await proxy();
+    const queues: Opened[] = [];
+    const coords: Coordinator[] = [];
+    for (const i of [1, 2]) {
+      const coord = new Coordinator({ url: redis.url, keyPrefix: 'cf-review-loss:', instance: `instance-${i}`, leaseMs: 1000 });
+      open.push(coord);
+      coords.push(coord);
+      await coord.whenReady();
+      queues.push(await queue(clientVia(p), { approvers: 3, store: new RedisReviewStore(coord, 'review-1'), instance: `instance-${i}` }));
+    }
+    const [a, b] = queues;
+    const action = await pending(100000000);
+    await a.q.add(action);
+    await a.q.vote(action.action_id, { decision: 'approve', reviewer: 'alice' }, 'api');
+    await b.q.vote(action.action_id, { decision: 'approve', reviewer: 'bob' }, 'api');
+    await redis.restart();
+    let back: unknown[] = [];
+    for (let i = 0; i < 300 && !(coords.every((c) => c.state === 'ready') && back.length === 2); i++) {
+      await new Promise((res) => setTimeout(res, 50));
+      back = ((await b.q.list().catch(() => []))[0]?.votes ?? []) as unknown[];
+    }
+    assert.ok(coords.every((c) => c.state === 'ready'), 'both coordinators recovered');
+    const [r] = await a.q.list();
+    assert.deepEqual(r.votes.map((v) => v.reviewer).sort(), ['alice', 'bob'], 'both accepted votes are back, each from the instance that took it');
+    await refused(a.q.vote(action.action_id, { decision: 'approve', reviewer: 'bob' }, 'api'), 409, /already approved by you/);
+    assert.equal((await a.q.vote(action.action_id, { decision: 'approve', reviewer: 'carol' }, 'api')).state, 'calling');
+    await until(() => (a.events.length ? true : undefined), 'the review decided');
+    assert.equal(decisionCalls(p, 'PUT'), 1);
+    assert.deepEqual(a.events[0].review.final?.votes.map((v) => v.reviewer), ['alice', 'bob', 'carol']);
+  });
+
   it('two instances on one real Redis: one review shows on both, votes count across them, exactly one PUT', async () => {
     const redis = new RedisServer();
     await redis.start();
