@@ -41,6 +41,7 @@ import { ConfigError } from '../api/errors';
 import { abortableSleep } from '../client/transport';
 import { SCRIPTS, type Scripts } from './coordinator-scripts';
 import { CommandBatch } from './command-batch';
+import { KeyWaiters } from './key-waiters';
 import { clusterKeyPrefix, connectRedis, redisModeOf, serverOf, type RedisConnectionOptions, type RedisMode, type ServerIdentity } from './redis-connection';
 
 export { checkRedisUrl, parseRedisAddresses, clusterKeyPrefix, DEFAULT_MASTER_NAME, type RedisMode, type RedisAddress } from './redis-connection';
@@ -143,8 +144,8 @@ export class Coordinator extends EventEmitter {
   #server: ServerIdentity | undefined;
   #masterSince = 0;
   #failovers = 0;
-  /** Waits per published key; each is called with the decided record when the message carried one. */
-  readonly #waiters = new Map<string, Set<(record?: string) => void>>();
+  /** Waits per published key (key-waiters.ts). */
+  readonly #waiters: KeyWaiters;
   readonly #auditQueue: string[][] = [];
   #auditFlushing = false;
   readonly #auditMax: number;
@@ -159,6 +160,7 @@ export class Coordinator extends EventEmitter {
    */
   constructor(options: CoordinatorOptions) {
     super();
+    this.#waiters = new KeyWaiters(this.#closing.signal);
     // Every action waiting on a claim listens here: as many as there are actions in hand.
     setMaxListeners(0, this.#closing.signal);
     this.mode = redisModeOf(options);
@@ -193,8 +195,8 @@ export class Coordinator extends EventEmitter {
         return;
       }
       const nl = message.indexOf('\n');
-      if (nl < 0) this.#wake(message);
-      else this.#wake(message.slice(0, nl), message.slice(nl + 1) || undefined);
+      if (nl < 0) this.#waiters.wake(message);
+      else this.#waiters.wake(message.slice(0, nl), message.slice(nl + 1) || undefined);
     });
     this.#sub.subscribe(this.key('decided')).catch(() => undefined);
   }
@@ -277,7 +279,7 @@ export class Coordinator extends EventEmitter {
     if (state === this.#state) return;
     this.#state = state;
     this.emit('state', state, reason || undefined);
-    if (state === 'ready') for (const set of this.#waiters.values()) for (const w of set) w(undefined);
+    if (state === 'ready') this.#waiters.wakeAll();
   }
 
   #down(reason: string): void {
@@ -442,38 +444,8 @@ export class Coordinator extends EventEmitter {
   async whenReady(signal?: AbortSignal, claims = true): Promise<void> {
     const ok = () => this.#state === 'ready' || (!claims && this.#state === 'recovering');
     while (!ok() && !signal?.aborted && !this.#closing.signal.aborted) {
-      await this.#wait('', 1000, signal);
+      await this.#waiters.wait('', 1000, signal);
     }
-  }
-
-  /**
-   * Wait until `key` is published (or the state turns ready, with key ''), `ms` passes, `signal`
-   * aborts or the coordinator closes. @returns the decided record the message carried, if any.
-   */
-  #wait(key: string, ms: number, signal?: AbortSignal): Promise<string | undefined> {
-    return new Promise((resolve) => {
-      let set = this.#waiters.get(key);
-      if (!set) this.#waiters.set(key, (set = new Set()));
-      const s = set;
-      const abort = new AbortController();
-      const done = (record?: string) => {
-        abort.abort();
-        s.delete(done);
-        if (s.size === 0 && this.#waiters.get(key) === s) this.#waiters.delete(key);
-        signal?.removeEventListener('abort', stop);
-        this.#closing.signal.removeEventListener('abort', stop);
-        resolve(typeof record === 'string' ? record : undefined);
-      };
-      const stop = () => done();
-      s.add(done);
-      signal?.addEventListener('abort', stop, { once: true });
-      this.#closing.signal.addEventListener('abort', stop, { once: true });
-      void abortableSleep(ms, abort.signal).then(stop);
-    });
-  }
-
-  #wake(key: string, record?: string): void {
-    for (const w of Array.from(this.#waiters.get(key) ?? [])) w(record);
   }
 
   /**
@@ -483,7 +455,7 @@ export class Coordinator extends EventEmitter {
    *   when released, timed out or ended: claim again to learn more.
    */
   waitForClaim(id: string, ms: number, signal?: AbortSignal): Promise<string | undefined> {
-    return this.#wait(this.key('decided', id), ms, signal);
+    return this.#waiters.wait(this.key('decided', id), ms, signal);
   }
 
   /**

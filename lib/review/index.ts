@@ -2,3 +2,5 @@
 export * from './rules';
 export * from './store';
 export * from './queue';
+export * from './facts';
+export * from './write-back';

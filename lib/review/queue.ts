@@ -23,7 +23,6 @@
  * hash-chained audit file (lib/approver/audit-log.ts, docs/audit.md), which `custodyflow-audit
  * verify` checks.
  */
-import fs from 'node:fs';
 import { ApiError } from '../api/errors';
 import { fromBaseUnits } from '../api/amounts';
 import { PATH_ID } from '../request/prepare';
@@ -36,6 +35,8 @@ import { readCallOutcome } from '../approver/outcome';
 import { PENDING_SETTLES_AFTER_MS } from '../approver/types';
 import { checkQuorumRules, checkVote, checkVoteInput, requiredApprovers, ReviewError, type QuorumRules, type ReviewDecision, type Vote, type VoteInput, type VoteVia } from './rules';
 import { CLOSED_REVIEW_KEEP_MS, type FinalCall, type Review, type ReviewChange, type ReviewStore } from './store';
+import { factsOf, viewOf, type ReviewFacts, type ReviewView } from './facts';
+import { reviewsFromAudit } from './write-back';
 
 /** Delays between two reads of an action whose final call's outcome is unknown, ms. */
 const RESOLVE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
@@ -91,35 +92,6 @@ export interface ReviewEvent {
   /** For `failed` and `decidedElsewhere`: why. */
   why?: string;
 }
-
-/**
- * The facts a reviewer decides on, from the action's details (spec section 2 "Action" detail
- * fields), as `GET /custody/reviews` gives them.
- */
-export interface ReviewFacts {
-  /** Asset code of the amounts. */
-  asset?: string;
-  /** Net amount (what the destination receives), fee and gross (net plus fee: what leaves the source), decimal units of `asset`. */
-  net?: string;
-  fee?: string;
-  gross?: string;
-  /**
-   * Where the money goes: `details.recipientAddress`, an L2 wallet id or short code for a transfer,
-   * a swap take or a sweep (`wallet`), an L1 address for a withdrawal (`address`); `name`:
-   * `details.recipientAddressName` (the recipient company, or the whitelist entry).
-   */
-  destination: { kind: 'wallet' | 'address' | 'unknown'; value: string; name?: string };
-  /** Where it comes from: `details.fundID` (and a wallet id when the details name one). */
-  source: { fundID?: string; walletID?: string };
-  reference?: string;
-  benefitOf?: string;
-  accountNo?: string;
-  /** `initiatorName`, with `initiatedBy` in brackets when both are known. */
-  initiator?: string;
-}
-
-/** A review as the admin API and the sidebar show it. */
-export type ReviewView = Review & { approvals: number; facts: ReviewFacts };
 
 /** A decided review as the "recently decided" list shows it. */
 export interface RecentDecision {
@@ -210,7 +182,7 @@ export class ReviewQueue {
 
   /** The reviews on the queue (open, or `calling`: being decided), oldest first, read from the store. */
   async list(): Promise<ReviewView[]> {
-    return (await this.#o.store.load()).filter((r) => ON_QUEUE.has(r.state)).map(view);
+    return (await this.#o.store.load()).filter((r) => ON_QUEUE.has(r.state)).map(viewOf);
   }
 
   /**
@@ -237,7 +209,7 @@ export class ReviewQueue {
   async get(actionId: string): Promise<ReviewView> {
     const r = await this.#o.store.get(actionId);
     if (!r) throw new ReviewError(404, `no review of action ${JSON.stringify(actionId).slice(0, 60)}`, 'action_id');
-    return view(r);
+    return viewOf(r);
   }
 
   /**
@@ -253,7 +225,7 @@ export class ReviewQueue {
     }
     const ids = { client_id: req.client_id as string, action_id: req.action_id as string };
     const had = await this.#o.store.get(ids.action_id);
-    if (had) return view(had);
+    if (had) return viewOf(had);
     let details = isObject(req.details) ? req.details : undefined;
     let type = typeof req.type === 'string' ? req.type : undefined;
     let expireTime = Number(req.expireTime) || 0;
@@ -302,7 +274,7 @@ export class ReviewQueue {
       await this.#line({ kind: 'review', event: 'opened', ...ids, required, expireTime, ...(amount ? { amount: `${amount.decimal} ${amount.asset}` } : {}), reasons: review.reasons, review: record });
       await this.#publish({ action_id: ids.action_id, event: 'opened' });
     }
-    return view(stored);
+    return viewOf(stored);
   }
 
   /**
@@ -333,9 +305,9 @@ export class ReviewQueue {
     if (result.claimed) {
       const claimed: Review = { ...review, votes, state: 'calling', final: result.claimed };
       this.#background(this.#finalCall(claimed, result.claimed));
-      return view(claimed);
+      return viewOf(claimed);
     }
-    return view({ ...review, votes });
+    return viewOf({ ...review, votes });
   }
 
   /**
@@ -369,7 +341,7 @@ export class ReviewQueue {
       return;
     }
     if (r.state !== 'open' || r.expireTime <= 0) return;
-    const approvals = view(r).approvals;
+    const approvals = viewOf(r).approvals;
     if (now >= r.expireTime * 1000) {
       if (!(await this.#o.store.finish(r.action_id, { state: 'expired', closedAt: now }))) return;
       await this.#line({ kind: 'review', event: 'expired', action_id: r.action_id, client_id: r.client_id, approvals, required: r.required });
@@ -393,7 +365,7 @@ export class ReviewQueue {
     const expiry = r.expireTime * 1000;
     const escalation = expiry - this.#o.escalateMarginMs;
     const now = this.#o.now();
-    const at = this.#o.escalateMarginMs > 0 && !r.escalated && now < escalation && view(r).approvals < r.required ? escalation : expiry;
+    const at = this.#o.escalateMarginMs > 0 && !r.escalated && now < escalation && viewOf(r).approvals < r.required ? escalation : expiry;
     const timer = setTimeout(
       () => {
         this.#timers.delete(r.action_id);
@@ -614,85 +586,6 @@ export class ReviewQueue {
 /** The action's status (spec section 3: pending, approved, rejected, expired) read with GET /coreclient/{client_id}/action/{action_id}. @throws what the read throws. */
 async function readStatus(client: CustodyClient, r: Review): Promise<string> {
   return String((await getAction(client, { client_id: r.client_id, action_id: r.action_id })).data.status ?? '');
-}
-
-/**
- * The reviews of node `node` as its audit file records them (docs/audit.md "review" lines): each
- * `opened` line's review, its `vote` lines, its `call` (state `calling` with the votes counted),
- * `result`, `expired`, `decidedElsewhere` and `escalated` lines. Reviews opened before the
- * `opened` line carried the review are left out (the store's copy stands for them).
- * @throws what reading the file throws (but not ENOENT: no file, no review).
- */
-export async function reviewsFromAudit(file: string, node: string): Promise<Review[]> {
-  let text = '';
-  try {
-    text = await fs.promises.readFile(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
-  const reviews = new Map<string, Review>();
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    let l: Record<string, any>;
-    try {
-      l = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (l.kind !== 'review' || l.node !== node || typeof l.action_id !== 'string') continue;
-    if (l.event === 'opened' && isObject(l.review)) {
-      reviews.set(l.action_id, { ...(l.review as unknown as Review), votes: [], state: 'open' });
-      continue;
-    }
-    const r = reviews.get(l.action_id);
-    if (!r) continue;
-    const at = Date.parse(String(l.at)) || Date.now();
-    if (l.event === 'vote' && !r.votes.some((v) => v.reviewer.toLowerCase() === String(l.reviewer).toLowerCase())) {
-      r.votes.push({ reviewer: String(l.reviewer), decision: l.decision, ...(l.reason ? { reason: String(l.reason) } : {}), at: String(l.at), via: l.via });
-    } else if (l.event === 'call') {
-      r.state = 'calling';
-      r.final = { decision: l.decision, instance: String(l.instance), at: String(l.at), votes: Array.isArray(l.votes) ? l.votes : r.votes.filter((v) => (l.reviewers ?? []).includes(v.reviewer)) };
-    } else if (l.event === 'result' && r.final) {
-      r.state = l.outcome === 'applied' ? (l.decision === 'approve' ? 'approved' : 'rejected') : 'failed';
-      r.final = { ...r.final, outcome: l.outcome, why: l.why, ...(l.statusCode ? { statusCode: l.statusCode } : {}) };
-      r.closedAt = at;
-    } else if (l.event === 'expired') {
-      r.state = 'expired';
-      r.closedAt = at;
-    } else if (l.event === 'decidedElsewhere') {
-      r.state = 'decidedElsewhere';
-      r.elsewhere = { status: String(l.status), why: `the action is ${l.status}, not by this review` };
-      r.closedAt = at;
-    } else if (l.event === 'escalated') {
-      r.escalated = true;
-    }
-  }
-  return Array.from(reviews.values());
-}
-
-/** The facts a reviewer decides on, from a review's details and amounts (see {@link ReviewFacts}). */
-export function factsOf(r: Review): ReviewFacts {
-  const d = r.details;
-  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
-  const txType = str(d.txType) ?? '';
-  const kind = txType === 'withdrawal' ? 'address' : ['transfer', 'swapTake', 'sweep'].includes(txType) ? 'wallet' : 'unknown';
-  const name = str(d.recipientAddressName);
-  const initiator = [str(d.initiatorName) ?? r.initiatorName, str(d.initiatedBy) ?? r.initiatedBy].filter(Boolean);
-  const walletID = str(d.walletID) ?? str(d.wallet_id);
-  return {
-    ...(r.amounts ? r.amounts : r.amount ? { asset: r.amount.asset, net: r.amount.decimal } : {}),
-    destination: { kind, value: str(d.recipientAddress) ?? '', ...(name ? { name } : {}) },
-    source: { ...(str(d.fundID) ? { fundID: str(d.fundID) } : {}), ...(walletID ? { walletID } : {}) },
-    ...(str(d.reference) ? { reference: str(d.reference) } : {}),
-    ...(str(d.benefitOf) ? { benefitOf: str(d.benefitOf) } : {}),
-    ...(str(d.accountNo) ? { accountNo: str(d.accountNo) } : {}),
-    ...(initiator.length ? { initiator: initiator.length === 2 && initiator[0] !== initiator[1] ? `${initiator[0]} (${initiator[1]})` : String(initiator[0]) } : {}),
-  };
-}
-
-function view(r: Review): ReviewView {
-  return { ...r, approvals: new Set(r.votes.filter((v) => v.decision === 'approve').map((v) => v.reviewer.toLowerCase())).size, facts: factsOf(r) };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
