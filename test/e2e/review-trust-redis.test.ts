@@ -64,13 +64,15 @@ describe('custody-review people can trust: two Node-RED instances, one Redis', f
   describe('a Redis restart without data mid-review', () => {
     let rig: ReviewRig;
     before(async () => {
-      rig = await ReviewRig.start({ prefix: 'cf-trust-restart-', instances: ['a', 'b'], quorum: 2, redis: true });
+      // A short lease: the instances trust an emptied Redis again one lease after it came back.
+      rig = await ReviewRig.start({ prefix: 'cf-trust-restart-', instances: ['a', 'b'], quorum: 2, redis: true, leaseSeconds: 10 });
     });
     after(async () => {
       await rig?.stop();
     });
 
-    it('quorum 2: alice approves on a (200), Redis restarts empty, both instances list the review again with her vote; bob approves on b: exactly one PUT, approved', async () => {
+    it('quorum 2: alice approves on a (200), Redis restarts empty, both instances list the review again with her vote; bob approves on b: exactly one PUT, approved', async function () {
+      this.timeout(300000);
       const [h] = await rig.heldTransfers(1, 0);
       const first = await rig.vote(0, 'alice', h.action_id, 'approve');
       assert.equal(first.status, 200, JSON.stringify(first.body));

@@ -41,6 +41,8 @@ export interface ReviewRigOptions {
   quorum: number;
   /** With a real Redis: every instance coordinates through it (`coordination: 'redis'`). */
   redis?: boolean;
+  /** The config node's claim lease, seconds (default 60): a Redis that lost its data is trusted again after one lease. */
+  leaseSeconds?: number;
   /** How long the proxy holds a decision call's answer, ms (default 0). */
   holdMs?: number | ((call: ProxiedRequest) => number);
 }
@@ -116,7 +118,7 @@ export class ReviewRig {
   /** The flow of instance `i` with review quorum `quorum`. */
   flows(i: number, quorum: number): object[] {
     const inst = this.instances[i];
-    const coordination = this.redis ? { coordination: 'redis', redisUrl: `${this.redis.url}/0`, redisKeyPrefix: `${this.options.prefix}`, claimLeaseSeconds: 60 } : {};
+    const coordination = this.redis ? { coordination: 'redis', redisUrl: `${this.redis.url}/0`, redisKeyPrefix: `${this.options.prefix}`, claimLeaseSeconds: this.options.leaseSeconds ?? 60 } : {};
     return [
       { id: 'tab', type: 'tab', label: 'review' },
       { id: 'cfg', type: 'custody-config', name: 'sim', environment: 'custom', baseUrl: this.#baseUrls[i], signingMode: 'timestamp', timeout: 30, ...coordination, credentials: { apiKey: this.s.sim.account.apiKey, privateKey: this.s.sim.account.privateKeyPem } },
@@ -312,6 +314,11 @@ export function judgeVotePairs(rig: ReviewRig, pairs: VotePair[]): string[] {
       if (!isCounted && a.status !== 409) problems.push(`${tag}: ${a.user}'s ${a.decision} was not counted and answered ${a.status}, expected 409`);
       if (isCounted && a.status !== 200) problems.push(`${tag}: ${a.user}'s ${a.decision} was counted by the final call but answered ${a.status}`);
       if (a.status === 200 && !['open', 'calling'].includes(a.body?.state)) problems.push(`${tag}: ${a.user}'s 200 answer has state ${JSON.stringify(a.body?.state)}, expected open or calling (answered at once)`);
+      const told = a.status === 200 && a.body?.state === 'calling' ? a.body.final : undefined;
+      if (told) {
+        const toldVotes = (Array.isArray(told.votes) ? told.votes : []).map((v: any) => (typeof v === 'string' ? v : v.reviewer)).sort();
+        if (told.decision !== call.decision || JSON.stringify(toldVotes) !== JSON.stringify(counted.map((v) => v.reviewer).sort())) problems.push(`${tag}: ${a.user} was told the final call is ${JSON.stringify(told)}, the call made was ${call.decision} counting ${JSON.stringify(counted)}`);
+      }
       if (isCounted && !voteLines.some((l) => l.reviewer === a.user && l.decision === a.decision)) problems.push(`${tag}: ${a.user}'s counted vote has no 'vote' audit line`);
     }
     for (const v of counted) if (!p.answers.some((a) => a.user === v.reviewer && a.decision === v.decision)) problems.push(`${tag}: the call counted a vote nobody cast: ${JSON.stringify(v)}`);
