@@ -81,7 +81,7 @@ export class Approver {
     if (opts.defaultDecision !== undefined && opts.defaultDecision !== 'hold' && opts.defaultDecision !== 'reject') {
       throw new ValidationError('defaultDecision', `hold or reject, got ${JSON.stringify(opts.defaultDecision)}`);
     }
-    const book = await acquireBook(opts.auditFile, opts.auditOptions);
+    const book = await acquireBook(opts.auditFile, opts.auditOptions, opts.onAuditHead);
     const approver = new Approver(opts, book);
     const core = approver.#core;
     book.keepMs = Math.max(book.keepMs, core.longestWindowMs);
@@ -289,6 +289,6 @@ export class Approver {
     grace.abort();
     await this.#resolver.settled();
     await this.#core.claims.close();
-    await releaseBook(this.auditFile, this.#core.book);
+    await releaseBook(this.auditFile, this.#core.book, this.#core.opts.onAuditHead);
   }
 }

@@ -5,6 +5,11 @@
  * past {@link AuditLogOptions.maxSegmentBytes} or a new UTC day begins, its new opening line
  * carrying the state its owner hands over ({@link CarryHook}: a checkpoint); a clean close writes
  * a checkpoint too when the live segment is large ({@link AuditLogOptions.closeCheckpointBytes}).
+ * It reports its head ({@link AuditHead}: the `seq` and hash of a line on disk) to a hook
+ * ({@link HeadHook}) every {@link AuditLogOptions.headEveryLines} lines, every
+ * {@link AuditLogOptions.headEveryMs} and at close, for its owner to log off the machine: a cut
+ * tail or an edited last line leaves a valid chain, but not the logged head (docs/audit.md,
+ * "The head: a cut tail or an edited last line").
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,6 +24,15 @@ export const DEFAULT_MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
 /** Default {@link AuditLogOptions.closeCheckpointBytes}: 1 MiB. */
 export const DEFAULT_CLOSE_CHECKPOINT_BYTES = 1024 * 1024;
 
+/** Default {@link AuditLogOptions.headEveryLines}: 1,000 lines. */
+export const DEFAULT_HEAD_EVERY_LINES = 1000;
+
+/** Default {@link AuditLogOptions.headEveryMs}: one hour, ms. */
+export const DEFAULT_HEAD_EVERY_MS = 3_600_000;
+
+/** The longest interval `setInterval` takes (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const DAY_MS = 86_400_000;
 
 /**
@@ -31,6 +45,30 @@ const DAY_MS = 86_400_000;
  * When it throws, the log does not rotate then (it tries again at the next append).
  */
 export type CarryHook = () => Record<string, unknown>[];
+
+/**
+ * The head of an audit log's chain as reported to a {@link HeadHook}: a line that is on disk
+ * (written and `fdatasync`ed). Logged elsewhere, it is checked later with
+ * `custodyflow-audit verify <file> --head <seq>:<hash>` (docs/audit.md), which fails when the
+ * chain was cut before line `seq` or that line was changed.
+ */
+export interface AuditHead {
+  /** The line's `seq` (1-based, over the whole chain, across segments). */
+  seq: number;
+  /** SHA-256 (hex, 64 lowercase digits) of the line's UTF-8 bytes without its newline: the `prev` the next line carries ({@link AuditLog.head} once that line was appended). */
+  hash: string;
+  /** The live segment's path ({@link AuditLog.file}): the chain's name, what `verify` takes (the line may be in a segment rotated since). */
+  file: string;
+  /** Why now: `lines` (its `seq` is a multiple of {@link AuditLogOptions.headEveryLines}), `hourly` (the {@link AuditLogOptions.headEveryMs} timer), `close` ({@link AuditLog.close}). */
+  why: 'lines' | 'hourly' | 'close';
+}
+
+/**
+ * Told the chain's head ({@link AuditHead}), synchronously, from the write loop (after the line
+ * is on disk, before the appends of its group resolve), from a timer, or from
+ * {@link AuditLog.close} (before it resolves). What it throws is ignored: the log goes on.
+ */
+export type HeadHook = (head: AuditHead) => void;
 
 /** Options of {@link AuditLog.open}; all optional. */
 export interface AuditLogOptions {
@@ -56,11 +94,31 @@ export interface AuditLogOptions {
    * state only. Default {@link DEFAULT_CLOSE_CHECKPOINT_BYTES} (1 MiB); `Infinity` turns it off.
    */
   closeCheckpointBytes?: number;
+  /** Told the chain's head ({@link HeadHook}); also settable later with {@link AuditLog.setOnHead}. Without one, nothing is reported. */
+  onHead?: HeadHook;
+  /**
+   * Report the head (why `lines`) once the line whose `seq` is a multiple of this is on disk.
+   * Default {@link DEFAULT_HEAD_EVERY_LINES} (1,000); `Infinity` (or 0) turns it off.
+   * @throws {RangeError} from {@link AuditLog.open} when negative or not an integer (but `Infinity`).
+   */
+  headEveryLines?: number;
+  /**
+   * Report the head (why `hourly`) every this many ms, when lines went on disk since the head
+   * last reported (an idle log reports nothing new). The timer is unref'd (it keeps no process
+   * alive) and cleared at close. Default {@link DEFAULT_HEAD_EVERY_MS} (one hour); `Infinity`
+   * (or 0) turns it off.
+   * @throws {RangeError} from {@link AuditLog.open} when negative, or finite and above 2^31 - 1 (a timer's limit).
+   */
+  headEveryMs?: number;
 }
 
 /** An entry of the write queue: a line, or a rotation to make before the lines after it. */
 interface Pending {
   line: string;
+  /** The line's `seq`. */
+  seq: number;
+  /** SHA-256 (hex) of the line. */
+  hash: string;
   /** Set for a rotation: the path the live segment is renamed to. */
   rotateTo?: string;
   resolve(): void;
@@ -99,6 +157,13 @@ export class AuditLog {
   #segmentBytes: number;
   /** The UTC day (epoch days) of the live segment's lines; undefined while it has none. */
   #segmentDay: number | undefined;
+  #onHead: HeadHook | undefined;
+  readonly #headEveryLines: number;
+  /** The last line known to be on disk (seq 0: none). */
+  #durable: { seq: number; hash: string };
+  /** `seq` of the head last reported (0: none). */
+  #reportedSeq = 0;
+  #headTimer: NodeJS.Timeout | undefined;
 
   private constructor(file: string, fh: fs.promises.FileHandle, seq: number, head: string, options: AuditLogOptions, segment: { firstSeq: number; lines: number; bytes: number; day: number | undefined }) {
     this.file = file;
@@ -114,6 +179,49 @@ export class AuditLog {
     this.#segmentLines = segment.lines;
     this.#segmentBytes = segment.bytes;
     this.#segmentDay = segment.day;
+    this.#onHead = options.onHead;
+    const everyLines = options.headEveryLines ?? DEFAULT_HEAD_EVERY_LINES;
+    this.#headEveryLines = everyLines > 0 && Number.isFinite(everyLines) ? everyLines : 0;
+    this.#durable = { seq, hash: head };
+    const everyMs = options.headEveryMs ?? DEFAULT_HEAD_EVERY_MS;
+    if (everyMs > 0 && Number.isFinite(everyMs)) {
+      this.#headTimer = setInterval(() => {
+        if (this.#durable.seq > this.#reportedSeq) this.#report('hourly', this.#durable);
+      }, everyMs);
+      this.#headTimer.unref();
+    }
+  }
+
+  /** @throws {RangeError} when a head option is out of range ({@link AuditLogOptions.headEveryLines}, {@link AuditLogOptions.headEveryMs}). */
+  static #checkHeadOptions(options: AuditLogOptions): void {
+    const lines = options.headEveryLines;
+    if (lines !== undefined && lines !== Infinity && !(Number.isSafeInteger(lines) && lines >= 0)) {
+      throw new RangeError(`headEveryLines: a whole number of lines (0 or Infinity: off), got ${lines}`);
+    }
+    const ms = options.headEveryMs;
+    if (ms !== undefined && ms !== Infinity && !(ms >= 0 && ms <= MAX_TIMER_MS)) {
+      throw new RangeError(`headEveryMs: ms from 0 to ${MAX_TIMER_MS} (0 or Infinity: off), got ${ms}`);
+    }
+  }
+
+  /** Tell the hook (if any) the head `at`; what it throws is ignored. */
+  #report(why: AuditHead['why'], at: { seq: number; hash: string }): void {
+    this.#reportedSeq = Math.max(this.#reportedSeq, at.seq);
+    const hook = this.#onHead;
+    if (!hook) return;
+    try {
+      hook({ seq: at.seq, hash: at.hash, file: this.file, why });
+    } catch {
+      // A hook's failure is its owner's: the log goes on.
+    }
+  }
+
+  /** Lines `group` are on disk: the durable head moves, and a line whose seq is a multiple of `headEveryLines` is reported. */
+  #onDisk(group: Pending[]): void {
+    for (const p of group) {
+      this.#durable = { seq: p.seq, hash: p.hash };
+      if (this.#headEveryLines && p.seq % this.#headEveryLines === 0) this.#report('lines', this.#durable);
+    }
   }
 
   /**
@@ -129,10 +237,11 @@ export class AuditLog {
    *   (`seq` and `prev` only when it carried lines it had appended, as the approver does);
    *   `opening`: that opening line, when there is one.
    * @throws {AuditFileError} when the live segment does not verify (naming the first bad
-   *   line), or is missing or empty while rotated segments exist; what the file system throws
-   *   otherwise.
+   *   line), or is missing or empty while rotated segments exist; {@link RangeError} for a head
+   *   option out of range; what the file system throws otherwise.
    */
   static async open(file: string, options: AuditLogOptions = {}): Promise<{ log: AuditLog; records: AuditLine[]; opening?: SegmentOpening }> {
+    AuditLog.#checkHeadOptions(options);
     const dir = path.dirname(file);
     await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
     await recoverRotation(file);
@@ -189,6 +298,14 @@ export class AuditLog {
   }
 
   /**
+   * Set (or remove, with undefined) the hook told the chain's head ({@link HeadHook}); it
+   * replaces the `onHead` option. Heads due while no hook is set are not told later.
+   */
+  setOnHead(hook: HeadHook | undefined): void {
+    this.#onHead = hook;
+  }
+
+  /**
    * Append a record as the next line (it gets `seq` and `prev`, placed first). Rotates first
    * when the record would take the live segment past `maxSegmentBytes`, or it is the first of a
    * new UTC day (`rotateDaily`), and a carry hook is set.
@@ -216,7 +333,7 @@ export class AuditLog {
     this.#segmentLines++;
     this.#segmentBytes += bytes;
     if (this.#segmentDay === undefined) this.#segmentDay = utcDay(this.#now());
-    return this.#enqueue(line).then(() => full);
+    return this.#enqueue(line, full.seq, this.#head).then(() => full);
   }
 
   /**
@@ -257,12 +374,12 @@ export class AuditLog {
     this.#segmentLines = 0;
     this.#segmentBytes = 0;
     this.#segmentDay = undefined;
-    return this.#enqueue(line, rotateTo);
+    return this.#enqueue(line, opening.seq, this.#head, rotateTo);
   }
 
-  #enqueue(line: string, rotateTo?: string): Promise<void> {
+  #enqueue(line: string, seq: number, hash: string, rotateTo?: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ line, rotateTo, resolve, reject });
+      this.#queue.push({ line, seq, hash, rotateTo, resolve, reject });
       if (!this.#writing) this.#writing = this.#drain();
     });
   }
@@ -279,6 +396,7 @@ export class AuditLog {
         while (i < items.length) {
           if (items[i].rotateTo) {
             await this.#rotateFile(items[i]);
+            this.#onDisk([items[i]]);
             items[i].resolve();
             i++;
             continue;
@@ -288,6 +406,7 @@ export class AuditLog {
           const group = items.slice(i, j);
           await this.#fh.write(group.map((p) => p.line + '\n').join(''));
           await this.#fh.datasync();
+          this.#onDisk(group);
           group.forEach((p) => p.resolve());
           i = j;
         }
@@ -312,7 +431,9 @@ export class AuditLog {
 
   /**
    * Wait for the lines in flight, write a checkpoint when due (see
-   * {@link AuditLogOptions.closeCheckpointBytes}), then close the file. Appends after this reject.
+   * {@link AuditLogOptions.closeCheckpointBytes}), close the file, then report the head (why
+   * `close`: the last line on disk, when the chain has one) and stop the head timer. Appends
+   * after this reject.
    */
   close(): Promise<void> {
     if (!this.#fileClosed) {
@@ -321,9 +442,15 @@ export class AuditLog {
         this.#queueRotation('close', this.#now(), false)?.catch(() => undefined);
       }
       this.#closed = true;
+      if (this.#headTimer) clearInterval(this.#headTimer);
+      this.#headTimer = undefined;
       this.#fileClosed = (async () => {
         await this.#writing;
-        await this.#fh.close();
+        try {
+          await this.#fh.close();
+        } finally {
+          if (this.#durable.seq > 0) this.#report('close', this.#durable);
+        }
       })();
     }
     return this.#fileClosed;

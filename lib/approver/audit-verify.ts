@@ -2,7 +2,8 @@
  * Verifying audit logs (docs/audit.md): the chain of one segment's text or file
  * ({@link verifyAuditText}, {@link verifyAuditFile}), of a whole chain across its segments
  * ({@link verifyAuditChain}), and of every chain in a folder ({@link verifyAuditFolder}, what
- * `custodyflow-audit verify` runs).
+ * `custodyflow-audit verify` runs); a chain against a head logged earlier ({@link LoggedHead},
+ * docs/audit.md "The head: a cut tail or an edited last line").
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +23,8 @@ export interface AuditVerification {
   records: AuditLine[];
   /** `seq` of the last good line (0 when none). */
   lastSeq: number;
+  /** SHA-256 (hex) of the line whose `seq` is {@link VerifyTextOptions.hashAt}, when it was read and good; absent otherwise. */
+  hashAt?: string;
 }
 
 /** How the first line of a text must start the chain ({@link verifyAuditText}). */
@@ -35,6 +38,8 @@ export interface VerifyTextOptions {
   trustOpening?: boolean;
   /** Keep the parsed lines in `records` (default true). */
   keep?: boolean;
+  /** Return the SHA-256 (hex) of the good line with this `seq` as {@link AuditVerification.hashAt}. */
+  hashAt?: number;
 }
 
 /**
@@ -48,6 +53,7 @@ export interface VerifyTextOptions {
 export function verifyAuditText(text: string, options: VerifyTextOptions = {}): AuditVerification {
   const keep = options.keep !== false;
   const records: AuditLine[] = [];
+  let hashAt: string | undefined;
   let head = options.expect?.prev ?? GENESIS_HASH;
   let expectSeq = options.expect?.seq ?? 1;
   if (text === '') return { ok: true, lines: 0, head, records, lastSeq: expectSeq - 1 };
@@ -55,7 +61,7 @@ export function verifyAuditText(text: string, options: VerifyTextOptions = {}): 
   const complete = lines.pop() === '';
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
-    const bad = (reason: string): AuditVerification => ({ ok: false, lines: i, head, bad: { line: n, reason }, records, lastSeq: expectSeq - 1 });
+    const bad = (reason: string): AuditVerification => ({ ok: false, lines: i, head, bad: { line: n, reason }, records, lastSeq: expectSeq - 1, ...(hashAt !== undefined ? { hashAt } : {}) });
     let rec: AuditLine;
     try {
       rec = JSON.parse(lines[i]);
@@ -89,13 +95,15 @@ export function verifyAuditText(text: string, options: VerifyTextOptions = {}): 
       );
     }
     head = lineHash(lines[i]);
+    if (rec.seq === options.hashAt) hashAt = head;
     expectSeq++;
     if (keep) records.push(rec);
   }
+  const at = hashAt !== undefined ? { hashAt } : {};
   if (!complete) {
-    return { ok: false, lines: lines.length, head, bad: { line: lines.length + 1, reason: 'the last line has no newline: a write was cut off' }, records, lastSeq: expectSeq - 1 };
+    return { ok: false, lines: lines.length, head, bad: { line: lines.length + 1, reason: 'the last line has no newline: a write was cut off' }, records, lastSeq: expectSeq - 1, ...at };
   }
-  return { ok: true, lines: lines.length, head, records, lastSeq: expectSeq - 1 };
+  return { ok: true, lines: lines.length, head, records, lastSeq: expectSeq - 1, ...at };
 }
 
 /**
@@ -130,6 +138,24 @@ export interface ChainVerification {
   bad?: { file: string; line: number; reason: string };
   /** The segment verification started from, its opening `prev` taken on trust (`from`); absent when the chain was verified from its genesis. */
   trustedFrom?: string;
+  /**
+   * The check of {@link VerifyChainOptions.head}, when one was given: `found`, the SHA-256 of
+   * the chain's good line at that `seq` (absent when the chain ends before it, or breaks before
+   * it); `reason`, set when the chain does not hold that line with that hash (then `ok` is false).
+   */
+  loggedHead?: LoggedHead & { found?: string; reason?: string };
+}
+
+/**
+ * A head of the chain logged earlier ({@link AuditHead} as the log's owner logged it, e.g. the
+ * approver's `audit head: seq <seq> sha256 <hash>` line in Node-RED's log): the chain must hold
+ * line `seq` with exactly this hash.
+ */
+export interface LoggedHead {
+  /** The line's `seq` (a positive whole number). */
+  seq: number;
+  /** SHA-256 (hex, 64 lowercase digits) of that line. */
+  hash: string;
 }
 
 /** Options of {@link verifyAuditChain} / {@link verifyAuditFolder}. */
@@ -139,16 +165,45 @@ export interface VerifyChainOptions {
    * opening line's `seq` and `prev` are taken on trust (the segments before it may be archived).
    */
   from?: string;
+  /**
+   * A head logged earlier ({@link LoggedHead}; {@link verifyAuditChain} only): the chain fails
+   * ({@link ChainVerification.loggedHead}) when it ends before line `seq` (its tail was cut) or
+   * that line's hash differs (it was edited), though its lines chain well. With `from`, `seq`
+   * must be at or after the first line read.
+   */
+  head?: LoggedHead;
 }
 
 /**
  * Verify a whole chain: the rotated segments of `liveFile` oldest first, then `liveFile`. The
  * first segment must start at the genesis (unless `options.from`), each next one with an
  * opening line naming the one before, continuing its `seq` and carrying its head as `prev`;
- * a rotated segment's name must match its first `seq`. Reads one segment at a time.
+ * a rotated segment's name must match its first `seq`; with `options.head`, the chain must
+ * hold that line with that hash. Reads one segment at a time.
  * @throws what reading a file throws (not ENOENT for the live file: a chain of rotated segments only is verified as far as it goes, and said missing).
  */
 export function verifyAuditChain(liveFile: string, options: VerifyChainOptions = {}): ChainVerification {
+  const { firstSeq, ...result } = verifyChainLines(liveFile, options);
+  return options.head ? checkLoggedHead(result, firstSeq, options.head) : result;
+}
+
+/**
+ * The chain's check against a logged head: `loggedHead` filled in ({@link ChainVerification.loggedHead}), `ok` false when it fails.
+ * @param firstSeq the first line read (undefined when none was).
+ */
+function checkLoggedHead(r: ChainVerification, firstSeq: number | undefined, head: LoggedHead): ChainVerification {
+  const found = r.loggedHead?.found;
+  const failed = (reason: string): ChainVerification => ({ ...r, ok: false, loggedHead: { ...head, ...(found !== undefined ? { found } : {}), reason } });
+  if (found !== undefined) {
+    return found === head.hash ? { ...r, loggedHead: { ...head, found } } : failed(`line seq ${head.seq}'s hash is ${found}, the logged head is ${head.hash}: the line was changed`);
+  }
+  if (firstSeq !== undefined && head.seq < firstSeq) return failed(`the logged head seq ${head.seq} is before the first line checked (seq ${firstSeq}): verify from an earlier segment`);
+  if (!r.ok) return failed(`the chain breaks (seq ${r.lines} is its last good line) before the logged head seq ${head.seq}`);
+  return failed(`the chain ends at seq ${r.lines}, before the logged head ${head.seq}: lines were cut off its end`);
+}
+
+/** {@link verifyAuditChain} without the logged head's verdict: `loggedHead.found` when the line was read; `firstSeq`, the first line read. */
+function verifyChainLines(liveFile: string, options: VerifyChainOptions): ChainVerification & { firstSeq?: number } {
   const rotated = rotatedSegments(liveFile);
   let start = 0;
   if (options.from !== undefined) {
@@ -161,12 +216,15 @@ export function verifyAuditChain(liveFile: string, options: VerifyChainOptions =
   }
   const liveExists = fs.existsSync(liveFile);
   const files = [...rotated.slice(start).map((s) => ({ file: s.file, firstSeq: s.firstSeq as number | undefined })), ...(liveExists ? [{ file: liveFile, firstSeq: undefined }] : [])];
-  const result: ChainVerification = { live: liveFile, segments: files.map((f) => f.file), ok: true, lines: 0, head: GENESIS_HASH, ...(options.from !== undefined ? { trustedFrom: files[0]?.file ?? liveFile } : {}) };
+  const result: ChainVerification & { firstSeq?: number } = { live: liveFile, segments: files.map((f) => f.file), ok: true, lines: 0, head: GENESIS_HASH, ...(options.from !== undefined ? { trustedFrom: files[0]?.file ?? liveFile } : {}) };
   let expect: VerifyTextOptions['expect'];
   for (let i = 0; i < files.length; i++) {
     const { file, firstSeq } = files[i];
     const first = i === 0;
-    const v = verifyAuditText(fs.readFileSync(file, 'utf8'), !first ? { expect, keep: false } : options.from !== undefined ? { trustOpening: true, keep: false } : { keep: false });
+    const hashAt = options.head?.seq;
+    const v = verifyAuditText(fs.readFileSync(file, 'utf8'), { ...(!first ? { expect } : options.from !== undefined ? { trustOpening: true } : {}), keep: false, hashAt });
+    if (v.hashAt !== undefined) result.loggedHead = { ...options.head!, found: v.hashAt };
+    if (first && v.lines > 0) result.firstSeq = v.lastSeq - v.lines + 1;
     const fail = (line: number, reason: string): ChainVerification => ({ ...result, ok: false, lines: v.lines > 0 ? v.lastSeq : result.lines, head: v.lines > 0 ? v.head : result.head, bad: { file, line, reason } });
     if (!v.ok) return fail(v.bad!.line, v.bad!.reason);
     if (firstSeq !== undefined) {
@@ -187,6 +245,26 @@ export function verifyAuditChain(liveFile: string, options: VerifyChainOptions =
 }
 
 /**
+ * The chains in a folder, read nothing but its names: each `*.jsonl` file that is not a
+ * rotated segment, and the live file of each rotated segment (`<stem>.<12 digits>.jsonl`:
+ * `<stem>.jsonl`, which may be missing).
+ * @returns the live files' paths (`dir` joined), sorted by name.
+ * @throws what `fs.readdirSync` throws.
+ */
+export function auditChainsIn(dir: string): string[] {
+  const rotatedRe = new RegExp(`^(.*)\\.\\d{${SEGMENT_SEQ_DIGITS}}\\.jsonl$`);
+  const lives = new Set<string>();
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.endsWith('.jsonl')) continue;
+    const m = rotatedRe.exec(name);
+    lives.add(m ? `${m[1]}.jsonl` : name);
+  }
+  return Array.from(lives)
+    .sort()
+    .map((live) => path.join(dir, live));
+}
+
+/**
  * Verify every chain in a folder: each `*.jsonl` file with its rotated segments
  * (`<stem>.<12 digits>.jsonl`, grouped by stem, oldest first); see {@link verifyAuditChain}.
  * A chain whose live file is missing is verified too, and reported bad.
@@ -195,20 +273,10 @@ export function verifyAuditChain(liveFile: string, options: VerifyChainOptions =
  * @throws what `fs.readdirSync` throws.
  */
 export function verifyAuditFolder(dir: string, options: VerifyChainOptions = {}): ChainVerification[] {
-  const rotatedRe = new RegExp(`^(.*)\\.\\d{${SEGMENT_SEQ_DIGITS}}\\.jsonl$`);
-  const lives = new Set<string>();
-  for (const name of fs.readdirSync(dir)) {
-    if (!name.endsWith('.jsonl')) continue;
-    const m = rotatedRe.exec(name);
-    lives.add(m ? `${m[1]}.jsonl` : name);
-  }
   const fromName = options.from !== undefined ? path.basename(options.from) : undefined;
-  return Array.from(lives)
-    .sort()
-    .map((live) => {
-      const file = path.join(dir, live);
-      const mine = fromName !== undefined && (fromName === live || rotatedSegments(file).some((s) => path.basename(s.file) === fromName));
-      return verifyAuditChain(file, mine ? { from: fromName } : {});
-    });
+  return auditChainsIn(dir).map((file) => {
+    const mine = fromName !== undefined && (fromName === path.basename(file) || rotatedSegments(file).some((s) => path.basename(s.file) === fromName));
+    return verifyAuditChain(file, mine ? { from: fromName } : {});
+  });
 }
 

@@ -14,8 +14,11 @@
  * hands over (a checkpoint), so a start reads the live segment only. A file written before
  * segments existed is a first segment like any other.
  *
- * What it cannot see: lines cut off the end of the live segment (no later line names them).
- * Keep a copy of the head hash (`verifyAuditChain().head`) elsewhere to detect that.
+ * What the chain alone cannot see: lines cut off the end of the live segment, or an edited last
+ * line (no later line names them). The log reports its head ({@link AuditHead}: every 1,000
+ * lines, every hour, at close) to its owner's `onHead` hook, to be logged off the machine;
+ * `verifyAuditChain(file, { head })` (`custodyflow-audit verify <file> --head <seq>:<hash>`)
+ * then fails when the chain no longer holds that line with that hash.
  *
  * The files: audit-line.ts (the line format, the opening line, {@link AuditFileError}),
  * audit-log.ts (the writer: group commit, rotation, checkpoints), audit-rotation.ts (the
@@ -24,5 +27,5 @@
  */
 export { GENESIS_HASH, lineHash, AuditFileError, type AuditLine, type SegmentOpening } from './audit-line';
 export { SEGMENT_SEQ_DIGITS, rotatedSegmentPath, rotatedSegments } from './audit-segments';
-export { AuditLog, DEFAULT_MAX_SEGMENT_BYTES, DEFAULT_CLOSE_CHECKPOINT_BYTES, type AuditLogOptions, type CarryHook } from './audit-log';
-export { verifyAuditText, verifyAuditFile, verifyAuditChain, verifyAuditFolder, type AuditVerification, type VerifyTextOptions, type ChainVerification, type VerifyChainOptions } from './audit-verify';
+export { AuditLog, DEFAULT_MAX_SEGMENT_BYTES, DEFAULT_CLOSE_CHECKPOINT_BYTES, DEFAULT_HEAD_EVERY_LINES, DEFAULT_HEAD_EVERY_MS, type AuditLogOptions, type CarryHook, type AuditHead, type HeadHook } from './audit-log';
+export { auditChainsIn, verifyAuditText, verifyAuditFile, verifyAuditChain, verifyAuditFolder, type AuditVerification, type VerifyTextOptions, type ChainVerification, type VerifyChainOptions, type LoggedHead } from './audit-verify';

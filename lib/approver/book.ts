@@ -7,7 +7,7 @@
 import type { Claim } from '../coordination/coordinator';
 import { failureKindOf } from '../api/errors';
 import type { AuditLine } from './audit-line';
-import { AuditLog, type AuditLogOptions } from './audit-log';
+import { AuditLog, type AuditHead, type AuditLogOptions, type HeadHook } from './audit-log';
 import type { CallOutcome } from './outcome';
 import { VelocityLedger } from './velocity';
 import type { ApproverMode, DecisionRecord } from './types';
@@ -58,8 +58,16 @@ export class ApprovalBook {
   refs = 0;
   /** The longest velocity window of the approvers using this book, ms: approvals older than that are forgotten. */
   keepMs = 0;
+  /** The head hooks of the approvers using this book, in the order they acquired it: the first is told ({@link ApprovalBook.tellHead}). */
+  readonly headHooks: HeadHook[] = [];
   constructor(readonly log: AuditLog) {
     log.setCarry(() => this.carried(Date.now()));
+    log.setOnHead((head) => this.tellHead(head));
+  }
+
+  /** Tell the audit log's head to the approver that has used this book longest (one log line per head, however many approvers share the file). */
+  tellHead(head: AuditHead): void {
+    this.headHooks[0]?.(head);
   }
 
   /** Calls of `mode` whose outcome is unknown (being resolved). */
@@ -169,8 +177,13 @@ function pickDecision(d: DecisionRecord): DecisionRecord {
 /** Open books by audit file path (resolved), shared in the process. */
 const books = new Map<string, Promise<ApprovalBook>>();
 
-/** The book of `file` (opened, verified and replayed by the first approver that names it in this process). @throws what {@link AuditLog.open} throws (rejects). */
-export async function acquireBook(file: string, options: AuditLogOptions = {}): Promise<ApprovalBook> {
+/**
+ * The book of `file` (opened, verified and replayed by the first approver that names it in this process).
+ * @param options how the audit log rotates and reports its head (taken by the first approver that opens the file; its `onHead` is set by the book).
+ * @param onHead told the audit log's heads while this approver is the book's longest user ({@link ApprovalBook.tellHead}); let go with {@link releaseBook}.
+ * @throws what {@link AuditLog.open} throws (rejects).
+ */
+export async function acquireBook(file: string, options: Omit<AuditLogOptions, 'onHead'> = {}, onHead?: HeadHook): Promise<ApprovalBook> {
   let p = books.get(file);
   if (!p) {
     p = AuditLog.open(file, options).then(({ log, records }) => {
@@ -183,12 +196,25 @@ export async function acquireBook(file: string, options: AuditLogOptions = {}): 
   }
   const book = await p;
   book.refs++;
+  if (onHead) book.headHooks.push(onHead);
   return book;
 }
 
-/** Let go of `file`'s book: the last approver to let go closes its audit file. */
-export async function releaseBook(file: string, book: ApprovalBook): Promise<void> {
-  if (--book.refs > 0) return;
+/**
+ * Let go of `file`'s book: the last approver to let go closes its audit file (its head hook is
+ * told the head at close, then dropped).
+ * @param onHead the hook given to {@link acquireBook}.
+ */
+export async function releaseBook(file: string, book: ApprovalBook, onHead?: HeadHook): Promise<void> {
+  const drop = () => {
+    const i = onHead ? book.headHooks.indexOf(onHead) : -1;
+    if (i >= 0) book.headHooks.splice(i, 1);
+  };
+  if (--book.refs > 0) return drop();
   books.delete(file);
-  await book.log.close();
+  try {
+    await book.log.close();
+  } finally {
+    drop();
+  }
 }

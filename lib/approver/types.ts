@@ -5,7 +5,7 @@
  */
 import type { CustodyClient } from '../client/client';
 import type { Coordinator } from '../coordination/coordinator';
-import type { AuditLogOptions } from './audit-log';
+import type { AuditHead, AuditLogOptions, HeadHook } from './audit-log';
 import type { CallOutcome } from './outcome';
 import type { CompiledRule, Decision, DefaultDecision, VelocityReport } from './rules';
 
@@ -83,8 +83,15 @@ export interface ApproverOptions {
   mode?: ApproverMode;
   /** The audit file (absolute path): the live segment; rotated segments sit beside it (audit.ts). */
   auditFile: string;
-  /** How the audit file rotates (audit-log.ts; defaults: 64 MiB segments, a new one each UTC day). Taken by the first approver that opens the file in this process. */
-  auditOptions?: Pick<AuditLogOptions, 'maxSegmentBytes' | 'rotateDaily' | 'closeCheckpointBytes'>;
+  /** How the audit file rotates and how often it reports its head (audit-log.ts; defaults: 64 MiB segments, a new one each UTC day; a head every 1,000 lines and every hour). Taken by the first approver that opens the file in this process. */
+  auditOptions?: Pick<AuditLogOptions, 'maxSegmentBytes' | 'rotateDaily' | 'closeCheckpointBytes' | 'headEveryLines' | 'headEveryMs'>;
+  /**
+   * Told the audit file's head ({@link AuditHead}: every `headEveryLines` lines, every
+   * `headEveryMs`, and when the file closes), to be logged off the machine and checked later
+   * with `custodyflow-audit verify <file> --head <seq>:<hash>` (docs/audit.md). When several
+   * approvers share the file, the one that has used it longest is told (each head once).
+   */
+  onAuditHead?: HeadHook;
   /** The signed client; called per action (the config node builds it once). @throws what building the client throws. */
   client: () => Promise<CustodyClient>;
   /** How long a fund's whitelist and a short code's wallet id are kept, in ms (default 60,000). */

@@ -186,12 +186,54 @@ export class Coordinator extends EventEmitter {
     this.#redis.on('close', () => this.#down('the connection to Redis closed'));
     this.#redis.on('error', (e: Error) => (this.#reason = e.message));
     this.#sub.on('error', () => undefined);
-    this.#sub.on('message', (_channel: string, message: string) => {
+    this.#sub.on('message', (channel: string, message: string) => {
+      const listeners = this.#channels.get(channel);
+      if (listeners) {
+        for (const fn of Array.from(listeners)) fn(message);
+        return;
+      }
       const nl = message.indexOf('\n');
       if (nl < 0) this.#wake(message);
       else this.#wake(message.slice(0, nl), message.slice(nl + 1) || undefined);
     });
     this.#sub.subscribe(this.key('decided')).catch(() => undefined);
+  }
+
+  /** Listeners of the channels of {@link subscribe}, by full channel name. */
+  readonly #channels = new Map<string, Set<(message: string) => void>>();
+
+  /**
+   * Listen to the pub/sub channel `<prefix><name>` (a service's change stream, e.g. a review
+   * queue's). A message published while the subscriber connection is away is lost: a listener
+   * that must not miss one also checks a counter now and then (lib/review/store.ts does).
+   * @returns the function that stops listening (the channel is unsubscribed with its last listener).
+   */
+  subscribe(name: string, listener: (message: string) => void): () => void {
+    const channel = this.key(name);
+    let set = this.#channels.get(channel);
+    if (!set) {
+      this.#channels.set(channel, (set = new Set()));
+      this.#sub.subscribe(channel).catch(() => undefined);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#channels.get(channel) === set) {
+        this.#channels.delete(channel);
+        if (this.#state !== 'closed') this.#sub.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+  }
+
+  /**
+   * Make a service's Lua scripts callable on the connection by name (ioredis `defineCommand`:
+   * EVALSHA, the script text sent only when Redis does not know it yet). Idempotent.
+   * @param scripts by command name: the script and how many of its arguments are keys (each key
+   *   below the prefix, so that in a Cluster every script runs on one shard).
+   */
+  defineScripts(scripts: Record<string, { lua: string; keys: number }>): void {
+    const r = this.#redis as unknown as Record<string, unknown>;
+    for (const [name, s] of Object.entries(scripts)) if (typeof r[name] !== 'function') this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
   }
 
   /** Where the coordinator stands. */

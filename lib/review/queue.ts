@@ -1,60 +1,139 @@
 /**
  * The review queue (docs/nodes.md "custody-review"): actions held for people, each voted on by
  * distinct reviewers under the rules of rules.ts, then approved (PUT) or rejected (DELETE
- * `/coreclient/{client_id}/action/{action_id}`, spec section 4) exactly once: the final call is
- * claimed in the store (once across instances), and a call whose outcome is unknown is resolved
- * by reading the action (lib/approver/outcome.ts `readCallOutcome`), never counted as failed.
- * Every opening, vote, escalation, expiry, final call and result is a line of a hash-chained
- * audit file (lib/approver/audit-log.ts, docs/audit.md), which `custodyflow-audit verify` checks.
+ * `/coreclient/{client_id}/action/{action_id}`, spec section 4) exactly once.
+ *
+ * - A vote is stored atomically with the check that the review is open, and the vote that decides
+ *   claims the final call with exactly the votes stored (store.ts): a vote answered "stored"
+ *   always counts, a later one is refused (409).
+ * - The vote answers at once; the final call runs in the background, and a call whose outcome is
+ *   unknown is resolved by reading the action (lib/approver/outcome.ts `readCallOutcome`), never
+ *   counted as failed.
+ * - A review whose action is no longer pending (approved, rejected or expired at the API by
+ *   someone else) closes as `decidedElsewhere`: found at once when a vote arrives, and by reading
+ *   the pending actions (GET /coreclient/{client_id}/actions, spec section 4) at least every
+ *   {@link ReviewQueueOptions.checkEveryMs}; nothing is called.
+ * - Every change is published once on the store's change stream; the queue keeps the reviews in
+ *   memory from it and runs timers for the deadlines only (escalation, expiry): an idle queue costs
+ *   no store read but a counter checked every {@link ReviewQueueOptions.missedCheckMs}.
+ * - Redis lost its data (a restart without persistence, a failover): every instance writes back
+ *   the reviews, the accepted votes and the final calls it knows, from its audit file.
+ *
+ * Every opening, vote, escalation, expiry, final call, result and closing is a line of a
+ * hash-chained audit file (lib/approver/audit-log.ts, docs/audit.md), which `custodyflow-audit
+ * verify` checks.
  */
+import fs from 'node:fs';
 import { ApiError } from '../api/errors';
 import { fromBaseUnits } from '../api/amounts';
 import { PATH_ID } from '../request/prepare';
 import type { CustodyClient } from '../client/client';
 import { abortableSleep } from '../client/transport';
-import { approveAction, getAction, rejectAction } from '../client/v1/core-client';
+import { approveAction, getAction, listActions, rejectAction } from '../client/v1/core-client';
 import { assetScale } from '../client/v1/assets';
-import { AuditLog } from '../approver/audit-log';
+import { AuditLog, type AuditLogOptions } from '../approver/audit-log';
 import { readCallOutcome } from '../approver/outcome';
 import { PENDING_SETTLES_AFTER_MS } from '../approver/types';
-import { checkQuorumRules, checkVote, checkVoteInput, requiredApprovers, ReviewError, verdict, type QuorumRules, type ReviewDecision, type Vote, type VoteInput, type VoteVia } from './rules';
-import { CLOSED_REVIEW_KEEP_MS, type Review, type ReviewStore } from './store';
+import { checkQuorumRules, checkVote, checkVoteInput, requiredApprovers, ReviewError, type QuorumRules, type ReviewDecision, type Vote, type VoteInput, type VoteVia } from './rules';
+import { CLOSED_REVIEW_KEEP_MS, type FinalCall, type Review, type ReviewChange, type ReviewStore } from './store';
 
 /** Delays between two reads of an action whose final call's outcome is unknown, ms. */
 const RESOLVE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
 
+/** Default {@link ReviewQueueOptions.checkEveryMs}: 30 s. */
+export const DEFAULT_CHECK_EVERY_MS = 30_000;
+
+/** Default {@link ReviewQueueOptions.missedCheckMs}: 10 s. */
+export const DEFAULT_MISSED_CHECK_MS = 10_000;
+
+/** How long a vote waits for the read of its action (is it still pending?) before it is taken anyway, ms. */
+const PENDING_READ_WAIT_MS = 1500;
+
+/** The longest a timer can wait (setTimeout's limit), ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Options of {@link ReviewQueue.open}. */
 export interface ReviewQueueOptions {
   store: ReviewStore;
   /** The audit file (the approver's naming: `<userDir>/custodyflow-audit/<node id>.jsonl`). */
   auditFile: string;
+  /** Options of the audit file (docs/audit.md): for example `onHead`, where its head is reported. */
+  auditOptions?: AuditLogOptions;
   client: () => Promise<CustodyClient>;
   rules: QuorumRules;
   /** Escalate a review still short of its quorum this long before its deadline (ms; 0: never). */
   escalateMarginMs: number;
-  /** This queue's name in audit lines (the node id). */
+  /** This queue's name in audit lines and changes (the node id). */
   reviewerNode: string;
   /** This instance's name (claims, audit). */
   instance?: string;
   /** The clock, epoch ms (default Date.now). */
   now?: () => number;
-  /** Called after any change of the queue (a vote, a new review, a review closed). */
-  onChange?: () => void;
-  /** Called once per review that ends here: `approved`, `rejected`, `escalated` (still open), `expired`, `failed` (with why). */
+  /**
+   * Run the queue's own timers (default true): the deadlines, the check for actions decided
+   * elsewhere, the check for missed changes. Off, {@link ReviewQueue.tick} does the deadlines.
+   */
+  timers?: boolean;
+  /** Read the pending actions to find reviews decided elsewhere this often (ms; default 30 s). */
+  checkEveryMs?: number;
+  /** Check for a change published while the store's subscriber was away this often (ms; default 10 s). */
+  missedCheckMs?: number;
+  /** Called once per change of the queue, on every instance (a vote, a new review, a review closed): what the editors are told. */
+  onChange?: (change: ReviewChange) => void;
+  /** Called once per review that ends here: `approved`, `rejected`, `escalated` (still open), `expired`, `decidedElsewhere`, `failed` (with why). */
   onEvent?: (event: ReviewEvent) => void;
 }
 
 /** What {@link ReviewQueueOptions.onEvent} reports. */
 export interface ReviewEvent {
-  kind: 'approved' | 'rejected' | 'escalated' | 'expired' | 'failed';
+  kind: 'approved' | 'rejected' | 'escalated' | 'expired' | 'decidedElsewhere' | 'failed';
   review: Review;
-  /** For `failed`: why. */
+  /** For `failed` and `decidedElsewhere`: why. */
   why?: string;
 }
 
+/**
+ * The facts a reviewer decides on, from the action's details (spec section 2 "Action" detail
+ * fields), as `GET /custody/reviews` gives them.
+ */
+export interface ReviewFacts {
+  /** Asset code of the amounts. */
+  asset?: string;
+  /** Net amount (what the destination receives), fee and gross (net plus fee: what leaves the source), decimal units of `asset`. */
+  net?: string;
+  fee?: string;
+  gross?: string;
+  /**
+   * Where the money goes: `details.recipientAddress`, an L2 wallet id or short code for a transfer,
+   * a swap take or a sweep (`wallet`), an L1 address for a withdrawal (`address`); `name`:
+   * `details.recipientAddressName` (the recipient company, or the whitelist entry).
+   */
+  destination: { kind: 'wallet' | 'address' | 'unknown'; value: string; name?: string };
+  /** Where it comes from: `details.fundID` (and a wallet id when the details name one). */
+  source: { fundID?: string; walletID?: string };
+  reference?: string;
+  benefitOf?: string;
+  accountNo?: string;
+  /** `initiatorName`, with `initiatedBy` in brackets when both are known. */
+  initiator?: string;
+}
+
 /** A review as the admin API and the sidebar show it. */
-export type ReviewView = Review & { approvals: number };
+export type ReviewView = Review & { approvals: number; facts: ReviewFacts };
+
+/** A decided review as the "recently decided" list shows it. */
+export interface RecentDecision {
+  action_id: string;
+  client_id: string;
+  state: Review['state'];
+  /** The reviewers whose votes the final call counted (empty for `expired` and `decidedElsewhere`). */
+  decidedBy: string[];
+  /** When it closed, ISO 8601 UTC. */
+  at: string;
+  /** Why (a failure, the status read for `decidedElsewhere`). */
+  why?: string;
+  facts: ReviewFacts;
+}
 
 /** An action to review: the approver's held msg payload (or any `{client_id, action_id}`), with `decision.reasons`. */
 export interface ReviewRequest {
@@ -67,7 +146,10 @@ export interface ReviewRequest {
 }
 
 /** The options as the queue keeps them (defaults filled in). */
-type QueueSettings = Required<Omit<ReviewQueueOptions, 'onChange' | 'onEvent'>> & Pick<ReviewQueueOptions, 'onChange' | 'onEvent'>;
+type QueueSettings = Required<Omit<ReviewQueueOptions, 'onChange' | 'onEvent' | 'auditOptions'>> & Pick<ReviewQueueOptions, 'onChange' | 'onEvent' | 'auditOptions'>;
+
+/** The states in which a review is still on the queue. */
+const ON_QUEUE = new Set<Review['state']>(['open', 'calling']);
 
 /** The review queue of one node. Open it with {@link ReviewQueue.open}. */
 export class ReviewQueue {
@@ -75,6 +157,13 @@ export class ReviewQueue {
   readonly #audit: AuditLog;
   readonly #closing = new AbortController();
   readonly #running = new Set<Promise<unknown>>();
+  /** Every stored review as last heard, by action id (kept from the change stream). */
+  readonly #cache = new Map<string, Review>();
+  /** The deadline timer of each open review. */
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #intervals: NodeJS.Timeout[] = [];
+  #unsubscribe: (() => void) | undefined;
+  #undoDataLoss: (() => void) | undefined;
 
   private constructor(o: QueueSettings, audit: AuditLog) {
     this.#o = o;
@@ -82,15 +171,28 @@ export class ReviewQueue {
   }
 
   /**
-   * Check the rules, open the audit file (verifying it) and resume the resolution of any final call
-   * whose outcome was unknown at the last stop.
+   * Check the rules, open the audit file (verifying it), read the queue, listen to its changes,
+   * start the timers and resume the resolution of any final call of this instance whose outcome
+   * was unknown at the last stop.
    * @throws {ReviewError} for bad rules; {AuditFileError} when the audit file does not verify.
    */
   static async open(options: ReviewQueueOptions): Promise<ReviewQueue> {
     const rules = checkQuorumRules(options.rules);
-    const { log } = await AuditLog.open(options.auditFile);
-    const q = new ReviewQueue({ instance: 'local', now: Date.now, ...options, rules } as QueueSettings, log);
-    for (const r of await options.store.load()) if (r.state === 'calling' && r.final) q.#background(q.#resolve(r, r.final.decision));
+    const { log } = await AuditLog.open(options.auditFile, options.auditOptions);
+    const q = new ReviewQueue({ instance: 'local', now: Date.now, timers: true, checkEveryMs: DEFAULT_CHECK_EVERY_MS, missedCheckMs: DEFAULT_MISSED_CHECK_MS, ...options, rules } as QueueSettings, log);
+    q.#unsubscribe = options.store.subscribe((change) => q.#heard(change));
+    q.#undoDataLoss = options.store.onDataLoss?.(() => q.#writeBack());
+    try {
+      await q.#reload();
+    } catch (e) {
+      await q.close();
+      throw e;
+    }
+    for (const r of q.#cache.values()) if (r.state === 'calling' && r.final && r.final.instance === q.#o.instance) q.#background(q.#resolve(r, r.final.decision));
+    if (q.#o.timers) {
+      q.#intervals.push(setInterval(() => q.#background(q.#sweep()), q.#o.checkEveryMs));
+      q.#intervals.push(setInterval(() => q.#background(q.#checkMissed()), q.#o.missedCheckMs));
+    }
     return q;
   }
 
@@ -99,9 +201,36 @@ export class ReviewQueue {
     return this.#audit.file;
   }
 
-  /** The open reviews, oldest first. */
+  /** How many reviews are on the queue (open or being decided), as last heard: no store read. */
+  get openCount(): number {
+    let n = 0;
+    for (const r of this.#cache.values()) if (ON_QUEUE.has(r.state)) n++;
+    return n;
+  }
+
+  /** The reviews on the queue (open, or `calling`: being decided), oldest first, read from the store. */
   async list(): Promise<ReviewView[]> {
-    return (await this.#o.store.load()).filter((r) => r.state === 'open').map(view);
+    return (await this.#o.store.load()).filter((r) => ON_QUEUE.has(r.state)).map(view);
+  }
+
+  /**
+   * The reviews that left the queue, newest first: approved, rejected, failed, expired, decided elsewhere.
+   * @param limit at most this many (default 20).
+   */
+  async recent(limit = 20): Promise<RecentDecision[]> {
+    return (await this.#o.store.load())
+      .filter((r) => !ON_QUEUE.has(r.state))
+      .sort((a, b) => (b.closedAt ?? b.createdAt) - (a.closedAt ?? a.createdAt))
+      .slice(0, limit)
+      .map((r) => ({
+        action_id: r.action_id,
+        client_id: r.client_id,
+        state: r.state,
+        decidedBy: r.final?.votes.map((v) => v.reviewer) ?? [],
+        at: new Date(r.closedAt ?? r.createdAt).toISOString(),
+        ...(r.elsewhere ? { why: r.elsewhere.why } : r.final?.why && r.state === 'failed' ? { why: r.final.why } : {}),
+        facts: factsOf(r),
+      }));
   }
 
   /** One review (any state). @throws {ReviewError} 404 when unknown. */
@@ -136,20 +265,28 @@ export class ReviewQueue {
     }
     if (!expireTime) expireTime = Number(details.expires) || 0;
     let amount: Review['amount'];
+    let amounts: Review['amounts'];
     let required = this.#o.rules.approvers;
     const asset = typeof details.asset === 'string' ? details.asset : '';
+    const baseUnits = (v: unknown): string | undefined => ((typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && /^\d+$/.test(v)) ? String(v) : undefined);
     // The amount moved: `netAmount` (the gross `amount` minus fees, spec section 2 "Transaction object"), else `amount`.
-    const moved = details.netAmount ?? details.amount;
-    if (asset && (typeof moved === 'number' || typeof moved === 'string') && /^\d+$/.test(String(moved))) {
+    const moved = baseUnits(details.netAmount ?? details.amount);
+    if (asset && moved !== undefined) {
       const scale = await assetScale(await this.#o.client(), asset, 'details.asset');
-      amount = { asset, decimal: fromBaseUnits(String(moved), scale) };
-      required = requiredApprovers(this.#o.rules, { asset, baseUnits: BigInt(String(moved)), scale });
+      amount = { asset, decimal: fromBaseUnits(moved, scale) };
+      const [net, fee, gross] = [details.netAmount, details.fees, details.amount].map((v) => {
+        const b = baseUnits(v);
+        return b === undefined ? undefined : fromBaseUnits(b, scale);
+      });
+      amounts = { asset, ...(net !== undefined ? { net } : {}), ...(fee !== undefined ? { fee } : {}), ...(gross !== undefined ? { gross } : {}) };
+      required = requiredApprovers(this.#o.rules, { asset, baseUnits: BigInt(moved), scale });
     }
     const review: Review = {
       ...ids,
       ...(type ? { type } : {}),
       details,
       ...(amount ? { amount } : {}),
+      ...(amounts ? { amounts } : {}),
       reasons: Array.isArray(req.reasons) ? req.reasons.map(String) : [],
       ...(typeof details.initiatedBy === 'string' ? { initiatedBy: details.initiatedBy } : {}),
       ...(typeof details.initiatorName === 'string' ? { initiatorName: details.initiatorName } : {}),
@@ -159,99 +296,259 @@ export class ReviewQueue {
       state: 'open',
       createdAt: this.#o.now(),
     };
-    const stored = await this.#o.store.add(review);
-    if (stored.createdAt === review.createdAt && stored.votes.length === 0) {
-      await this.#line({ kind: 'review', event: 'opened', ...ids, required, expireTime, ...(amount ? { amount: `${amount.decimal} ${amount.asset}` } : {}), reasons: review.reasons });
+    const { review: stored, added } = await this.#o.store.add(review);
+    if (added) {
+      const { votes: _v, ...record } = review;
+      await this.#line({ kind: 'review', event: 'opened', ...ids, required, expireTime, ...(amount ? { amount: `${amount.decimal} ${amount.asset}` } : {}), reasons: review.reasons, review: record });
+      await this.#publish({ action_id: ids.action_id, event: 'opened' });
     }
-    this.#o.onChange?.();
     return view(stored);
   }
 
   /**
-   * Record a vote; when it decides the review, make the final call (exactly once).
+   * Record a vote, atomically with the check that the review is open; when it decides the
+   * review, the final call is claimed with it and made in the background (exactly once).
    * @param via where it came from (`flow` votes are the flow's word for who voted).
-   * @returns the review's new state (after the final call, when this vote decided it).
-   * @throws {ReviewError} 400 (a field, named), 404 (unknown id), 409 (decided, expired, the
-   *   deadline passed, a second vote), 403 (the initiator approving); nothing is called then.
+   * @returns the review with the vote: state `open`, or `calling` when this vote decided it (the
+   *   call's outcome reaches {@link ReviewQueueOptions.onEvent} and the change stream).
+   * @throws {ReviewError} 400 (a field, named), 404 (unknown id), 409 (being decided, decided,
+   *   decided elsewhere, expired, the deadline passed, a second vote), 403 (the initiator
+   *   approving), 503 (the shared store unavailable); nothing is stored or called then.
    */
   async vote(actionId: unknown, input: VoteInput, via: VoteVia): Promise<ReviewView> {
     if (typeof actionId !== 'string' || !PATH_ID.test(actionId)) throw new ReviewError(400, 'expected an action id', 'action_id');
     const v = checkVoteInput(input);
     const review = await this.get(actionId);
     checkVote(review, v, this.#o.now());
+    await this.#checkPending(review);
     const vote: Vote = { ...v, at: new Date(this.#o.now()).toISOString(), via };
-    if (!(await this.#o.store.vote(actionId, vote))) {
-      const again = await this.get(actionId);
-      checkVote(again, v, this.#o.now());
-      throw new ReviewError(409, 'already voted by you');
+    const result = await this.#o.store.vote(actionId, vote, review.required, this.#o.instance);
+    if (result.kind === 'missing') throw new ReviewError(404, `no review of action ${JSON.stringify(actionId).slice(0, 60)}`, 'action_id');
+    if (result.kind !== 'stored') {
+      checkVote(await this.get(actionId), v, this.#o.now());
+      throw new ReviewError(409, result.kind === 'voted' ? 'already voted by you' : 'the review is already being decided');
     }
     await this.#line({ kind: 'review', event: 'vote', action_id: actionId, client_id: review.client_id, reviewer: vote.reviewer, decision: vote.decision, ...(vote.reason ? { reason: vote.reason } : {}), via, at: vote.at });
-    const now = await this.get(actionId);
-    this.#o.onChange?.();
-    const decided = verdict(now.votes, now.required);
-    if (decided && now.state === 'open') {
-      if (await this.#o.store.claim(actionId, 'final')) await this.#finalCall(now, decided);
-      return this.get(actionId);
+    const votes = [...review.votes, vote];
+    if (result.claimed) {
+      const claimed: Review = { ...review, votes, state: 'calling', final: result.claimed };
+      this.#background(this.#finalCall(claimed, result.claimed));
+      return view(claimed);
     }
-    return now;
+    return view({ ...review, votes });
   }
 
-  /** Escalate and expire by the clock, and forget closed reviews a day past their deadline: call it on a timer (the node does, every second). */
+  /**
+   * Escalate and expire by the clock (what the timers do), and forget closed reviews a day past
+   * their deadline; reads every review from the store. For a queue opened with `timers: false`.
+   */
   async tick(): Promise<void> {
-    const now = this.#o.now();
-    for (const r of await this.#o.store.load()) {
-      // A closed review stays a day past its deadline (a late vote is told 409, not 404), then goes.
-      if (r.state !== 'open' && r.state !== 'calling' && now - Math.max(r.expireTime * 1000, r.createdAt) > CLOSED_REVIEW_KEEP_MS) {
-        await this.#o.store.remove(r.action_id);
-        continue;
-      }
-      if (r.state !== 'open' || r.expireTime <= 0) continue;
-      if (now >= r.expireTime * 1000) {
-        if (!(await this.#o.store.claim(r.action_id, 'final'))) continue;
-        await this.#o.store.update(r.action_id, { state: 'expired' });
-        await this.#line({ kind: 'review', event: 'expired', action_id: r.action_id, client_id: r.client_id, approvals: view(r).approvals, required: r.required });
-        this.#o.onEvent?.({ kind: 'expired', review: { ...r, state: 'expired' } });
-        this.#o.onChange?.();
-        continue;
-      }
-      if (this.#o.escalateMarginMs > 0 && !r.escalated && now >= r.expireTime * 1000 - this.#o.escalateMarginMs && view(r).approvals < r.required) {
-        if (!(await this.#o.store.claim(r.action_id, 'escalated'))) continue;
-        await this.#o.store.update(r.action_id, { escalated: true });
-        await this.#line({ kind: 'review', event: 'escalated', action_id: r.action_id, client_id: r.client_id, approvals: view(r).approvals, required: r.required, deadline: new Date(r.expireTime * 1000).toISOString() });
-        this.#o.onEvent?.({ kind: 'escalated', review: { ...r, escalated: true } });
-        this.#o.onChange?.();
-      }
-    }
+    for (const r of await this.#o.store.load()) await this.#due(r);
   }
 
-  /** Stop: wait for the calls in flight to settle (a resolution left unknown resumes at the next open), close the audit file. */
+  /** Stop: the timers, the change stream, the calls in flight settle (a resolution left unknown resumes at the next open), the audit file closes. */
   async close(): Promise<void> {
     this.#closing.abort();
+    for (const t of this.#intervals) clearInterval(t);
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
+    this.#unsubscribe?.();
+    this.#undoDataLoss?.();
     await Promise.allSettled(Array.from(this.#running));
     await this.#o.store.close();
     await this.#audit.close();
   }
 
-  /** The final call of a review this queue claimed: recorded before it is made, made once, its outcome resolved when unknown. */
-  async #finalCall(review: Review, decision: ReviewDecision): Promise<void> {
-    const final = { decision, instance: this.#o.instance, at: new Date(this.#o.now()).toISOString() };
-    await this.#o.store.update(review.action_id, { state: 'calling', final });
+  /** Escalate, expire or forget `r` when its time has come (each step claimed once across instances). */
+  async #due(r: Review): Promise<void> {
+    const now = this.#o.now();
+    // A closed review stays a day past its deadline (a late vote is told 409, not 404), then goes.
+    if (!ON_QUEUE.has(r.state) && now - Math.max(r.expireTime * 1000, r.closedAt ?? r.createdAt) > CLOSED_REVIEW_KEEP_MS) {
+      await this.#o.store.remove(r.action_id);
+      this.#cache.delete(r.action_id);
+      return;
+    }
+    if (r.state !== 'open' || r.expireTime <= 0) return;
+    const approvals = view(r).approvals;
+    if (now >= r.expireTime * 1000) {
+      if (!(await this.#o.store.finish(r.action_id, { state: 'expired', closedAt: now }))) return;
+      await this.#line({ kind: 'review', event: 'expired', action_id: r.action_id, client_id: r.client_id, approvals, required: r.required });
+      this.#o.onEvent?.({ kind: 'expired', review: { ...r, state: 'expired', closedAt: now } });
+      await this.#publish({ action_id: r.action_id, event: 'expired' });
+      return;
+    }
+    if (this.#o.escalateMarginMs > 0 && !r.escalated && now >= r.expireTime * 1000 - this.#o.escalateMarginMs && approvals < r.required) {
+      if (!(await this.#o.store.claimEscalation(r.action_id))) return;
+      await this.#line({ kind: 'review', event: 'escalated', action_id: r.action_id, client_id: r.client_id, approvals, required: r.required, deadline: new Date(r.expireTime * 1000).toISOString() });
+      this.#o.onEvent?.({ kind: 'escalated', review: { ...r, escalated: true } });
+      await this.#publish({ action_id: r.action_id, event: 'escalated' });
+    }
+  }
+
+  /** Set the timer of `r`'s next deadline (escalation, then expiry), replacing the one it had. */
+  #schedule(r: Review): void {
+    clearTimeout(this.#timers.get(r.action_id));
+    this.#timers.delete(r.action_id);
+    if (!this.#o.timers || this.#closing.signal.aborted || r.state !== 'open' || r.expireTime <= 0) return;
+    const expiry = r.expireTime * 1000;
+    const escalation = expiry - this.#o.escalateMarginMs;
+    const now = this.#o.now();
+    const at = this.#o.escalateMarginMs > 0 && !r.escalated && now < escalation && view(r).approvals < r.required ? escalation : expiry;
+    const timer = setTimeout(
+      () => {
+        this.#timers.delete(r.action_id);
+        this.#background(
+          (async () => {
+            const fresh = await this.#o.store.get(r.action_id);
+            if (!fresh) return;
+            await this.#due(fresh);
+            this.#remember((await this.#o.store.get(r.action_id)) ?? fresh);
+          })(),
+        );
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, at - now)),
+    );
+    timer.unref();
+    this.#timers.set(r.action_id, timer);
+  }
+
+  /** Keep `r` as last heard and set its timer. */
+  #remember(r: Review): void {
+    this.#cache.set(r.action_id, r);
+    this.#schedule(r);
+  }
+
+  /** Read the whole queue from the store into memory. */
+  async #reload(): Promise<void> {
+    const all = await this.#o.store.load();
+    const ids = new Set(all.map((r) => r.action_id));
+    for (const id of Array.from(this.#cache.keys())) {
+      if (ids.has(id)) continue;
+      this.#cache.delete(id);
+      clearTimeout(this.#timers.get(id));
+      this.#timers.delete(id);
+    }
+    for (const r of all) this.#remember(r);
+  }
+
+  /** A change heard on the store's stream: read that review again (or all, after a write-back), then tell the editors. */
+  #heard(change: ReviewChange): void {
+    if (this.#closing.signal.aborted) return;
+    this.#background(
+      (async () => {
+        if (!change.action_id) await this.#reload();
+        else {
+          const r = await this.#o.store.get(change.action_id);
+          if (r) this.#remember(r);
+          else {
+            this.#cache.delete(change.action_id);
+            clearTimeout(this.#timers.get(change.action_id));
+          }
+        }
+      })().finally(() => this.#o.onChange?.(change)),
+    );
+  }
+
+  /** Publish a change of this queue (to every instance, this one included). A failure is not thrown: the others find it by the counter. */
+  async #publish(change: Omit<ReviewChange, 'node'>): Promise<void> {
+    await this.#o.store.publish({ node: this.#o.reviewerNode, ...change }).catch(() => undefined);
+  }
+
+  /** A change published while the subscriber was away: read the whole queue again. */
+  async #checkMissed(): Promise<void> {
+    if (!(await this.#o.store.missedChanges())) return;
+    await this.#reload();
+    this.#o.onChange?.({ node: this.#o.reviewerNode, action_id: '', event: 'restored' });
+  }
+
+  /**
+   * The timers' sweep (every `checkEveryMs`): deadlines of every review as last heard, closed
+   * reviews to forget, and the reviews whose action is no longer pending (GET
+   * /coreclient/{client_id}/actions once per core client, then GET of each missing action).
+   */
+  async #sweep(): Promise<void> {
+    for (const r of Array.from(this.#cache.values())) await this.#due(r).catch(() => undefined);
+    const open = Array.from(this.#cache.values()).filter((r) => r.state === 'open');
+    if (open.length === 0) return;
+    const client = await this.#o.client();
+    for (const clientId of new Set(open.map((r) => r.client_id))) {
+      let pending: Set<string>;
+      try {
+        pending = new Set((await listActions(client, { client_id: clientId })).data.actions.map((a) => String(a.id)));
+      } catch {
+        continue; // read again at the next sweep
+      }
+      for (const r of open) {
+        if (r.client_id !== clientId || pending.has(r.action_id) || this.#closing.signal.aborted) continue;
+        const status = await readStatus(client, r).catch(() => '');
+        if (status && status !== 'pending') await this.#closeElsewhere(r, status);
+      }
+    }
+  }
+
+  /**
+   * Before a vote: is the action still pending? Read at most {@link PENDING_READ_WAIT_MS}; a read
+   * that fails or is late lets the vote go on (the final call reads it again).
+   * @throws {ReviewError} 409 when the action was decided elsewhere (the review is closed then).
+   */
+  async #checkPending(review: Review): Promise<void> {
+    const wait = new AbortController();
+    const status = await Promise.race([
+      this.#o
+        .client()
+        .then((c) => readStatus(c, review))
+        .catch(() => ''),
+      abortableSleep(PENDING_READ_WAIT_MS, AbortSignal.any([wait.signal, this.#closing.signal])).then(() => ''),
+    ]);
+    wait.abort();
+    if (!status || status === 'pending') return;
+    await this.#closeElsewhere(review, status);
+    throw new ReviewError(409, `the action was decided elsewhere (${status}): nothing was called`);
+  }
+
+  /** Close an open review whose action is no longer pending (once across instances): audit line, output, change. */
+  async #closeElsewhere(review: Review, status: string): Promise<void> {
+    const elsewhere = { status, why: `the action is ${status}, not by this review` };
+    const closedAt = this.#o.now();
+    if (!(await this.#o.store.finish(review.action_id, { state: 'decidedElsewhere', elsewhere, closedAt }))) return;
+    await this.#line({ kind: 'review', event: 'decidedElsewhere', action_id: review.action_id, client_id: review.client_id, status });
+    this.#o.onEvent?.({ kind: 'decidedElsewhere', review: { ...review, state: 'decidedElsewhere', elsewhere, closedAt }, why: elsewhere.why });
+    await this.#publish({ action_id: review.action_id, event: 'decidedElsewhere' });
+  }
+
+  /**
+   * The final call of a review this queue claimed, in the background: recorded (with every vote it
+   * counts) before it is made; not made when the action is no longer pending; made once; its
+   * outcome resolved when unknown.
+   */
+  async #finalCall(review: Review, final: FinalCall): Promise<void> {
+    const { decision } = final;
     const ids = { client_id: review.client_id, action_id: review.action_id };
-    await this.#line({ kind: 'review', event: 'call', ...ids, decision, method: decision === 'approve' ? 'PUT' : 'DELETE', reviewers: review.votes.map((v) => v.reviewer) });
+    await this.#line({ kind: 'review', event: 'call', ...ids, decision, method: decision === 'approve' ? 'PUT' : 'DELETE', reviewers: final.votes.map((v) => v.reviewer), votes: final.votes });
+    const client = await this.#o.client();
+    const status = await readStatus(client, review).catch(() => '');
+    if (status && status !== 'pending') {
+      const elsewhere = { status, why: `the action is ${status}, not by this review: nothing was called` };
+      const closedAt = this.#o.now();
+      await this.#o.store.update(review.action_id, { state: 'decidedElsewhere', elsewhere, closedAt });
+      await this.#line({ kind: 'review', event: 'decidedElsewhere', ...ids, status });
+      this.#o.onEvent?.({ kind: 'decidedElsewhere', review: { ...review, state: 'decidedElsewhere', elsewhere, closedAt }, why: elsewhere.why });
+      await this.#publish({ action_id: review.action_id, event: 'decidedElsewhere' });
+      return;
+    }
     let statusCode = 0;
     try {
-      const client = await this.#o.client();
       const res = decision === 'approve' ? await approveAction(client, ids) : await rejectAction(client, ids);
       statusCode = res.statusCode;
     } catch (e) {
       if (e instanceof ApiError && e.failure === 'outcomeUnknown') {
         await this.#line({ kind: 'review', event: 'unknown', ...ids, decision, statusCode: e.statusCode, why: e.message.slice(0, 200) });
-        return this.#resolve({ ...review, final }, decision, Date.now());
+        return this.#resolve(review, decision, Date.now());
       }
       const why = e instanceof Error ? e.message : String(e);
-      return this.#settle({ ...review, final }, decision, 'notApplied', why, e instanceof ApiError ? e.statusCode : 0);
+      return this.#settle(review, decision, 'notApplied', why, e instanceof ApiError ? e.statusCode : 0);
     }
-    return this.#settle({ ...review, final }, decision, 'applied', `answered ${statusCode}`, statusCode);
+    return this.#settle(review, decision, 'applied', `answered ${statusCode}`, statusCode);
   }
 
   /** Read the action until the final call's outcome is definite (or the queue closes: resumed at the next open). */
@@ -274,11 +571,34 @@ export class ReviewQueue {
   async #settle(review: Review, decision: ReviewDecision, outcome: 'applied' | 'notApplied', why: string, statusCode: number): Promise<void> {
     const state = outcome === 'applied' ? (decision === 'approve' ? 'approved' : 'rejected') : 'failed';
     const final = { ...review.final!, outcome, why, ...(statusCode ? { statusCode } : {}) };
-    await this.#o.store.update(review.action_id, { state, final });
+    const closedAt = this.#o.now();
+    await this.#o.store.update(review.action_id, { state, final, closedAt });
     await this.#line({ kind: 'review', event: 'result', action_id: review.action_id, client_id: review.client_id, decision, outcome, why, ...(statusCode ? { statusCode } : {}) });
-    const done = (await this.#o.store.get(review.action_id)) ?? { ...review, state, final };
+    const done = (await this.#o.store.get(review.action_id).catch(() => undefined)) ?? { ...review, state, final, closedAt };
     this.#o.onEvent?.(state === 'failed' ? { kind: 'failed', review: done, why } : { kind: state, review: done });
-    this.#o.onChange?.();
+    await this.#publish({ action_id: review.action_id, event: state });
+  }
+
+  /**
+   * After Redis lost its data: write back every review this instance knows, from its audit file
+   * (the reviews it opened, the votes it took, its final calls and closings) and from memory (what
+   * it heard of the others'), each only where nothing is stored (store.ts `restore`).
+   */
+  async #writeBack(): Promise<void> {
+    const known = new Map<string, Review>();
+    for (const r of this.#cache.values()) known.set(r.action_id, structuredClone(r));
+    for (const r of await reviewsFromAudit(this.#audit.file, this.#o.reviewerNode)) {
+      const had = known.get(r.action_id);
+      if (!had) {
+        known.set(r.action_id, r);
+        continue;
+      }
+      for (const v of r.votes) if (!had.votes.some((h) => h.reviewer.toLowerCase() === v.reviewer.toLowerCase())) had.votes.push(v);
+      if (ON_QUEUE.has(had.state) && r.state !== 'open') Object.assign(had, { state: r.state, final: r.final ?? had.final, closedAt: r.closedAt, elsewhere: r.elsewhere });
+      if (r.escalated) had.escalated = true;
+    }
+    const now = this.#o.now();
+    await this.#o.store.restore(Array.from(known.values()).filter((r) => ON_QUEUE.has(r.state) || now - (r.closedAt ?? r.createdAt) < CLOSED_REVIEW_KEEP_MS));
   }
 
   #background(job: Promise<unknown>): void {
@@ -291,8 +611,88 @@ export class ReviewQueue {
   }
 }
 
+/** The action's status (spec section 3: pending, approved, rejected, expired) read with GET /coreclient/{client_id}/action/{action_id}. @throws what the read throws. */
+async function readStatus(client: CustodyClient, r: Review): Promise<string> {
+  return String((await getAction(client, { client_id: r.client_id, action_id: r.action_id })).data.status ?? '');
+}
+
+/**
+ * The reviews of node `node` as its audit file records them (docs/audit.md "review" lines): each
+ * `opened` line's review, its `vote` lines, its `call` (state `calling` with the votes counted),
+ * `result`, `expired`, `decidedElsewhere` and `escalated` lines. Reviews opened before the
+ * `opened` line carried the review are left out (the store's copy stands for them).
+ * @throws what reading the file throws (but not ENOENT: no file, no review).
+ */
+export async function reviewsFromAudit(file: string, node: string): Promise<Review[]> {
+  let text = '';
+  try {
+    text = await fs.promises.readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  const reviews = new Map<string, Review>();
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    let l: Record<string, any>;
+    try {
+      l = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (l.kind !== 'review' || l.node !== node || typeof l.action_id !== 'string') continue;
+    if (l.event === 'opened' && isObject(l.review)) {
+      reviews.set(l.action_id, { ...(l.review as unknown as Review), votes: [], state: 'open' });
+      continue;
+    }
+    const r = reviews.get(l.action_id);
+    if (!r) continue;
+    const at = Date.parse(String(l.at)) || Date.now();
+    if (l.event === 'vote' && !r.votes.some((v) => v.reviewer.toLowerCase() === String(l.reviewer).toLowerCase())) {
+      r.votes.push({ reviewer: String(l.reviewer), decision: l.decision, ...(l.reason ? { reason: String(l.reason) } : {}), at: String(l.at), via: l.via });
+    } else if (l.event === 'call') {
+      r.state = 'calling';
+      r.final = { decision: l.decision, instance: String(l.instance), at: String(l.at), votes: Array.isArray(l.votes) ? l.votes : r.votes.filter((v) => (l.reviewers ?? []).includes(v.reviewer)) };
+    } else if (l.event === 'result' && r.final) {
+      r.state = l.outcome === 'applied' ? (l.decision === 'approve' ? 'approved' : 'rejected') : 'failed';
+      r.final = { ...r.final, outcome: l.outcome, why: l.why, ...(l.statusCode ? { statusCode: l.statusCode } : {}) };
+      r.closedAt = at;
+    } else if (l.event === 'expired') {
+      r.state = 'expired';
+      r.closedAt = at;
+    } else if (l.event === 'decidedElsewhere') {
+      r.state = 'decidedElsewhere';
+      r.elsewhere = { status: String(l.status), why: `the action is ${l.status}, not by this review` };
+      r.closedAt = at;
+    } else if (l.event === 'escalated') {
+      r.escalated = true;
+    }
+  }
+  return Array.from(reviews.values());
+}
+
+/** The facts a reviewer decides on, from a review's details and amounts (see {@link ReviewFacts}). */
+export function factsOf(r: Review): ReviewFacts {
+  const d = r.details;
+  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
+  const txType = str(d.txType) ?? '';
+  const kind = txType === 'withdrawal' ? 'address' : ['transfer', 'swapTake', 'sweep'].includes(txType) ? 'wallet' : 'unknown';
+  const name = str(d.recipientAddressName);
+  const initiator = [str(d.initiatorName) ?? r.initiatorName, str(d.initiatedBy) ?? r.initiatedBy].filter(Boolean);
+  const walletID = str(d.walletID) ?? str(d.wallet_id);
+  return {
+    ...(r.amounts ? r.amounts : r.amount ? { asset: r.amount.asset, net: r.amount.decimal } : {}),
+    destination: { kind, value: str(d.recipientAddress) ?? '', ...(name ? { name } : {}) },
+    source: { ...(str(d.fundID) ? { fundID: str(d.fundID) } : {}), ...(walletID ? { walletID } : {}) },
+    ...(str(d.reference) ? { reference: str(d.reference) } : {}),
+    ...(str(d.benefitOf) ? { benefitOf: str(d.benefitOf) } : {}),
+    ...(str(d.accountNo) ? { accountNo: str(d.accountNo) } : {}),
+    ...(initiator.length ? { initiator: initiator.length === 2 && initiator[0] !== initiator[1] ? `${initiator[0]} (${initiator[1]})` : String(initiator[0]) } : {}),
+  };
+}
+
 function view(r: Review): ReviewView {
-  return { ...r, approvals: new Set(r.votes.filter((v) => v.decision === 'approve').map((v) => v.reviewer.toLowerCase())).size };
+  return { ...r, approvals: new Set(r.votes.filter((v) => v.decision === 'approve').map((v) => v.reviewer.toLowerCase())).size, facts: factsOf(r) };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

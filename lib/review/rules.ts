@@ -54,13 +54,13 @@ export interface QuorumRules {
   bands?: QuorumBand[];
 }
 
-/** A vote refused, or a request about a review that cannot be served: `status` is the HTTP status the admin API answers, `field` the input field at fault. */
+/** A vote refused, or a request about a review that cannot be served: `status` is the HTTP status the admin API answers (503: the shared store is unavailable for now, nothing was stored), `field` the input field at fault. */
 export class ReviewError extends Error {
   override name = 'ReviewError';
   /** Always `EREVIEW`. */
   readonly code = 'EREVIEW';
   constructor(
-    readonly status: 400 | 403 | 404 | 409,
+    readonly status: 400 | 403 | 404 | 409 | 503,
     message: string,
     readonly field?: string,
   ) {
@@ -141,16 +141,20 @@ export interface VoteTarget {
   votes: Vote[];
   initiatedBy?: string;
   initiatorName?: string;
+  /** For a review decided elsewhere: the action's status as read. */
+  elsewhere?: { status: string };
 }
 
 /**
  * May `reviewer` cast `decision` on `review` now?
  * @param nowMs the clock, epoch ms.
- * @throws {ReviewError} 409 (decided, expired, the deadline passed, already voted: "already
- *   approved by you"), 403 (the initiator approving).
+ * @throws {ReviewError} 409 (being decided, decided, decided elsewhere, expired, the deadline
+ *   passed, already voted: "already approved by you"), 403 (the initiator approving).
  */
 export function checkVote(review: VoteTarget, vote: { reviewer: string; decision: ReviewDecision }, nowMs: number): void {
   if (review.state === 'expired') throw new ReviewError(409, 'the review expired');
+  if (review.state === 'decidedElsewhere') throw new ReviewError(409, `the action was decided elsewhere (${review.elsewhere?.status ?? 'not pending'}): nothing was called`);
+  if (review.state === 'calling') throw new ReviewError(409, 'the review is already being decided (calling): its final call counts the votes stored before it');
   if (review.state !== 'open') throw new ReviewError(409, `the review is already decided (${review.state})`);
   if (review.expireTime > 0 && nowMs >= review.expireTime * 1000) throw new ReviewError(409, `the deadline passed at ${new Date(review.expireTime * 1000).toISOString()}`, 'deadline');
   const mine = review.votes.find((v) => sameName(v.reviewer, vote.reviewer));

@@ -140,6 +140,8 @@ export = function register(RED: NodeAPI): void {
           waitingFor = reason;
           showCounts();
         },
+        // Each head of the audit chain goes to Node-RED's log, to be shipped off the machine and checked with `custodyflow-audit verify --head` (docs/audit.md).
+        onAuditHead: (head) => node.log(RED._('custody-approver.log.auditHead', { seq: head.seq, hash: head.hash, file: head.file, head: `${head.seq}:${head.hash}` })),
         onUnknownChange: (unknown, resolved) => {
           unknownCount = unknown;
           // A resolution that ends after its msg went to Catch (or after a restart) is logged once.

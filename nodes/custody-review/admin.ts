@@ -1,16 +1,20 @@
 /**
  * The admin HTTP API of `custody-review` (docs/nodes.md "custody-review"), on Node-RED's
  * `RED.httpAdmin` behind `RED.auth.needsPermission` with the pack's own scopes: `GET
- * /custody/reviews` (`custody.review.read`) answers the open reviews of every review node;
+ * /custody/reviews` (`custody.review.read`) answers the reviews on the queue of every review node
+ * (open, or `calling` while the final call runs), each with the facts a reviewer decides on, and the
+ * 20 most recently decided;
  * `POST /custody/reviews/{action_id}` with `{"decision": "approve" | "reject", "reason": "..."}`
  * (`custody.review.write`; a logged-in user without it gets 403, no login 401) records the logged-in user's vote (`req.user.username`; "anonymous"
- * without adminAuth) and answers 200 with the review's new state, 400 naming the field, 403
- * (the scope, or the initiator approving), 404 (unknown id), 409 (a second vote, decided or
- * expired). Changes are published over `RED.comms` on {@link REVIEWS_TOPIC}.
+ * without adminAuth) and answers at once 200 with the review's new state (`open`, or `calling`:
+ * this vote decided it and the final call runs in the background), 400 naming the field, 403
+ * (the scope, or the initiator approving), 404 (unknown id), 409 (a second vote, being decided,
+ * decided, decided elsewhere or expired), 503 (the shared store unavailable: nothing stored).
+ * Every change of a queue is relayed over `RED.comms` on {@link REVIEWS_TOPIC}.
  */
 import type { NodeAPI } from 'node-red';
 import type { Request, Response } from 'express';
-import { ReviewError, type ReviewQueue, type ReviewView } from '../../lib';
+import { ReviewError, type RecentDecision, type ReviewChange, type ReviewQueue, type ReviewView } from '../../lib';
 
 /** The admin path of the review list. */
 export const REVIEWS_PATH = '/custody/reviews';
@@ -21,7 +25,7 @@ export const READ_SCOPE = 'custody.review.read';
 /** The scope that lets a user vote. */
 export const WRITE_SCOPE = 'custody.review.write';
 
-/** The `RED.comms` topic on which a change of any review queue is announced (`{changed: epoch ms}`). */
+/** The `RED.comms` topic on which each change of any review queue is relayed (`{changed: epoch ms, node, action_id, event, by}`). */
 export const REVIEWS_TOPIC = 'custody/reviews';
 
 /** The name a vote is recorded under when Node-RED has no adminAuth. */
@@ -38,10 +42,17 @@ export interface ReviewNodeEntry {
 /** The review nodes deployed now, by node id (added by each node, removed at its close). */
 export const reviewNodes = new Map<string, ReviewNodeEntry>();
 
-/** Announce a change of the queues to the editors (the sidebar tab then reads `GET /custody/reviews`). */
-export function announce(RED: NodeAPI): void {
+/** How many recently decided reviews `GET /custody/reviews` lists. */
+export const RECENT_LIMIT = 20;
+
+/**
+ * Relay a change of a queue to the editors of this runtime (the sidebar tab then reads `GET
+ * /custody/reviews`): each change once, as the queue's change stream delivers it (with Redis: on
+ * every instance, from the pub/sub channel).
+ */
+export function announce(RED: NodeAPI, change: ReviewChange): void {
   // Node-RED's runtime always has comms; a test runtime without an editor may not.
-  (RED as unknown as { comms?: { publish(topic: string, data: unknown, retain: boolean): void } }).comms?.publish(REVIEWS_TOPIC, { changed: Date.now() }, false);
+  (RED as unknown as { comms?: { publish(topic: string, data: unknown, retain: boolean): void } }).comms?.publish(REVIEWS_TOPIC, { changed: Date.now(), ...change }, false);
 }
 
 /** Whether the runtime's settings have adminAuth (users who log in). */
@@ -80,25 +91,33 @@ function sendError(res: Response, e: unknown): void {
     res.status(e.status).json({ error: e.message, ...(e.field ? { field: e.field } : {}) });
     return;
   }
+  if ((e as { code?: unknown })?.code === 'ECOORDINATION') {
+    res.status(503).json({ error: (e as Error).message });
+    return;
+  }
   res.status(500).json({ error: e instanceof Error ? e.message : String(e) });
 }
 
-/** The open reviews of every deployed review node, each with its node's id and name. */
-async function openReviews(): Promise<Array<ReviewView & { node: string; nodeName: string }>> {
-  const all: Array<ReviewView & { node: string; nodeName: string }> = [];
+/** The reviews on the queue of every deployed review node, and the {@link RECENT_LIMIT} most recently decided, each with its node's id and name. */
+async function allReviews(): Promise<{ reviews: Array<ReviewView & { node: string; nodeName: string }>; recent: Array<RecentDecision & { node: string; nodeName: string }> }> {
+  const reviews: Array<ReviewView & { node: string; nodeName: string }> = [];
+  const recent: Array<RecentDecision & { node: string; nodeName: string }> = [];
   for (const entry of reviewNodes.values()) {
     const queue = await entry.queue.catch(() => undefined);
     if (!queue) continue;
-    for (const r of await queue.list()) all.push({ ...r, node: entry.id, nodeName: entry.name });
+    const [open, decided] = await Promise.all([queue.list(), queue.recent(RECENT_LIMIT)]);
+    for (const r of open) reviews.push({ ...r, node: entry.id, nodeName: entry.name });
+    for (const r of decided) recent.push({ ...r, node: entry.id, nodeName: entry.name });
   }
-  return all;
+  recent.sort((a, b) => b.at.localeCompare(a.at));
+  return { reviews, recent: recent.slice(0, RECENT_LIMIT) };
 }
 
 /** Register the routes (once per Node-RED process: from the node module's register function). */
 export function registerReviewRoutes(RED: NodeAPI): void {
   RED.httpAdmin.get(REVIEWS_PATH, RED.auth.needsPermission(READ_SCOPE), (req: Request, res: Response) => {
-    openReviews().then(
-      (reviews) => res.json({ user: userOf(req), adminAuth: hasAdminAuth(RED), reviews }),
+    allReviews().then(
+      ({ reviews, recent }) => res.json({ user: userOf(req), adminAuth: hasAdminAuth(RED), reviews, recent }),
       (e) => sendError(res, e),
     );
   });
@@ -122,7 +141,8 @@ export function registerReviewRoutes(RED: NodeAPI): void {
         if (!queue) continue;
         const found = await queue.get(actionId).catch(() => undefined);
         if (!found) continue;
-        return queue.vote(actionId, { decision, reason, reviewer: userOf(req) }, via === 'editor' ? 'editor' : 'api');
+        const review = await queue.vote(actionId, { decision, reason, reviewer: userOf(req) }, via === 'editor' ? 'editor' : 'api');
+        return { ...review, node: entry.id, nodeName: entry.name };
       }
       throw new ReviewError(404, `no review of action ${JSON.stringify(actionId).slice(0, 60)}`, 'action_id');
     })().then(

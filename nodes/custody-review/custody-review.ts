@@ -6,25 +6,29 @@
  * recorded with `via: "flow"`). People vote in the editor's "Custody review" sidebar tab or through
  * the admin API (admin.ts). When a quorum of distinct approvers is reached the action is approved
  * (PUT `/coreclient/{client_id}/action/{action_id}`, spec section 4); a single reject rejects it
- * (DELETE); either call is made once, its unknown outcome resolved (lib/review). Outputs: 1
- * approved, 2 rejected, 3 escalated (once, the margin before the deadline) or expired; each msg
+ * (DELETE); either call is made once, in the background (the vote answers at once), its unknown
+ * outcome resolved (lib/review). Outputs: 1 approved, 2 rejected, 3 escalated (once, the margin
+ * before the deadline), expired or decided elsewhere (the action approved, rejected or expired at
+ * the API by someone else: nothing called); each msg
  * has `msg.payload` (the action's ids, type and details) and `msg.review` (its votes and the final
  * call). The queue lives in `<userDir>/custodyflow/review/<node id>.json` (or `$CUSTODYFLOW_REVIEW_DIR`), or in Redis when the
  * connection coordinates (docs/scale-out.md); the audit in `<userDir>/custodyflow-audit/<node id>.jsonl`.
  */
 import path from 'node:path';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { ConfigError, FileReviewStore, RedisReviewStore, ReviewQueue, maxApprovers, reviewStoreFile, type QuorumBand, type ReviewEvent, type ReviewStore } from '../../lib';
+import { ConfigError, FileReviewStore, RedisReviewStore, ReviewError, ReviewQueue, maxApprovers, reviewStoreFile, type QuorumBand, type ReviewEvent, type ReviewStore } from '../../lib';
 import { isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
+import { readSetting } from '../shared/typed-field';
 import { auditFileOf, createConnectedNode, noConnectionError, userDirOf } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
 import { announce, hasAdminAuth, registerReviewRoutes, reviewNodes } from './admin';
 
 /** Editor properties of `custody-review` (flows.json). */
 interface ReviewDef extends ConnectedNodeDef {
-  /** Core client id; empty: `msg.payload.client_id`. */
+  /** Core client id (its TypedInput type in `clientIdType`: str, env, global, flow; read at start); empty: `msg.payload.client_id`. */
   clientId?: string;
+  clientIdType?: string;
   /** Distinct approvers needed, 1 to 5 (default 1). */
   approvers?: string | number;
   /** Amount bands, JSON `[{asset, from, approvers}]` (or the array). */
@@ -38,10 +42,7 @@ interface ReviewDef extends ConnectedNodeDef {
 }
 
 /** The port of each event. */
-const PORT: Record<ReviewEvent['kind'], number | undefined> = { approved: 0, rejected: 1, escalated: 2, expired: 2, failed: undefined };
-
-/** How often the queue checks its deadlines (ms). */
-const TICK_MS = 1000;
+const PORT: Record<ReviewEvent['kind'], number | undefined> = { approved: 0, rejected: 1, escalated: 2, expired: 2, decidedElsewhere: 2, failed: undefined };
 
 /** Longest wait at start for the coordination Redis before its store is used anyway (ms). */
 const CONNECT_WAIT_MS = 10_000;
@@ -64,21 +65,18 @@ export = function register(RED: NodeAPI): void {
   function ReviewNode(this: Node, def: ReviewDef) {
     const connection = createConnectedNode(RED, this, def);
     const node = this;
-    const clientId = (def.clientId || '').trim();
+    const clientIdSetting = readSetting(RED, node, def as unknown as Record<string, unknown>, 'clientId');
+    const clientId = (clientIdSetting.value ?? '').trim();
     const allowFlowVotes = def.allowFlowVotes === true;
     const userDir = userDirOf(RED);
     const auditFile = auditFileOf(RED, node.id, def.auditFile);
     const closing = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    let ticking = false;
-    /** The message of the last tick failure warned about: a failure that repeats every tick (Redis away) is warned once, again when it changes or after a tick succeeds. */
-    let tickFailure: string | undefined;
 
     function emit(event: ReviewEvent): void {
       const r = event.review;
       const msg = {
         payload: { client_id: r.client_id, action_id: r.action_id, ...(r.type ? { type: r.type } : {}), details: r.details },
-        review: { action_id: r.action_id, state: event.kind === 'escalated' ? 'escalated' : r.state, required: r.required, votes: r.votes, reasons: r.reasons, expireTime: r.expireTime, ...(r.final ? { final: r.final } : {}) },
+        review: { action_id: r.action_id, state: event.kind === 'escalated' ? 'escalated' : r.state, required: r.required, votes: r.votes, reasons: r.reasons, expireTime: r.expireTime, ...(r.final ? { final: r.final } : {}), ...(r.elsewhere ? { elsewhere: r.elsewhere } : {}) },
       };
       const port = PORT[event.kind];
       if (port === undefined) {
@@ -90,13 +88,13 @@ export = function register(RED: NodeAPI): void {
       node.send(ports as NodeMessageInFlow[]);
     }
 
-    async function showCount(queue: ReviewQueue): Promise<void> {
-      const open = (await queue.list()).length;
-      node.status({ fill: 'green', shape: 'dot', text: RED._('custody-review.status.open', { open }) });
+    function showCount(queue: ReviewQueue): void {
+      node.status({ fill: 'green', shape: 'dot', text: RED._('custody-review.status.open', { open: queue.openCount }) });
     }
 
     const ready: Promise<ReviewQueue> = (async () => {
       if (!connection) throw noConnectionError(RED);
+      if (clientIdSetting.error) throw clientIdSetting.error;
       const approvers = Number(def.approvers ?? 1);
       const bands = parseBands(def.bands);
       const margin = def.escalateMargin === undefined || def.escalateMargin === '' ? 300 : Number(def.escalateMargin);
@@ -112,21 +110,23 @@ export = function register(RED: NodeAPI): void {
         await coordinator.whenReady(wait, false);
         store = new RedisReviewStore(coordinator, node.id);
       } else {
-        store = await FileReviewStore.open(reviewStoreFile(process.env.CUSTODYFLOW_REVIEW_DIR || path.join(userDir, 'custodyflow', 'review'), node.id));
+        store = await FileReviewStore.open(reviewStoreFile(process.env.CUSTODYFLOW_REVIEW_DIR || path.join(userDir, 'custodyflow', 'review'), node.id), node.id);
       }
       let queue: ReviewQueue | undefined;
       queue = await ReviewQueue.open({
         store,
         auditFile,
+        // The chain's head through Node-RED's log (docs/audit.md "The head"): a cut tail or an edited last line shows against it.
+        auditOptions: { onHead: (head) => node.log(RED._('custody-review.log.auditHead', { seq: head.seq, hash: head.hash, file: head.file, head: `${head.seq}:${head.hash}` })) },
         client: () => connection.client(),
         rules,
         escalateMarginMs: margin * 1000,
         reviewerNode: node.id,
         instance: coordinator?.instance ?? 'local',
         onEvent: emit,
-        onChange: () => {
-          announce(RED);
-          if (queue) void showCount(queue).catch(() => undefined);
+        onChange: (change) => {
+          announce(RED, change);
+          if (queue) showCount(queue);
         },
       });
       return queue;
@@ -134,23 +134,8 @@ export = function register(RED: NodeAPI): void {
     reviewNodes.set(node.id, { id: node.id, name: (def as { name?: string }).name || '', queue: ready });
     ready.then(
       (queue) => {
-        void showCount(queue).catch(() => undefined);
-        announce(RED);
-        timer = setInterval(() => {
-          if (ticking) return;
-          ticking = true;
-          queue
-            .tick()
-            .then(
-              () => (tickFailure = undefined),
-              (e: Error) => {
-                if (e.message === tickFailure) return;
-                tickFailure = e.message;
-                node.warn(RED._('custody-review.errors.tick', { message: e.message }));
-              },
-            )
-            .finally(() => (ticking = false));
-        }, TICK_MS);
+        showCount(queue);
+        announce(RED, { node: node.id, action_id: '', event: 'restored' });
       },
       (err: Error) => {
         showError(node, err);
@@ -166,7 +151,13 @@ export = function register(RED: NodeAPI): void {
             if (!isPlainObject(m.review)) throw new ConfigError(`msg.review: ${RED._('custody-review.errors.voteShape')}`);
             if (!allowFlowVotes) throw new ConfigError(`msg.review: ${RED._('custody-review.errors.flowVotesOff')}`);
             const v = m.review as Record<string, unknown>;
-            await queue.vote(v.action_id, { decision: v.decision, reason: v.reason, reviewer: v.reviewer }, 'flow');
+            try {
+              await queue.vote(v.action_id, { decision: v.decision, reason: v.reason, reviewer: v.reviewer }, 'flow');
+            } catch (e) {
+              // A review closed because its action was decided elsewhere is not the flow's error: said, not thrown to Catch.
+              if (!(e instanceof ReviewError && e.status === 409 && (await queue.get(String(v.action_id)).catch(() => undefined))?.state === 'decidedElsewhere')) throw e;
+              node.warn(RED._('custody-review.errors.decidedElsewhere', { action: String(v.action_id), message: e.message }));
+            }
             return;
           }
           const payload = isPlainObject(msg.payload) ? (msg.payload as Record<string, unknown>) : {};
@@ -184,13 +175,12 @@ export = function register(RED: NodeAPI): void {
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closing.abort();
-      if (timer) clearInterval(timer);
       if (reviewNodes.get(node.id)?.queue === ready) reviewNodes.delete(node.id);
       ready
         .then((queue) => queue.close(), () => undefined)
         .catch((err: Error) => node.warn(RED._('custody-review.errors.closing', { message: err.message })))
         .finally(() => {
-          announce(RED);
+          announce(RED, { node: node.id, action_id: '', event: 'restored' });
           node.status({});
           done();
         });

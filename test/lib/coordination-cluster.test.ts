@@ -238,17 +238,18 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
     assert.deepEqual(heard.map((h) => h.map((m) => m.split('\n')[0])), cluster.nodes.map(() => [a.key('decided', id)]), 'every node delivered the message (the decided key, then the record)');
   });
 
-  it('the review store (a MULTI over three keys) and the track store (a script over two keys) work across two instances', async () => {
+  it('the review store (scripts over five keys) and the track store (a script over two keys) work across two instances', async () => {
     const [a, b] = [await coordinator('cfc5:', 'a'), await coordinator('cfc5:', 'b')];
     const [reviewA, reviewB] = [new RedisReviewStore(a, 'review-node'), new RedisReviewStore(b, 'review-node')];
     const now = Date.now();
     await reviewA.add({ action_id: 'act-1', client_id: CLIENT, type: 'ApproveTransfer', details: {}, reasons: ['held'], expireTime: 0, required: 2, votes: [], state: 'open', createdAt: now });
-    assert.equal(await reviewB.vote('act-1', { reviewer: 'Alice', decision: 'approve', at: new Date(now).toISOString(), via: 'api' }), true);
-    assert.equal(await reviewA.vote('act-1', { reviewer: 'alice', decision: 'approve', at: new Date(now + 1).toISOString(), via: 'api' }), false, 'one vote per person across the instances');
-    assert.deepEqual([await reviewA.claim('act-1', 'final'), await reviewB.claim('act-1', 'final')], [true, false], 'the final call claimed once');
-    await reviewB.update('act-1', { state: 'calling' });
+    assert.deepEqual(await reviewB.vote('act-1', { reviewer: 'Alice', decision: 'approve', at: new Date(now).toISOString(), via: 'api' }, 2, 'b'), { kind: 'stored' });
+    assert.deepEqual(await reviewA.vote('act-1', { reviewer: 'alice', decision: 'approve', at: new Date(now + 1).toISOString(), via: 'api' }, 2, 'a'), { kind: 'voted' }, 'one vote per person across the instances');
+    const deciding = await reviewA.vote('act-1', { reviewer: 'bob', decision: 'approve', at: new Date(now + 2).toISOString(), via: 'api' }, 2, 'a');
+    assert.equal(deciding.kind === 'stored' && deciding.claimed?.decision, 'approve', 'the deciding vote claims the final call');
+    assert.deepEqual(await reviewB.vote('act-1', { reviewer: 'carol', decision: 'reject', reason: 'late', at: new Date(now + 3).toISOString(), via: 'api' }, 2, 'b'), { kind: 'closed' }, 'no vote after the claim');
     const seen = await reviewA.get('act-1');
-    assert.deepEqual([seen?.state, seen?.votes.length], ['calling', 1]);
+    assert.deepEqual([seen?.state, seen?.votes.length, seen?.final?.votes.map((v) => v.reviewer)], ['calling', 2, ['Alice', 'bob']]);
     await reviewA.remove('act-1');
     assert.deepEqual(await reviewB.load(), [], 'removed for both');
     assert.ok((await a.run((r) => r.pttl(a.key('review', 'review-node', 'votes', 'act-1')))) > 0, 'its votes kept for a while (the MULTI ran whole)');

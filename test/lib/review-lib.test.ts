@@ -90,7 +90,7 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     const store = opts.store ?? (await FileReviewStore.open(reviewStoreFile(path.join(dir, 'review'), 'review-1')));
     const events: ReviewEvent[] = [];
     const clock = opts.clock ?? { now: 0 };
-    const q = await ReviewQueue.open({ store, auditFile: audit, client: async () => client, rules: { approvers: opts.approvers ?? 2, bands: opts.bands }, escalateMarginMs: (opts.margin ?? 30) * 1000, reviewerNode: 'review-1', instance: opts.instance ?? 'local', now: () => (clock.now ? clock.now : Date.now()), onEvent: (e) => events.push(e) });
+    const q = await ReviewQueue.open({ store, auditFile: audit, client: async () => client, rules: { approvers: opts.approvers ?? 2, bands: opts.bands }, escalateMarginMs: (opts.margin ?? 30) * 1000, reviewerNode: 'review-1', instance: opts.instance ?? 'local', now: () => (clock.now ? clock.now : Date.now()), timers: !opts.clock, onEvent: (e) => events.push(e) });
     open.push(q);
     return { q, events, audit, clock };
   }
@@ -123,7 +123,10 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     assert.equal(decisionCalls(p, 'PUT'), 0);
     await refused(q.vote(action.action_id, { decision: 'approve', reviewer: 'alice' }, 'api'), 409, /already approved by you/);
     const afterBob = await q.vote(action.action_id, { decision: 'approve', reviewer: 'bob', reason: 'checked the invoice' }, 'editor');
-    assert.equal(afterBob.state, 'approved');
+    assert.equal(afterBob.state, 'calling', 'the deciding vote answers at once; the call runs in the background');
+    assert.deepEqual(afterBob.final?.votes.map((v) => v.reviewer), ['alice', 'bob']);
+    await refused(q.vote(action.action_id, { decision: 'reject', reviewer: 'dave', reason: 'too late' }, 'api'), 409, /being decided|already decided/);
+    await until(() => events[0], 'the review decided');
     assert.equal(decisionCalls(p, 'PUT'), 1);
     assert.equal(decisionCalls(p, 'DELETE'), 0);
     assert.deepEqual(events.map((e) => e.kind), ['approved']);
@@ -133,7 +136,7 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     assert.equal(await txReaches(s.client, s.sim.demo.company_id, action.tx_id, 'approved_transfer'), 'approved_transfer');
     const lines = auditLines(audit);
     assert.deepEqual(lines.filter((l) => l.event === 'vote').map((l) => [l.reviewer, l.decision, l.via]), [['alice', 'approve', 'api'], ['bob', 'approve', 'editor']]);
-    assert.deepEqual(lines.filter((l) => l.event === 'call').map((l) => [l.method, l.reviewers]), [['PUT', ['alice', 'bob']]]);
+    assert.deepEqual(lines.filter((l) => l.event === 'call').map((l) => [l.method, l.reviewers, l.votes.map((v: any) => v.decision)]), [['PUT', ['alice', 'bob'], ['approve', 'approve']]]);
     assert.deepEqual(lines.filter((l) => l.event === 'result').map((l) => l.outcome), ['applied']);
     const v = verify(audit);
     assert.equal(v.status, 0, v.stdout + v.stderr);
@@ -155,7 +158,9 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     await refused(q.add({ action_id: 'x' }), 400, /^client_id:/);
     assert.equal(p.records.length, sent, 'nothing was sent for a refused vote or input');
     const done = await q.vote(action.action_id, { decision: 'reject', reviewer: 'bob', reason: 'unknown beneficiary' }, 'api');
-    assert.equal(done.state, 'rejected');
+    assert.equal(done.state, 'calling');
+    await until(() => events[0], 'the review decided');
+    assert.equal((await q.get(action.action_id)).state, 'rejected');
     assert.equal(decisionCalls(p, 'DELETE'), 1);
     assert.equal(decisionCalls(p, 'PUT'), 0);
     assert.deepEqual(events.map((e) => e.kind), ['rejected']);
@@ -228,7 +233,9 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     assert.equal(r.action_id, action.action_id);
     assert.deepEqual(r.votes.map((v) => v.reviewer), ['alice']);
     await refused(again.q.vote(action.action_id, { decision: 'approve', reviewer: 'alice' }, 'api'), 409, /already approved by you/);
-    assert.equal((await again.q.vote(action.action_id, { decision: 'approve', reviewer: 'bob' }, 'api')).state, 'approved');
+    assert.equal((await again.q.vote(action.action_id, { decision: 'approve', reviewer: 'bob' }, 'api')).state, 'calling');
+    await until(() => again.events[0], 'the review decided');
+    assert.equal(again.events[0].kind, 'approved');
   });
 
   it('two instances on one real Redis: one review shows on both, votes count across them, exactly one PUT', async () => {
@@ -256,6 +263,7 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     await until(() => (a.events.length + b.events.length > 0 ? true : undefined), 'the review decided');
     assert.equal(decisionCalls(p, 'PUT'), 1);
     assert.equal(a.events.length + b.events.length, 1, 'decided by one instance');
+    assert.equal(both.filter((r) => r.status === 'fulfilled').length, 1, 'the vote after the claim is refused (409), never answered 200');
     assert.equal((await a.q.list()).length, 0);
     assert.equal((await b.q.get(action.action_id)).state, 'approved');
   });

@@ -169,8 +169,9 @@ describe('custody-review in Node-RED with the simulator', function () {
     assert.ok(!auditLines().some((l) => l.action_id === action.action_id && l.event !== 'opened'), 'no vote and no call in the audit');
     res = await post(action.action_id, { decision: 'approve', reason: 'ok' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.state, 'approved');
+    assert.equal(res.body.state, 'calling', 'the deciding vote answers at once; the PUT runs in the background');
     assert.deepEqual(res.body.votes.map((v: any) => [v.reviewer, v.via]), [['anonymous', 'api']]);
+    assert.deepEqual(res.body.final.votes.map((v: any) => [v.reviewer, v.decision]), [['anonymous', 'approve']], 'the final call rests on exactly that vote');
     res = await post(action.action_id, { decision: 'approve' });
     assert.equal(res.status, 409);
   });
