@@ -71,7 +71,7 @@ describe('custody-review people can trust: two Node-RED instances, one Redis', f
       await rig?.stop();
     });
 
-    it('quorum 2: alice approves on a (200), Redis restarts empty, both instances list the review again with her vote; bob approves on b: exactly one PUT, approved', async function () {
+    it('quorum 2: alice approves on a (200), Redis restarts empty, both instances list the review again with her vote; bob approves on b (503 while the coordination recovers, then 200): exactly one PUT, approved', async function () {
       this.timeout(300000);
       const [h] = await rig.heldTransfers(1, 0);
       const first = await rig.vote(0, 'alice', h.action_id, 'approve');
@@ -96,7 +96,17 @@ describe('custody-review people can trust: two Node-RED instances, one Redis', f
       }
       console.log(`      Redis restart: both instances list the review with alice's vote ${Math.round(performance.now() - t0)} ms after Redis was back (answers while recovering: ${seen.join(', ') || 'none'})`);
       assert.equal(rig.proxy.decisionCalls().length, 0, 'no call before the quorum');
-      const second = await rig.vote(1, 'bob', h.action_id, 'approve');
+      // While the coordination recovers (one claim lease after Redis came back) a vote is refused
+      // with 503 and nothing stored, "vote again in a moment": bob does, as the answer asks.
+      let second = await rig.vote(1, 'bob', h.action_id, 'approve');
+      let refused = 0;
+      for (const deadline = Date.now() + 90000; second.status === 503 && Date.now() < deadline; ) {
+        refused++;
+        assert.match(String(second.body.error), /Redis/, 'a 503 says why');
+        await sleep(1000);
+        second = await rig.vote(1, 'bob', h.action_id, 'approve');
+      }
+      console.log(`      Redis restart: bob's vote accepted ${Math.round(performance.now() - t0)} ms after Redis was back, after ${refused} answers 503 (recovering)`);
       assert.equal(second.status, 200, JSON.stringify(second.body));
       assert.equal(second.body.state, 'calling');
       assert.equal(await rig.transferStatus(h.tx_id, 'approved_transfer'), 'approved_transfer');
