@@ -442,7 +442,7 @@ export class RedisReviewStore implements ReviewStore {
 
   /** Run a command that changes the queue: only while the coordination is ready (not while a data loss is being written back). */
   async #write<T>(fn: (redis: Redis & ReviewScripts) => Promise<T>): Promise<T> {
-    if (this.#c.state === 'recovering') throw new ReviewError(503, 'coordination: Redis came back without its data; the reviews are being written back, vote again in a moment');
+    if (this.#c.state === 'recovering') throw new ReviewError(503, 'coordination: Redis came back without its data; the reviews are being written back (for one claim lease), vote again in a moment');
     return this.#c.run((r) => fn(r as Redis & ReviewScripts));
   }
 
