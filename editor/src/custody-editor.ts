@@ -62,23 +62,31 @@ function current(node: EditorNode, property: string): unknown {
   return input.length ? input.val() : node[property];
 }
 
-/** The members being edited (dialog open) or stored on the node. */
-function currentMembers(node: EditorNode): Member[] {
-  const list = $('#node-input-members-list');
+/**
+ * The rows of the Node-RED `editableList` in `container` (a selector), each read by `read`, or
+ * null when the list is not built (the dialog is closed). A row whose remove button was just
+ * pressed fades out before it leaves the list: it is left out.
+ */
+function listRows<T>(container: string, read: (row: JQuery) => T): T[] | null {
+  const list = $(container);
   let items: JQuery | null;
   try {
     items = list.length ? list.editableList('items') : null;
   } catch (e) {
     items = null; // the list is not built (dialog closed)
   }
-  if (!items) {
-    return (node.members as Member[] | undefined) || [];
-  }
-  const out: Member[] = [];
+  if (!items) return null;
+  const out: T[] = [];
   items.each(function () {
-    out.push({ kind: String($(this).find('.custody-member-kind').val()), id: String($(this).find('.custody-member-id').val() || '').trim() });
+    if (!$(this).parent().hasClass('red-ui-editableList-item-deleting')) out.push(read($(this)));
   });
   return out;
+}
+
+/** The members being edited (dialog open) or stored on the node. */
+function currentMembers(node: EditorNode): Member[] {
+  const rows = listRows('#node-input-members-list', (row) => ({ kind: String(row.find('.custody-member-kind').val()), id: String(row.find('.custody-member-id').val() || '').trim() }));
+  return rows ?? (node.members as Member[] | undefined) ?? [];
 }
 
 /**
@@ -154,6 +162,17 @@ function codeList(parent: JQuery, names: string[]): void {
 }
 
 const CustodyEditor = {
+  listRows,
+
+  /** Number the rows of the `editableList` in `container` 1, 2, ... in their order, in each row's element of class `indexClass`. */
+  numberRows(container: string, indexClass: string): void {
+    $(container)
+      .editableList('items')
+      .each(function (i) {
+        $(this).find('.' + indexClass).text(String(i + 1));
+      });
+  },
+
   /**
    * A `validate` function for a path id property: empty (read from msg.payload) or an id
    * the runtime accepts (lib PATH_ID): no "/", "?", "#", "%", "\\", control characters or
