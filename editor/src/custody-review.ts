@@ -140,6 +140,7 @@ const STYLE = `
 .custody-review-facts dd { margin: 0; overflow-wrap: anywhere; }
 .custody-review-facts .custody-review-to { font-weight: bold; }
 .custody-review-code { font-family: var(--red-ui-monospace-font, monospace); font-size: 12px; }
+.custody-review-to-value { display: block; font-weight: normal; }
 .custody-review-facts ul { margin: 0; padding-left: 16px; }
 .custody-review-late { color: var(--red-ui-text-color-error); }
 .custody-review-votes { margin: 2px 0 6px 16px; padding: 0; }
@@ -156,6 +157,7 @@ const STYLE = `
 .custody-review-recent-item { border-bottom: 1px solid var(--red-ui-secondary-border-color); padding: 4px 0; }
 .custody-review-recent-item .custody-review-meta, .custody-review-meta { color: var(--red-ui-secondary-text-color); font-size: 12px; }
 .custody-review-confirm-text p { margin: 0 0 6px; }
+.red-ui-notification .ui-dialog-buttonset button.custody-review-confirm-approve, .red-ui-notification .ui-dialog-buttonset button.custody-review-confirm-approve:not(.disabled):not(:disabled):hover { background: var(--red-ui-text-color-success); border-color: var(--red-ui-text-color-success); color: var(--red-ui-workspace-button-color-primary) !important; }
 .custody-review-confirm-text .custody-review-confirm-main { font-weight: bold; }
 `;
 
