@@ -130,7 +130,7 @@ const STYLE = `
 .custody-review-item { border: 1px solid var(--red-ui-secondary-border-color); border-left: 4px solid var(--red-ui-text-color-warning); border-radius: 4px; padding: 8px; margin-bottom: 10px; background: var(--red-ui-secondary-background); }
 .custody-review-item.custody-review-calling { border-left-color: var(--red-ui-text-color-link); }
 .custody-review-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 6px; margin-bottom: 6px; }
-.custody-review-title { font-weight: bold; font-size: 15px; color: var(--red-ui-primary-text-color); }
+.custody-review-title { font-weight: bold; font-size: 15px; color: var(--red-ui-primary-text-color); overflow-wrap: anywhere; }
 .custody-review-badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 11px; line-height: 17px; border: 1px solid var(--red-ui-secondary-border-color); color: var(--red-ui-secondary-text-color); background: var(--red-ui-primary-background); }
 .custody-review-badge-calling { border-color: var(--red-ui-text-color-link); color: var(--red-ui-text-color-link); }
 .custody-review-badge-escalated, .custody-review-badge-rejected, .custody-review-badge-failed { border-color: var(--red-ui-text-color-error); color: var(--red-ui-text-color-error); }
@@ -153,8 +153,8 @@ const STYLE = `
 .custody-review-tab button.red-ui-button.custody-review-reject:not(.disabled):not(:disabled):hover { background: var(--red-ui-secondary-background-hover); color: var(--red-ui-text-color-error) !important; }
 .custody-review-error { color: var(--red-ui-text-color-error); margin-top: 4px; }
 .custody-review-error:empty { display: none; }
-.custody-review-recent { list-style: none; margin: 0; padding: 0; }
-.custody-review-recent-item { border-bottom: 1px solid var(--red-ui-secondary-border-color); padding: 4px 0; }
+.custody-review-tab ul.custody-review-recent { list-style: none; margin: 0; padding: 0; }
+.custody-review-recent-item { border-bottom: 1px solid var(--red-ui-secondary-border-color); padding: 4px 0; overflow-wrap: anywhere; }
 .custody-review-recent-item .custody-review-meta, .custody-review-meta { color: var(--red-ui-secondary-text-color); font-size: 12px; }
 .custody-review-confirm-text p { margin: 0 0 6px; }
 .red-ui-notification .ui-dialog-buttonset button.custody-review-confirm-approve, .red-ui-notification .ui-dialog-buttonset button.custody-review-confirm-approve:not(.disabled):not(:disabled):hover { background: var(--red-ui-text-color-success); border-color: var(--red-ui-text-color-success); color: var(--red-ui-workspace-button-color-primary) !important; }

@@ -60,6 +60,8 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
   let browser: Browser;
   const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-tab-settings-'));
   const tokens: Record<string, string> = {};
+  /** Actions whose approve / reject answer the proxy holds for 30 s (the final call stays running). */
+  const slow = new Set<string>();
 
   const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
   const decisionCalls = (method: string) => proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
@@ -116,7 +118,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
   before(async () => {
     s = await startSimulated('cf-review-tab-sim-');
     await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
-    proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: 0 });
+    proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
     const baseUrl = await proxy.listen('red');
     red = new RedProcess({ prefix: 'cf-review-tab-', settingsFile: writeAdminAuthSettings(settingsDir, USERS) });
     await red.start();
@@ -310,6 +312,28 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await confirmation(alice.page).locator('.custody-review-cancel').click();
     assert.equal(await alice.page.evaluate(() => (window as any).__custodyXss), undefined);
     assert.deepEqual(alice.posts, []);
+    await alice.page.context().close();
+  });
+
+  it('while the final call runs (state calling) the tab shows "being decided" and no buttons, and the vote that completed the quorum says so (needs the contract\'s runtime: POST answers at once)', async function () {
+    if (!Array.isArray((await list()).recent)) this.skip(); // the runtime before the contract (its POST waits for the final call)
+    const alice = await editorAs('alice');
+    const net = 4_000_000;
+    const { review } = await held(net, 'slow call');
+    slow.add(review.action_id);
+    assert.equal((await api('bob', 'POST', `/custody/reviews/${review.action_id}`, { decision: 'approve' })).status, 200);
+    const c = card(alice.page, review.action_id);
+    await alice.page.waitForFunction((id) => /bob approved/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
+    await c.locator('.custody-review-approve').click();
+    await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
+    const notice = alice.page.locator('.red-ui-notification .custody-review-result');
+    await notice.waitFor({ timeout: 30000 });
+    assert.match(await notice.innerText(), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*\\(2 of 2\\): being decided$`));
+    await alice.page.waitForFunction((id) => document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.getAttribute('data-state') === 'calling', review.action_id, { timeout: 30000 });
+    assert.ok(proxy.inFlight().some((r) => r.action_id === review.action_id), 'the PUT is still running');
+    assert.equal(await c.locator('button').count(), 0, 'no buttons while it is being decided');
+    assert.equal(await c.locator('.custody-review-reason').count(), 0);
+    assert.equal(await c.locator('.custody-review-badge-calling').innerText(), 'being decided');
     await alice.page.context().close();
   });
 
