@@ -81,6 +81,14 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
 
   const card = (page: Page, actionId: string) => page.locator(`.custody-review-item[data-action-id="${actionId}"]`);
 
+  /** Click the card's `button` (approve or reject) and confirm in the modal notification the tab asks in. */
+  async function voteIn(page: Page, actionId: string, button: 'approve' | 'reject'): Promise<void> {
+    await card(page, actionId).locator(`.custody-review-${button}`).click();
+    await page.locator(`.red-ui-notification .custody-review-confirm-${button}`).click();
+    // Node-RED removes a closed notification after it slid up: wait, so the next confirmation is the only one.
+    await page.waitForSelector('.red-ui-notification .custody-review-confirm', { state: 'detached', timeout: 10000 });
+  }
+
   before(async () => {
     s = await startSimulated('cf-review-ed-sim-');
     await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
@@ -116,13 +124,13 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     await card(alice, action_id).waitFor({ timeout: 30000 });
     assert.match(await card(alice, action_id).innerText(), /2 BTC-TESTNET/);
     assert.match(await alice.locator('.custody-review-user').innerText(), /Voting as alice/);
-    await card(alice, action_id).locator('.custody-review-approve').click();
+    await voteIn(alice, action_id, 'approve');
     await alice.waitForFunction((id) => /alice approved/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.textContent ?? ''), action_id, { timeout: 30000 });
     assert.equal(decisionCalls('PUT'), 0, 'one approval of two: no PUT');
     // CUSTODYFLOW_SCREENSHOT=<file.png>: the README's picture of the tab, taken here (not an assertion).
     if (process.env.CUSTODYFLOW_SCREENSHOT) await alice.screenshot({ path: process.env.CUSTODYFLOW_SCREENSHOT });
     assert.equal(await txStatus(tx_id, 'pending_transfer'), 'pending_transfer');
-    await card(alice, action_id).locator('.custody-review-approve').click();
+    await voteIn(alice, action_id, 'approve');
     await alice.waitForFunction((id) => /already approved by you/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"] .custody-review-error`)?.textContent ?? ''), action_id, { timeout: 30000 });
     const again = await api('alice', 'POST', `/custody/reviews/${action_id}`, { decision: 'approve' });
     assert.equal(again.status, 409);
@@ -130,7 +138,7 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     assert.equal(decisionCalls('PUT'), 0);
     const bob = await editorAs('bob');
     await card(bob, action_id).waitFor({ timeout: 30000 });
-    await card(bob, action_id).locator('.custody-review-approve').click();
+    await voteIn(bob, action_id, 'approve');
     assert.equal(await txStatus(tx_id, 'approved_transfer'), 'approved_transfer');
     assert.equal(decisionCalls('PUT'), 1, 'exactly one PUT');
     await alice.waitForFunction((id) => !document.querySelector(`.custody-review-item[data-action-id="${id}"]`), action_id, { timeout: 30000 });
@@ -151,7 +159,7 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     await bob.waitForFunction((id) => /a reject needs a reason/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"] .custody-review-error`)?.textContent ?? ''), action_id, { timeout: 30000 });
     assert.equal(decisionCalls('DELETE'), deletes, 'no reason: nothing called');
     await card(bob, action_id).locator('.custody-review-reason').fill('beneficiary not on the invoice');
-    await card(bob, action_id).locator('.custody-review-reject').click();
+    await voteIn(bob, action_id, 'reject');
     assert.equal(await txStatus(tx_id, 'custody_rejected_transfer'), 'custody_rejected_transfer');
     assert.equal(decisionCalls('DELETE'), deletes + 1, 'exactly one DELETE');
   });

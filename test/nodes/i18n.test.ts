@@ -5,7 +5,8 @@
  * .js in dist. The texts of the custody-config dialog's scripts come from its catalog too
  * (`t("...")` and the node's `this._`).
  *
- * - statically: every `RED._` key in nodes/**\/*.ts is a literal that exists in the catalog it is
+ * - statically: every `RED._` key in nodes/**\/*.ts (and every key the review sidebar tab,
+ *   editor/src/custody-review.ts, reads with its `t`) is a literal that exists in the catalog it is
  *   read from, with exactly the placeholders its call passes; no catalog key is unused;
  * - in node-red-node-test-helper: the status and error texts the nodes set are the catalog's;
  * - in a started Node-RED (the pack installed in a user directory, loaded by the real registry):
@@ -113,14 +114,22 @@ interface Lookup {
   params?: string[];
 }
 
-/** Every `RED._(...)` call in nodes/**\/*.ts, read with the TypeScript parser. */
+/**
+ * The editor scripts that read a node's catalog through a function of their own (which adds the
+ * node set's namespace, as a node's `this._` does), by file: the node folder and the function's name.
+ */
+const EDITOR_LOOKUPS: Array<{ file: string; folder: string; fn: string }> = [{ file: path.join(root, 'editor', 'src', 'custody-review.ts'), folder: 'custody-review', fn: 't' }];
+
+/** Every `RED._(...)` call in nodes/**\/*.ts, and every call of an {@link EDITOR_LOOKUPS} function, read with the TypeScript parser. */
 function lookups(): Lookup[] {
   const out: Lookup[] = [];
-  for (const file of tsFiles(nodesSrc)) {
+  const files = [...tsFiles(nodesSrc).map((file) => ({ file, folder: path.relative(nodesSrc, file).split(path.sep)[0], fn: undefined as string | undefined })), ...EDITOR_LOOKUPS];
+  for (const { file, folder, fn } of files) {
     const src = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
-    const folder = path.relative(nodesSrc, file).split(path.sep)[0];
+    const isLookup = (n: ts.CallExpression): boolean =>
+      fn ? ts.isIdentifier(n.expression) && n.expression.text === fn : ts.isPropertyAccessExpression(n.expression) && n.expression.name.text === '_' && n.expression.expression.getText(src) === 'RED';
     const visit = (n: ts.Node): void => {
-      if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && n.expression.name.text === '_' && n.expression.expression.getText(src) === 'RED') {
+      if (ts.isCallExpression(n) && isLookup(n)) {
         const [first, second] = n.arguments;
         const where = `${path.relative(root, file)}:${src.getLineAndCharacterOfPosition(n.getStart(src)).line + 1}`;
         const key = first && ts.isStringLiteralLike(first) ? first.text : undefined;
