@@ -77,7 +77,7 @@ export { callOperation, submitOperation, checkAssetCodes } from './client/call';
 export { signedRequest } from './client/signed-request';
 export { callWorkspaceOperation } from './client/v2/call';
 export { readTransaction, type TransactionRead } from './client/read-transaction';
-export { listAssets, quoteFee, assetScale, decimalAmountsToBaseUnits, feeQuoteInDecimals, FEE_DECIMAL_FIELDS, type FeeQuoteWithDecimals } from './client/v1/assets';
+export { listAssets, quoteFee, assetScale, decimalAmountsToBaseUnits, restateAmountsInDecimals, feeQuoteInDecimals, FEE_DECIMAL_FIELDS, type FeeQuoteWithDecimals } from './client/v1/assets';
 export { createCompany, getCompany, updateCompany, searchCompanies } from './client/v1/company';
 export { createCoreClient, listCoreClients, listActions, getAction, getPendingAction, listCoreClientWallets, approveAction, rejectAction } from './client/v1/core-client';
 export { createFund, addWallet, getFund, getWallet, getWalletHistory, getDeposits, getLedger, getHoldings, addWhitelist, listWhitelist } from './client/v1/fund';
@@ -138,6 +138,7 @@ export {
   ActionNotAppliedError,
   ActionOutcomeUnknownError,
   compileRules,
+  RulesError,
   evaluateRules,
   AuditLog,
   AuditFileError,

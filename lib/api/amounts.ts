@@ -34,10 +34,12 @@ export const DECIMAL_TEXT = /^(\d+(\.\d+)?|\.\d+)$/;
  * Accepts an optional leading `-`, digits, an optional `.` and fraction digits; no exponent,
  * no separators, no whitespace.
  * @param field the request field named in the error, e.g. `send.amount`.
+ * @param asset the asset code the error names (`send.amount: at most 8 decimal places for
+ *   BTC-TESTNET, got 0.000000001`); without it, the error names the scale.
  * @throws {ValidationError} when the text is not a decimal number or has more fraction digits
  *   than the scale allows (e.g. `"0.000000001"` BTC), instead of rounding.
  */
-export function toBaseUnits(decimal: string, scale: number | bigint, field = 'amount'): bigint {
+export function toBaseUnits(decimal: string, scale: number | bigint, field = 'amount', asset?: string): bigint {
   const decimals = decimalsOfScale(scale);
   const text = String(decimal).trim();
   const m = /^(-)?(\d+)(?:\.(\d+))?$/.exec(text) ?? /^(-)?()\.(\d+)$/.exec(text);
@@ -45,10 +47,20 @@ export function toBaseUnits(decimal: string, scale: number | bigint, field = 'am
   const [, sign, whole, fraction = ''] = m;
   const trimmed = fraction.replace(/0+$/, '');
   if (trimmed.length > decimals) {
+    if (asset !== undefined) throw new ValidationError(field, `at most ${decimals} decimal places for ${asset}, got ${decimalText(text)} (${trimmed.length} places); amounts are never rounded`);
     throw new ValidationError(field, `at most ${decimals} decimal places for this asset (scale ${String(scale)}), got ${shortValue(text)}: it does not convert exactly to base units`);
   }
   const units = BigInt(whole || '0') * 10n ** BigInt(decimals) + BigInt((trimmed.padEnd(decimals, '0')) || '0');
   return sign ? -units : units;
+}
+
+/**
+ * A value as a message about a decimal amount quotes it: decimal text (of at most 64 characters)
+ * as written, `0.000000001`; anything else as {@link shortValue} quotes it.
+ */
+export function decimalText(value: unknown): string {
+  const text = typeof value === 'number' ? String(value) : value;
+  return typeof text === 'string' && text.length <= 64 && /^-?(\d+(\.\d*)?|\.\d+)$/.test(text) ? text : shortValue(value);
 }
 
 /**

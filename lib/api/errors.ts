@@ -119,6 +119,33 @@ export class ApiError extends Error {
     });
   }
 
+  /** The restated reason, when {@link restateReason} gave one. */
+  private restatedReason?: string;
+
+  /**
+   * The body's `detail.reason` as this error's message states it: the body's own, or its
+   * restatement in the units the user chose ({@link restateReason}); undefined when the body has
+   * no text reason.
+   */
+  get statedReason(): string | undefined {
+    return this.restatedReason ?? (typeof this.detail.reason === 'string' ? this.detail.reason : undefined);
+  }
+
+  /**
+   * State the reason in other words in the message (e.g. its base units amounts in decimals with
+   * the asset, docs/nodes.md "The payment fields"): the message's trailing `(<reason>)` is
+   * replaced. `cause` and `detail` keep the API's body as it came.
+   * @param reason the reason as the user should read it.
+   */
+  restateReason(reason: string): void {
+    const current = this.statedReason;
+    if (current === undefined) return;
+    const tail = ` (${current})`;
+    if (!this.message.endsWith(tail)) return;
+    this.message = `${this.message.slice(0, -tail.length)} (${reason})`;
+    this.restatedReason = reason;
+  }
+
   /** True when the request may have had its effect (`failure` is `outcomeUnknown`). */
   get outcomeUnknown(): boolean {
     return this.failure === 'outcomeUnknown';

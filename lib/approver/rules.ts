@@ -286,31 +286,73 @@ function unresolved(entries: string[], ctx: EvaluationContext): string[] {
 }
 
 /**
+ * The rules of a node refused at deploy: every bad field of every rule. `field` and the start of
+ * the message are the first bad field's; the message lists each, in rule order, separated by
+ * `; ` (`rules[0].name: a name for the rule; rules[0].decision: one of approve, reject, hold,
+ * got "allow"; rules[2].maxAmount: ...`). `code` is `EINPUT`.
+ */
+export class RulesError extends ValidationError {
+  /** Each bad field's error, in rule order. */
+  readonly errors: readonly ValidationError[];
+  /** @param errors each bad field's error (at least one). */
+  constructor(errors: readonly ValidationError[]) {
+    const first = errors[0];
+    super(first.field, errors.map((e) => e.message).join('; ').slice(first.field.length + 2));
+    this.errors = errors;
+  }
+}
+
+/**
  * Check and compile the rules of a node, once, at deploy.
  * @param raw the node's `rules` property: an array of {@link ApprovalRule}.
  * @returns the compiled rules in order.
- * @throws {ValidationError} naming the field, e.g. `rules[2].maxAmount`, for a rule that is not
- *   an object, has no name, an unknown decision, a bad decimal, regular expression, time or time zone.
+ * @throws {RulesError} (a {@link ValidationError}) listing every bad field of every rule, each
+ *   named, e.g. `rules[2].maxAmount`: a rule that is not an object, has no name, an unknown
+ *   decision, a bad decimal, regular expression, time or time zone;
+ *   {@link ValidationError} `rules: a list of rules` when `raw` is not a list.
  */
 export function compileRules(raw: unknown): CompiledRule[] {
   if (raw === undefined || raw === null || raw === '') return [];
   if (!Array.isArray(raw)) throw new ValidationError('rules', 'a list of rules');
-  return raw.map((r, index) => compileRule(r, index));
+  const problems: ValidationError[] = [];
+  const rules = raw.map((r, index) => compileRule(r, index, problems));
+  if (problems.length) throw new RulesError(problems);
+  return rules;
 }
 
-function compileRule(r: unknown, index: number): CompiledRule {
+/**
+ * One rule compiled; each bad field is added to `problems` (and a safe stand-in used, so the
+ * rest of the rule is still checked).
+ */
+function compileRule(r: unknown, index: number, problems: ValidationError[]): CompiledRule {
   const at = `rules[${index}]`;
-  if (!r || typeof r !== 'object' || Array.isArray(r)) throw new ValidationError(at, 'a rule object');
+  /** `f()`, or `fallback` with its ValidationError added to `problems`. */
+  const checked = <T>(f: () => T, fallback: T): T => {
+    try {
+      return f();
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      problems.push(e);
+      return fallback;
+    }
+  };
+  const bad = (field: string, expected: string): void => {
+    problems.push(new ValidationError(field, expected));
+  };
+  if (!r || typeof r !== 'object' || Array.isArray(r)) {
+    bad(at, 'a rule object');
+    return { index, name: '', decision: 'hold', conditions: [], needsWhitelist: false, needsScale: false, shortCodes: [], velocityWindowMs: 0 };
+  }
   const rule = r as ApprovalRule;
-  const name = text(rule.name, `${at}.name`);
-  if (name === '') throw new ValidationError(`${at}.name`, 'a name for the rule');
-  if (!DECISIONS.includes(rule.decision)) throw new ValidationError(`${at}.decision`, `one of ${DECISIONS.join(', ')}, got ${JSON.stringify(rule.decision)}`);
+  const name = checked(() => text(rule.name, `${at}.name`), '');
+  if (name === '') bad(`${at}.name`, 'a name for the rule');
+  if (!DECISIONS.includes(rule.decision)) bad(`${at}.decision`, `one of ${DECISIONS.join(', ')}, got ${JSON.stringify(rule.decision)}`);
   const conditions: Condition[] = [];
   let needsWhitelist = false;
   let needsScale = false;
   const shortCodes: string[] = [];
 
-  const types = list(rule.actionTypes, `${at}.actionTypes`);
+  const types = checked(() => list(rule.actionTypes, `${at}.actionTypes`), []);
   if (types.length) {
     const set = new Set(types);
     conditions.push((f) =>
@@ -318,7 +360,7 @@ function compileRule(r: unknown, index: number): CompiledRule {
     );
   }
 
-  const assets = list(rule.assets, `${at}.assets`);
+  const assets = checked(() => list(rule.assets, `${at}.assets`), []);
   if (assets.length) {
     const set = new Set(assets);
     conditions.push((f) => {
@@ -327,9 +369,9 @@ function compileRule(r: unknown, index: number): CompiledRule {
     });
   }
 
-  const min = decimal(rule.minAmount, `${at}.minAmount`);
-  const max = decimal(rule.maxAmount, `${at}.maxAmount`);
-  if (min !== '' && max !== '' && compareDecimals(min, max) > 0) throw new ValidationError(`${at}.minAmount`, `at most maxAmount (${max}), got ${min}`);
+  const min = checked(() => decimal(rule.minAmount, `${at}.minAmount`), '');
+  const max = checked(() => decimal(rule.maxAmount, `${at}.maxAmount`), '');
+  if (min !== '' && max !== '' && compareDecimals(min, max) > 0) bad(`${at}.minAmount`, `at most maxAmount (${max}), got ${min}`);
   if (min !== '' || max !== '') {
     needsScale = true;
     const minIn = min !== '' ? boundIn(min, `${at}.minAmount`) : undefined;
@@ -354,7 +396,7 @@ function compileRule(r: unknown, index: number): CompiledRule {
     });
   }
 
-  const destinations = list(rule.destinations, `${at}.destinations`);
+  const destinations = checked(() => list(rule.destinations, `${at}.destinations`), []);
   if (destinations.length) {
     shortCodes.push(...destinations.filter((d) => /\s/.test(d)));
     conditions.push((f, ctx) => {
@@ -380,7 +422,7 @@ function compileRule(r: unknown, index: number): CompiledRule {
     });
   }
 
-  const sources = list(rule.sources, `${at}.sources`);
+  const sources = checked(() => list(rule.sources, `${at}.sources`), []);
   if (sources.length) {
     shortCodes.push(...sources.filter((s) => /\s/.test(s)));
     conditions.push((f, ctx) => {
@@ -391,15 +433,19 @@ function compileRule(r: unknown, index: number): CompiledRule {
     });
   }
 
-  const vAmount = decimal(rule.velocityAmount, `${at}.velocityAmount`);
-  const vCountText = text(rule.velocityCount, `${at}.velocityCount`);
-  if (vCountText !== '' && !/^\d+$/.test(vCountText)) throw new ValidationError(`${at}.velocityCount`, `a whole number, got ${JSON.stringify(vCountText)}`);
-  const vCount = vCountText === '' ? null : Number(vCountText);
+  const vAmount = checked(() => decimal(rule.velocityAmount, `${at}.velocityAmount`), '');
+  const vCountText = checked(() => text(rule.velocityCount, `${at}.velocityCount`), '');
+  const vCountOk = vCountText === '' || /^\d+$/.test(vCountText);
+  if (!vCountOk) bad(`${at}.velocityCount`, `a whole number, got ${JSON.stringify(vCountText)}`);
+  const vCount = vCountText === '' || !vCountOk ? null : Number(vCountText);
   let velocityWindowMs = 0;
   if (vAmount !== '' || vCount !== null) {
-    const hoursText = text(rule.velocityWindowHours, `${at}.velocityWindowHours`) || '24';
-    const hours = Number(hoursText);
-    if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 366) throw new ValidationError(`${at}.velocityWindowHours`, `a number of hours above 0 and at most 8784, got ${JSON.stringify(hoursText)}`);
+    const hoursText = checked(() => text(rule.velocityWindowHours, `${at}.velocityWindowHours`), '') || '24';
+    let hours = Number(hoursText);
+    if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 366) {
+      bad(`${at}.velocityWindowHours`, `a number of hours above 0 and at most 8784, got ${JSON.stringify(hoursText)}`);
+      hours = 24;
+    }
     velocityWindowMs = Math.round(hours * 3600_000);
     const windowMs = velocityWindowMs;
     const window = Math.round(windowMs / 1000);
@@ -432,16 +478,19 @@ function compileRule(r: unknown, index: number): CompiledRule {
     });
   }
 
-  const days = list(rule.days, `${at}.days`).map((d) => d.toLowerCase());
-  for (const d of days) if (!(WEEKDAYS as readonly string[]).includes(d)) throw new ValidationError(`${at}.days`, `weekdays among ${WEEKDAYS.join(', ')}, got ${JSON.stringify(d)}`);
-  const from = text(rule.from, `${at}.from`);
-  const to = text(rule.to, `${at}.to`);
-  if (from !== '' && !HHMM.test(from)) throw new ValidationError(`${at}.from`, `a time HH:MM (24 h), got ${JSON.stringify(from)}`);
-  if (to !== '' && !HHMM.test(to)) throw new ValidationError(`${at}.to`, `a time HH:MM (24 h), got ${JSON.stringify(to)}`);
-  if (from !== '' && from === to) throw new ValidationError(`${at}.to`, `a time other than from (${from}): an empty window never matches`);
-  if ((from === '') !== (to === '')) throw new ValidationError(`${at}.${from === '' ? 'from' : 'to'}`, 'a time HH:MM: a daily window needs both from and to');
-  const timeZone = text(rule.timeZone, `${at}.timeZone`) || 'UTC';
-  const formatter = zoneFormatter(timeZone, `${at}.timeZone`);
+  const days = checked(() => list(rule.days, `${at}.days`), []).map((d) => d.toLowerCase());
+  const badDay = days.find((d) => !(WEEKDAYS as readonly string[]).includes(d));
+  if (badDay !== undefined) bad(`${at}.days`, `weekdays among ${WEEKDAYS.join(', ')}, got ${JSON.stringify(badDay)}`);
+  const from = checked(() => text(rule.from, `${at}.from`), '');
+  const to = checked(() => text(rule.to, `${at}.to`), '');
+  const fromOk = from === '' || HHMM.test(from);
+  const toOk = to === '' || HHMM.test(to);
+  if (!fromOk) bad(`${at}.from`, `a time HH:MM (24 h), got ${JSON.stringify(from)}`);
+  if (!toOk) bad(`${at}.to`, `a time HH:MM (24 h), got ${JSON.stringify(to)}`);
+  if (from !== '' && from === to) bad(`${at}.to`, `a time other than from (${from}): an empty window never matches`);
+  else if (fromOk && toOk && (from === '') !== (to === '')) bad(`${at}.${from === '' ? 'from' : 'to'}`, 'a time HH:MM: a daily window needs both from and to');
+  const timeZone = checked(() => text(rule.timeZone, `${at}.timeZone`), '') || 'UTC';
+  const formatter = checked(() => zoneFormatter(timeZone, `${at}.timeZone`), zoneFormatter('UTC', `${at}.timeZone`));
   if (days.length || from !== '') {
     const daySet = new Set(days);
     const minutesOf = (t: string) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5));
@@ -461,7 +510,7 @@ function compileRule(r: unknown, index: number): CompiledRule {
     ['referencePattern', 'reference', 'details.reference'],
     ['benefitOfPattern', 'benefitOf', 'details.benefitOf'],
   ] as const) {
-    const re = regex(rule[field], `${at}.${field}`);
+    const re = checked(() => regex(rule[field], `${at}.${field}`), undefined);
     if (!re) continue;
     conditions.push((f) => {
       const v = f[key];

@@ -18,6 +18,7 @@ import {
   resolveSubmission,
   SUBMISSION_KINDS,
   decimalAmountsToBaseUnits,
+  restateAmountsInDecimals,
   describeOperation,
   callWorkspaceOperation,
   ConfigError,
@@ -159,7 +160,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
     const fromMsg = def.operation === OPERATION_FROM_MSG;
     const fixed = fromMsg ? undefined : operations.get(def.operation);
     const amountFormat: AmountFormat = def.amountFormat === 'decimal' ? 'decimal' : 'baseUnits';
-    const expiresAfter = Number(def.expiresAfter);
+    const expiresAfter = expiresAfterOf(RED, def.expiresAfter);
     const runRequest = requestRunner(RED, node);
 
     // Each editor property's reader, checked now: a typed value that can never work turns the
@@ -183,6 +184,7 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
     else if (!fixed && !fromMsg) showError(node, new ConfigError(`operation: ${RED._('common.errors.unknownOperation', { operation: JSON.stringify(def.operation) })}`));
     else if (simulatorOnly) showError(node, simulatorOnly);
     else if (firstRefusal(fixed)) showError(node, firstRefusal(fixed));
+    else if (expiresAfter instanceof Error && [...operations.values()].some((o) => (!fixed || o === fixed) && o.properties.includes('expiresAfter'))) showError(node, expiresAfter);
     else node.status({});
     // After the first status: a partnerTxId refused at deploy turns it red. The money-moving
     // operation's key setting also names the payment `resolve` looks up.
@@ -231,18 +233,24 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
       const client = await connection!.client();
       if (op.resolving) return resolvePayment(client, msg, input);
       const spec = op.spec!;
-      if (describeOperation(spec).expires && Number.isInteger(expiresAfter) && expiresAfter > 0 && input.expires === undefined) input.expires = Math.floor(Date.now() / 1000) + expiresAfter;
+      if (describeOperation(spec).expires && input.expires === undefined && expiresAfter !== undefined) {
+        if (expiresAfter instanceof Error) throw expiresAfter;
+        input.expires = Math.floor(Date.now() / 1000) + expiresAfter;
+      }
       if (amountFormat === 'decimal') input = await decimalAmountsToBaseUnits(client, spec, input);
       msg.custody = custodyTrace(type, op.name, input);
+      const sent = input;
+      // In decimal mode, the API's words about an amount are restated in decimals with the asset.
+      const restated = (e: unknown) => (amountFormat === 'decimal' ? restateAmountsInDecimals(client, spec, sent, e) : Promise.resolve(e)).then((x) => Promise.reject(x));
       if (spec.submission) {
         // Money moves: through the config node's submission journal, exactly once.
-        const res = await submitOperation(client, spec, input, { journal: await connection!.journal() });
+        const res = await submitOperation(client, spec, input, { journal: await connection!.journal() }).catch(restated);
         msg.payload = res.data;
         msg.statusCode = res.statusCode;
         msg.outcome = res.outcome;
         return { statusCode: res.statusCode, note: res.outcome === 'existing' ? RED._('common.status.existing', { tx_id: (res.data as { tx_id?: string }).tx_id ?? '' }).trim() : undefined };
       }
-      const res = await callOperation(client, spec, input);
+      const res = await callOperation(client, spec, input).catch(restated);
       const answer = options.answers?.[op.name];
       msg.payload = answer ? await answer(res.data, input, { amountFormat, client }) : res.data;
       msg.statusCode = res.statusCode;
@@ -291,6 +299,21 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
   RED.httpAdmin.get(`/custody/operations/${type}`, RED.auth.needsPermission(`${type}.read`), (_req, res) => {
     res.json(described);
   });
+}
+
+/**
+ * The node's "Expires after" (`expiresAfter`, docs/nodes.md "The payment fields"): seconds from
+ * now that fill `expires` when the msg has none.
+ * @param value the property as deployed: text or a number.
+ * @returns the seconds (a positive whole number); undefined when empty (the msg must then carry
+ *   `expires`); a {@link ConfigError} naming the setting and its range for anything else (`-100`,
+ *   `0`, `1.5`, `abc`), thrown when a msg without `expires` needs it.
+ */
+function expiresAfterOf(RED: NodeAPI, value: unknown): number | undefined | ConfigError {
+  const text = value === undefined || value === null ? '' : String(value).trim();
+  if (text === '') return undefined;
+  if (/^\d+$/.test(text) && Number(text) >= 1 && Number.isSafeInteger(Number(text))) return Number(text);
+  return new ConfigError(`expiresAfter: ${RED._('common.errors.expiresAfter', { value: shortText(value) })}`);
 }
 
 /**

@@ -8,7 +8,7 @@
  * catalog by scripts/copy-assets.ts), looked up with the `RED._` of the node's module.
  */
 import type { Node, NodeAPI } from 'node-red';
-import type { ConnectionFailure, FeedState } from '../../lib';
+import { ApiError, OutcomeUnknownError, type ConnectionFailure, type FeedState } from '../../lib';
 import type { FeedHealth, FeedReport } from './types';
 
 /** A status text cut to at most 60 characters. */
@@ -35,10 +35,21 @@ export function showSuccess(RED: NodeAPI, node: Node, statusCode: number): void 
   node.status({ fill: 'green', shape: 'dot', text: RED._('common.status.success', { statusCode, time: new Date().toLocaleTimeString() }) });
 }
 
-/** Red ring with a short error text (the Error's message, at most 60 characters). */
+/**
+ * An error as a status says it, the cause first (the status is cut at 60 characters): for an
+ * answer of the API with a reason (spec section 7 `detail.reason`, as the message states it,
+ * e.g. restated in decimals), `<reason> (<HTTP status> <msg>)`: `send.amount: insufficient
+ * balance: 1000.01 BTC-TESTNET needed … (400 Bad Request)`; for any other error its message
+ * (`send.amount: at least 0.00000001 BTC-TESTNET, got 0`).
+ */
+export function errorStatusText(err: unknown): string {
+  if (err instanceof ApiError && !(err instanceof OutcomeUnknownError) && err.statusCode > 0 && err.statedReason) return `${err.statedReason} (${err.statusCode} ${err.msg})`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Red ring with a short error text ({@link errorStatusText}, at most 60 characters). */
 export function showError(node: Node, err: unknown): void {
-  const text = err instanceof Error ? err.message : String(err);
-  node.status({ fill: 'red', shape: 'ring', text: short(text) });
+  node.status({ fill: 'red', shape: 'ring', text: short(errorStatusText(err)) });
 }
 
 /**

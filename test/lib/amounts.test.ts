@@ -18,6 +18,11 @@ describe('amounts', () => {
       () => toBaseUnits('0.000000001', 100000000, 'send.amount'),
       (e: Error) => e instanceof ValidationError && e.field === 'send.amount' && /at most 8 decimal places/.test(e.message),
     );
+    assert.throws(
+      () => toBaseUnits('0.0000000010', 100000000, 'send.amount', 'BTC-TESTNET'),
+      (e: Error) => e instanceof ValidationError && e.message === 'send.amount: at most 8 decimal places for BTC-TESTNET, got 0.0000000010 (9 places); amounts are never rounded',
+      'with the asset: named, and its decimals',
+    );
     for (const bad of ['', '1e-8', '1,5', ' 1. ', 'abc', '0x10', '--1']) {
       assert.throws(() => toBaseUnits(bad, 100000000), ValidationError, bad);
     }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, AuditLog, compileRules, type ApprovalRule, type CustodyClient, evaluateRules, verifyAuditFile } from '../../lib';
+import { Approver, AuditLog, compileRules, RulesError, type ApprovalRule, type CustodyClient, evaluateRules, verifyAuditFile } from '../../lib';
 import { verifyAuditText, GENESIS_HASH } from '../../lib/approver/audit';
 import { VelocityLedger } from '../../lib/approver/velocity';
 import type { ActionFacts, EvaluationContext } from '../../lib/approver/rules';
@@ -52,6 +52,23 @@ describe('lib/approver: rules', () => {
       [[{ name: 'x', decision: 'approve', days: ['monday'] }], /^rules\[0\]\.days: weekdays among/],
     ];
     for (const [raw, re] of cases) assert.throws(() => compileRules(raw), (e: Error & { code?: string }) => re.test(e.message) && e.code === 'EINPUT', JSON.stringify(raw));
+  });
+
+  it('lists every bad field of every rule in one error, in rule order', () => {
+    const raw = [
+      { name: '', decision: 'allow' },
+      { name: 'fine', decision: 'hold' },
+      { name: 'x', decision: 'approve', minAmount: '2', maxAmount: '1', velocityCount: '1.5', days: ['monday'], to: '25:00', referencePattern: '(' },
+    ];
+    assert.throws(
+      () => compileRules(raw),
+      (e: RulesError) =>
+        e instanceof RulesError &&
+        e.code === 'EINPUT' &&
+        e.field === 'rules[0].name' &&
+        e.errors.map((x) => x.field).join(' ') === 'rules[0].name rules[0].decision rules[2].minAmount rules[2].velocityCount rules[2].days rules[2].to rules[2].referencePattern' &&
+        e.message === e.errors.map((x) => x.message).join('; '),
+    );
   });
 
   it('a weekly window in a named zone: wraps midnight, follows daylight saving', () => {

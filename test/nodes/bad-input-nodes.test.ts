@@ -209,15 +209,15 @@ const CASES: Case[] = [
   ...Object.entries(TABLES).flatMap(([node, t]) => casesOf(node, t)),
   // A fee quote for 0 is a quote of nothing, in base units and in whole units.
   { node: 'fee', what: 'type not a fee type', payload: { ...TABLES.fee.valid(), type: 'deposit' }, field: 'type', says: /must be one of "transferOut", "withdraw", "swap"$/ },
-  { node: 'feeDecimal', what: 'amount "0"', payload: { ...TABLES.fee.valid(), amount: '0' }, field: 'amount', says: /must be >= 1, got 0$/ },
-  { node: 'feeDecimal', what: 'amount "0.000"', payload: { ...TABLES.fee.valid(), amount: '0.000' }, field: 'amount', says: /must be >= 1, got 0$/ },
+  { node: 'feeDecimal', what: 'amount "0"', payload: { ...TABLES.fee.valid(), amount: '0' }, field: 'amount', says: /: at least 0\.00000001 BTC-TESTNET, got 0$/ },
+  { node: 'feeDecimal', what: 'amount "0.000"', payload: { ...TABLES.fee.valid(), amount: '0.000' }, field: 'amount', says: /: at least 0\.00000001 BTC-TESTNET, got 0\.000$/ },
   { node: 'feeDecimal', what: 'unknown asset', payload: { ...TABLES.fee.valid(), asset: 'XYZ', amount: '1' }, field: 'asset', says: UNKNOWN },
-  { node: 'transferDecimal', what: 'amount "0"', payload: transferDecimal('0'), field: 'send.amount', says: /must be >= 1, got 0$/ },
+  { node: 'transferDecimal', what: 'amount "0"', payload: transferDecimal('0'), field: 'send.amount', says: /: at least 0\.00000001 BTC-TESTNET, got 0$/ },
   { node: 'transferDecimal', what: 'amount "-1"', payload: transferDecimal('-1'), field: 'send.amount', says: /a decimal number of whole units/ },
   { node: 'transferDecimal', what: 'amount "1e3"', payload: transferDecimal('1e3'), field: 'send.amount', says: /a decimal number of whole units/ },
   { node: 'transferDecimal', what: 'amount of 5,000 digits', payload: transferDecimal('9'.repeat(5000)), field: 'send.amount', says: /must be at most 64 characters, got 5000$/ },
-  { node: 'transferDecimal', what: 'amount finer than the scale', payload: transferDecimal('0.000000001'), field: 'send.amount', says: /at most 8 decimal places/ },
-  { node: 'transferDecimal', what: 'amount past 2^53 - 1 base units', payload: transferDecimal('90071992.54740992'), field: 'send.amount', says: /at most 9007199254740991 base units/ },
+  { node: 'transferDecimal', what: 'amount finer than the scale', payload: transferDecimal('0.000000001'), field: 'send.amount', says: /: at most 8 decimal places for BTC-TESTNET, got 0\.000000001 \(9 places\)/ },
+  { node: 'transferDecimal', what: 'amount past 2^53 - 1 base units', payload: transferDecimal('90071992.54740992'), field: 'send.amount', says: /: at most 90071992\.54740991 BTC-TESTNET, got 90071992\.54740992$/ },
   { node: 'transferDecimal', what: 'unknown asset', payload: transferDecimal('0.5', 'XYZ'), field: 'send.symbol', says: UNKNOWN },
 ];
 
