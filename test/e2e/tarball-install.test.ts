@@ -96,6 +96,8 @@ describe('the tarball route: npm pack, then installed into a fresh Node-RED user
     await red.start(); // Node-RED makes its user directory (package.json, settings)
     assert.deepEqual(await packNodeSets(red.base), [], 'not there before the install');
     await red.stop({ keepUserDir: true });
+    // npm installs where the nearest package.json is: the one Node-RED made in the user directory.
+    assert.ok(fs.existsSync(path.join(red.userDir, 'package.json')), "Node-RED made the user directory's package.json");
     execFileSync('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: red.userDir, stdio: ['ignore', 'ignore', 'pipe'], timeout: 180000 });
     await red.start();
     await assertInstalled(red);
