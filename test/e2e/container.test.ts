@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import { adminCall } from '../helpers/admin-auth';
+import { packTarball } from '../helpers/pack-tarball';
 import { freePort, RedProcess, root } from '../helpers/red-process';
 import { rsaKeyPair } from '../helpers/red-setup';
 
@@ -162,7 +163,7 @@ describe('the container: Node-RED with docker/settings.js and the pack from its 
     // The tarball the image installs (docker/Dockerfile: npm pack), unpacked where npm would put
     // it; its dependencies come from the project's node_modules through NODE_PATH.
     packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-container-pack-'));
-    const out = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], { cwd: root, encoding: 'utf8' })) as Array<{ filename: string }>;
+    const tarball = packTarball(packDir);
     red = new RedProcess({
       prefix: 'cf-container-',
       settingsFile: SETTINGS,
@@ -177,7 +178,7 @@ describe('the container: Node-RED with docker/settings.js and the pack from its 
     });
     const installed = path.join(red.userDir, 'node_modules', '@custodyflow', 'node-red-custody');
     fs.mkdirSync(installed, { recursive: true });
-    execFileSync('tar', ['-xzf', path.join(packDir, out[0].filename), '-C', installed, '--strip-components=1']);
+    execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
     fs.writeFileSync(path.join(red.userDir, 'flows.json'), '[]');
     await red.start();
   });

@@ -107,6 +107,11 @@ export interface RedProcessOptions {
   settingsFile?: string;
   /** Further environment variables of the process (e.g. the container's, for docker/settings.js). */
   env?: Record<string, string>;
+  /**
+   * Link the pack into the user directory (default true). False: the user directory has only
+   * what the test put there (the pack installed from its tarball, or nothing).
+   */
+  linkPack?: boolean;
 }
 
 /**
@@ -134,7 +139,8 @@ export class RedProcess {
   }
 
   /**
-   * Link the pack into the user directory, write flows.json, spawn Node-RED, and wait until
+   * Link the pack into the user directory (unless `linkPack` is false), write flows.json when
+   * there is none, spawn Node-RED, and wait until
    * `GET /nodes` answers.
    * @throws {Error} "node-red did not start" with the log, after 60 s.
    */
@@ -142,10 +148,13 @@ export class RedProcess {
     const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     const link = path.join(this.userDir, 'node_modules', ...pkg.name.split('/'));
     // A restart (start after stop({keepUserDir: true})) keeps the user directory as Node-RED left it.
-    if (!fs.existsSync(link)) {
+    const flowFile = path.join(this.userDir, 'flows.json');
+    if (this.options.linkPack !== false && !fs.existsSync(link)) {
       fs.mkdirSync(path.dirname(link), { recursive: true });
       fs.symlinkSync(root, link, 'dir');
-      fs.writeFileSync(path.join(this.userDir, 'flows.json'), this.options.flows ?? '[]');
+      fs.writeFileSync(flowFile, this.options.flows ?? '[]');
+    } else if (!fs.existsSync(flowFile)) {
+      fs.writeFileSync(flowFile, this.options.flows ?? '[]');
     }
     this.port = await freePort();
     this.base = `http://127.0.0.1:${this.port}`;
