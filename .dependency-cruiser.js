@@ -6,15 +6,18 @@
  *
  * lib is in one-way layers; each imports only the layers below it:
  *   0 lib/support   durable files, keyed locks, expiring id sets (nothing of the API)
+ *   0 lib/audit     the hash-chained audit log (docs/audit.md), used by the approver and the review;
+ *                   it imports lib/support only
  *   1 lib/api       the API's vocabulary: operation declarations, schemas, limits, kinds, states
  *   2 lib/request   preparing a request: validation, path ids, response checks
  *   3 lib/client    the executor: signing, transport, clients, calls, submission, asset list
- *   4 services      lib/approver, lib/coordination, lib/feeds, lib/tracking
+ *   4 services      lib/actions (approving or rejecting an action), lib/approver, lib/coordination,
+ *                   lib/feeds, lib/tracking, lib/review
  * lib/index.ts (the public API) may import every layer and nothing in lib imports it. The
  * simulator may import layers 0 to 3. nodes/ may import lib; nothing imports nodes/. lib knows
  * no Node-RED. Type imports count (tsPreCompilationDeps).
  */
-const LAYERS = ['support', 'api', 'request', 'client', '(approver|coordination|feeds|tracking|review)'];
+const LAYERS = ['(support|audit)', 'api', 'request', 'client', '(actions|approver|coordination|feeds|tracking|review)'];
 
 /** A rule per layer: nothing above it (and not lib/index.ts). */
 const layerRules = LAYERS.map((layer, i) => ({
@@ -36,11 +39,25 @@ module.exports = {
     },
     ...layerRules,
     {
+      name: 'audit-imports-only-support',
+      comment: 'lib/audit is infrastructure beside lib/support: it imports lib/support only',
+      severity: 'error',
+      from: { path: '^lib/audit/' },
+      to: { path: '^lib/', pathNot: ['^lib/(support|audit)/'] },
+    },
+    {
       name: 'lib-files-in-layers',
       comment: 'every lib module is in a layer folder, but lib/index.ts',
       severity: 'error',
-      from: { path: '^lib/', pathNot: ['^lib/(support|api|request|client|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$'] },
+      from: { path: '^lib/', pathNot: ['^lib/(support|audit|api|request|client|actions|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$'] },
       to: {},
+    },
+    {
+      name: 'review-not-through-approver',
+      comment: 'the review queue and the approver share lib/actions and lib/audit, not each other',
+      severity: 'error',
+      from: { path: '^lib/review/' },
+      to: { path: '^lib/approver/' },
     },
     {
       name: 'nothing-imports-nodes',
@@ -54,7 +71,7 @@ module.exports = {
       comment: 'the simulator imports lib/support, lib/api, lib/request and lib/client only',
       severity: 'error',
       from: { path: '^simulator/' },
-      to: { path: ['^lib/(approver|coordination|feeds|tracking)/', '^lib/index\\.ts$'] },
+      to: { path: ['^lib/(actions|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$'] },
     },
     {
       name: 'lib-knows-no-node-red',

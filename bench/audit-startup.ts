@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Approver, AuditLog, compileRules, verifyAuditChain, verifyAuditFile } from '../lib';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
-import { GENESIS_HASH, lineHash, rotatedSegmentPath } from '../lib/approver/audit';
+import { GENESIS_HASH, lineHash, rotatedSegmentPath } from '../lib/audit';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

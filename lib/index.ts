@@ -140,11 +140,6 @@ export {
   compileRules,
   RulesError,
   evaluateRules,
-  AuditLog,
-  AuditFileError,
-  verifyAuditFile,
-  verifyAuditChain,
-  verifyAuditFolder,
   type ApproverOptions,
   type ApproverMode,
   type ApproverOutcome,
@@ -153,12 +148,7 @@ export {
   type ApprovalRule,
   type Decision,
   type DefaultDecision,
-  type AuditLogOptions,
-  type AuditHead,
-  type HeadHook,
-  type AuditLine,
-  type AuditVerification,
-  type ChainVerification,
 } from './approver';
+export { AuditLog, AuditFileError, verifyAuditFile, verifyAuditChain, verifyAuditFolder, type AuditLogOptions, type AuditHead, type HeadHook, type AuditLine, type AuditVerification, type ChainVerification } from './audit';
 export { Coordinator, CoordinationUnavailableError, type CoordinatorOptions, type CoordinationState, type FailoverInfo, type RedisMode, type RedisAddress } from './coordination/coordinator';
 export { SharedSubmissionJournal, type SharedJournalOptions } from './coordination/shared-journal';

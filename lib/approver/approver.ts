@@ -13,7 +13,7 @@
  * - **reserve** (reserve.ts): {@link VelocityWindows} (velocity.ts; shared through Redis in
  *   lib/coordination/velocity-windows.ts): an approval is counted before it is called, and only
  *   a definite "not applied" frees it;
- * - **audit**: the decision on disk (audit.ts, hash-chained) before anything is sent; the
+ * - **audit**: the decision on disk (lib/audit, hash-chained) before anything is sent; the
  *   approval book (book.ts) keeps what each action id led to, rebuilt from that file on start;
  * - **call**: approve (PUT) or reject (DELETE), then a `result` line;
  * - **resolve** (resolution.ts, outcome.ts): a call whose outcome is unknown (an ApiError whose

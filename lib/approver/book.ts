@@ -6,9 +6,9 @@
  */
 import type { Claim } from '../coordination/coordinator';
 import { failureKindOf } from '../api/errors';
-import type { AuditLine } from './audit-line';
-import { AuditLog, type AuditHead, type AuditLogOptions, type HeadHook } from './audit-log';
-import type { CallOutcome } from './outcome';
+import type { AuditLine } from '../audit/line';
+import { AuditLog, type AuditHead, type AuditLogOptions, type HeadHook } from '../audit/log';
+import type { CallOutcome } from '../actions/outcome';
 import { VelocityLedger } from './velocity';
 import type { ApproverMode, DecisionRecord } from './types';
 

@@ -8,7 +8,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Claim } from '../coordination/coordinator';
 import { RedisVelocityWindows } from '../coordination/velocity-windows';
-import type { AuditLine } from './audit-line';
+import type { AuditLine } from '../audit/line';
 import type { ApprovalBook } from './book';
 import { LocalClaims, RedisClaims, type DecisionClaims } from './claims';
 import { LocalVelocityWindows, type VelocityEntry, type VelocityWindows } from './velocity';

@@ -9,12 +9,10 @@
 import { abortableSleep } from '../client/transport';
 import type { Entry, Resolution } from './book';
 import type { ApproverCore } from './core';
-import { ActionNotAppliedError, ActionOutcomeUnknownError, readCallOutcome } from './outcome';
+import { ActionNotAppliedError, ActionOutcomeUnknownError, readCallOutcome } from '../actions/outcome';
+import { resolveCallOutcome } from '../actions/resolve';
 import type { Decision } from './rules';
 import { OUTPUT, type ApproverOutcome, type ApproverOutput } from './types';
-
-/** Delays between two reads of an action whose call's outcome is unknown, ms: the first read at once, then growing to the last. */
-const RESOLVE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
 
 /** Resolves the calls of one approver whose outcome is unknown. */
 export class Resolver {
@@ -81,36 +79,26 @@ export class Resolver {
     const ids = { client_id: decision.client_id, action_id: decision.action_id };
     // Only approve and reject calls are made, so only they are resolved.
     const verb = decision.decision as Exclude<Decision, 'hold'>;
-    for (let attempt = 0; ; attempt++) {
-      await abortableSleep(RESOLVE_DELAYS_MS[Math.min(attempt, RESOLVE_DELAYS_MS.length - 1)], this.#core.closing.signal);
-      if (this.#core.closing.signal.aborted) return { outcome: 'unknown' };
-      let reading;
-      try {
-        reading = await readCallOutcome(await this.#core.opts.client(), ids, verb, entry.details);
-      } catch {
-        continue;
-      }
-      if (this.#core.closing.signal.aborted) return { outcome: 'unknown' };
-      let outcome: 'applied' | 'notApplied';
-      let why = reading.why;
-      if (reading.outcome !== 'pending') outcome = reading.outcome;
-      else if (this.#core.opts.now() - (entry.callEndedAt ?? 0) >= this.#core.opts.pendingSettlesAfterMs) {
-        outcome = 'notApplied';
-        why = `${reading.why} ${Math.round((this.#core.opts.now() - (entry.callEndedAt ?? 0)) / 1000)} s after the call ended: it did not take effect`;
-      } else continue;
-      await this.#core.append(key, { kind: 'resolved', approver: this.#core.opts.approverId, mode: decision.mode, action_id: decision.action_id, client_id: decision.client_id, outcome, status: reading.status, ...(reading.txStatus ? { txStatus: reading.txStatus } : {}), why, at: new Date(this.#core.opts.now()).toISOString() });
-      if (outcome === 'applied') {
-        entry.state = 'done';
-        this.#core.final(entry.claim, { decision: { ...decision, outcome }, output: OUTPUT[decision.decision], action: ids });
-      } else {
-        entry.state = reading.status === 'pending' ? 'failed' : 'done';
-        await this.#core.unreserve(decision);
-        await this.#core.claims.release(entry.claim);
-      }
-      entry.claim = undefined;
-      this.#core.opts.onUnknownChange?.(this.#core.unknown, { ...ids, outcome, why });
-      return { outcome, status: reading.status, why };
+    const reading = await resolveCallOutcome(async () => readCallOutcome(await this.#core.opts.client(), ids, verb, entry.details), {
+      callEndedAt: entry.callEndedAt ?? 0,
+      signal: this.#core.closing.signal,
+      now: this.#core.opts.now,
+      pendingSettlesAfterMs: this.#core.opts.pendingSettlesAfterMs,
+    });
+    if (!reading) return { outcome: 'unknown' };
+    const { outcome, why } = reading;
+    await this.#core.append(key, { kind: 'resolved', approver: this.#core.opts.approverId, mode: decision.mode, action_id: decision.action_id, client_id: decision.client_id, outcome, status: reading.status, ...(reading.txStatus ? { txStatus: reading.txStatus } : {}), why, at: new Date(this.#core.opts.now()).toISOString() });
+    if (outcome === 'applied') {
+      entry.state = 'done';
+      this.#core.final(entry.claim, { decision: { ...decision, outcome }, output: OUTPUT[decision.decision], action: ids });
+    } else {
+      entry.state = reading.status === 'pending' ? 'failed' : 'done';
+      await this.#core.unreserve(decision);
+      await this.#core.claims.release(entry.claim);
     }
+    entry.claim = undefined;
+    this.#core.opts.onUnknownChange?.(this.#core.unknown, { ...ids, outcome, why });
+    return { outcome, status: reading.status, why };
   }
 
   /** Once every resolution running now has ended (they end at close). */

@@ -5,8 +5,8 @@
  */
 import type { CustodyClient } from '../client/client';
 import type { Coordinator } from '../coordination/coordinator';
-import type { AuditHead, AuditLogOptions, HeadHook } from './audit-log';
-import type { CallOutcome } from './outcome';
+import type { AuditHead, AuditLogOptions, HeadHook } from '../audit/log';
+import type { CallOutcome } from '../actions/outcome';
 import type { CompiledRule, Decision, DefaultDecision, VelocityReport } from './rules';
 
 /** `live`: call the API; `dryRun`: decide, audit and send the msg, call nothing. */
@@ -128,8 +128,8 @@ export interface ApproverOptions {
 /** Default {@link ApproverOptions.reportUnknownAfterMs}: 2 minutes. */
 export const REPORT_UNKNOWN_AFTER_MS = 2 * 60_000;
 
-/** Default {@link ApproverOptions.pendingSettlesAfterMs}: 60 s (twice the client's default request timeout). */
-export const PENDING_SETTLES_AFTER_MS = 60_000;
+/** Default {@link ApproverOptions.pendingSettlesAfterMs}: lib/actions/resolve.ts, 60 s. */
+export { PENDING_SETTLES_AFTER_MS } from '../actions/resolve';
 
 /** The options with their defaults filled in. */
 export type ResolvedOptions = Required<Pick<ApproverOptions, 'defaultDecision' | 'mode' | 'cacheMs' | 'now' | 'reportUnknownAfterMs' | 'pendingSettlesAfterMs'>> & ApproverOptions;

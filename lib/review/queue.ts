@@ -7,7 +7,7 @@
  *   claims the final call with exactly the votes stored (store.ts): a vote answered "stored"
  *   always counts, a later one is refused (409).
  * - The vote answers at once; the final call runs in the background, and a call whose outcome is
- *   unknown is resolved by reading the action (lib/approver/outcome.ts `readCallOutcome`), never
+ *   unknown is resolved by reading the action (lib/actions: `readCallOutcome`, `resolveCallOutcome`, as the approver does), never
  *   counted as failed.
  * - A review whose action is no longer pending (approved, rejected or expired at the API by
  *   someone else) closes as `decidedElsewhere`: found at once when a vote arrives, and by reading
@@ -20,7 +20,7 @@
  *   the reviews, the accepted votes and the final calls it knows, from its audit file.
  *
  * Every opening, vote, escalation, expiry, final call, result and closing is a line of a
- * hash-chained audit file (lib/approver/audit-log.ts, docs/audit.md), which `custodyflow-audit
+ * hash-chained audit file (lib/audit/log.ts, docs/audit.md), which `custodyflow-audit
  * verify` checks.
  */
 import { ApiError } from '../api/errors';
@@ -30,16 +30,13 @@ import type { CustodyClient } from '../client/client';
 import { abortableSleep } from '../client/transport';
 import { approveAction, getAction, listActions, rejectAction } from '../client/v1/core-client';
 import { assetScale } from '../client/v1/assets';
-import { AuditLog, type AuditLogOptions } from '../approver/audit-log';
-import { readCallOutcome } from '../approver/outcome';
-import { PENDING_SETTLES_AFTER_MS } from '../approver/types';
+import { AuditLog, type AuditLogOptions } from '../audit/log';
+import { readCallOutcome } from '../actions/outcome';
+import { resolveCallOutcome } from '../actions/resolve';
 import { checkQuorumRules, checkVote, checkVoteInput, requiredApprovers, ReviewError, type QuorumRules, type ReviewDecision, type Vote, type VoteInput, type VoteVia } from './rules';
 import { CLOSED_REVIEW_KEEP_MS, type FinalCall, type Review, type ReviewChange, type ReviewStore } from './store';
 import { factsOf, viewOf, type ReviewFacts, type ReviewView } from './facts';
 import { reviewsFromAudit } from './write-back';
-
-/** Delays between two reads of an action whose final call's outcome is unknown, ms. */
-const RESOLVE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
 
 /** Default {@link ReviewQueueOptions.checkEveryMs}: 30 s. */
 export const DEFAULT_CHECK_EVERY_MS = 30_000;
@@ -524,20 +521,10 @@ export class ReviewQueue {
   }
 
   /** Read the action until the final call's outcome is definite (or the queue closes: resumed at the next open). */
-  async #resolve(review: Review, decision: ReviewDecision, endedAt = Date.now()): Promise<void> {
+  async #resolve(review: Review, decision: ReviewDecision, callEndedAt = Date.now()): Promise<void> {
     const ids = { client_id: review.client_id, action_id: review.action_id };
-    for (let attempt = 0; ; attempt++) {
-      await abortableSleep(RESOLVE_DELAYS_MS[Math.min(attempt, RESOLVE_DELAYS_MS.length - 1)], this.#closing.signal);
-      if (this.#closing.signal.aborted) return;
-      let reading;
-      try {
-        reading = await readCallOutcome(await this.#o.client(), ids, decision, review.details);
-      } catch {
-        continue;
-      }
-      if (reading.outcome !== 'pending') return this.#settle(review, decision, reading.outcome, reading.why, 0);
-      if (Date.now() - endedAt >= PENDING_SETTLES_AFTER_MS) return this.#settle(review, decision, 'notApplied', `${reading.why} after the call ended: it did not take effect`, 0);
-    }
+    const reading = await resolveCallOutcome(async () => readCallOutcome(await this.#o.client(), ids, decision, review.details), { callEndedAt, signal: this.#closing.signal });
+    if (reading) await this.#settle(review, decision, reading.outcome, reading.why, 0);
   }
 
   async #settle(review: Review, decision: ReviewDecision, outcome: 'applied' | 'notApplied', why: string, statusCode: number): Promise<void> {

@@ -23,7 +23,7 @@ import { createTransfer, getTransfer } from '../../lib';
 import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from '../helpers/admin-auth';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'], viewer: ['read'] };
-const AUDIT_CLI = path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js');
+const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 
 describe('custody-review sidebar tab and admin API with adminAuth (Chromium, started Node-RED)', function () {
   this.timeout(180000);

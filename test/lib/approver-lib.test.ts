@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Approver, AuditLog, compileRules, RulesError, type ApprovalRule, type CustodyClient, evaluateRules, verifyAuditFile } from '../../lib';
-import { verifyAuditText, GENESIS_HASH } from '../../lib/approver/audit';
+import { verifyAuditText, GENESIS_HASH } from '../../lib/audit';
 import { VelocityLedger } from '../../lib/approver/velocity';
 import type { ActionFacts, EvaluationContext } from '../../lib/approver/rules';
 

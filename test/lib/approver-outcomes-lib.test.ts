@@ -33,7 +33,7 @@ import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } f
 import { demoTransfer, tempDirPerTest, until } from '../helpers/support';
 import { FaultProxy, type FaultKind } from '../helpers/fault-proxy';
 import { RedisServer } from '../helpers/redis-server';
-import { rotatedSegments } from '../../lib/approver/audit';
+import { rotatedSegments } from '../../lib/audit';
 
 const CLIENT = 'demo-approver';
 

@@ -1,5 +1,5 @@
 /**
- * The audit chain's head (lib/approver/audit-log.ts `onHead`, docs/audit.md "The head: a cut
+ * The audit chain's head (lib/audit/log.ts `onHead`, docs/audit.md "The head: a cut
  * tail or an edited last line"), on real files: heads reported every N lines once the line is on
  * disk (across a rotation too), by the timer, and at close; and `custodyflow-audit verify --head`
  * (in-process `main`, and the built CLI once) passing on the intact chain and failing on a copy
@@ -11,12 +11,12 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AuditLog, type AuditHead } from '../../lib';
-import { lineHash, rotatedSegments } from '../../lib/approver/audit';
-import { main } from '../../lib/approver/audit-cli';
+import { lineHash, rotatedSegments } from '../../lib/audit';
+import { main } from '../../lib/audit/cli';
 import { tempDirPerTest, until } from '../helpers/support';
 
 const root = path.resolve(__dirname, '..', '..', '..');
-const AUDIT_CLI = path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js');
+const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 
 /** Run `custodyflow-audit` in-process: its exit code and what it printed. */
 function cli(...argv: string[]): { code: number; out: string; err: string } {

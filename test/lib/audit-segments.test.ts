@@ -1,5 +1,5 @@
 /**
- * The audit log in segments (lib/approver/audit.ts, docs/audit.md), on real files: rotation by
+ * The audit log in segments (lib/audit/index.ts, docs/audit.md), on real files: rotation by
  * size and by UTC day (an injected clock), the chain running across files, a start reading the
  * carried state and the live segment only, a file written before segments opening and rotating
  * from there, a rotation cut by a crash (each on-disk state it can leave, and a child process
@@ -12,10 +12,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AuditFileError, AuditLog, verifyAuditChain, verifyAuditFile, verifyAuditFolder, type AuditLine } from '../../lib';
 import { tempDirPerTest, until } from '../helpers/support';
-import { GENESIS_HASH, lineHash, rotatedSegmentPath, rotatedSegments, type SegmentOpening } from '../../lib/approver/audit';
+import { GENESIS_HASH, lineHash, rotatedSegmentPath, rotatedSegments, type SegmentOpening } from '../../lib/audit';
 
 const root = path.resolve(__dirname, '..', '..', '..');
-const AUDIT_CLI = path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js');
+const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 const AUDIT_JS = path.join(root, 'dist', 'lib', 'approver', 'audit.js');
 
 /** A decision line like the approver's, about 300 bytes. */

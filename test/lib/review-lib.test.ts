@@ -30,7 +30,7 @@ async function txReaches(client: CustodyClient, company_id: string, tx_id: strin
   }
   return last;
 }
-const AUDIT_CLI = path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js');
+const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 
 describe('review queue (lib): rules, one final call, outcomes, stores', function () {
   this.timeout(90000);

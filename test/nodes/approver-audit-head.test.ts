@@ -12,7 +12,7 @@ import { CountingServer } from '../helpers/counting-server';
 import { CONFIG, Inbox, TAB, loadCollecting } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useCountingServer, useHelperServer } from '../helpers/red-setup';
 import { until } from '../helpers/support';
-import { main } from '../../lib/approver/audit-cli';
+import { main } from '../../lib/audit/cli';
 
 const dataDir = simulatorDataDir('cf-approver-head-');
 const nodeModules = redNodes(['custody-config', 'custody-approver']);

@@ -115,6 +115,6 @@ describe('custody-approver across a real Node-RED restart', function () {
     const decided = lines.filter((l) => l.kind === 'decision').map((l) => l.action_id);
     assert.equal(decided.length, 4);
     assert.equal(new Set(decided).size, 4, 'each action decided once');
-    assert.match(execFileSync(process.execPath, [path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js'), 'verify', file], { encoding: 'utf8' }), /^ok: 6 lines/);
+    assert.match(execFileSync(process.execPath, [path.join(root, 'dist', 'lib', 'audit', 'cli.js'), 'verify', file], { encoding: 'utf8' }), /^ok: 6 lines/);
   });
 });

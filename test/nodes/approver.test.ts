@@ -68,7 +68,7 @@ const auditLines = (file: string): any[] =>
     .filter(Boolean)
     .map((l) => JSON.parse(l));
 
-const AUDIT_CLI = path.join(root, 'dist', 'lib', 'approver', 'audit-cli.js');
+const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 
 describe('custody-approver in Node-RED with the simulator', function () {
   this.timeout(60000);

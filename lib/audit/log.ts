@@ -1,5 +1,5 @@
 /**
- * The writer of an audit log (docs/audit.md; the line format: audit-line.ts): appends are
+ * The writer of an audit log (docs/audit.md; the line format: line.ts): appends are
  * group-committed: every line handed in during one write is written and `fdatasync`ed together,
  * and each append resolves only once its line is on disk. The live segment rotates when it grows
  * past {@link AuditLogOptions.maxSegmentBytes} or a new UTC day begins, its new opening line
@@ -13,10 +13,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AuditFileError, isOpening, lineHash, type AuditLine, type SegmentOpening } from './audit-line';
-import { rotatedSegmentPath, rotatedSegments } from './audit-segments';
-import { recoverRotation, rotateSegmentFile } from './audit-rotation';
-import { verifyAuditText } from './audit-verify';
+import { AuditFileError, isOpening, lineHash, type AuditLine, type SegmentOpening } from './line';
+import { rotatedSegmentPath, rotatedSegments } from './segments';
+import { recoverRotation, rotateSegmentFile } from './rotation';
+import { verifyAuditText } from './verify';
 
 /** Default {@link AuditLogOptions.maxSegmentBytes}: 64 MiB. */
 export const DEFAULT_MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -132,7 +132,7 @@ function utcDay(ms: number): number {
 /**
  * An append-only, hash-chained audit log in segments. Open it with {@link AuditLog.open}, which
  * verifies the live segment; {@link AuditLog.append} resolves once the line is written and
- * fdatasync'ed. A rotation is crash-safe (audit-rotation.ts); lines appended during a rotation
+ * fdatasync'ed. A rotation is crash-safe (rotation.ts); lines appended during a rotation
  * wait for it, then go to the new segment.
  */
 export class AuditLog {
@@ -421,7 +421,7 @@ export class AuditLog {
     this.#writing = undefined;
   }
 
-  /** A rotation (audit-rotation.ts); then appends go to the new segment. */
+  /** A rotation (rotation.ts); then appends go to the new segment. */
   async #rotateFile(p: Pending): Promise<void> {
     const fh = await rotateSegmentFile(this.file, p.line, p.rotateTo!);
     const old = this.#fh;

@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { GENESIS_HASH, isOpening, lineHash, type AuditLine } from './audit-line';
-import { SEGMENT_SEQ_DIGITS, rotatedSegments } from './audit-segments';
+import { GENESIS_HASH, isOpening, lineHash, type AuditLine } from './line';
+import { SEGMENT_SEQ_DIGITS, rotatedSegments } from './segments';
 
 /** The result of {@link verifyAuditFile} / {@link verifyAuditText}. */
 export interface AuditVerification {

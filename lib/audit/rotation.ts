@@ -11,8 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { syncDir } from '../support/durable/atomic';
-import { AuditFileError, isOpening } from './audit-line';
-import { verifyAuditText } from './audit-verify';
+import { AuditFileError, isOpening } from './line';
+import { verifyAuditText } from './verify';
 
 /** The path of a rotation's new live segment before it is renamed into place. */
 function nextPath(file: string): string {

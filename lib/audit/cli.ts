@@ -23,7 +23,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { SEGMENT_SEQ_DIGITS, auditChainsIn, verifyAuditChain, verifyAuditFolder, type ChainVerification, type LoggedHead } from './audit';
+import { SEGMENT_SEQ_DIGITS, auditChainsIn, verifyAuditChain, verifyAuditFolder, type ChainVerification, type LoggedHead } from './index';
 
 const USAGE = 'usage: custodyflow-audit verify <audit folder | audit file> [--from <segment file>] [--head <seq>:<sha256>]';
 

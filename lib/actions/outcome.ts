@@ -1,5 +1,5 @@
 /**
- * The resolve step of the approver's pipeline: what became of an approve (PUT) or reject
+ * What became of an approve (PUT) or reject
  * (DELETE) call of `/coreclient/{client_id}/action/{action_id}` whose answer never came (a
  * timeout, a reset, a 5xx, the client closed by a redeploy while the request was in flight: an
  * ApiError whose `failure` is `outcomeUnknown`, lib/api/errors.ts). Such a call is never counted as
@@ -13,9 +13,11 @@
  */
 import type { CustodyClient } from '../client/client';
 import { ApiError, OUTCOME_UNKNOWN_CODE } from '../api/errors';
-import type { Decision } from './rules';
 import { getAction } from '../client/v1/core-client';
 import { readTransaction } from '../client/read-transaction';
+
+/** What a call on a core client action asks: approve (PUT) or reject (DELETE), spec section 4. */
+export type ActionVerdict = 'approve' | 'reject';
 
 /**
  * What a call that decides an action led to: `applied` (the API did what the decision asked),
@@ -52,7 +54,7 @@ const TX_KIND: Record<string, 'transfer' | 'withdrawal'> = { transfer: 'transfer
 export async function readCallOutcome(
   client: CustodyClient,
   ids: { client_id: string; action_id: string },
-  decision: Exclude<Decision, 'hold'>,
+  decision: ActionVerdict,
   details?: Record<string, unknown>,
 ): Promise<OutcomeReading> {
   const wanted = decision === 'approve' ? 'approved' : 'rejected';
@@ -93,7 +95,7 @@ export class ActionNotAppliedError extends Error {
 
 /**
  * A call that decided an action whose outcome is still unknown after
- * {@link ApproverOptions.reportUnknownAfterMs}: it may have taken effect; the approver keeps
+ * the time its caller waits (the approver's `reportUnknownAfterMs`): it may have taken effect; the caller keeps
  * resolving it and counts it on the safe side (an approval stays in its velocity windows).
  * `code` is `EOUTCOMEUNKNOWN`; `cause` `{outcomeUnknown: true, statusCode, code, msg}` of the call.
  */

@@ -20,12 +20,12 @@
  * `verifyAuditChain(file, { head })` (`custodyflow-audit verify <file> --head <seq>:<hash>`)
  * then fails when the chain no longer holds that line with that hash.
  *
- * The files: audit-line.ts (the line format, the opening line, {@link AuditFileError}),
- * audit-log.ts (the writer: group commit, rotation, checkpoints), audit-rotation.ts (the
- * crash-safe rotation on disk), audit-segments.ts (segment names, listing), audit-verify.ts
+ * The files: line.ts (the line format, the opening line, {@link AuditFileError}),
+ * log.ts (the writer: group commit, rotation, checkpoints), rotation.ts (the
+ * crash-safe rotation on disk), segments.ts (segment names, listing), verify.ts
  * (verifying a segment, a chain, a folder).
  */
-export { GENESIS_HASH, lineHash, AuditFileError, type AuditLine, type SegmentOpening } from './audit-line';
-export { SEGMENT_SEQ_DIGITS, rotatedSegmentPath, rotatedSegments } from './audit-segments';
-export { AuditLog, DEFAULT_MAX_SEGMENT_BYTES, DEFAULT_CLOSE_CHECKPOINT_BYTES, DEFAULT_HEAD_EVERY_LINES, DEFAULT_HEAD_EVERY_MS, type AuditLogOptions, type CarryHook, type AuditHead, type HeadHook } from './audit-log';
-export { auditChainsIn, verifyAuditText, verifyAuditFile, verifyAuditChain, verifyAuditFolder, type AuditVerification, type VerifyTextOptions, type ChainVerification, type VerifyChainOptions, type LoggedHead } from './audit-verify';
+export { GENESIS_HASH, lineHash, AuditFileError, type AuditLine, type SegmentOpening } from './line';
+export { SEGMENT_SEQ_DIGITS, rotatedSegmentPath, rotatedSegments } from './segments';
+export { AuditLog, DEFAULT_MAX_SEGMENT_BYTES, DEFAULT_CLOSE_CHECKPOINT_BYTES, DEFAULT_HEAD_EVERY_LINES, DEFAULT_HEAD_EVERY_MS, type AuditLogOptions, type CarryHook, type AuditHead, type HeadHook } from './log';
+export { auditChainsIn, verifyAuditText, verifyAuditFile, verifyAuditChain, verifyAuditFolder, type AuditVerification, type VerifyTextOptions, type ChainVerification, type VerifyChainOptions, type LoggedHead } from './verify';
