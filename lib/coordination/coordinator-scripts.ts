@@ -6,6 +6,8 @@
  */
 // ARGV[4]: in Cluster mode, the run_id of the master this coordinator checked ('' elsewhere): on
 // another server (the cluster promoted a replica, which may lack the last writes) nothing is claimed.
+import type { LuaScript } from './lua';
+
 const CLAIM = `
 if ARGV[4] ~= '' and string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') ~= ARGV[4] then return {'moved', '', 0} end
 local d = redis.call('GET', KEYS[2])
@@ -74,8 +76,8 @@ export interface Scripts {
   cfEpoch(key: string, fresh: string, renew: string): Promise<[string, number]>;
 }
 
-/** The scripts and their key counts. */
-export const SCRIPTS: Record<keyof Scripts, { lua: string; keys: number }> = {
+/** The scripts and their key counts (lua.ts). */
+export const SCRIPTS: Record<keyof Scripts, LuaScript> = {
   cfClaim: { lua: CLAIM, keys: 3 },
   cfRenew: { lua: RENEW, keys: 2 },
   cfComplete: { lua: COMPLETE, keys: 2 },

@@ -42,6 +42,7 @@ import { abortableSleep } from '../client/transport';
 import { SCRIPTS, type Scripts } from './coordinator-scripts';
 import { CommandBatch } from './command-batch';
 import { KeyWaiters } from './key-waiters';
+import { withScripts } from './lua';
 import { clusterKeyPrefix, connectRedis, redisModeOf, serverOf, type RedisConnectionOptions, type RedisMode, type ServerIdentity } from './redis-connection';
 
 export { checkRedisUrl, parseRedisAddresses, clusterKeyPrefix, DEFAULT_MASTER_NAME, type RedisMode, type RedisAddress } from './redis-connection';
@@ -173,7 +174,7 @@ export class Coordinator extends EventEmitter {
     // No auto-pipelining: ioredis 6.0.0's can throw out of its callback (an uncaught TypeError in
     // autoPipelining.js when a pipeline answers short), which ends the Node-RED process.
     this.#redis = connectRedis(options, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }) as Redis & Scripts;
-    for (const [name, s] of Object.entries(SCRIPTS)) this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
+    withScripts<Scripts>(this.#redis, SCRIPTS);
     this.#batch = new CommandBatch(this.#redis, (e) => this.#failure(e));
     this.#sub = connectRedis(options, { maxRetriesPerRequest: null });
     this.#redis.on('ready', () => void this.#onReady());
@@ -225,17 +226,6 @@ export class Coordinator extends EventEmitter {
         if (this.#state !== 'closed') this.#sub.unsubscribe(channel).catch(() => undefined);
       }
     };
-  }
-
-  /**
-   * Make a service's Lua scripts callable on the connection by name (ioredis `defineCommand`:
-   * EVALSHA, the script text sent only when Redis does not know it yet). Idempotent.
-   * @param scripts by command name: the script and how many of its arguments are keys (each key
-   *   below the prefix, so that in a Cluster every script runs on one shard).
-   */
-  defineScripts(scripts: Record<string, { lua: string; keys: number }>): void {
-    const r = this.#redis as unknown as Record<string, unknown>;
-    for (const [name, s] of Object.entries(scripts)) if (typeof r[name] !== 'function') this.#redis.defineCommand(name, { numberOfKeys: s.keys, lua: s.lua });
   }
 
   /** Where the coordinator stands. */

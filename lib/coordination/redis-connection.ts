@@ -16,6 +16,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ConfigError } from '../api/errors';
 import { parseConfigUrl } from '../client/environments';
+import { withScripts, type LuaScript } from './lua';
 
 /** How the coordinator reaches Redis: one server by URL, through Sentinel, or a Cluster. */
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
@@ -176,6 +177,9 @@ function runIdOf(info: string): string {
   return /(?:^|\n)run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '';
 }
 
+/** The run_id of the server that holds a key (lua.ts). */
+const RUN_ID_SCRIPTS: Record<string, LuaScript> = { cfRunId: { lua: "return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''", keys: 1 } };
+
 /**
  * Which server `redis` talks to now. Standalone and Sentinel: the socket's peer and `INFO
  * server`; Cluster: the master of the slot of `key` (the prefix's slot: every key is there).
@@ -190,7 +194,7 @@ export async function serverOf(redis: RedisClient, mode: RedisMode, key: string)
   // Asked through a script on `key`: the client routes it to the slot's master (following a MOVED),
   // so the run_id is that of the server that holds the keys now, and the slot table is up to date after it.
   const cluster = redis as unknown as Cluster;
-  const runId = String(await cluster.eval("return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''", 1, key));
+  const runId = String(await withScripts<{ cfRunId(key: string): Promise<string> }, Cluster>(cluster, RUN_ID_SCRIPTS).cfRunId(key));
   const slot = Number(await cluster.cluster('KEYSLOT', key));
   return { address: cluster.slots[slot]?.[0] ?? '', runId };
 }

@@ -44,12 +44,14 @@
  * held state: the safe side). A changed entry whose key another reservation holds by then (it
  * was freed and reserved again) is left as that reservation wrote it.
  */
+import type { Redis } from 'ioredis';
 import crypto from 'node:crypto';
 import { abortableSleep } from '../client/transport';
 import type { SubmissionRef } from '../api/kinds';
 import { journalKey, kindOfStored, storedKind, type JournalEntry, type PaymentJournal, type StoredJournalEntry, type SubmissionJournal } from '../client/submission/journal';
 import { submissionRef } from '../api/kinds';
 import { CoordinationUnavailableError, type CoordinationState, type Coordinator } from './coordinator';
+import { withScripts, type LuaScript } from './lua';
 
 /** Options of a {@link SharedSubmissionJournal}. */
 export interface SharedJournalOptions {
@@ -123,6 +125,28 @@ return 0`;
 const LOCK_RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
+
+/** The journal's scripts (lua.ts), run by name. */
+interface JournalScripts {
+  cfJournalReserve(entry: string, lock: string, record: string, ttlMs: number, lockToken: string): Promise<number>;
+  cfJournalUpdate(entry: string, tx: string, value: string, ttlMs: number, reservation: string, key: string, txOp: string): Promise<number>;
+  cfJournalRestore(entry: string, tx: string, record: string, ttlMs: number, key: string, withTx: string): Promise<number>;
+  cfJournalLockRenew(lock: string, token: string, leaseMs: number): Promise<number>;
+  cfJournalLockRelease(lock: string, token: string): Promise<number>;
+}
+
+const JOURNAL_SCRIPTS: Record<keyof JournalScripts, LuaScript> = {
+  cfJournalReserve: { lua: RESERVE, keys: 2 },
+  cfJournalUpdate: { lua: UPDATE, keys: 2 },
+  cfJournalRestore: { lua: RESTORE, keys: 2 },
+  cfJournalLockRenew: { lua: LOCK_RENEW, keys: 1 },
+  cfJournalLockRelease: { lua: LOCK_RELEASE, keys: 1 },
+};
+
+/** `redis` with the journal's scripts. */
+function journalScripts(redis: Redis): Redis & JournalScripts {
+  return withScripts<JournalScripts, Redis>(redis, JOURNAL_SCRIPTS);
+}
 
 /** SHA-256 hex of `text`: how journal keys and tx ids appear in Redis key names. */
 function sha256(text: string): string {
@@ -269,7 +293,7 @@ export class SharedSubmissionJournal implements PaymentJournal {
     this.#held.set(hash, token);
     const renew = setInterval(() => {
       this.coordinator
-        .run((r) => r.eval(LOCK_RENEW, 1, lockKey, token, this.lockLeaseMs))
+        .run((r) => journalScripts(r).cfJournalLockRenew(lockKey, token, this.lockLeaseMs))
         .then((n) => {
           if (n !== 1 && this.#held.get(hash) === token) this.lockLost++;
         })
@@ -283,7 +307,7 @@ export class SharedSubmissionJournal implements PaymentJournal {
       clearInterval(renew);
       if (this.#held.get(hash) === token) this.#held.delete(hash);
       try {
-        await this.coordinator.run((r) => r.eval(LOCK_RELEASE, 1, lockKey, token));
+        await this.coordinator.run((r) => journalScripts(r).cfJournalLockRelease(lockKey, token));
       } catch {
         // Redis away: the lock ends with its lease.
       } finally {
@@ -350,7 +374,7 @@ export class SharedSubmissionJournal implements PaymentJournal {
     const reservation = this.#reservationOf(entry);
     let n: unknown;
     try {
-      n = await this.coordinator.run((r) => r.eval(RESERVE, 2, this.#entryKey(hash), this.#lockKey(hash), this.#recordOf(entry, reservation), this.#ttlMs(entry.expires, 'sending'), this.#held.get(hash) ?? ''));
+      n = await this.coordinator.run((r) => journalScripts(r).cfJournalReserve(this.#entryKey(hash), this.#lockKey(hash), this.#recordOf(entry, reservation), this.#ttlMs(entry.expires, 'sending'), this.#held.get(hash) ?? ''));
     } catch (e) {
       await this.local.free(entry, 'notSent').catch(() => undefined);
       // The command may have run before the connection went: free the key in Redis once it is back (nothing was sent).
@@ -460,7 +484,7 @@ export class SharedSubmissionJournal implements PaymentJournal {
       const tx = write.txId ? this.#txKey(write.txId) : this.#entryKey(hash);
       const txOp = write.txId ? (write.entry ? 'set' : 'del') : '';
       // 0: another reservation holds the key now (ours was freed and the key reserved again): the change is for nothing.
-      await this.coordinator.run((r) => r.eval(UPDATE, 2, this.#entryKey(hash), tx, value, ttl, write.reservation, write.key, txOp));
+      await this.coordinator.run((r) => journalScripts(r).cfJournalUpdate(this.#entryKey(hash), tx, value, ttl, write.reservation, write.key, txOp));
     } catch (e) {
       if (e instanceof CoordinationUnavailableError) throw e;
       this.writesDropped++;
@@ -518,7 +542,7 @@ export class SharedSubmissionJournal implements PaymentJournal {
   async #restore(entry: JournalEntry): Promise<boolean> {
     const hash = sha256(entry.key);
     const n = await this.coordinator.run((r) =>
-      r.eval(RESTORE, 2, this.#entryKey(hash), entry.tx_id ? this.#txKey(entry.tx_id) : this.#entryKey(hash), this.#recordOf(entry, this.#reservationOf(entry)), this.#ttlMs(entry.expires, entry.state), entry.key, entry.tx_id ? '1' : '0'),
+      journalScripts(r).cfJournalRestore(this.#entryKey(hash), entry.tx_id ? this.#txKey(entry.tx_id) : this.#entryKey(hash), this.#recordOf(entry, this.#reservationOf(entry)), this.#ttlMs(entry.expires, entry.state), entry.key, entry.tx_id ? '1' : '0'),
     );
     return n === 1;
   }
@@ -533,10 +557,10 @@ export class SharedSubmissionJournal implements PaymentJournal {
     for (let i = 0; i < entries.length; i += 500) {
       const batch = entries.slice(i, i + 500);
       const results = await this.coordinator.run(async (r) => {
-        const p = r.pipeline();
+        const p = journalScripts(r).pipeline();
         for (const e of batch) {
           const hash = sha256(e.key);
-          p.eval(RESTORE, 2, this.#entryKey(hash), e.tx_id ? this.#txKey(e.tx_id) : this.#entryKey(hash), this.#recordOf(e, this.#reservationOf(e)), this.#ttlMs(e.expires, e.state), e.key, e.tx_id ? '1' : '0');
+          (p as unknown as JournalScripts).cfJournalRestore(this.#entryKey(hash), e.tx_id ? this.#txKey(e.tx_id) : this.#entryKey(hash), this.#recordOf(e, this.#reservationOf(e)), this.#ttlMs(e.expires, e.state), e.key, e.tx_id ? '1' : '0');
         }
         const out = await p.exec();
         const failed = out?.find(([err]) => err);

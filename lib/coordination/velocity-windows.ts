@@ -25,6 +25,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { VelocityLedger, windowUsage, type VelocityEntry, type VelocityWindows, type WindowView } from '../approver/velocity';
+import { withScripts, type LuaScript } from './lua';
 
 /**
  * What the windows need of the coordinator (lib/coordination/coordinator.ts `Coordinator`
@@ -155,18 +156,11 @@ interface Scripts {
   cfVwRestore(meta: string, set: string, amounts: string, log: string, newId: string, ttlMs: number, ...triples: Array<string | number>): Promise<[string, string, string, number]>;
 }
 
-const SCRIPTS: Record<keyof Scripts, string> = { cfVwRead: READ, cfVwCommit: COMMIT, cfVwRelease: RELEASE, cfVwRestore: RESTORE };
+const SCRIPTS: Record<keyof Scripts, LuaScript> = { cfVwRead: { lua: READ, keys: 4 }, cfVwCommit: { lua: COMMIT, keys: 4 }, cfVwRelease: { lua: RELEASE, keys: 4 }, cfVwRestore: { lua: RESTORE, keys: 4 } };
 
-/** Connections the scripts are defined on. */
-const defined = new WeakSet<Redis>();
-
-/** `redis` with the scripts defined (once per connection). */
+/** `redis` with the scripts defined (once per connection, lua.ts). */
 function scripts(redis: Redis): Redis & Scripts {
-  if (!defined.has(redis)) {
-    for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { numberOfKeys: 4, lua });
-    defined.add(redis);
-  }
-  return redis as Redis & Scripts;
+  return withScripts<Scripts, Redis>(redis, SCRIPTS);
 }
 
 /** This instance's copy of one window: its id and version when last seen, and its approvals then. */

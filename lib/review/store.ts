@@ -21,6 +21,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { writeAtomic } from '../support/durable/atomic';
 import { KeyedLock } from '../support/keyed-lock';
+import { withScripts, type LuaScript } from '../coordination/lua';
 import { ReviewError, verdict, type ReviewDecision, type Vote } from './rules';
 
 /**
@@ -325,8 +326,6 @@ export interface ReviewCoordination {
   key(...parts: string[]): string;
   /** Run a command on the connection (rejects with `ECOORDINATION` while Redis is away). */
   run<T>(fn: (redis: Redis) => Promise<T>): Promise<T>;
-  /** Make Lua scripts callable by name on the connection. */
-  defineScripts(scripts: Record<string, { lua: string; keys: number }>): void;
   /** Listen to the channel `<prefix><name>`. @returns the function that stops listening. */
   subscribe(name: string, listener: (message: string) => void): () => void;
   /** `ready`, `recovering` (Redis came back without its data: write-backs running), `connecting`, `down`, `closed`. */
@@ -391,8 +390,8 @@ local version = redis.call('INCR', KEYS[1])
 redis.call('PUBLISH', ARGV[1], version .. '\\n' .. ARGV[2])
 return version`;
 
-/** The review store's scripts, by ioredis command name. */
-const REVIEW_SCRIPTS = {
+/** The review store's scripts, by ioredis command name (lib/coordination/lua.ts). */
+const REVIEW_SCRIPTS: Record<keyof ReviewScripts, LuaScript> = {
   cfReviewPublish: { lua: PUBLISH, keys: 1 },
   cfReviewVote: { lua: VOTE, keys: 5 },
   cfReviewFinish: { lua: FINISH, keys: 3 },
@@ -429,7 +428,6 @@ export class RedisReviewStore implements ReviewStore {
     this.#nodeId = nodeId;
     this.#hash = coordination.key('review', nodeId);
     this.#channelName = `review:${nodeId}:changes`;
-    coordination.defineScripts(REVIEW_SCRIPTS);
   }
 
   #key(part: string, actionId: string): string {
@@ -443,7 +441,7 @@ export class RedisReviewStore implements ReviewStore {
   /** Run a command that changes the queue: only while the coordination is ready (not while a data loss is being written back). */
   async #write<T>(fn: (redis: Redis & ReviewScripts) => Promise<T>): Promise<T> {
     if (this.#c.state === 'recovering') throw new ReviewError(503, 'coordination: Redis came back without its data; the reviews are being written back (for one claim lease), vote again in a moment');
-    return this.#c.run((r) => fn(r as Redis & ReviewScripts));
+    return this.#c.run((r) => fn(withScripts<ReviewScripts, Redis>(r, REVIEW_SCRIPTS)));
   }
 
   async load(): Promise<Review[]> {
@@ -530,14 +528,14 @@ export class RedisReviewStore implements ReviewStore {
         if (state === 'open') return;
         const fields: Array<[string, unknown]> = [['state', state], ['final', final], ['closedAt', closedAt], ['elsewhere', elsewhere]];
         const args = fields.filter(([, v]) => v !== undefined).flatMap(([k, v]) => [k, JSON.stringify(v)]);
-        await (r as Redis & ReviewScripts).cfReviewRestoreFinal(this.#key('fields', review.action_id), this.#key('final', review.action_id), JSON.stringify(final ?? { state }), CLOSED_REVIEW_KEEP_MS, ...args);
+        await withScripts<ReviewScripts, Redis>(r, REVIEW_SCRIPTS).cfReviewRestoreFinal(this.#key('fields', review.action_id), this.#key('final', review.action_id), JSON.stringify(final ?? { state }), CLOSED_REVIEW_KEEP_MS, ...args);
       });
     }
     await this.publish({ node: this.#nodeId, action_id: '', event: 'restored' });
   }
 
   async publish(change: ReviewChange): Promise<void> {
-    await this.#c.run((r) => (r as Redis & ReviewScripts).cfReviewPublish(this.#versionKey, this.#c.key(this.#channelName), JSON.stringify(change)));
+    await this.#c.run((r) => withScripts<ReviewScripts, Redis>(r, REVIEW_SCRIPTS).cfReviewPublish(this.#versionKey, this.#c.key(this.#channelName), JSON.stringify(change)));
   }
 
   subscribe(listener: (change: ReviewChange) => void): () => void {

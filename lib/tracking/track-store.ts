@@ -23,6 +23,7 @@ import { RecordFile } from '../support/durable/record-file';
 import type { TrackTarget } from './tracker';
 import type { CoordinationState } from '../coordination/coordinator';
 import { isTransactionKind } from '../api/kinds';
+import { withScripts, type LuaScript } from '../coordination/lua';
 
 /** How long a reported final answer is remembered (the send-once check), ms: 24 hours. */
 export const DEFAULT_TRACK_KEEP_REPORTED_MS = 24 * 3600_000;
@@ -311,6 +312,12 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 `;
 
+/** The track store's scripts (lib/coordination/lua.ts). */
+interface TrackScripts {
+  cfTrackPut(hash: string, reported: string, field: string, value: string): Promise<number>;
+}
+const TRACK_SCRIPTS: Record<keyof TrackScripts, LuaScript> = { cfTrackPut: { lua: PUT_UNLESS_REPORTED, keys: 2 } };
+
 /**
  * {@link TrackStore} in Redis, shared by every instance that runs the same flow on the same Redis
  * and key prefix (see the module comment). Each instance loads every record of the node at its
@@ -365,7 +372,7 @@ export class RedisTrackStore implements TrackStore {
 
   async put(record: TrackRecord): Promise<void> {
     // Not once reported (by any instance): a late status update must not bring a reported record back.
-    await this.#c.run((r) => r.eval(PUT_UNLESS_REPORTED, 2, this.#hash, this.reportedKey(record.id), record.id, JSON.stringify(record)));
+    await this.#c.run((r) => withScripts<TrackScripts, Redis>(r, TRACK_SCRIPTS).cfTrackPut(this.#hash, this.reportedKey(record.id), record.id, JSON.stringify(record)));
   }
 
   async markReported(id: string, _outcome: TrackOutcome): Promise<boolean> {
