@@ -6,7 +6,7 @@
  * Used by the approver (lib/approver/resolution.ts) and the review queue (lib/review/queue.ts)
  * alike; docs/nodes.md "custody-approver" and "custody-review".
  */
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import type { OutcomeReading } from './outcome';
 
 /** Delays between two reads of the action, ms: the first read at once, then growing to the last, which repeats. */

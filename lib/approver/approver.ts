@@ -33,7 +33,7 @@ import crypto from 'node:crypto';
 import { CLOSE_GRACE_MS } from '../client/client';
 import type { Claim } from '../coordination/coordinator';
 import { ApiError, ValidationError, type FailureKind } from '../api/errors';
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import { acquireBook, entryKey, releaseBook, type ApprovalBook, type Entry } from './book';
 import { AGAIN, ApproverCore } from './core';
 import { actionFacts, bareDecision, markExpired, str } from './facts';

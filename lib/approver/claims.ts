@@ -8,7 +8,7 @@
  * {@link Coordinator}: a claim with a lease in Redis, fenced; the others wait, and take over when
  * its holder died). The approver (approver.ts) calls the interface only.
  */
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import { CoordinationUnavailableError, type Claim, type Coordinator } from '../coordination/coordinator';
 
 /** After a data loss of the coordination Redis, every decision reads its action first for this long (ms): it may have been decided before the loss. */

@@ -5,7 +5,7 @@
  * the outcome of an action another instance decided.
  */
 import type { CustodyClient } from '../client/client';
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import { type Action } from '../api/v1/core-client';
 import type { Entry } from './book';
 import { AGAIN, type ApproverCore } from './core';

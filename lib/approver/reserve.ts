@@ -15,7 +15,7 @@
  */
 import { fromBaseUnits } from '../api/amounts';
 import { CoordinationUnavailableError } from '../coordination/coordinator';
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import { KeyedBatches } from '../support/keyed-batches';
 import { AGAIN, type ApproverCore } from './core';
 import { markExpired } from './facts';

@@ -6,7 +6,7 @@
  * decision waits for it at most `reportUnknownAfterMs`, then is handed back as still unknown
  * while the reading goes on in the background.
  */
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import type { Entry, Resolution } from './book';
 import type { ApproverCore } from './core';
 import { ActionNotAppliedError, ActionOutcomeUnknownError, readCallOutcome } from '../actions/outcome';

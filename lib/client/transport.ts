@@ -29,11 +29,11 @@
  * forms) on every request; that lookup is only kept when one of those variables was set when the
  * transport was created, otherwise the instance has `proxy: false` (see {@link proxyFromEnv}).
  */
+import { abortableSleep, backoffDelay, type BackoffPolicy } from '../support/backoff';
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import type { AxiosAdapter, AxiosResponse, AxiosStatic, InternalAxiosRequestConfig } from 'axios';
-import { backOff } from 'exponential-backoff';
 import { ApiError, ApiErrorBody } from '../api/errors';
 import type { HttpMethod } from '../api/spec';
 
@@ -93,22 +93,6 @@ function closedError(context: string, sent: boolean): ApiError {
     ? 'the client was closed (for example by a redeploy) while the request was in flight: its outcome is unknown'
     : 'the client was closed (for example by a redeploy) before the request was sent: nothing was sent';
   return new ApiError(0, { code: CLOSED_CODE, msg, detail: { reason: CLOSED_CODE } }, context, sent ? 'outcomeUnknown' : 'notSent');
-}
-
-/** Resolve after `ms` milliseconds, or at once when `signal` aborts (the timer is then cleared). Never rejects. */
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**
@@ -230,20 +214,20 @@ export class Transport {
       });
     const retryable0 = (e: unknown) => e instanceof ApiError && (e.statusCode === 0 || RETRYABLE_STATUS.has(e.statusCode));
     const retryable = (e: unknown) => !signal.aborted && retryable0(e);
-    // The wait before retry n (1, 2, ...): ours, ended by close() (exponential-backoff's own timer cannot be cancelled).
-    const waitBefore = async (n: number) => {
-      await abortableSleep(Math.random() * Math.min(10000, this.#retryDelayMs * 2 ** (n - 1)), signal);
-      return !signal.aborted;
-    };
-    const run =
-      !idempotent || this.#attempts === 1
-        ? attempt()
-        : backOff(attempt, {
-            numOfAttempts: this.#attempts,
-            // The waits are ours (waitBefore): exponential-backoff's own timer cannot be cancelled.
-            startingDelay: 0,
-            retry: async (e: unknown, n: number) => retryable(e) && waitBefore(n),
-          });
+    const tries = idempotent ? this.#attempts : 1;
+    const policy: BackoffPolicy = { firstMs: this.#retryDelayMs, factor: 2, maxMs: 10000, jitter: 'full' };
+    const run = (async () => {
+      for (let n = 1; ; n++) {
+        try {
+          return await attempt();
+        } catch (e) {
+          if (n >= tries || !retryable(e)) throw e;
+          // The wait before retry n, ended by close().
+          await abortableSleep(backoffDelay(policy, n - 1), signal);
+          if (signal.aborted) throw e;
+        }
+      }
+    })();
     // An attempt that ends after close() (or a retry given up because of it) rejects as closed.
     const settled = run.catch((err: unknown) => {
       // An answer that came during close()'s grace stands as it is; only a retry given up because of close() is "closed".

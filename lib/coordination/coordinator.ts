@@ -38,7 +38,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../api/errors';
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import { SCRIPTS, type Scripts } from './coordinator-scripts';
 import { CommandBatch } from './command-batch';
 import { KeyWaiters } from './key-waiters';

@@ -4,7 +4,7 @@
  * ready. Each wait ends at the message, after its time, or when its signal or the owner's closing
  * signal aborts.
  */
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 
 /** Waits by key; each is called with the decided record when the message carried one. */
 export class KeyWaiters {

@@ -46,7 +46,7 @@
  */
 import type { Redis } from 'ioredis';
 import crypto from 'node:crypto';
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import type { SubmissionRef } from '../api/kinds';
 import { journalKey, kindOfStored, storedKind, type JournalEntry, type PaymentJournal, type StoredJournalEntry, type SubmissionJournal } from '../client/submission/journal';
 import { submissionRef } from '../api/kinds';

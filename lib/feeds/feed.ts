@@ -14,9 +14,9 @@
  * - {@link AccountFeed} (this file): an account-wide feed without a catch-up; {@link HubFeed}
  *   (hub-feed.ts) and {@link WalletsFeed} (wallets-feed.ts) are the two the spec names.
  */
+import { abortableSleep, backoffDelay } from '../support/backoff';
 import { EventEmitter } from 'node:events';
 import type WebSocket from 'ws';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { STATUS_CODES } from 'node:http';
 import { CustodyClient } from '../client/client';
@@ -208,9 +208,9 @@ export abstract class SignedFeed extends EventEmitter {
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
-  /** Full jitter: a random delay in [0, min(maxDelayMs, minDelayMs * 2^attempt)). */
+  /** Full jitter: a random delay in [0, min(maxDelayMs, minDelayMs * 2^attempt)) (lib/support/backoff.ts). */
   #delay(attempt: number): number {
-    return Math.random() * Math.min(this.#options.maxDelayMs, this.#options.minDelayMs * 2 ** Math.min(attempt, 30));
+    return backoffDelay({ firstMs: this.#options.minDelayMs, factor: 2, maxMs: this.#options.maxDelayMs, jitter: 'full' }, attempt);
   }
 
   /** Connect, wait for the socket to close, reconnect with backoff; until the run is aborted. */
@@ -224,14 +224,14 @@ export abstract class SignedFeed extends EventEmitter {
         if (signal.aborted) return;
         this.#setState('disconnected', (err as Error).message);
         this.reportError(err as Error);
-        await sleep(this.#delay(attempt++), undefined, { signal }).catch(() => undefined);
+        await abortableSleep(this.#delay(attempt++), signal);
         continue;
       }
       const reason = await this.#closed;
       if (signal.aborted) return;
       this.#setState('disconnected', reason);
       // A jittered moment before reconnecting after a drop, so many feeds do not stampede.
-      await sleep(this.#delay(0), undefined, { signal }).catch(() => undefined);
+      await abortableSleep(this.#delay(0), signal);
     }
   }
 

@@ -27,7 +27,7 @@ import { ApiError } from '../api/errors';
 import { fromBaseUnits } from '../api/amounts';
 import { PATH_ID } from '../request/prepare';
 import type { CustodyClient } from '../client/client';
-import { abortableSleep } from '../client/transport';
+import { abortableSleep } from '../support/backoff';
 import { approveAction, getAction, listActions, rejectAction } from '../client/v1/core-client';
 import { assetScale } from '../client/v1/assets';
 import { AuditLog, type AuditLogOptions } from '../audit/log';

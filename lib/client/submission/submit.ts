@@ -21,7 +21,7 @@
 import { ApiError, OutcomeUnknownError, SubmissionConflictError } from '../../api/errors';
 import type { SubmissionRef } from '../../api/kinds';
 import type { CustodyClient } from '../client';
-import { abortableSleep } from '../transport';
+import { abortableSleep, backoffDelay, type BackoffPolicy } from '../../support/backoff';
 import { bodyHash, differingFields, type JournalEntry, type PaymentJournal, type SubmissionJournal } from './journal';
 import type { ApiResponse } from '../transport';
 import type { HttpMethod } from '../../api/spec';
@@ -155,8 +155,8 @@ async function send<T>(client: CustodyClient, ref: SubmissionRef, req: PreparedS
   const resend = ref.kind === 'transfer' && options.resolveUnknown !== false;
   const expires = typeof req.body.expires === 'number' ? req.body.expires : 0;
   const deadlineMs = (expires - (options.expiryMarginSeconds ?? 5)) * 1000;
-  let delay = options.resendDelayMs ?? 1000;
-  const maxDelay = options.maxResendDelayMs ?? 30000;
+  const resendPolicy: BackoffPolicy = { firstMs: options.resendDelayMs ?? 1000, factor: 1.5, maxMs: options.maxResendDelayMs ?? 30000, jitter: 'quarter' };
+  let resends = 0;
   let unknown = unknownBefore;
   let attempts = 0;
   for (;;) {
@@ -185,10 +185,10 @@ async function send<T>(client: CustodyClient, ref: SubmissionRef, req: PreparedS
     if (entry) await note(journal!.unknown(entry));
     // A refusal after an unknown outcome is not proof of nothing: only 429 (try later) continues.
     const retryable = err.failure !== 'refused' || err.statusCode === 429;
-    const wait = delay * (0.75 + Math.random() * 0.5);
+    const wait = backoffDelay(resendPolicy, resends);
     if (resend && retryable && !closed && Date.now() + wait < deadlineMs) {
       await abortableSleep(wait, client.signal);
-      delay = Math.min(maxDelay, delay * 1.5);
+      resends++;
       if (!client.signal.aborted) continue;
     }
     const why = closed
