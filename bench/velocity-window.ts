@@ -1,7 +1,7 @@
 /**
  * `npm run bench velocity`: the cost of a velocity window with 100,000 approvals in it against an
  * empty one, each ratio measured within one run (lib/approver/velocity.ts,
- * lib/coordination/velocity-windows.ts).
+ * lib/approver/velocity-redis.ts).
  *
  * (a) RedisVelocityWindows, two instances (two coordinators) on one real redis-server
  *     (test/helpers/redis-server.ts) taking turns: read + reserve p50, full window against empty.
@@ -24,7 +24,7 @@ import { Simulator } from '../simulator';
 import { RedisServer } from '../test/helpers/redis-server';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
 import { LocalVelocityWindows, type VelocityEntry, type VelocityWindows } from '../lib/approver/velocity';
-import { RedisVelocityWindows } from '../lib/coordination/velocity-windows';
+import { RedisVelocityWindows } from '../lib/approver/velocity-redis';
 
 const GROUP = 'velocity';
 const HOUR = 3600_000;

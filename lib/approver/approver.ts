@@ -11,7 +11,7 @@
  * - **claim**: {@link DecisionClaims} (claims.ts): granted at once on one instance, a Redis claim
  *   with a lease across several;
  * - **reserve** (reserve.ts): {@link VelocityWindows} (velocity.ts; shared through Redis in
- *   lib/coordination/velocity-windows.ts): an approval is counted before it is called, and only
+ *   lib/approver/velocity-redis.ts): an approval is counted before it is called, and only
  *   a definite "not applied" frees it;
  * - **audit**: the decision on disk (lib/audit, hash-chained) before anything is sent; the
  *   approval book (book.ts) keeps what each action id led to, rebuilt from that file on start;

@@ -1,13 +1,13 @@
 /**
  * What every stage of an approver's pipeline shares (approver.ts): its options with their
  * defaults, the approval book of its audit file (book.ts), the claims (claims.ts), the velocity
- * windows (velocity.ts; shared through Redis in lib/coordination/velocity-windows.ts), the
+ * windows (velocity.ts; shared through Redis in lib/approver/velocity-redis.ts), the
  * closing signal; and the writes the stages make: audit lines (docs/audit.md), the "decided"
  * record of a claim, the release of a reserved approval.
  */
 import { setMaxListeners } from 'node:events';
 import type { Claim } from '../coordination/coordinator';
-import { RedisVelocityWindows } from '../coordination/velocity-windows';
+import { RedisVelocityWindows } from './velocity-redis';
 import type { AuditLine } from '../audit/line';
 import type { ApprovalBook } from './book';
 import { LocalClaims, RedisClaims, type DecisionClaims } from './claims';

@@ -2,7 +2,7 @@
  * The decide and reserve steps of the approver's pipeline (approver.ts): the ordered rules
  * (rules.ts, pure) evaluated against the velocity windows as read, and an approval reserved in
  * them before it is called (velocity.ts; shared through Redis in
- * lib/coordination/velocity-windows.ts), only if no other decision changed them since the read.
+ * lib/approver/velocity-redis.ts), only if no other decision changed them since the read.
  * Only a definite "not applied" frees it again ({@link ApproverCore.unreserve}).
  *
  * **Group commit.** The decisions of one asset that wait while a read-evaluate-reserve runs are

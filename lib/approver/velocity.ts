@@ -9,7 +9,7 @@
  * - {@link VelocityWindows}: the interface the approver decides through (read, evaluate the
  *   rules, reserve only if the window did not change since the read).
  * - {@link LocalVelocityWindows}: one process (a {@link VelocityLedger} in memory).
- * - `RedisVelocityWindows` (lib/coordination/velocity-windows.ts): shared by several instances
+ * - `RedisVelocityWindows` (lib/approver/velocity-redis.ts): shared by several instances
  *   through Redis, each keeping a mirror (a {@link VelocityLedger}) that a read brings up to date
  *   with the changes since the version it last saw.
  */
@@ -48,7 +48,7 @@ export interface WindowView {
 /**
  * The velocity windows of one approver scope and mode (`live` / `dryRun`): local
  * ({@link LocalVelocityWindows}), or shared through Redis (`RedisVelocityWindows`,
- * lib/coordination/velocity-windows.ts). Used as read -> evaluate the rules -> reserve (only if
+ * lib/approver/velocity-redis.ts). Used as read -> evaluate the rules -> reserve (only if
  * the window did not change since the read; else read again).
  */
 export interface VelocityWindows {

@@ -8,7 +8,7 @@
  *   when its lease ends. "Decided" ({@link Coordinator.complete}) is written only after the API
  *   accepted the call (or for a decision that calls nothing: hold, expired, dry run); a failed
  *   call releases the claim ({@link Coordinator.release}) so the action is decided again.
- * - **Velocity windows**: velocity-windows.ts (`RedisVelocityWindows`), through {@link Coordinator.run}.
+ * - **Velocity windows**: lib/approver/velocity-redis.ts (`RedisVelocityWindows`), through {@link Coordinator.run}.
  * - **The audit stream** ({@link Coordinator.audit}): every audit line also goes to one Redis
  *   stream (`XADD`), in order per instance, queued while Redis is away.
  * - **Data loss**: an epoch key is set on the first connect; when Redis comes back without it
@@ -23,7 +23,7 @@
  *
  * Keys, all below the key prefix (default `custodyflow:`): `epoch`, `fence`,
  * `claim:<mode>:<client_id>:<action_id>`, `decided:<mode>:<client_id>:<action_id>`,
- * `{velocity:<scope>:<mode>:<asset>}:*` (velocity-windows.ts), `audit` (stream), channel
+ * `{velocity:<scope>:<mode>:<asset>}:*` (lib/approver/velocity-redis.ts), `audit` (stream), channel
  * `decided` (pub/sub), and the submission journal's keys (shared-journal.ts).
  *
  * Redis is reached by URL, through Sentinel, or as a Cluster (redis-connection.ts); in a Cluster

@@ -22,7 +22,7 @@ import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } f
 import { demoTransfer } from '../helpers/support';
 import { RedisServer } from '../helpers/redis-server';
 import { sleep } from '../helpers/red-process';
-import { RedisVelocityWindows } from '../../lib/coordination/velocity-windows';
+import { RedisVelocityWindows } from '../../lib/approver/velocity-redis';
 
 const CLIENT = 'demo-approver';
 

@@ -1,5 +1,5 @@
 /**
- * Velocity windows (lib/approver/velocity.ts, lib/coordination/velocity-windows.ts) proven equal
+ * Velocity windows (lib/approver/velocity.ts, lib/approver/velocity-redis.ts) proven equal
  * to a brute-force sum over randomized histories (a seeded PRNG): adds in and out of time order,
  * releases, restores, the clock moving forward and a little backward; for Redis also several
  * instances (several RedisVelocityWindows on one real redis-server), concurrent reserves,
@@ -12,7 +12,7 @@ import { Coordinator } from '../../lib';
 import { RedisServer } from '../helpers/redis-server';
 import { mulberry32 } from '../helpers/fault-proxy';
 import { LocalVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from '../../lib/approver/velocity';
-import { RedisVelocityWindows } from '../../lib/coordination/velocity-windows';
+import { RedisVelocityWindows } from '../../lib/approver/velocity-redis';
 
 const HOUR = 3600_000;
 const KEEP = 24 * HOUR;

@@ -24,8 +24,8 @@
  */
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { VelocityLedger, windowUsage, type VelocityEntry, type VelocityWindows, type WindowView } from '../approver/velocity';
-import { withScripts, type LuaScript } from './lua';
+import { VelocityLedger, windowUsage, type VelocityEntry, type VelocityWindows, type WindowView } from './velocity';
+import { withScripts, type LuaScript } from '../coordination/lua';
 
 /**
  * What the windows need of the coordinator (lib/coordination/coordinator.ts `Coordinator`
