@@ -17,6 +17,7 @@ import { AuditFileError, isOpening, lineHash, type AuditLine, type SegmentOpenin
 import { rotatedSegmentPath, rotatedSegments } from './segments';
 import { recoverRotation, rotateSegmentFile } from './rotation';
 import { verifyAuditText } from './verify';
+import { GroupCommitWriter } from '../support/durable/group-commit';
 
 /** Default {@link AuditLogOptions.maxSegmentBytes}: 64 MiB. */
 export const DEFAULT_MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -112,17 +113,10 @@ export interface AuditLogOptions {
   headEveryMs?: number;
 }
 
-/** An entry of the write queue: a line, or a rotation to make before the lines after it. */
+/** A line on its way to disk: its `seq` and its hash (the chain's head once it is written). */
 interface Pending {
-  line: string;
-  /** The line's `seq`. */
   seq: number;
-  /** SHA-256 (hex) of the line. */
   hash: string;
-  /** Set for a rotation: the path the live segment is renamed to. */
-  rotateTo?: string;
-  resolve(): void;
-  reject(err: Error): void;
 }
 
 function utcDay(ms: number): number {
@@ -137,11 +131,10 @@ function utcDay(ms: number): number {
  */
 export class AuditLog {
   readonly file: string;
-  #fh: fs.promises.FileHandle;
+  /** The live segment's writer (lib/support/durable/group-commit.ts): group commit, rotations in order. */
+  readonly #writer: GroupCommitWriter;
   #seq: number;
   #head: string;
-  #queue: Pending[] = [];
-  #writing: Promise<void> | undefined;
   #closed = false;
   #fileClosed: Promise<void> | undefined;
   readonly #max: number;
@@ -167,7 +160,7 @@ export class AuditLog {
 
   private constructor(file: string, fh: fs.promises.FileHandle, seq: number, head: string, options: AuditLogOptions, segment: { firstSeq: number; lines: number; bytes: number; day: number | undefined }) {
     this.file = file;
-    this.#fh = fh;
+    this.#writer = new GroupCommitWriter(fh, `audit file ${file}`);
     this.#seq = seq;
     this.#head = head;
     this.#max = options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES;
@@ -378,55 +371,21 @@ export class AuditLog {
   }
 
   #enqueue(line: string, seq: number, hash: string, rotateTo?: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ line, seq, hash, rotateTo, resolve, reject });
-      if (!this.#writing) this.#writing = this.#drain();
-    });
-  }
-
-  /** Write and sync what is queued, in groups, until nothing is left; rotations in order. */
-  async #drain(): Promise<void> {
-    // Let the appends of this turn of the event loop join the first group.
-    await new Promise<void>((r) => setImmediate(r));
-    while (this.#queue.length) {
-      const items = this.#queue;
-      this.#queue = [];
-      let i = 0;
-      try {
-        while (i < items.length) {
-          if (items[i].rotateTo) {
-            await this.#rotateFile(items[i]);
-            this.#onDisk([items[i]]);
-            items[i].resolve();
-            i++;
-            continue;
-          }
-          let j = i;
-          while (j < items.length && !items[j].rotateTo) j++;
-          const group = items.slice(i, j);
-          await this.#fh.write(group.map((p) => p.line + '\n').join(''));
-          await this.#fh.datasync();
-          this.#onDisk(group);
-          group.forEach((p) => p.resolve());
-          i = j;
-        }
-      } catch (e) {
-        // The chain in memory now runs ahead of the file: refuse everything after this.
+    const written = rotateTo ? this.#writer.step(() => this.#rotateFile(line, rotateTo)) : this.#writer.write(line + '\n');
+    return written.then(
+      () => this.#onDisk([{ seq, hash }]),
+      (err: Error) => {
+        // The chain in memory now runs ahead of the file: refuse every append after this.
         this.#closed = true;
-        const err = new Error(`audit file ${this.file}: write failed: ${(e as Error).message}`);
-        items.slice(i).concat(this.#queue).forEach((p) => p.reject(err));
-        this.#queue = [];
-      }
-    }
-    this.#writing = undefined;
+        throw err;
+      },
+    );
   }
 
-  /** A rotation (rotation.ts); then appends go to the new segment. */
-  async #rotateFile(p: Pending): Promise<void> {
-    const fh = await rotateSegmentFile(this.file, p.line, p.rotateTo!);
-    const old = this.#fh;
-    this.#fh = fh;
-    await old.close();
+  /** A rotation (rotation.ts), run alone by the writer; then appends go to the new segment. */
+  async #rotateFile(opening: string, rotateTo: string): Promise<void> {
+    const fh = await rotateSegmentFile(this.file, opening, rotateTo);
+    await this.#writer.replaceHandle(fh).close();
   }
 
   /**
@@ -445,9 +404,8 @@ export class AuditLog {
       if (this.#headTimer) clearInterval(this.#headTimer);
       this.#headTimer = undefined;
       this.#fileClosed = (async () => {
-        await this.#writing;
         try {
-          await this.#fh.close();
+          await this.#writer.close();
         } finally {
           if (this.#durable.seq > 0) this.#report('close', this.#durable);
         }

@@ -1,8 +1,9 @@
 /**
  * A durable file of records (JSON Lines, appended only), for state that must survive a crash of
  * the process: the submission journal (lib/client/submission) and the core client feed's memory of the
- * actions it has sent. Appends are group-committed: every record handed in during one write is
- * written and `fdatasync`ed together, and each append resolves only once its record is on disk,
+ * actions it has sent. Appends are group-committed (group-commit.ts, the one writer of the pack's
+ * durable files): every record handed in during one write is written and `fdatasync`ed together,
+ * and each append resolves only once its record is on disk,
  * so a caller that awaits an append before acting (sending a payment) never acts on something
  * a crash could forget.
  *
@@ -14,13 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeAtomic } from './atomic';
-
-/** A record waiting for the next group commit. */
-interface Pending {
-  line: string;
-  resolve(): void;
-  reject(err: Error): void;
-}
+import { GroupCommitWriter } from './group-commit';
 
 /** What {@link RecordFile.open} read from an existing file. */
 export interface OpenedRecords<T> {
@@ -36,23 +31,13 @@ export interface OpenedRecords<T> {
 export class RecordFile<T> {
   /** The file's path. */
   readonly path: string;
-  #fh: fs.promises.FileHandle;
-  /**
-   * The group of the next commit, while that commit is scheduled and has not taken it yet:
-   * appends join it. A rewrite closes it, so an append made after the rewrite was called lands
-   * after the new content, never in the file the rewrite replaces.
-   */
-  #group: Pending[] | undefined;
-  /** Writes and rewrites, one after the other. */
-  #chain: Promise<void> = Promise.resolve();
+  readonly #writer: GroupCommitWriter;
   #closed = false;
-  /** Set by a failed write: every later append and rewrite rejects with it. */
-  #failed: Error | undefined;
   #lines: number;
 
   private constructor(file: string, fh: fs.promises.FileHandle, lines: number) {
     this.path = file;
-    this.#fh = fh;
+    this.#writer = new GroupCommitWriter(fh, file);
     this.#lines = lines;
   }
 
@@ -106,34 +91,9 @@ export class RecordFile<T> {
    */
   append(record: T): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`${this.path}: closed`));
-    const line = JSON.stringify(record) + '\n';
-    return new Promise<void>((resolve, reject) => {
-      let group = this.#group;
-      if (!group) {
-        const fresh: Pending[] = [];
-        group = this.#group = fresh;
-        this.#chain = this.#chain.then(() => this.#commit(fresh));
-      }
-      group.push({ line, resolve, reject });
+    return this.#writer.write(JSON.stringify(record) + '\n').then(() => {
+      this.#lines++;
     });
-  }
-
-  /** One group commit: `group` (the appends made until it is taken), written and synced together. */
-  async #commit(group: Pending[]): Promise<void> {
-    // Let the appends of this turn of the event loop join the group.
-    await new Promise<void>((r) => setImmediate(r));
-    if (this.#group === group) this.#group = undefined;
-    if (!group.length) return;
-    if (this.#failed) return group.forEach((p) => p.reject(this.#failed!));
-    try {
-      await this.#fh.write(group.map((p) => p.line).join(''));
-      await this.#fh.datasync();
-      this.#lines += group.length;
-      group.forEach((p) => p.resolve());
-    } catch (e) {
-      this.#failed = new Error(`${this.path}: write failed: ${(e as Error).message}`);
-      group.forEach((p) => p.reject(this.#failed!));
-    }
   }
 
   /**
@@ -146,33 +106,25 @@ export class RecordFile<T> {
    */
   rewrite(records: readonly T[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`${this.path}: closed`));
-    this.#group = undefined; // later appends form a group of their own, after the replace
-    const run = this.#chain.then(() => this.#replace(records));
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#writer.step(() => this.#replace(records), { fatal: false });
   }
 
   async #replace(records: readonly T[]): Promise<void> {
-    if (this.#failed) throw this.#failed;
     await writeAtomic(this.path, records.map((r) => JSON.stringify(r) + '\n').join(''));
-    const old = this.#fh;
     this.#lines = records.length;
+    let fh: fs.promises.FileHandle;
     try {
-      this.#fh = await fs.promises.open(this.path, 'a+', 0o600);
+      fh = await fs.promises.open(this.path, 'a+', 0o600);
     } catch (e) {
       // The old handle now writes to the replaced (unlinked) file: never acknowledge an append there.
-      this.#failed = new Error(`${this.path}: reopening after a rewrite failed: ${(e as Error).message}`);
-      throw this.#failed;
-    } finally {
-      if (this.#fh !== old) await old.close().catch(() => undefined);
+      throw this.#writer.breakWith(new Error(`${this.path}: reopening after a rewrite failed: ${(e as Error).message}`));
     }
+    await this.#writer.replaceHandle(fh).close().catch(() => undefined);
   }
 
   /** Wait for the records in flight, then close the file. Appends after this reject. */
   async close(): Promise<void> {
-    if (this.#closed) return this.#chain;
     this.#closed = true;
-    await this.#chain;
-    await this.#fh.close().catch(() => undefined);
+    await this.#writer.close();
   }
 }
