@@ -67,6 +67,8 @@ interface Outcome {
   errors: unknown[];
   /** Whether the property is `required` (Node-RED then refuses "" before calling the validator). */
   required: boolean;
+  /** Whether the type has an `operation` property (an operation node). */
+  operationNode: boolean;
 }
 
 /** The validators of every pack node type (read from the definitions the page registered). */
@@ -95,11 +97,11 @@ function census(page: Page): Promise<{ registered: string[]; validators: Census[
  * then let Node-RED validate the node. The nodes stay in the workspace when `keep` (removed by
  * {@link removeNodes}), else each is removed once checked.
  */
-function importBad(page: Page, validators: Census[], values: unknown[] = BAD_VALUES, keep = true): Promise<Outcome[]> {
+function importBad(page: Page, validators: Census[], values: unknown[] = BAD_VALUES, keep = true, extra: Record<string, unknown> = {}): Promise<Outcome[]> {
   const start = imported;
   imported += validators.length * values.length;
   return page.evaluate(
-    ({ validators, values, base, tab, config, start, keep }) => {
+    ({ validators, values, base, tab, config, start, keep, extra }) => {
       const RED = (window as any).RED;
       const out: Outcome[] = [];
       let n = start;
@@ -109,7 +111,7 @@ function importBad(page: Page, validators: Census[], values: unknown[] = BAD_VAL
           const id = 'a4d1' + (n++).toString(16).padStart(12, '0');
           const name = `bad ${v.type}.${v.property} #${n}`;
           const isConfig = def.category === 'config';
-          const props: Record<string, unknown> = { id, type: v.type, name, ...(base[v.type] || {}) };
+          const props: Record<string, unknown> = { id, type: v.type, name, ...(base[v.type] || {}), ...extra };
           if (!isConfig) Object.assign(props, { z: tab, x: 200 + (n % 8) * 120, y: 60 + Math.floor(n / 8) * 40, wires: [] });
           if ('connection' in (def.defaults || {})) props.connection = config;
           if (v.group === 'defaults') props[v.property] = value;
@@ -120,13 +122,13 @@ function importBad(page: Page, validators: Census[], values: unknown[] = BAD_VAL
           const result = def[v.group][v.property].validate.call(node, current, {});
           if (v.group === 'credentials') node._def = { ...node._def, _creds: { [v.property]: value } };
           RED.editor.validateNode(node);
-          out.push({ type: v.type, group: v.group, property: v.property, value, id, name, result, valid: node.valid, errors: node.validationErrors || [], required: def[v.group][v.property].required === true });
+          out.push({ type: v.type, group: v.group, property: v.property, value, id, name, result, valid: node.valid, errors: node.validationErrors || [], required: def[v.group][v.property].required === true, operationNode: 'operation' in (def.defaults || {}) });
           if (!keep) RED.nodes.remove(id);
         }
       }
       return out;
     },
-    { validators, values, base: BASE, tab: TAB, config: CONFIG, start, keep },
+    { validators, values, base: BASE, tab: TAB, config: CONFIG, start, keep, extra },
   );
 }
 
@@ -255,7 +257,8 @@ describe('every validator of the pack is a Node-RED 4 validator', function () {
       const skipped: Record<string, number> = {};
       let seen = 0;
       for (const o of picked) {
-        const [node] = await importBad(page, [asCensus(o)], [o.value]);
+        // An operation node reading its operation from msg.operation shows every field row.
+        const [node] = await importBad(page, [asCensus(o)], [o.value], true, o.property !== 'operation' && o.operationNode ? { operation: 'msg.operation' } : {});
         await openDialog(page, node.id);
         const beside = await page.evaluate(
           ({ type, property, id }) => {
@@ -281,6 +284,38 @@ describe('every validator of the pack is a Node-RED 4 validator', function () {
       }
       console.log(`      ${seen} messages shown beside their field in the dialog; not applicable: ${JSON.stringify(skipped)}`);
       assert.deepEqual(unseen, [], 'the dialog writes the message in the field row');
+      assert.deepEqual(errors, [], 'no script error in the page');
+    });
+  });
+
+  it('every node of the shipped examples is valid (no validator refuses what the examples hold)', async () => {
+    const dir = path.join(root, 'examples');
+    const flows = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => ({ file: f, flow: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) }));
+    assert.ok(flows.length > 0, 'the examples are there');
+    await withEditor(red().base, { width: 1600, height: 1000 }, { types: TYPES, nodes: [CONFIG] }, async ({ page, errors }) => {
+      const invalid = await page.evaluate(
+        ({ flows, types }) => {
+          const RED = (window as any).RED;
+          const out: string[] = [];
+          const checked: Record<string, number> = {};
+          for (const { file, flow } of flows) {
+            const imported = RED.nodes.import(flow, { generateIds: true });
+            const nodes = Array.isArray(imported) ? imported[0] : imported.nodes;
+            for (const n of nodes) {
+              if (!types.includes(n.type)) continue;
+              RED.editor.validateNode(n);
+              checked[n.type] = (checked[n.type] ?? 0) + 1;
+              if (!n.valid) out.push(`${file}: ${n.type} ${n.name || n.id}: ${JSON.stringify(n.validationErrors)}`);
+            }
+          }
+          return { out, checked };
+        },
+        { flows, types: TYPES },
+      );
+      const total = Object.values(invalid.checked).reduce((a, b) => a + b, 0);
+      console.log(`      ${total} nodes of ${Object.keys(invalid.checked).length} pack types checked in ${flows.length} examples`);
+      assert.ok(invalid.checked['custody-config'] > 0 && Object.keys(invalid.checked).length > 10, JSON.stringify(invalid.checked));
+      assert.deepEqual(invalid.out, [], 'the examples hold no value a validator refuses');
       assert.deepEqual(errors, [], 'no script error in the page');
     });
   });
