@@ -93,7 +93,7 @@ function census(page: Page): Promise<{ registered: string[]; validators: Census[
 
 /**
  * Import one node of each (validator, bad value) into the workspace: the type's defaults, the
- * connection, the {@link BASE} properties, then the bad value; call the validator as Node-RED does,
+ * connection, the {@link BASE} properties, `extra`, then the bad value; call the validator as Node-RED does,
  * then let Node-RED validate the node. The nodes stay in the workspace when `keep` (removed by
  * {@link removeNodes}), else each is removed once checked.
  */
