@@ -161,8 +161,106 @@ function codeList(parent: JQuery, names: string[]): void {
   });
 }
 
+/**
+ * What a property check answers: `true` (valid) or the message, "<Label>: <what is expected>".
+ * `opt` is what Node-RED passes (`{label}` when the property has one).
+ */
+type Check = (this: EditorNode, value: unknown, opt: { label?: string }) => true | string;
+
+/**
+ * A Node-RED 4 property validator of `check`: a function of two parameters `(value, opt)`, as the
+ * editor (red.js `validateNodeProperty`) calls it with the node as `this`. Node-RED takes the
+ * string a validator returns as the reason the node is invalid only from one that declares
+ * exactly two parameters; one of another length is a 2.x validator whose result is coerced to a
+ * boolean, a message then counting as valid. Every validator of the pack is built here, so none
+ * can be written the 2.x way.
+ * @returns the validator; `opt` is passed on as `{}` when Node-RED gives none.
+ */
+function validator(check: Check): Validator {
+  return function (value: unknown, opt?: object): true | string {
+    return check.call(this, value, (opt || {}) as { label?: string });
+  };
+}
+
+/** A value as text: "" for undefined or null, else the string, trimmed. */
+function textOf(v: unknown): string {
+  return v === undefined || v === null ? '' : String(v).trim();
+}
+
+/**
+ * In a dialog, write the message of each property whose validator refuses the value in its field
+ * under that field (in its `.form-row`, element `.custody-field-problem`): Node-RED 4 marks the field
+ * red and keeps the message in a tooltip of the (for a TypedInput, hidden) input. Checked when
+ * the dialog opens and whenever a field changes.
+ * @param prefix `node-input` (a flow node's dialog) or `node-config-input` (a config node's).
+ */
+function showProblems(node: EditorNode, prefix: 'node-input' | 'node-config-input'): void {
+  const def = RED.nodes.getType(String(node.type));
+  const defaults = (def && def.defaults) || {};
+  const form = $('#' + prefix + '-' + Object.keys(defaults)[0]).closest('form');
+  const refresh = (): void => {
+    Object.keys(defaults).forEach((property) => {
+      const rule = defaults[property];
+      const input = $('#' + prefix + '-' + property);
+      if (!rule || typeof rule.validate !== 'function' || !input.length) {
+        return;
+      }
+      const row = input.closest('.form-row');
+      let note = row.children('.custody-field-problem[data-property="' + property + '"]');
+      let result: unknown;
+      try {
+        result = rule.validate.call(node, input.attr('type') === 'checkbox' ? input.prop('checked') : input.val(), {});
+      } catch (e) {
+        result = true; // Node-RED reports a throwing validator itself
+      }
+      if (typeof result !== 'string') {
+        note.remove();
+        return;
+      }
+      if (!note.length) {
+        note = $('<div>', { class: 'custody-field-problem form-tips', 'data-property': property, style: 'margin-top: 4px; color: var(--red-ui-text-color-error, #d6615f);' }).appendTo(row);
+      }
+      note.text(result);
+    });
+  };
+  (form.length ? form : $('#dialog-form, #node-config-dialog-edit-form')).on('change input keyup', 'input, select, textarea', () => setTimeout(refresh, 0));
+  setTimeout(refresh, 0);
+}
+
 const CustodyEditor = {
   listRows,
+  validator,
+  showProblems,
+
+  /**
+   * A validator of one of `values`: `<label>: expected a, b or c`.
+   * @param emptyOk true when an empty value (undefined, null, "") is valid (a node saved before the property).
+   */
+  oneOf(label: string, values: string[], emptyOk: boolean): Validator {
+    return validator((v) => ((emptyOk && (v === undefined || v === null || v === '')) || values.indexOf(v as string) !== -1 || label + ': expected one of ' + values.join(', ')));
+  },
+
+  /**
+   * A validator of a number of seconds, at least `min`: `<label>: seconds, at least <min>`.
+   * @param emptyOk true when an empty value is valid (the runtime's default then applies).
+   */
+  seconds(label: string, min: number, emptyOk: boolean): Validator {
+    return validator((v) => {
+      const s = textOf(v);
+      if (s === '') {
+        return emptyOk || label + ': seconds, at least ' + min;
+      }
+      return (isFinite(Number(s)) && Number(s) >= min) || label + ': seconds, at least ' + min;
+    });
+  },
+
+  /** A validator of a whole number from `min` to `max`: `<label>: a whole number from <min> to <max>`. */
+  wholeNumber(label: string, min: number, max: number): Validator {
+    return validator((v) => {
+      const s = textOf(v);
+      return (/^\d+$/.test(s) && Number(s) >= min && Number(s) <= max) || label + ': a whole number from ' + min + ' to ' + max;
+    });
+  },
 
   /** Number the rows of the `editableList` in `container` 1, 2, ... in their order, in each row's element of class `indexClass`. */
   numberRows(container: string, indexClass: string): void {
@@ -178,22 +276,15 @@ const CustodyEditor = {
    * the runtime accepts (lib PATH_ID): no "/", "?", "#", "%", "\\", control characters or
    * surrounding spaces, not "." or "..".
    */
-  pathId(label: string) {
-    return function (v: unknown): true | string {
-      return !v || PATH_ID.test(String(v)) || label + ': ' + PATH_ID_RULE;
-    };
+  pathId(label: string): Validator {
+    return validator((v) => !v || PATH_ID.test(String(v)) || label + ': ' + PATH_ID_RULE);
   },
 
   /**
    * The `amountFormat` property: amounts in base units (default) or decimal strings.
    */
   amountFormat(): PropertyDef {
-    return {
-      value: 'baseUnits',
-      validate(v) {
-        return !v || v === 'baseUnits' || v === 'decimal' || 'Amounts: expected baseUnits or decimal';
-      },
-    };
+    return { value: 'baseUnits', validate: validator((v) => !v || v === 'baseUnits' || v === 'decimal' || 'Amounts: expected baseUnits or decimal') };
   },
 
   /**
@@ -203,10 +294,10 @@ const CustodyEditor = {
   expiresAfter(): PropertyDef {
     return {
       value: '3600',
-      validate(v) {
-        const s = String(v === undefined || v === null ? '' : v).trim();
-        return s === '' || (/^\d+$/.test(s) && Number(s) > 0) || 'Expires after: a whole number of seconds, or empty';
-      },
+      validate: validator((v) => {
+        const s = textOf(v);
+        return s === '' || (/^\d+$/.test(s) && Number(s) > 0) || 'Expires after: a whole number of seconds, 1 or more, or empty';
+      }),
     };
   },
 
@@ -220,7 +311,7 @@ const CustodyEditor = {
     const typed = RED.validators.typedInput('partnerTxIdType');
     return {
       value: '',
-      validate(v, opt) {
+      validate: validator(function (v, opt) {
         if (v === undefined || v === null || String(v).trim() === '') {
           return true;
         }
@@ -232,9 +323,9 @@ const CustodyEditor = {
         if (PARTNER_TXID_TYPES.indexOf(type) === -1) {
           return 'partner_txID: expected one of ' + PARTNER_TXID_TYPES.join(', ') + ', got ' + type;
         }
-        const valid = typed.call(this, v, opt || {});
+        const valid = typed.call(this, v, opt);
         return valid === true || 'partner_txID: ' + (typeof valid === 'string' ? valid : 'invalid ' + type);
-      },
+      }),
     };
   },
 
@@ -242,9 +333,7 @@ const CustodyEditor = {
   partnerTxIdType(): PropertyDef {
     return {
       value: 'template',
-      validate(v) {
-        return !v || PARTNER_TXID_TYPES.indexOf(v as string) !== -1 || 'partner_txID type: expected one of ' + PARTNER_TXID_TYPES.join(', ');
-      },
+      validate: validator((v) => !v || PARTNER_TXID_TYPES.indexOf(v as string) !== -1 || 'partner_txID type: expected one of ' + PARTNER_TXID_TYPES.join(', ')),
     };
   },
 
@@ -298,11 +387,11 @@ const CustodyEditor = {
   },
 
   /** The `validate` of an operation node's `operation`: one of its operations, or from msg.operation. */
-  operationValidator(type: string) {
-    return function (v: unknown): true | string {
+  operationValidator(type: string): Validator {
+    return validator((v) => {
       const names = (nodes[type] ? nodes[type].operations : []).map((o) => o.name);
       return v === FROM_MSG || names.indexOf(v as string) !== -1 || 'Operation: expected ' + names.concat([FROM_MSG]).join(', ');
-    };
+    });
   },
 
   /**
@@ -314,7 +403,7 @@ const CustodyEditor = {
    */
   fieldValidator(type: string, property: string): Validator {
     const typed = RED.validators.typedInput(property + 'Type');
-    return function (v, opt) {
+    return validator(function (v, opt) {
       const f = fieldOf(type, property);
       if (!f) {
         return true;
@@ -356,9 +445,9 @@ const CustodyEditor = {
         }
         return isFinite(Number(s)) || f.label + ': a number';
       }
-      const valid = typed.call(this, v, opt || {});
+      const valid = typed.call(this, v, opt);
       return valid === true || f.label + ': ' + (typeof valid === 'string' ? valid : 'invalid ' + t);
-    };
+    });
   },
 
   /**
@@ -369,7 +458,7 @@ const CustodyEditor = {
    * @param required true when an empty value is refused (the feed), else it reads the msg.
    */
   clientIdValidator(property: string, label: string, required: boolean): Validator {
-    return function (v) {
+    return validator(function (v) {
       const t = String(current(this, property + 'Type') || 'str');
       const s = String(v === undefined || v === null ? '' : v).trim();
       if (CUSTODY_SHARED.settingTypes.indexOf(t) === -1) {
@@ -379,7 +468,7 @@ const CustodyEditor = {
         return !required || label + ': required';
       }
       return t !== 'str' || PATH_ID.test(s) || label + ': ' + PATH_ID_RULE;
-    };
+    });
   },
 
   /**
@@ -536,6 +625,7 @@ const CustodyEditor = {
         }
       })
       .trigger('change');
+    showProblems(node, 'node-input');
   },
 
   /** In oneditsave of a generated operation node: store the policy members list. */

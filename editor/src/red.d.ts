@@ -39,7 +39,10 @@ interface JQuery {
   editableList<T>(method: 'addItem', item: T): JQuery;
 }
 
-/** A property validator of a node definition: `this` is the node; true, false or a message. */
+/**
+ * A property validator of a node definition: `this` is the node; true, false or a message. The
+ * pack's are built by `CustodyEditor.validator` (custody-editor.ts), of two parameters.
+ */
 type Validator = (this: EditorNode, v: unknown, opt?: object) => boolean | string;
 
 /** A node as the editor holds it: its properties by name. */
@@ -48,6 +51,8 @@ type EditorNode = Record<string, unknown> & { name?: string };
 declare const RED: {
   utils: { validatePropertyExpression(path: string): boolean | string };
   validators: { typedInput(typeProperty: string): Validator };
+  /** The registered node definitions (ui/nodes.js): a type's `defaults` with their validators. */
+  nodes: { getType(type: string): { defaults?: Record<string, { value?: unknown; validate?: Validator }> } | undefined };
   /** The sidebar (Node-RED 4 ui/sidebar.js): a tab of its own. */
   sidebar: {
     addTab(tab: { id: string; label: string; name: string; iconClass: string; content: JQuery; enableOnEdit?: boolean; onchange?: () => void }): void;
