@@ -247,6 +247,8 @@ describe('the editor at 1366x768: simulator key defaults, filtered look-ups, not
 
   it('shows the pre and code of every node type\'s help whole in the Info sidebar (wrapped or scrolled)', async () => {
     await withEditor(red().base, VIEWPORT, { types: ['custody-config', 'custody-transfer'] }, async ({ page, errors }) => {
+      // Every node type of the pack registered (the editor loads them one module file after another).
+      await page.waitForFunction(() => (window as any).RED.nodes.registry.getNodeTypes().filter((t: string) => t.startsWith('custody-')).length >= 23, undefined, { timeout: 30000 });
       const types: string[] = await page.evaluate(() => {
         const RED = (window as any).RED;
         return RED.nodes.registry.getNodeTypes().filter((t: string) => t.startsWith('custody-'));
@@ -255,7 +257,7 @@ describe('the editor at 1366x768: simulator key defaults, filtered look-ups, not
       const found: string[] = [];
       for (const type of types) {
         await page.evaluate((t) => (window as any).RED.sidebar.help.show(t), type);
-        await page.waitForFunction((t) => !!document.querySelector('.red-ui-help') && (document.querySelector('.red-ui-sidebar-info')?.textContent ?? '').length > 0 && (window as any).RED.sidebar.help && true, type);
+        await page.waitForFunction(() => Array.from(document.querySelectorAll('.red-ui-help')).some((h) => (h.textContent ?? '').trim().length > 0));
         await page.waitForTimeout(150);
         const problems = await page.$$eval('.red-ui-help pre, .red-ui-help code', (els) => {
           const out: string[] = [];
