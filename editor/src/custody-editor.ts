@@ -518,11 +518,14 @@ const CustodyEditor = {
       const c = $('#node-input-connection').val();
       return c && c !== '_ADD_' ? c : node.connection;
     }
+    // The ids chosen in the dialog that narrow a look-up (company, then fund: custody-lookup.ts):
+    // the literal (str) values of the TypedInput fields. A field without a TypedInput (a select
+    // such as Amounts) is skipped: asking it for one throws, which lost the whole context.
     function getContext(): Record<string, string> {
       const out: Record<string, string> = {};
       data.fields.forEach((f) => {
         const input = $('#node-input-' + f.property);
-        if (f.custom || !input.length) {
+        if (f.custom || !input.length || input.data('noderedTypedInput') === undefined) {
           return;
         }
         if ((input.typedInput('type') || 'str') === 'str' && input.typedInput('value')) {

@@ -42,8 +42,14 @@ export type LookupContext = Record<string, unknown>;
 /** A value, or a function that gives it. */
 type Getter<T> = T | (() => T);
 
+/** A suggestion as the TypedInput's menu takes it: `label` as text, or as an element (shown whole, wrapped). */
+export interface MenuOption {
+  value: string;
+  label: string | JQuery;
+}
+
 /** The search function of a TypedInput type's `autoComplete`. */
-export type AutoComplete = (value: string, done: (options: LookupOption[]) => void) => void;
+export type AutoComplete = (value: string, done: (options: MenuOption[]) => void) => void;
 
 export interface CustodyLookupApi {
   KINDS: string[];
@@ -69,6 +75,24 @@ function valueOf<T>(get: Getter<T>): T | undefined {
   } catch (e) {
     return undefined;
   }
+}
+
+/**
+ * The menu entry of an option: Node-RED's menu keeps an entry on one line and cuts what does not
+ * fit its width (300 px), so the entry is an element that wraps: the label's words, then the
+ * value inserted (the id, which the runtime's labels end with: `name · ... · id`) on a line of its
+ * own in the code font, broken only when longer than the line.
+ */
+function menuOption(o: LookupOption): MenuOption {
+  const wrap = { display: 'block', whiteSpace: 'normal', overflowWrap: 'anywhere' };
+  const suffix = ' \u00b7 ' + o.value;
+  const words = o.label.endsWith(suffix) ? o.label.slice(0, -suffix.length) : o.label === o.value ? '' : o.label;
+  const entry = $('<span>', { class: 'custody-lookup-option' }).css(wrap);
+  if (words) {
+    entry.append($('<span>').css(wrap).text(words));
+  }
+  entry.append($('<code>', { class: 'custody-lookup-id' }).css({ ...wrap, fontFamily: 'var(--red-ui-monospace-font)', margin: 0 }).text(o.value));
+  return { value: o.value, label: entry };
 }
 
 /**
@@ -109,7 +133,8 @@ function lookup(kind: string, connection: string, context: LookupContext | undef
  * A search function for the `autoComplete` option of a Node-RED TypedInput type (Node-RED 4.1
  * ui/common/autoComplete.js): `function (value, done)`, with exactly two parameters so that
  * the widget passes `done` and waits for it. `done` gets an array of {value, label}: `value`
- * is put into the field when chosen, `label` (a string, shown as text) is what the list shows.
+ * is put into the field when chosen, `label` is what the list shows: the runtime's label in an
+ * element that wraps, the id on a line of its own, so both are shown whole.
  *
  * Without a connection it suggests nothing. When the lookup fails (connection not deployed,
  * an API error), the list shows one entry whose label says why and whose value is the text
@@ -132,7 +157,7 @@ function autoComplete(kind: string, getConnectionId: Getter<unknown>, getContext
       done([]);
       return;
     }
-    lookup(kind, connection, valueOf(getContext) || {}, value).then(done, (err: LookupFailure) => {
+    lookup(kind, connection, valueOf(getContext) || {}, value).then((options) => done(options.map(menuOption)), (err: LookupFailure) => {
       done([{ value: String(value || ''), label: '\u26a0 ' + err.message }]);
     });
   };

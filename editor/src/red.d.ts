@@ -14,7 +14,7 @@ type TypedInputType =
       hasValue?: boolean;
       validate?: (v: string) => boolean | string;
       /** Suggestions while typing (Node-RED 4.1 ui/common/autoComplete.js): `(value, done)`. */
-      autoComplete?: (value: string, done: (options: Array<{ value: string; label: string }>) => void) => void;
+      autoComplete?: (value: string, done: (options: Array<{ value: string; label: string | JQuery }>) => void) => void;
     };
 
 interface TypedInputOptions {

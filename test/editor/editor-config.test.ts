@@ -10,7 +10,8 @@
  *   opening the dialog again (Node-RED then sends the placeholder `__PWRD__` for the stored
  *   credentials), OK with the stored ones.
  * - In the page, `CustodyLookup.autoComplete('company', ...)` passes the simulator's company ids
- *   to `done`, and a real TypedInput with it as a custom type's `autoComplete` shows them.
+ *   to `done` (each entry's label an element: the name, then the id on a line of its own), and a
+ *   real TypedInput with it as a custom type's `autoComplete` shows them.
  *
  * Run alone with `npx mocha --no-config --timeout 120000 dist/test/editor/editor-config.test.js`.
  * Set CONFIG_SCREENSHOT to a path to keep a screenshot of the dialog with a test result.
@@ -133,9 +134,11 @@ describe('custody-config dialog in the editor: Test connection and company looku
       // CustodyLookup.autoComplete called as the TypedInput calls it: (value, done).
       const looked = await page.evaluate(
         ([cfg]) =>
-          new Promise<{ arity: number; all: Array<{ value: string; label: string }>; quo: Array<{ value: string; label: string }> }>((resolve) => {
+          new Promise<{ arity: number; all: Array<{ value: string; lines: string[] }>; quo: Array<{ value: string; lines: string[] }> }>((resolve) => {
+            // An entry's label is an element: its lines (the name, then the id inserted).
+            const shown = (list: Array<{ value: string; label: any }>) => list.map((o) => ({ value: o.value, lines: Array.from((o.label as any)[0].children as HTMLCollection).map((c) => c.textContent ?? '') }));
             const search = (window as any).CustodyLookup.autoComplete('company', () => cfg);
-            search('', (all: Array<{ value: string; label: string }>) => search('Quo', (quo: Array<{ value: string; label: string }>) => resolve({ arity: search.length, all, quo })));
+            search('', (all: Array<{ value: string; label: any }>) => search('Quo', (quo: Array<{ value: string; label: any }>) => resolve({ arity: search.length, all: shown(all), quo: shown(quo) })));
           }),
         [CFG_CUSTOM],
       );
@@ -143,7 +146,7 @@ describe('custody-config dialog in the editor: Test connection and company looku
       const ids = looked.all.map((o) => o.value);
       assert.ok(ids.includes(companyId), 'the company made in the simulator');
       assert.ok(ids.includes(sim!.demo.company_id), 'the demo company');
-      assert.deepEqual(looked.quo, [{ value: companyId, label: `Quokka Editor Holdings · ${companyId}` }]);
+      assert.deepEqual(looked.quo, [{ value: companyId, lines: ['Quokka Editor Holdings', companyId] }]);
 
       // Not deployed: one entry that says why and keeps the typed text.
       const notDeployed = await page.evaluate(
@@ -165,8 +168,9 @@ describe('custody-config dialog in the editor: Test connection and company looku
       await field.click();
       await field.pressSequentially('Quokka', { delay: 30 });
       await page.waitForSelector('.red-ui-autoComplete-container a', { timeout: 10000 });
-      const shown = await page.$$eval('.red-ui-autoComplete-container a', (as) => as.map((a) => a.textContent));
-      assert.deepEqual(shown, [`Quokka Editor Holdings · ${companyId}`]);
+      // Each entry shows its lines: the name, then the id inserted.
+      const shown = await page.$$eval('.red-ui-autoComplete-container a .custody-lookup-option', (os) => os.map((o) => Array.from(o.children).map((c) => c.textContent)));
+      assert.deepEqual(shown, [['Quokka Editor Holdings', companyId]]);
       await page.click('.red-ui-autoComplete-container a');
       assert.equal(await page.evaluate(() => (window as any).$('#custody-lookup-probe').typedInput('value')), companyId, 'choosing puts the id in the field');
 

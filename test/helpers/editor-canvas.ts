@@ -160,3 +160,64 @@ export function extentOf(tab: DrawnTab): { right: number; bottom: number } {
   const boxes = [...tab.nodes.map(fullBox), ...tab.groups.map((g) => g.box)];
   return { right: Math.max(0, ...boxes.map((b) => b.x + b.w)), bottom: Math.max(0, ...boxes.map((b) => b.y + b.h)) };
 }
+
+/**
+ * The step a tab opens on: its group nearest the canvas origin (the smallest distance of its
+ * top-left corner from 0,0), with the nodes outside any group that lie above it (the tab's title
+ * comment); undefined for a tab without groups.
+ */
+export function firstStep(tab: DrawnTab): Box | undefined {
+  const top = tab.groups.filter((g) => !g.g).sort((a, b) => Math.hypot(a.box.x, a.box.y) - Math.hypot(b.box.x, b.box.y))[0];
+  if (!top) return undefined;
+  const above = tab.nodes.filter((n) => !n.g && n.box.y + n.box.h <= top.box.y).map(fullBox);
+  const boxes = [top.box, ...above];
+  const x = Math.min(...boxes.map((b) => b.x));
+  const y = Math.min(...boxes.map((b) => b.y));
+  return { x, y, w: Math.max(...boxes.map((b) => b.x + b.w)) - x, h: Math.max(...boxes.map((b) => b.y + b.h)) - y };
+}
+
+/** Whether the step a tab opens on ({@link firstStep}) lies wholly in a visible canvas of `view` scrolled to its origin. */
+export function firstStepFits(tab: DrawnTab, view: { w: number; h: number }): boolean {
+  const s = firstStep(tab);
+  return !!s && s.x + s.w <= view.w && s.y + s.h <= view.h;
+}
+
+/**
+ * Show the tab `tabId`, zoom out `steps` times as ctrl - does (Node-RED's `core:zoom-out`, 0.1
+ * each), scroll the canvas to its top-left corner and read what lies outside the visible canvas;
+ * the zoom is reset to 100% after.
+ * @returns the zoom reached and the nodes and groups (each `"<label>" (<type> <id>)`) not wholly in view.
+ */
+export async function outsideWhenZoomedOut(page: Page, tabId: string, steps: number): Promise<{ scale: number; outside: string[] }> {
+  await page.evaluate((id) => (window as any).RED.workspaces.show(id), tabId);
+  await page.waitForFunction((id) => (window as any).RED.workspaces.active() === id, tabId);
+  for (let i = 0; i < steps; i++) await page.evaluate(() => (window as any).RED.actions.invoke('core:zoom-out'));
+  await page.evaluate(() => {
+    const chart = document.getElementById('red-ui-workspace-chart')!;
+    chart.scrollLeft = 0;
+    chart.scrollTop = 0;
+  });
+  await page.waitForTimeout(300);
+  const result = await page.evaluate((id) => {
+    const RED = (window as any).RED;
+    const chart = document.getElementById('red-ui-workspace-chart')!;
+    const c = chart.getBoundingClientRect();
+    const view = { left: c.left, top: c.top, right: c.left + chart.clientWidth, bottom: c.top + chart.clientHeight };
+    const outside: string[] = [];
+    const check = (el: Element | null, name: string) => {
+      if (!el) return;
+      const b = el.getBoundingClientRect();
+      if (b.left < view.left - 1 || b.top < view.top - 1 || b.right > view.right + 1 || b.bottom > view.bottom + 1) outside.push(`${name}: ${Math.round(b.right - view.left)}x${Math.round(b.bottom - view.top)} of ${Math.round(view.right - view.left)}x${Math.round(view.bottom - view.top)}`);
+    };
+    RED.nodes.eachNode((n: any) => {
+      if (n.z === id) check(document.getElementById(n.id), `"${RED.utils.getNodeLabel(n, n.type)}" (${n.type} ${n.id})`);
+    });
+    RED.nodes.eachGroup((g: any) => {
+      if (g.z === id) check(document.getElementById(g.id), `group "${g.name ?? ''}" (${g.id})`);
+    });
+    return { scale: RED.view.scale(), outside };
+  }, tabId);
+  await page.evaluate(() => (window as any).RED.actions.invoke('core:zoom-reset'));
+  await page.waitForTimeout(100);
+  return result;
+}
