@@ -5,7 +5,9 @@
  * mode; owns one signed client and one websocket per core client feed, shared by every node
  * that uses it (the pattern of Node-RED's mqtt-broker node). Source: docs/configuration.md;
  * spec section 5. It also owns one liquidity hub feed and one wallets feed (spec section
- * 6), shared the same way by the `custody-hub-feed` and `custody-wallets-feed` nodes.
+ * 6), shared the same way by the `custody-hub-feed` and `custody-wallets-feed` nodes. lib/feeds is
+ * loaded when a connection's first feed user subscribes, lib/coordination when a connection
+ * coordinates through Redis (nodes/shared/services.ts): a deployment using neither loads neither.
  */
 import os from 'node:os';
 import path from 'node:path';
