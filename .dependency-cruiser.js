@@ -13,11 +13,15 @@
  *   3 lib/client    the executor: signing, transport, clients, calls, submission, asset list
  *   4 services      lib/actions (approving or rejecting an action), lib/approver, lib/coordination,
  *                   lib/feeds, lib/tracking, lib/review
- * lib/index.ts (the public API) may import every layer and nothing in lib imports it. The
- * simulator may import layers 0 to 3. nodes/ may import lib; nothing imports nodes/. lib knows
- * no Node-RED. Type imports count (tsPreCompilationDeps).
+ * lib/index.ts (the public API: layers 0 to 3) imports no service, and nothing in lib imports it;
+ * each service has its entry, lib/<service>/index.ts. The simulator may import layers 0 to 3.
+ * nodes/ imports lib through those entries only, a service's entry for its types only (the code is
+ * required on first use by nodes/shared/services.ts); nothing imports nodes/. lib knows no
+ * Node-RED. Type imports count (tsPreCompilationDeps).
  */
-const LAYERS = ['(support|audit)', 'api', 'request', 'client', '(actions|approver|coordination|feeds|tracking|review)'];
+/** The services (layer 4): each has one entry, `lib/<service>/index.ts` (package.json "exports" `./<service>`). */
+const SERVICES = '(actions|approver|coordination|feeds|tracking|review)';
+const LAYERS = ['(support|audit)', 'api', 'request', 'client', SERVICES];
 
 /** A rule per layer: nothing above it (and not lib/index.ts). */
 const layerRules = LAYERS.map((layer, i) => ({
@@ -60,6 +64,13 @@ module.exports = {
       to: { path: '^lib/approver/' },
     },
     {
+      name: 'lib-index-loads-no-service',
+      comment: 'the package root (lib/index.ts) is the API and the client: a program or a node that needs a service loads its entry',
+      severity: 'error',
+      from: { path: '^lib/index\\.ts$' },
+      to: { path: `^lib/${SERVICES}/` },
+    },
+    {
       name: 'nothing-imports-nodes',
       comment: 'lib and the simulator never import nodes/ (the Node-RED nodes are the top)',
       severity: 'error',
@@ -72,6 +83,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^simulator/' },
       to: { path: ['^lib/(actions|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$'] },
+    },
+    {
+      name: 'nodes-import-lib-entries-only',
+      comment: 'nodes/ imports lib only through its public entries: lib/index.ts (the API and the client) and one index.ts per service',
+      severity: 'error',
+      from: { path: '^nodes/' },
+      to: { path: '^lib/', pathNot: [`^lib/index\\.ts$`, `^lib/${SERVICES}/index\\.ts$`] },
+    },
+    {
+      name: 'nodes-load-services-lazily',
+      comment: 'a node file imports a service entry for its types only; the code is required by nodes/shared/services.ts when a node needs it, so an empty flow loads no service',
+      severity: 'error',
+      from: { path: '^nodes/', pathNot: '^nodes/shared/services\\.ts$' },
+      to: { path: `^lib/${SERVICES}/`, dependencyTypesNot: ['type-only', 'type-import'] },
     },
     {
       name: 'lib-knows-no-node-red',

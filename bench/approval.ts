@@ -28,7 +28,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { approveAction, CoreClientFeed, CustodyClient, createTransfer, WalletsFeed, type Action, type WalletFeedMessage } from '../lib';
+import { approveAction, CustodyClient, createTransfer, type Action, type WalletFeedMessage } from '../lib';
+import { CoreClientFeed, WalletsFeed } from '../lib/feeds';
 import { benchTransfer, killSimulatorProcess, startSimulatorProcess, stopSimulatorProcess } from './harness';
 import { atMost, median, percentile, type BenchRow, printWhenMain } from './table';
 

@@ -17,7 +17,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AuditLog, Approver, compileRules, CustodyClient, createTransfer, type ApprovalRule } from '../lib';
+import { AuditLog, CustodyClient, createTransfer } from '../lib';
+import { Approver, compileRules, type ApprovalRule } from '../lib/approver';
 import { benchTransfer, runMain, startEmbeddedRed, startSimulatorProcess, stopSimulatorProcess } from './harness';
 
 const DECISIONS = Number(process.env.BENCH_DECISIONS) || 20000;

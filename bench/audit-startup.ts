@@ -25,7 +25,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, AuditLog, compileRules, verifyAuditChain, verifyAuditFile } from '../lib';
+import { AuditLog, verifyAuditChain, verifyAuditFile } from '../lib';
+import { Approver, compileRules } from '../lib/approver';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
 import { GENESIS_HASH, lineHash, rotatedSegmentPath } from '../lib/audit';
 

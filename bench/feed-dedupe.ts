@@ -27,7 +27,8 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { CustodyClient, CoreClientFeed } from '../lib';
+import { CustodyClient } from '../lib';
+import { CoreClientFeed } from '../lib/feeds';
 import { ExpiringIdSet } from '../lib/support/expiring-ids';
 import { atMost, median, type BenchRow, printWhenMain } from './table';
 

@@ -44,7 +44,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { CoreClientFeed, CustodyClient, createTransfer, getTransfer, listActions } from '../lib';
+import { CustodyClient, createTransfer, getTransfer, listActions } from '../lib';
+import { CoreClientFeed } from '../lib/feeds';
 import { benchTransfer, faucet, killSimulatorProcess, seedSimulator, startSimulatorProcess, stopSimulatorProcess, type SeedResult, type SimInfo } from './harness';
 import { atMost, median, percentile, type BenchRow, printWhenMain } from './table';
 

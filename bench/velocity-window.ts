@@ -19,7 +19,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Approver, compileRules, Coordinator, CustodyClient } from '../lib';
+import { CustodyClient } from '../lib';
+import { Approver, compileRules } from '../lib/approver';
+import { Coordinator } from '../lib/coordination';
 import { Simulator } from '../simulator';
 import { RedisServer } from '../test/helpers/redis-server';
 import { atMost, median, printWhenMain, type BenchRow } from './table';

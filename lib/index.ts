@@ -1,10 +1,17 @@
 /**
- * The public API of the library: what a program that talks to the Custody Partner API calls. The
- * signed clients (v1 and v2 workspace), every operation as a typed call or by its declaration,
- * the exactly-once submission of payments, the websocket feeds, the transaction tracker, the
- * automated approver and the coordination of several instances through Redis; the errors they
- * throw and the types of their inputs and answers. Everything else in lib/ is internal and may
- * change in any release (the layers: docs/architecture.md).
+ * The public API of the library, the package root (`@custodyflow/node-red-custody`): what a
+ * program that talks to the Custody Partner API calls. The signed clients (v1 and v2 workspace),
+ * every operation as a typed call or by its declaration, the exactly-once submission of payments
+ * and the audit log; the errors they throw and the types of their inputs and answers: lib's
+ * layers 0 to 3 (support, audit, api, request, client), and nothing of a service.
+ *
+ * The services have an entry each, loaded only by what uses them (an empty Node-RED flow loads
+ * none): `@custodyflow/node-red-custody/feeds` (lib/feeds: the websocket feeds),
+ * `/tracking` (lib/tracking: the transaction tracker), `/approver` (lib/approver: the automated
+ * approver), `/review` (lib/review: the review queue), `/actions` (lib/actions: approving or
+ * rejecting an action and resolving its outcome), `/coordination` (lib/coordination: several
+ * instances through Redis). Everything else in lib/ is internal and may change in any release
+ * (the layers and the entries: docs/architecture.md).
  */
 
 // Errors (spec section 7) and what a failure tells about its effect.
@@ -16,6 +23,7 @@ export {
   SubmissionConflictError,
   OUTCOME_UNKNOWN_CODE,
   failureKindOf,
+  shortValue,
   type FailureKind,
   type ApiErrorBody,
   type ApiErrorDetail,
@@ -33,7 +41,7 @@ export type { HttpMethod, JsonSchema, OperationSpec } from './api/spec';
 export { OPERATIONS, API_OPERATIONS, apiOperation, isOperationId, type OperationId, type OperationIdOf, type ApiOperation, type ApiVersion, type RetryClass } from './api/operations';
 export { ACTION_TYPES, ACTION_STATUSES } from './api/v1/core-client';
 export { POLICY_TYPES } from './api/v2/policy';
-export { PORTFOLIO_TYPES } from './api/v2/portfolio';
+export { PORTFOLIO_TYPES, CONNECT_PLUGINS, type ConnectPlugin } from './api/v2/portfolio';
 
 // The types of the v1 requests and answers (spec sections 2 and 4).
 export type { Asset, AssetList, FeeRequest, FeeQuote } from './api/v1/assets';
@@ -57,13 +65,13 @@ export type { CoreClientFeedMessage, HubFeedMessage, WalletFeedMessage } from '.
 
 // Preparing a request without sending it.
 export { prepareOperation, describeOperation, type OperationDescription } from './request/prepare';
-export { prepareSignedRequest, type SignedRequest } from './request/signed-request';
+export { prepareSignedRequest, REQUEST_METHODS, type SignedRequest } from './request/signed-request';
 export { buildPolicyBody, buildPolicyExpression, memberRule, policyMembers } from './request/policy-body';
 
 // Signing (spec section 5) and the signed clients.
 export { sign, verify, signingPayload, loadPrivateKey, loadPublicKey, KeyFormatError, type SigningInput } from './client/signing';
 export { BASE_URLS, resolveBaseUrl, checkBaseUrl, type Environment } from './client/environments';
-export { CustodyClient, type ClientOptions, type SigningMode } from './client/client';
+export { CustodyClient, CLOSE_GRACE_MS, type ClientOptions, type SigningMode } from './client/client';
 export { failureCauseOf, connectionFailureOf, type FailureCause, type ConnectionFailure } from './client/failure';
 export { PemKeySource, KeySourceError, fingerprintOf, signWith, type KeySource, type KeySourceFailure } from './client/key-source';
 export { Pkcs11KeySource, MIN_RSA_BITS, type Pkcs11Options } from './client/pkcs11/source';
@@ -94,61 +102,7 @@ export { createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWalle
 // Exactly-once payments: the submission journal, the sending and the look-up after an unknown outcome.
 export { SubmissionJournal, openSharedJournal, journalFile, type PaymentJournal, type JournalEntry, type JournalState, type JournalOptions, type JournalLease } from './client/submission/journal';
 export { submitRequest, type SubmitOptions, type SubmitResult, type SubmitOutcome } from './client/submission/submit';
-export { resolveSubmission, type ResolveInput, type ResolveResult } from './client/submission/resolve';
+export { resolveSubmission, resolveInputFrom, describeResolve, type ResolveInput, type ResolveResult } from './client/submission/resolve';
 
-// Services: feeds, tracking, the approver, coordination of several instances.
-export { CoreClientFeed, AccountFeed, SignedFeed, FeedConnectionError, type FeedOptions, type FeedState, type CoreClientFeedOptions } from './feeds/feed';
-export { FailureReports, type FailureReportsOptions } from './feeds/feed-health';
-export { HubFeed } from './feeds/hub-feed';
-export { WalletsFeed } from './feeds/wallets-feed';
-export { Tracker, isFinalFailure, type TrackerOptions, type TrackerCallbacks, type TrackTarget, type Tracked, type TrackRead } from './tracking/tracker';
-export {
-  ReviewQueue,
-  ReviewError,
-  FileReviewStore,
-  RedisReviewStore,
-  reviewStoreFile,
-  checkQuorumRules,
-  checkVoteInput,
-  maxApprovers,
-  requiredApprovers,
-  MAX_APPROVERS,
-  REASON_MAX_CHARS,
-  factsOf,
-  reviewsFromAudit,
-  type Review,
-  type ReviewView,
-  type ReviewFacts,
-  type RecentDecision,
-  type ReviewChange,
-  type FinalCall,
-  type VoteResult,
-  type ReviewEvent,
-  type ReviewStore,
-  type ReviewQueueOptions,
-  type QuorumRules,
-  type QuorumBand,
-  type Vote,
-  type VoteVia,
-  type ReviewDecision,
-} from './review';
-export { openTrackStore, FileTrackStore, RedisTrackStore, type TrackStore, type TrackStoreOptions, type TrackRecord, type TrackOutcome } from './tracking/track-store';
-export {
-  Approver,
-  ActionNotAppliedError,
-  ActionOutcomeUnknownError,
-  compileRules,
-  RulesError,
-  evaluateRules,
-  type ApproverOptions,
-  type ApproverMode,
-  type ApproverOutcome,
-  type ApproverOutput,
-  type DecisionRecord,
-  type ApprovalRule,
-  type Decision,
-  type DefaultDecision,
-} from './approver';
+// The audit log (docs/audit.md): the hash-chained, append-only file of the approver and the review.
 export { AuditLog, AuditFileError, verifyAuditFile, verifyAuditChain, verifyAuditFolder, type AuditLogOptions, type AuditHead, type HeadHook, type AuditLine, type AuditVerification, type ChainVerification } from './audit';
-export { Coordinator, CoordinationUnavailableError, type CoordinatorOptions, type CoordinationState, type FailoverInfo, type RedisMode, type RedisAddress } from './coordination/coordinator';
-export { SharedSubmissionJournal, type SharedJournalOptions } from './coordination/shared-journal';

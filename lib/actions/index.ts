@@ -1,3 +1,11 @@
-/** lib/actions: approving or rejecting a core client action, its outcome and its resolution (spec section 4; docs/nodes.md). */
+/**
+ * The public entry of lib/actions (`@custodyflow/node-red-custody/actions`; nodes import it as
+ * `lib/actions`): approving or rejecting a core client action (spec section 4, `PUT`/`DELETE
+ * /coreclient/{client_id}/action/{action_id}`), reading the outcome of such a call
+ * (outcome.ts: {@link readCallOutcome}, {@link ActionNotAppliedError},
+ * {@link ActionOutcomeUnknownError}) and resolving an unknown one with the one delay table
+ * (resolve.ts: {@link resolveCallOutcome}, {@link RESOLVE_DELAYS_MS}); shared by the approver and
+ * the review (docs/nodes.md). Never loaded by the package root (lib/index.ts).
+ */
 export * from './outcome';
 export * from './resolve';

@@ -1,4 +1,6 @@
 /**
+ * The public entry of the approver service (`@custodyflow/node-red-custody/approver`; nodes import
+ * it as `lib/approver`), loaded only by custody-approver's constructor, never by the package root.
  * The approver of core client actions by ordered rules, with a hash-chained audit file and
  * velocity windows rebuilt from it (the runtime of the approver node; no Node-RED import).
  * See approver.ts (the pipeline per action and the files of its stages), rules.ts, claims.ts,

@@ -27,13 +27,15 @@
  * connection are each warned at start (naming the other) and show it in their status.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { Approver, compileRules, ConfigError, type ApproverOutput, type Coordinator } from '../../lib';
+import { ConfigError } from '../../lib';
+import type { Approver, ApproverOutput, CompiledRule } from '../../lib/approver';
+import type { Coordinator } from '../../lib/coordination';
+import { approverLib } from '../shared/services';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { failureText, showError } from '../shared/status';
 import { readSetting } from '../shared/typed-field';
 import { auditFileOf, createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef, FeedHealth, FeedMembership } from '../shared/types';
-import type { CompiledRule } from '../../lib/approver/rules';
 
 /** Editor properties of `custody-approver` (flows.json). */
 interface ApproverDef extends ConnectedNodeDef {
@@ -111,6 +113,7 @@ export = function register(RED: NodeAPI): void {
     /** The approver, once the configuration checks out and the audit file verifies; rejects with why not. */
     const ready: Promise<Approver> = (async () => {
       if (!connection) throw noConnectionError(RED);
+      const { Approver, compileRules } = approverLib();
       const defaultDecision = def.defaultDecision || 'hold';
       if (defaultDecision !== 'hold' && defaultDecision !== 'reject') throw new ConfigError(`defaultDecision: ${RED._('custody-approver.errors.defaultDecision', { value: JSON.stringify(defaultDecision) })}`);
       const cacheSeconds = editorSeconds(RED, def.whitelistCacheSeconds, 'whitelistCacheSeconds', 60, 0);

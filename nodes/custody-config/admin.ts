@@ -43,8 +43,9 @@
  */
 import type { NodeAPI } from 'node-red';
 import type { Request, Response } from 'express';
-import { ConfigError, Coordinator, ValidationError, type CoordinationState, type CoordinatorOptions, type RedisMode } from '../../lib';
-import { DEFAULT_MASTER_NAME } from '../../lib/coordination/coordinator';
+import { ConfigError, ValidationError } from '../../lib';
+import type { Coordinator, CoordinationState, CoordinatorOptions, RedisMode } from '../../lib/coordination';
+import { coordinationLib } from '../shared/services';
 import type { CoordinationStatus, CustodyConfigNode } from '../shared/types';
 import {
   coordinatorOptionsOf,
@@ -264,6 +265,7 @@ export async function testRedis(settings: CoordinationSettings, credentials: Red
   const passwords: RedisCredentials = {};
   if (credentials.redisPassword) passwords.redisPassword = credentials.redisPassword;
   if (credentials.redisSentinelPassword) passwords.redisSentinelPassword = credentials.redisSentinelPassword;
+  const { Coordinator, DEFAULT_MASTER_NAME } = coordinationLib();
   let coordinator: Coordinator;
   let options: CoordinatorOptions;
   try {

@@ -11,9 +11,10 @@
 import { ApiError, ConfigError, CustodyClient, KeySourceError, Pkcs11KeySource, WorkspaceClient, listAssets, listPolicies, resolveBaseUrl, resolveV2BaseUrl } from '../../lib';
 import type { KeySource, KeySourceFailure } from '../../lib';
 import { failureCauseOf, type FailureCause } from '../../lib';
-import type { CoordinatorOptions, Environment, SigningMode } from '../../lib';
+import type { Environment, SigningMode } from '../../lib';
+import type { CoordinatorOptions } from '../../lib/coordination';
 import type { Simulator } from '../../simulator';
-import { DEFAULT_KEY_PREFIX, DEFAULT_MASTER_NAME, parseRedisAddresses } from '../../lib/coordination/coordinator';
+import { coordinationLib } from '../shared/services';
 
 /** The editor properties of a connection that decide where and how it signs (the `custody-config` defaults). */
 export interface ConnectionSettings {
@@ -118,6 +119,7 @@ export function coordinated(settings: ConnectionSettings): boolean {
 /** Where Redis is, by `redisMode` (lib CoordinatorOptions `url`, `sentinels` and `masterName`, or `clusterNodes`). @throws {ConfigError} naming the setting. */
 function redisWhere(settings: ConnectionSettings, credentials: ConnectionCredentials): Pick<CoordinatorOptions, 'url' | 'sentinels' | 'masterName' | 'sentinelPassword' | 'clusterNodes'> {
   const mode = settings.redisMode || 'standalone';
+  const { DEFAULT_MASTER_NAME, parseRedisAddresses } = coordinationLib();
   if (mode === 'sentinel') {
     const masterName = (settings.redisMasterName ?? DEFAULT_MASTER_NAME).trim();
     if (!masterName) throw new ConfigError('redisMasterName: the name the sentinels monitor the master by, e.g. mymaster');
@@ -149,7 +151,7 @@ export function coordinatorOptionsOf(settings: ConnectionSettings, credentials: 
     ...where,
     tls: settings.redisTls === true,
     ...(credentials.redisPassword ? { password: credentials.redisPassword } : {}),
-    keyPrefix: (settings.redisKeyPrefix || '').trim() || DEFAULT_KEY_PREFIX,
+    keyPrefix: (settings.redisKeyPrefix || '').trim() || coordinationLib().DEFAULT_KEY_PREFIX,
     leaseMs: Math.round(lease * 1000),
   };
 }

@@ -5,22 +5,22 @@
  * mode; owns one signed client and one websocket per core client feed, shared by every node
  * that uses it (the pattern of Node-RED's mqtt-broker node). Source: docs/configuration.md;
  * spec section 5. It also owns one liquidity hub feed and one wallets feed (spec section
- * 6), shared the same way by the `custody-hub-feed` and `custody-wallets-feed` nodes.
+ * 6), shared the same way by the `custody-hub-feed` and `custody-wallets-feed` nodes. lib/feeds is
+ * loaded when a connection's first feed user subscribes, lib/coordination when a connection
+ * coordinates through Redis (nodes/shared/services.ts): a deployment using neither loads neither.
  */
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, NodeDef, Node } from 'node-red';
-import { CustodyClient, CoreClientFeed, ConfigError, FeedState, WorkspaceClient, FeedConnectionError, FailureReports, connectionFailureOf } from '../../lib';
-import { HubFeed, WalletsFeed, type FeedOptions, type SignedFeed, type Action, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
-import { journalFile, openSharedJournal, SharedSubmissionJournal, type JournalLease, type PaymentJournal } from '../../lib';
+import { ConfigError, KeySourceError, CLOSE_GRACE_MS, connectionFailureOf, journalFile, openSharedJournal } from '../../lib';
+import type { CustodyClient, WorkspaceClient, KeySource, Action, HubFeedMessage, WalletFeedMessage, JournalLease, PaymentJournal } from '../../lib';
+import type { FeedState, FeedOptions, SignedFeed, ActionListing, FailureReports } from '../../lib/feeds';
+import type { Coordinator, FailoverInfo, SharedSubmissionJournal } from '../../lib/coordination';
 import type { Simulator } from '../../simulator';
 import type { CustodyConfigNode, FeedUser, FeedMembership, FeedStatusCallbacks, FeedHealth, FeedReport, FeedWatcher, ApproverEntry } from '../shared/types';
-import { Coordinator, type FailoverInfo } from '../../lib';
 import { buildV1Client, buildV2Client, coordinated, coordinatorOptionsOf, environmentOf, keySourceOf, redact, secretsOf, usesToken, type ConnectionCredentials, type ConnectionSettings } from './connection';
-import { KeySourceError, type KeySource } from '../../lib';
 import { registerAdminRoutes } from './admin';
-import { CLOSE_GRACE_MS } from '../../lib/client/client';
-import type { ActionListing } from '../../lib/feeds/feed';
+import { coordinationLib, feedsLib } from '../shared/services';
 
 /** Editor properties of `custody-config`: the name and the {@link ConnectionSettings} (connection.ts). */
 type ConfigDef = NodeDef & ConnectionSettings;
@@ -214,7 +214,7 @@ export = function register(RED: NodeAPI): void {
     let coordinationError: Error | undefined;
     if (coordinated(def)) {
       try {
-        coordinator = new Coordinator(coordinatorOptionsOf(def, credentials));
+        coordinator = new (coordinationLib().Coordinator)(coordinatorOptionsOf(def, credentials));
       } catch (e) {
         coordinationError = e as Error;
         node.error(RED._('custody-config.errors.coordination', { message: coordinationError.message }));
@@ -266,7 +266,7 @@ export = function register(RED: NodeAPI): void {
       const local = (await journalLease).journal;
       if (!coordinator) return local;
       if (closed) throw closedError();
-      sharedJournal ??= new SharedSubmissionJournal(local, coordinator);
+      sharedJournal ??= new (coordinationLib().SharedSubmissionJournal)(local, coordinator);
       return sharedJournal;
     };
 
@@ -324,7 +324,7 @@ export = function register(RED: NodeAPI): void {
           });
           feed.on('error', (err: Error) => {
             if (feeds.get(kind.key) !== shared) return;
-            if (err instanceof FeedConnectionError) return failed(kind.key, shared, err);
+            if (err instanceof feedsLib().FeedConnectionError) return failed(kind.key, shared, err);
             // Another problem (a message that is not JSON, a failed catch-up read): once per distinct one.
             if (err.message !== entry.lastWarning) report(shared, { kind: 'warning', error: err });
             entry.lastWarning = err.message;
@@ -348,7 +348,7 @@ export = function register(RED: NodeAPI): void {
     function subscribe<U extends FeedStatusCallbacks>(kind: FeedKind<U>, user: U): FeedMembership {
       let entry = feeds.get(kind.key) as SharedFeed<U> | undefined;
       if (!entry) {
-        entry = { users: new Set(), health: { state: 'connecting' }, reports: new FailureReports() };
+        entry = { users: new Set(), health: { state: 'connecting' }, reports: new (feedsLib().FailureReports)() };
         feeds.set(kind.key, entry as unknown as SharedFeed<FeedStatusCallbacks>);
         watchers.get(kind.key)?.forEach((w) => w.onHealth(entry!.health));
         openFeed(kind, entry);
@@ -456,7 +456,7 @@ export = function register(RED: NodeAPI): void {
       subscribe<FeedUser>(
         {
           key: coreClientKey(clientId),
-          make: (client, options) => new CoreClientFeed(client, clientId, options),
+          make: (client, options) => new (feedsLib().CoreClientFeed)(client, clientId, options),
           event: 'action',
           deliver: (u, action: Action) => u.onAction(action),
           passOn: { listing: (u, listing) => u.onListing?.(listing as ActionListing) },
@@ -464,9 +464,9 @@ export = function register(RED: NodeAPI): void {
         user,
       );
     node.subscribeHubFeed = (user) =>
-      subscribe({ key: 'liquidityhub', make: (client, options) => new HubFeed(client, options), event: 'quote', deliver: (u, message: HubFeedMessage) => u.onMessage(message) }, user);
+      subscribe({ key: 'liquidityhub', make: (client, options) => new (feedsLib().HubFeed)(client, options), event: 'quote', deliver: (u, message: HubFeedMessage) => u.onMessage(message) }, user);
     node.subscribeWalletsFeed = (user) =>
-      subscribe({ key: 'wallets', make: (client, options) => new WalletsFeed(client, options), event: 'transaction', deliver: (u, message: WalletFeedMessage) => u.onMessage(message) }, user);
+      subscribe({ key: 'wallets', make: (client, options) => new (feedsLib().WalletsFeed)(client, options), event: 'transaction', deliver: (u, message: WalletFeedMessage) => u.onMessage(message) }, user);
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;

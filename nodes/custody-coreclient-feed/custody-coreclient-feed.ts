@@ -5,7 +5,7 @@
  * catches up through GET /coreclient/{client_id}/actions (see lib `CoreClientFeed`).
  *
  * Redelivery: the node remembers, durably, which action ids it has sent
- * (lib/support/durable/sent-ids.ts, one file per node and core client in
+ * (lib/feeds/sent-ids.ts, one file per node and core client in
  * `<userDir>/custodyflow/feed`, see `memoryDir`). Each action is recorded on disk before its msg is
  * sent; an action already recorded (sent by an earlier instance of this node: before a redeploy, a
  * restart or a crash) is sent again with `msg.redelivered = true`. So every action is delivered at
@@ -21,13 +21,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, Node, NodeMessage } from 'node-red';
 import { getPendingAction, Action } from '../../lib';
-import { SentIds, sentIdsFile, removeSentIdsFiles } from '../../lib/support/durable/sent-ids';
+import type { SentIds, ActionListing } from '../../lib/feeds';
+import { feedsLib } from '../shared/services';
 import { showError } from '../shared/status';
 import { readSetting } from '../shared/typed-field';
 import { joinSharedFeed } from '../shared/feed-node';
 import { createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
-import type { ActionListing } from '../../lib/feeds/feed';
 
 /** Editor properties of `custody-coreclient-feed`. */
 interface FeedDef extends ConnectedNodeDef {
@@ -68,6 +68,7 @@ export = function register(RED: NodeAPI): void {
 
     // The approvers it sends to learn their core client from it (one approver per core client: custody-approver).
     const route = connection.routeFeed(clientId, ((def as { wires?: string[][] }).wires ?? []).flat());
+    const { SentIds, sentIdsFile, removeSentIdsFiles } = feedsLib();
     const memoryFolder = memoryDir((RED.settings as { userDir?: string }).userDir);
     const memoryFile = sentIdsFile(memoryFolder, node.id, clientId);
     /** Set once the memory file failed (opening or writing): shown in the status, warned once. */

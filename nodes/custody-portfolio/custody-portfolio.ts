@@ -8,7 +8,7 @@
 import type { NodeAPI } from 'node-red';
 import { createPortfolio, createPortfolioWallet, getPortfolio, getPortfolioWallet, ValidationError, PortfolioType } from '../../lib';
 import { registerOperationNode } from '../shared/operation-node';
-import type { ConnectPlugin } from '../../lib/api/v2/portfolio';
+import type { ConnectPlugin } from '../../lib';
 
 /** The editor's waitForAddress (seconds) or msg.payload's. @throws {ValidationError} naming `waitForAddress`. */
 function waitForAddress(RED: NodeAPI, editor: Record<string, unknown>, input: Record<string, unknown>): number | undefined {

@@ -11,13 +11,12 @@
  * `msg.payload` = the response body, `msg.statusCode` = the HTTP status; errors to `done(err)`.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { ConfigError, signedRequest } from '../../lib';
+import { ConfigError, REQUEST_METHODS, signedRequest } from '../../lib';
 import { showError } from '../shared/status';
 import { requestRunner } from '../shared/request-runner';
 import type { CustodyMessage } from '../shared/types';
 import { createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
-import { REQUEST_METHODS } from '../../lib/request/signed-request';
 import { fieldReader, storedType, type FieldReader } from '../shared/typed-field';
 
 /** Editor properties of `custody-request` (each a TypedInput whose type is in `<property>Type`; a node saved without types reads as before). */

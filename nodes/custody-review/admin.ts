@@ -14,7 +14,8 @@
  */
 import type { NodeAPI } from 'node-red';
 import type { Request, Response } from 'express';
-import { ReviewError, type RecentDecision, type ReviewChange, type ReviewQueue, type ReviewView } from '../../lib';
+import type { RecentDecision, ReviewChange, ReviewQueue, ReviewView } from '../../lib/review';
+import { reviewLib } from '../shared/services';
 
 /** The admin path of the review list. */
 export const REVIEWS_PATH = '/custody/reviews';
@@ -86,8 +87,9 @@ function userOf(req: Request): string {
   return typeof user?.username === 'string' && user.username ? user.username : ANONYMOUS;
 }
 
+/** Answer `e`: a lib ReviewError by its status, a coordination failure 503, anything else 500 (loads lib/review: a handler's first error). */
 function sendError(res: Response, e: unknown): void {
-  if (e instanceof ReviewError) {
+  if (e instanceof reviewLib().ReviewError) {
     res.status(e.status).json({ error: e.message, ...(e.field ? { field: e.field } : {}) });
     return;
   }
@@ -124,6 +126,7 @@ export function registerReviewRoutes(RED: NodeAPI): void {
 
   // Node-RED checks the login and the read scope (401 without); the write scope is checked here (403 without).
   RED.httpAdmin.post(`${REVIEWS_PATH}/:action_id`, RED.auth.needsPermission(READ_SCOPE), (req: Request, res: Response) => {
+    const { ReviewError } = reviewLib();
     if (!mayVote(req)) {
       sendError(res, new ReviewError(403, `voting needs the scope ${WRITE_SCOPE}`));
       return;

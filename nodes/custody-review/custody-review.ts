@@ -16,7 +16,9 @@
  */
 import path from 'node:path';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { ConfigError, FileReviewStore, RedisReviewStore, ReviewError, ReviewQueue, maxApprovers, reviewStoreFile, type QuorumBand, type ReviewEvent, type ReviewStore } from '../../lib';
+import { ConfigError } from '../../lib';
+import type { QuorumBand, ReviewEvent, ReviewQueue, ReviewStore } from '../../lib/review';
+import { reviewLib } from '../shared/services';
 import { isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
 import { readSetting } from '../shared/typed-field';
@@ -94,6 +96,7 @@ export = function register(RED: NodeAPI): void {
 
     const ready: Promise<ReviewQueue> = (async () => {
       if (!connection) throw noConnectionError(RED);
+      const { FileReviewStore, RedisReviewStore, ReviewQueue, maxApprovers, reviewStoreFile } = reviewLib();
       if (clientIdSetting.error) throw clientIdSetting.error;
       const approvers = Number(def.approvers ?? 1);
       const bands = parseBands(def.bands);
@@ -155,7 +158,7 @@ export = function register(RED: NodeAPI): void {
               await queue.vote(v.action_id, { decision: v.decision, reason: v.reason, reviewer: v.reviewer }, 'flow');
             } catch (e) {
               // A review closed because its action was decided elsewhere is not the flow's error: said, not thrown to Catch.
-              if (!(e instanceof ReviewError && e.status === 409 && (await queue.get(String(v.action_id)).catch(() => undefined))?.state === 'decidedElsewhere')) throw e;
+              if (!(e instanceof reviewLib().ReviewError && e.status === 409 && (await queue.get(String(v.action_id)).catch(() => undefined))?.state === 'decidedElsewhere')) throw e;
               node.warn(RED._('custody-review.errors.decidedElsewhere', { action: String(v.action_id), message: e.message }));
             }
             return;

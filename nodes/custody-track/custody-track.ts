@@ -13,7 +13,7 @@
  * `done()` is called when tracking of the msg ends (final or timed out); a read that fails for
  * good (4xx such as 404) ends it with `done(err)` so Catch nodes get it with `msg.statusCode` set.
  *
- * One lib {@link Tracker} (one timer) per node; while anything is tracked the node is a member of
+ * One lib/tracking `Tracker` (one timer) per node; while anything is tracked the node is a member of
  * the config node's wallets feed and liquidity hub feed and wakes the matching transaction.
  *
  * Across restarts (docs/nodes.md "custody-track", "Across restarts"): each msg followed is a lib
@@ -26,14 +26,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import {
-  openTrackStore,
-  type TrackOutcome,
-  type TrackRecord,
-  type TrackStore,
   ApiError,
   ConfigError,
   ValidationError,
-  Tracker,
   TRANSACTION_KINDS,
   TRANSACTION_STATES,
   isTransactionKind,
@@ -41,16 +36,16 @@ import {
   type CustodyClient,
   type HubFeedMessage,
   type TransactionKind,
-  type Tracked,
   type WalletFeedMessage,
 } from '../../lib';
+import type { TrackOutcome, TrackRecord, TrackStore, Tracked } from '../../lib/tracking';
+import { trackingLib } from '../shared/services';
 import { editorSeconds, isPlainObject } from '../shared/input';
 import { showError } from '../shared/status';
 import { readSetting } from '../shared/typed-field';
 import type { CustodyMessage, CustodyTrace, FeedMembership } from '../shared/types';
 import { createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef } from '../shared/types';
-import { storableMsg, trackRecordId } from '../../lib/tracking/track-store';
 
 /** Editor properties of `custody-track`; times in seconds. */
 interface TrackDef extends ConnectedNodeDef {
@@ -142,6 +137,7 @@ function text(v: unknown): string | undefined {
 export = function register(RED: NodeAPI): void {
   function TrackNode(this: Node, def: TrackDef) {
     const connection = createConnectedNode(RED, this, def);
+    const { Tracker, openTrackStore, storableMsg, trackRecordId } = trackingLib();
     const node = this;
     const sendProgress = def.progress === true || (def.progress as unknown) === 'true';
     const editorCompany = text(def.company_id);

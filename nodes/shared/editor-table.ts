@@ -8,7 +8,7 @@
  * fields and required fields of each operation come from its operationId's declaration
  * (nodes/shared/palette.ts, lib/api/operations.ts), not from here.
  */
-import type { TransactionKind } from '../../lib/api/kinds';
+import type { TransactionKind } from '../../lib';
 import type { OperationNodeType } from './palette';
 
 /**

@@ -30,6 +30,8 @@ import {
   type CustodyClient,
   type WorkspaceClient,
   type OperationDescription,
+  resolveInputFrom,
+  describeResolve,
 } from '../../lib';
 import { isPlainObject, type EditorField } from './input';
 import { showError } from './status';
@@ -40,7 +42,6 @@ import { OPERATION_NODES, OPERATION_FROM_MSG, RESOLVE_OPERATION, fieldOf, type N
 import { paletteSpecs, paletteVersion, type OperationNodeType } from './palette';
 import type { CustodyConfigNode, OperationNodeDef, CustodyMessage, CustodyTrace } from './types';
 import { createConnectedNode, noConnectionError } from './node-setup';
-import { resolveInputFrom, describeResolve } from '../../lib/client/submission/resolve';
 
 export { RESOLVE_OPERATION, OPERATION_FROM_MSG };
 

@@ -8,7 +8,8 @@
  * catalog by scripts/copy-assets.ts), looked up with the `RED._` of the node's module.
  */
 import type { Node, NodeAPI } from 'node-red';
-import { ApiError, OutcomeUnknownError, type ConnectionFailure, type FeedState } from '../../lib';
+import { ApiError, OutcomeUnknownError, type ConnectionFailure } from '../../lib';
+import type { FeedState } from '../../lib/feeds';
 import type { FeedHealth, FeedReport } from './types';
 
 /** A status text cut to at most 60 characters. */

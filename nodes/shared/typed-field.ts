@@ -10,9 +10,8 @@
  * only: lib knows no Node-RED (docs/architecture.md, "The layers").
  */
 import type { Node, NodeAPI, NodeMessage } from 'node-red';
-import { ConfigError, ValidationError } from '../../lib';
+import { ConfigError, ValidationError, shortValue } from '../../lib';
 import { FIELD_TYPES, type FieldKind } from './editor-table';
-import { shortValue } from '../../lib/api/errors';
 
 /**
  * Reads one editor property for a msg.

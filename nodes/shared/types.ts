@@ -3,8 +3,9 @@
  * see it. Node-RED glue only: lib knows no Node-RED (docs/architecture.md, "The layers").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, FeedState, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, Coordinator, CoordinationState, ConnectionFailure } from '../../lib';
-import type { ActionListing } from '../../lib/feeds/feed';
+import type { CustodyClient, Action, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, ConnectionFailure } from '../../lib';
+import type { FeedState, ActionListing } from '../../lib/feeds';
+import type { Coordinator, CoordinationState } from '../../lib/coordination';
 
 /**
  * The health of a shared feed: its connection state and, while it is not connected, the failure

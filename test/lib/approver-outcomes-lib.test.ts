@@ -16,19 +16,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ActionNotAppliedError,
-  ActionOutcomeUnknownError,
-  Approver,
   verifyAuditChain,
-  compileRules,
-  Coordinator,
   CustodyClient,
   createTransfer,
   getAction,
   listActions,
-  type ApprovalRule,
   type AuditLine,
 } from '../../lib';
+import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, compileRules, type ApprovalRule } from '../../lib/approver';
+import { Coordinator } from '../../lib/coordination';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
 import { demoTransfer, tempDirPerTest, until } from '../helpers/support';
 import { FaultProxy, type FaultKind } from '../helpers/fault-proxy';

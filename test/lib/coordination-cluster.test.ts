@@ -21,22 +21,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import {
-  Approver,
-  compileRules,
-  Coordinator,
   createTransfer,
   createWithdraw,
   getAction,
   listActions,
-  RedisReviewStore,
-  RedisTrackStore,
-  SharedSubmissionJournal,
   SubmissionJournal,
-  type ApproverOutcome,
   type CustodyClient,
   type SubmissionRef,
-  type TrackRecord,
 } from '../../lib';
+import { Approver, compileRules, type ApproverOutcome } from '../../lib/approver';
+import { Coordinator, SharedSubmissionJournal } from '../../lib/coordination';
+import { RedisReviewStore } from '../../lib/review';
+import { RedisTrackStore, type TrackRecord } from '../../lib/tracking';
 import { RedisCluster } from '../helpers/redis-cluster';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 import { demoTransfer } from '../helpers/support';

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { ExpiringIdSet, EXPIRING_IDS_PRUNE_FROM } from '../../lib/support/expiring-ids';
-import { CoreClientFeed, type Action } from '../../lib';
+import { type Action } from '../../lib';
+import { CoreClientFeed } from '../../lib/feeds';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 import { control } from '../helpers/support';
 import { bodyOf, transferRequest } from '../helpers/requests';

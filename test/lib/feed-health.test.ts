@@ -4,7 +4,8 @@
  * The clock is passed in: the quiet period is checked without waiting.
  */
 import assert from 'node:assert/strict';
-import { ApiError, ConfigError, FailureReports, FeedConnectionError, connectionFailureOf, failureCauseOf } from '../../lib';
+import { ApiError, ConfigError, connectionFailureOf, failureCauseOf } from '../../lib';
+import { FailureReports, FeedConnectionError } from '../../lib/feeds';
 
 const auth = connectionFailureOf(FeedConnectionError.refused(401, { code: 401, msg: 'errPartnerAuth', detail: { reason: 'api key' } }));
 const refused = connectionFailureOf(FeedConnectionError.failed(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' })));

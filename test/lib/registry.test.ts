@@ -15,9 +15,6 @@ import {
   API_OPERATIONS,
   apiOperation,
   WorkspaceClient,
-  CoreClientFeed,
-  HubFeed,
-  WalletsFeed,
   ApiError,
   prepareOperation,
   sign,
@@ -28,6 +25,7 @@ import {
   type TransferRequest,
   type WorkspacePolicy,
 } from '../../lib';
+import { CoreClientFeed, HubFeed, WalletsFeed } from '../../lib/feeds';
 import { swapQuoteRequest, transferRequest } from '../helpers/requests';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 import { control, until } from '../helpers/support';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SentIds, sentIdsFile, removeSentIdsFiles, type SentRecord } from '../../lib/support/durable/sent-ids';
+import { SentIds, sentIdsFile, removeSentIdsFiles, type SentRecord } from '../../lib/feeds/sent-ids';
 import { tempDirPerTest } from '../helpers/support';
 
 const DAY_MS = 86400 * 1000;

@@ -12,9 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  Coordinator,
   CustodyClient,
-  SharedSubmissionJournal,
   SubmissionConflictError,
   SubmissionJournal,
   createTransfer,
@@ -24,6 +22,7 @@ import {
   type TransferRequest,
   type WithdrawRequest,
 } from '../../lib';
+import { Coordinator, SharedSubmissionJournal } from '../../lib/coordination';
 import { RedisServer } from '../helpers/redis-server';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 import { sleep } from '../helpers/red-process';

@@ -8,7 +8,7 @@
  * sum and count of the entries that should be counted.
  */
 import assert from 'node:assert/strict';
-import { Coordinator } from '../../lib';
+import { Coordinator } from '../../lib/coordination';
 import { RedisServer } from '../helpers/redis-server';
 import { mulberry32 } from '../helpers/fault-proxy';
 import { LocalVelocityWindows, VelocityLedger, type VelocityEntry, type VelocityWindows, type WindowView } from '../../lib/approver/velocity';

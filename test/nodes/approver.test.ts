@@ -19,7 +19,8 @@ import { accountClient } from '../helpers/simulated';
 import { CountingServer } from '../helpers/counting-server';
 import { CONFIG, Inbox, TAB, loadCollecting } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useCountingServer, useRedRuntime } from '../helpers/red-setup';
-import { CustodyClient, createTransfer, getAction, getTransfer, listActions, type ApprovalRule } from '../../lib';
+import { CustodyClient, createTransfer, getAction, getTransfer, listActions } from '../../lib';
+import { type ApprovalRule } from '../../lib/approver';
 import { root } from '../helpers/red-process';
 import { FaultProxy } from '../helpers/fault-proxy';
 

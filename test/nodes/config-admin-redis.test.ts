@@ -20,7 +20,7 @@ import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { describeCleanLog } from '../helpers/log-spy';
 import { stopSharedSimulator } from '../../simulator/shared';
-import { Coordinator } from '../../lib';
+import { Coordinator } from '../../lib/coordination';
 import { REDIS_TEST_MS } from '../../nodes/custody-config/admin';
 import { RedisServer } from '../helpers/redis-server';
 import { RedisCluster } from '../helpers/redis-cluster';

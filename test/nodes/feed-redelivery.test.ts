@@ -19,7 +19,7 @@ import { until, control, demoTransfer } from '../helpers/support';
 import { accountClient } from '../helpers/simulated';
 import { startHelperServer, stopHelperServer } from '../helpers/node-flows';
 import { CustodyClient, createTransfer, listActions, rejectAction } from '../../lib';
-import { sentIdsFile } from '../../lib/support/durable/sent-ids';
+import { sentIdsFile } from '../../lib/feeds/sent-ids';
 
 helper.init(require.resolve('node-red'));
 

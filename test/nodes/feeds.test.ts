@@ -21,7 +21,8 @@ import { until, control } from '../helpers/support';
 import { accountClient } from '../helpers/simulated';
 import { loadCollecting } from '../helpers/node-flows';
 import { redNodes, rsaKeyPair, useHelperServer } from '../helpers/red-setup';
-import { CustodyClient, HubFeed, WalletsFeed, CoreClientFeed, type HubFeedMessage, type WalletFeedMessage, type FeedState } from '../../lib';
+import { CustodyClient, type HubFeedMessage, type WalletFeedMessage } from '../../lib';
+import { HubFeed, WalletsFeed, CoreClientFeed, type FeedState } from '../../lib/feeds';
 
 const nodeModules = redNodes(['custody-config', 'custody-hub-feed', 'custody-wallets-feed'], []);
 

@@ -15,7 +15,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type WebSocket from 'ws';
-import { DebugMessage, RedProcess, root, sleep, watchDebug } from '../helpers/red-process';
+import { DebugMessage, RedProcess, sleep, watchDebug } from '../helpers/red-process';
+import { deployFlows, probedRed, stopAndReadModules } from '../helpers/loaded-modules';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 
 const CFG = 'cfg00000000lazy1';
@@ -48,32 +49,6 @@ function flowsFor(config: object): object[] {
   ];
 }
 
-/**
- * Start `red` with the module probe preloaded, writing to `modulesFile` at exit. NODE_OPTIONS
- * is set in this process's environment only while the child is spawned (RedProcess passes
- * `process.env` on), then put back.
- */
-async function startProbed(red: RedProcess, modulesFile: string): Promise<void> {
-  const saved = { NODE_OPTIONS: process.env.NODE_OPTIONS, CUSTODYFLOW_LOADED_MODULES_FILE: process.env.CUSTODYFLOW_LOADED_MODULES_FILE };
-  const probe = path.join(root, 'dist', 'test', 'helpers', 'loaded-modules-probe.js');
-  process.env.NODE_OPTIONS = `${saved.NODE_OPTIONS ?? ''} --require ${probe}`.trim();
-  process.env.CUSTODYFLOW_LOADED_MODULES_FILE = modulesFile;
-  try {
-    await red.start();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
-/** Deploy `flows` (full deployment) through the admin API. */
-async function deploy(red: RedProcess, flows: object[]): Promise<void> {
-  const res = await fetch(`${red.base}/flows`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' }, body: JSON.stringify(flows) });
-  assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${await res.text()}`);
-}
-
 /** Press inject node `id`. */
 async function click(red: RedProcess, id: string): Promise<void> {
   assert.equal((await fetch(`${red.base}/inject/${id}`, { method: 'POST' })).status, 200);
@@ -99,13 +74,6 @@ async function statusOf(red: RedProcess, status: Map<string, { text?: string }>,
   }
 }
 
-/** Stop `red` (SIGINT: Node-RED exits, the probe writes) and read the loaded modules. */
-async function stopAndRead(red: RedProcess, modulesFile: string): Promise<string[]> {
-  await red.stop();
-  assert.ok(fs.existsSync(modulesFile), `the probe wrote no module list (did Node-RED exit by itself?)\n${red.log.slice(-2000)}`);
-  return fs.readFileSync(modulesFile, 'utf8').split('\n').filter(Boolean);
-}
-
 describe('the built-in simulator is loaded only when a config node uses it', function () {
   this.timeout(120000);
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-lazy-out-'));
@@ -124,15 +92,15 @@ describe('the built-in simulator is loaded only when a config node uses it', fun
   });
 
   it('custom URL mode: the operations and the feed work, and no simulator module (nor router) is loaded', async () => {
-    const modulesFile = path.join(outDir, 'custom.txt');
-    const red = new RedProcess({ prefix: 'cf-lazy-red-' });
+    const probed = probedRed(path.join(outDir, 'custom.txt'), { prefix: 'cf-lazy-red-' });
+    const { red } = probed;
     reds.push(red);
-    await startProbed(red, modulesFile);
+    await red.start();
     const status = new Map<string, { text?: string; fill?: string }>();
     const { debug, ws } = await watchDebug(red.base, status);
     sockets.push(ws);
     const { sim } = account;
-    await deploy(red, flowsFor({ environment: 'custom', baseUrl: sim.baseUrl, credentials: { apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem } }));
+    await deployFlows(red, flowsFor({ environment: 'custom', baseUrl: sim.baseUrl, credentials: { apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem } }));
     await sleep(300);
     await click(red, 'goAssets');
     await click(red, 'goClients');
@@ -142,7 +110,7 @@ describe('the built-in simulator is loaded only when a config node uses it', fun
     assert.match(String(clients.msg), /demo-approver/, `core clients: ${clients.msg}`);
     await statusOf(red, status, 'hub', /connected/);
 
-    const modules = await stopAndRead(red, modulesFile);
+    const modules = await stopAndReadModules(probed);
     // The probe saw the pack: its config node, lib, the transport and the feed's websocket.
     assert.ok(modules.some((m) => /[\\/]dist[\\/]nodes[\\/]custody-config[\\/]custody-config\.js$/.test(m)), 'the config node module is in the list');
     assert.ok(modules.some((m) => /[\\/]dist[\\/]lib[\\/]index\.js$/.test(m)), 'lib is in the list');
@@ -151,19 +119,19 @@ describe('the built-in simulator is loaded only when a config node uses it', fun
   });
 
   it('built-in simulator mode: the simulator is loaded, starts and answers', async () => {
-    const modulesFile = path.join(outDir, 'builtin.txt');
-    const red = new RedProcess({ prefix: 'cf-lazy-red-' });
+    const probed = probedRed(path.join(outDir, 'builtin.txt'), { prefix: 'cf-lazy-red-' });
+    const { red } = probed;
     reds.push(red);
-    await startProbed(red, modulesFile);
+    await red.start();
     const { debug, ws } = await watchDebug(red.base);
     sockets.push(ws);
-    await deploy(red, flowsFor({ environment: 'simulator' }));
+    await deployFlows(red, flowsFor({ environment: 'simulator' }));
     await sleep(300);
     await click(red, 'goAssets');
     const assets = await debugOf(red, debug, 'dAssets');
     assert.match(String(assets.msg), /BTC-TESTNET/, `assets: ${assets.msg}`);
 
-    const modules = await stopAndRead(red, modulesFile);
+    const modules = await stopAndReadModules(probed);
     assert.ok(modules.some((m) => /[\\/]dist[\\/]simulator[\\/]shared\.js$/.test(m)), 'simulator/shared is loaded');
     assert.ok(modules.some((m) => /[\\/]dist[\\/]simulator[\\/]index\.js$/.test(m)), 'simulator/index is loaded');
   });

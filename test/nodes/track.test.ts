@@ -14,7 +14,6 @@ import { CONFIG, Inbox, TAB, loadCollecting } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
 import {
   ApiError,
-  Tracker,
   isFinalState,
   listActions,
   getAction,
@@ -26,10 +25,10 @@ import {
   takeSwap,
   approveSwapTake,
   type CustodyClient,
-  type TrackTarget,
   type TransactionRead,
   type WalletFeedMessage,
 } from '../../lib';
+import { Tracker, type TrackTarget } from '../../lib/tracking';
 import type { CustodyConfigNode } from '../../nodes/shared/types';
 
 describe('lib Tracker (fake timers)', () => {

@@ -16,7 +16,6 @@ import { until, control, demoTransfer } from '../helpers/support';
 import { accountClient, startSimulated, stopSimulated } from '../helpers/simulated';
 import {
   CustodyClient,
-  CoreClientFeed,
   ApiError,
   ConfigError,
   ValidationError,
@@ -47,6 +46,7 @@ import {
   LedgerEntry,
   TransferRequest,
 } from '../../lib';
+import { CoreClientFeed } from '../../lib/feeds';
 
 const now = () => Math.floor(Date.now() / 1000);
 const execFileAsync = promisify(execFile);

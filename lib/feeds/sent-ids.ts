@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { RecordFile } from './record-file';
+import { RecordFile } from '../support/durable/record-file';
 
 /** One line of the file: an action id sent by the feed node. */
 export interface SentRecord {
