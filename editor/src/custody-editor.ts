@@ -229,6 +229,31 @@ function showProblems(node: EditorNode, prefix: 'node-input' | 'node-config-inpu
 
 const CustodyEditor = {
   listRows,
+
+  /**
+   * In oneditprepare: a setting the stored node lacks (the examples store only some; older nodes
+   * predate later settings) means its default, as the runtime reads it. Node-RED shows a missing
+   * value as an empty field (an empty select) and counts the field's value as a change at Update:
+   * show the default and hold it on the node. Likewise a password credential the runtime has never
+   * stored answers no `has_<name>` flag, which Node-RED reads as a change of the empty field: it is
+   * marked as not stored. Opening the dialog and clicking Update then changes nothing.
+   * @param prefix the inputs' id prefix: `node-input` or `node-config-input`.
+   */
+  fillStoredDefaults(node: EditorNode, prefix: string): void {
+    const def = (node as unknown as { _def: { defaults: Record<string, { value?: unknown }>; credentials?: Record<string, { type?: string }> } })._def;
+    for (const [name, d] of Object.entries(def.defaults)) {
+      if (node[name] !== undefined || d.value === undefined) continue;
+      node[name] = JSON.parse(JSON.stringify(d.value));
+      const input = $('#' + prefix + '-' + name);
+      if (input.attr('type') === 'checkbox') input.prop('checked', !!node[name]);
+      else input.val(node[name] as string);
+    }
+    const creds = (node as unknown as { credentials?: Record<string, unknown> }).credentials;
+    if (!creds) return;
+    for (const [name, d] of Object.entries(def.credentials ?? {})) {
+      if (d.type === 'password' && creds['has_' + name] === undefined && creds[name] === undefined) creds['has_' + name] = false;
+    }
+  },
   validator,
   showProblems,
 
