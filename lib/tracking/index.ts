@@ -36,7 +36,6 @@ export {
 export {
   TrackService,
   trackFolder,
-  KIND_BY_TRACE,
   UNKNOWN_EXPIRY_MS,
   REPORT_RETRY_MS,
   type TrackServiceOptions,

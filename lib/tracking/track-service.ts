@@ -48,20 +48,6 @@ export interface TrackInfo {
   finishedAt?: number;
 }
 
-/** Which kind an operation node's answer is about: `msg.custody` `<type>/<operation>` -> kind (docs/nodes.md "custody-track"). */
-export const KIND_BY_TRACE: Readonly<Record<string, TransactionKind>> = {
-  'custody-transfer/create': 'transfer',
-  'custody-transfer/get': 'transfer',
-  'custody-withdraw/create': 'withdrawal',
-  'custody-withdraw/get': 'withdrawal',
-  'custody-swap-make/make': 'swapMake',
-  'custody-swap-make/get': 'swapMake',
-  'custody-swap-take/take': 'swapTake',
-  'custody-swap-take/get': 'swapTake',
-  'custody-sweep/start': 'sweep',
-  'custody-sweep/status': 'sweep',
-};
-
 /**
  * A msg as the service reads and writes it: `payload` (in: the answer of a create or get node, or
  * `{tx_id, company_id}` / `{tx_id, client_id}`; out: the last GET answer), `statusCode` (its HTTP
@@ -121,8 +107,14 @@ export interface TrackServiceOptions {
   coordinator(): Promise<TrackStoreCoordinator | undefined>;
   /** The connection's client. */
   client(): Promise<CustodyClient>;
-  /** The kind followed, or `msg` (taken from `msg.kind` or `msg.custody`, {@link KIND_BY_TRACE}). */
+  /** The kind followed, or `msg` (taken from `msg.kind`, else from `msg.custody` by `traceKind`). */
   kind: TransactionKind | 'msg';
+  /**
+   * The kind an operation node's answer is about, from its trace `msg.custody` (`type`, the node's
+   * type, and `operation`); undefined when it names none. The node types are Node-RED's, so the
+   * node gives this.
+   */
+  traceKind(type: string, operation: string): TransactionKind | undefined;
   /** `company_id` set in the node (it wins over the msg's). */
   companyId?: string;
   /** `client_id` set in the node (sweeps), read per msg; `error` refuses the msgs that need it. */
@@ -349,7 +341,7 @@ export class TrackService {
     const trace = isObject(msg.custody) ? msg.custody : {};
     let kind: unknown = setting;
     if (setting === 'msg') {
-      kind = text(msg.kind) ?? (trace.type ? KIND_BY_TRACE[`${String(trace.type)}/${String(trace.operation)}`] : undefined);
+      kind = text(msg.kind) ?? (trace.type ? this.o.traceKind(String(trace.type), String(trace.operation)) : undefined);
       if (kind === undefined) throw new ValidationError('kind', texts.kindUnknown(TRANSACTION_KINDS.join(', ')));
     }
     if (!isTransactionKind(kind)) throw new ValidationError('kind', texts.kindExpected(TRANSACTION_KINDS.join(', '), JSON.stringify(kind)));

@@ -21,7 +21,7 @@
  * leave by `node.send`, their errors by `node.error(err, msg)`.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
-import { ConfigError, TRANSACTION_KINDS, isTransactionKind } from '../../lib';
+import { ConfigError, TRANSACTION_KINDS, isTransactionKind, type TransactionKind } from '../../lib';
 import type { TrackMessage, TrackService, TrackStatus } from '../../lib/tracking';
 import { trackingLib } from '../shared/services';
 import { editorSeconds } from '../shared/input';
@@ -45,6 +45,20 @@ interface TrackDef extends ConnectedNodeDef {
   /** Seconds after the transaction's `expires` before giving up (default 60). */
   margin?: string | number;
 }
+
+/** Which kind an operation node's answer is about: `<type>/<operation>` -> kind. */
+const KIND_BY_TRACE: Record<string, TransactionKind> = {
+  'custody-transfer/create': 'transfer',
+  'custody-transfer/get': 'transfer',
+  'custody-withdraw/create': 'withdrawal',
+  'custody-withdraw/get': 'withdrawal',
+  'custody-swap-make/make': 'swapMake',
+  'custody-swap-make/get': 'swapMake',
+  'custody-swap-take/take': 'swapTake',
+  'custody-swap-take/get': 'swapTake',
+  'custody-sweep/start': 'sweep',
+  'custody-sweep/status': 'sweep',
+};
 
 /** The string `v` trimmed, or undefined when empty or not a string. */
 function text(v: unknown): string | undefined {
@@ -72,6 +86,7 @@ export = function register(RED: NodeAPI): void {
         coordinator: () => connection.coordinator(),
         client: () => connection.client(),
         kind: kindSetting,
+        traceKind: (type, operation) => KIND_BY_TRACE[`${type}/${operation}`],
         companyId: text(def.company_id),
         // Read per msg (a flow or global value may change); an error refuses the msgs that need it.
         clientId: () => readSetting(RED, node, def as unknown as Record<string, unknown>, 'client_id'),
