@@ -31,9 +31,13 @@ import { openTrackStore, storableMsg, trackRecordId, type TrackOutcome, type Tra
  * Example: `{kind: 'transfer', tx_id: 't1', company_id: 'c1', state: 'approved_transfer', final: true, timedOut: false, reads: 3, startedAt: 1700000000000, finishedAt: 1700000004000}`.
  */
 export interface TrackInfo {
+  /** The kind followed. */
   kind: TransactionKind;
+  /** The transaction's id. */
   tx_id: string;
+  /** The owner id of every kind but sweeps. */
   company_id?: string;
+  /** The owner id of a sweep (the exchange core client). */
   client_id?: string;
   /** The last status read (`txStatus`, `tx_status` for sweeps); undefined before a successful read. */
   state?: string;
@@ -43,8 +47,9 @@ export interface TrackInfo {
   timedOut: boolean;
   /** Reads made (failed ones included). */
   reads: number;
+  /** When the tracking started (kept across restarts), epoch ms. */
   startedAt: number;
-  /** Set on output 1 only. */
+  /** When it ended, epoch ms; set on output 1 only. */
   finishedAt?: number;
 }
 
@@ -65,7 +70,9 @@ export type TrackDone = (err?: Error) => void;
 
 /** How the last tracking that ended ended, for the status: its final state, or timed out at `state` (undefined: no answer). */
 export interface TrackEnded {
+  /** Final state read, or the deadline passed first. */
   outcome: 'final' | 'timedOut';
+  /** The last status read; undefined when timed out with no answer. */
   state?: string;
 }
 
@@ -82,16 +89,23 @@ export type TrackStatus = { state: 'tracking'; tracked: number; resumed: number 
  * said once per start; the tracking goes on), `storeClose` (closing the store failed).
  */
 export interface TrackProblem {
+  /** Which problem. */
   kind: 'storeOpen' | 'resume' | 'progressWrite' | 'storeClose';
+  /** What the storage, the client or the read threw. */
   error: Error;
 }
 
 /** The texts of the errors a msg can end with (the node's catalog); `kinds` is the kinds joined by `, `, `kind` the JSON of the value given. */
 export interface TrackTexts {
+  /** `kind` = `msg` and neither `msg.kind` nor `msg.custody` names one (field `kind`). */
   kindUnknown(kinds: string): string;
+  /** The kind given is none of the kinds (field `kind`). */
   kindExpected(kinds: string, kind: string): string;
+  /** No `tx_id` (or `txID`) in `msg.payload` (field `tx_id`). */
   txIdRequired(): string;
+  /** A sweep without `client_id` (field `client_id`). */
   clientIdRequired(): string;
+  /** Any other kind without `company_id` (field `company_id`). */
   companyIdRequired(): string;
   /** A msg refused because its record could not be written; `message` is the storage's error. */
   notRecorded(message: string): string;
@@ -121,9 +135,11 @@ export interface TrackServiceOptions {
   clientId(): { value?: string; error?: Error };
   /** Send each status change on output 2. */
   progress: boolean;
-  /** Before the first read; largest delay between reads; after `expires` before giving up. */
+  /** Delay before the first read, ms. */
   firstDelayMs: number;
+  /** Largest delay between two reads, ms. */
   maxDelayMs: number;
+  /** Time after the transaction's `expires` before giving up, ms. */
   marginMs: number;
   /**
    * Join the wallets feed and the liquidity hub feed (spec section 6) with these handlers; answers
@@ -132,12 +148,15 @@ export interface TrackServiceOptions {
   joinFeeds(on: { wallets(m: WalletFeedMessage): void; hub(m: HubFeedMessage): void }): () => Promise<unknown>;
   /** A deep copy of a msg, and a new `_msgid` (Node-RED's `RED.util`). */
   util: { cloneMessage<T extends { _msgid?: string; payload?: unknown }>(msg: T): T; generateId(): string };
+  /** The texts of the errors msgs are refused with (the node's catalog). */
   texts: TrackTexts;
   /** The outputs of resumed msgs (no input `send` of theirs is left). */
   send: TrackSend;
   /** The error of a resumed msg (so Catch nodes get it with the msg). */
   error(err: Error, msg: TrackMessage): void;
+  /** The status changed (a msg followed or ended, a failure). */
   onStatus(status: TrackStatus): void;
+  /** A problem that is no msg's error, to log. */
   onProblem(problem: TrackProblem): void;
 }
 
@@ -182,7 +201,8 @@ type Target = { kind: TransactionKind; tx_id: string; company_id?: string; clien
 /**
  * The tracking of one `custody-track` node. Opens its store at construction (a failure is a
  * `storeOpen` problem and every msg is then refused with it) and resumes what the store holds
- * unreported.
+ * unreported. Nothing it does throws to its caller: failures reach `done(err)`, `error`,
+ * `onStatus` or `onProblem`.
  */
 export class TrackService {
   private readonly o: TrackServiceOptions;
@@ -454,6 +474,7 @@ export class TrackService {
     });
   }
 
+  /** Leave the feeds, when joined. */
   private leaveFeeds(): Promise<unknown> {
     const leave = this.leave;
     this.leave = undefined;
