@@ -10,6 +10,9 @@
  *   ({@link FileTrackStore}) or in Redis when the connection coordinates ({@link RedisTrackStore});
  *   {@link openTrackStore} picks one; {@link storableMsg} is the part of a msg a record keeps and
  *   {@link trackRecordId} its id (docs/nodes.md "custody-track", "Across restarts").
+ * - track-service.ts: {@link TrackService}, the tracking of one custody-track node (record, follow,
+ *   resume after a restart, "mark reported, then send" once, the feeds' wake-ups), with plain
+ *   callbacks and no Node-RED; {@link trackFolder} is where its files live.
  */
 export { Tracker, isFinalFailure, type TrackerOptions, type TrackerCallbacks, type TrackerTimers, type TrackTarget, type Tracked, type TrackRead, type TrackResume } from './tracker';
 export {
@@ -30,3 +33,18 @@ export {
   type TrackCoordination,
   type TrackStoreCoordinator,
 } from './track-store';
+export {
+  TrackService,
+  trackFolder,
+  UNKNOWN_EXPIRY_MS,
+  REPORT_RETRY_MS,
+  type TrackServiceOptions,
+  type TrackInfo,
+  type TrackMessage,
+  type TrackSend,
+  type TrackDone,
+  type TrackEnded,
+  type TrackStatus,
+  type TrackProblem,
+  type TrackTexts,
+} from './track-service';
