@@ -10,6 +10,9 @@
  *   {@link FeedConnectionError} (a connection or handshake failure, spec section 6).
  * - hub-feed.ts / wallets-feed.ts: {@link HubFeed} (liquidity hub quotes) and {@link WalletsFeed}
  *   (wallet transactions) of the account.
+ * - feed-pool.ts: {@link FeedPool}, a connection's shared feeds (one per kind and key, opened with
+ *   the first subscriber, closed with the last, retried, their health told to users and watchers).
+ * - approver-registry.ts: {@link ApproverRegistry}, which approver watches which core client's feed.
  * - feed-health.ts: {@link FailureReports}, when a failing or recovered feed is worth a log line.
  * - sent-ids.ts: {@link SentIds}, the action ids a core client feed node has sent (spec section 6
  *   rule 2: a reconnect sends every pending action again), one file per node and core client.
@@ -19,3 +22,5 @@ export { FailureReports, type FailureReportsOptions } from './feed-health';
 export { HubFeed } from './hub-feed';
 export { WalletsFeed } from './wallets-feed';
 export { SentIds, sentIdsFile, removeSentIdsFiles, type SentRecord, type SentAction, type ActionIdListing, type SentIdsOptions } from './sent-ids';
+export { FeedPool, feedRetryMs, type FeedPoolOptions, type FeedKind, type FeedHealth, type FeedReport, type FeedStatusCallbacks, type FeedWatcher, type FeedUser, type AccountFeedUser, type FeedMembership } from './feed-pool';
+export { ApproverRegistry, type ApproverEntry } from './approver-registry';

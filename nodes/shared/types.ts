@@ -3,81 +3,12 @@
  * see it. Node-RED glue only: lib knows no Node-RED (docs/architecture.md, "The layers").
  */
 import type { Node, NodeDef, NodeMessageInFlow } from 'node-red';
-import type { CustodyClient, Action, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal, ConnectionFailure } from '../../lib';
-import type { FeedState, ActionListing } from '../../lib/feeds';
+import type { CustodyClient, HubFeedMessage, WalletFeedMessage, WorkspaceClient, Environment, PaymentJournal } from '../../lib';
 import type { Coordinator, CoordinationState } from '../../lib/coordination';
+import type { FeedWatcher, FeedUser, AccountFeedUser, FeedMembership, ApproverEntry } from '../../lib/feeds';
 
-/**
- * The health of a shared feed: its connection state and, while it is not connected, the failure
- * in force (the last failed attempt's cause: a refused handshake, an unreachable host, a client
- * that cannot be built). Example: `{state: 'disconnected', failure: {cause: 'badApiKey', statusCode: 401, msg: 'errPartnerAuth', ...}}`.
- */
-export interface FeedHealth {
-  state: FeedState;
-  /** Absent while connected, and before the first failure. */
-  failure?: ConnectionFailure;
-}
-
-/**
- * A log line of a shared feed, given to ONE of its users (the first that takes reports), so that
- * it is logged once and attributed to a node that uses the feed: `failing` once per cause (lib
- * FailureReports: again only when the cause changes, at most once a minute per cause),
- * `recovered` when a logged failure ends, `warning` once per distinct other problem (a message
- * that is not JSON, a failed catch-up read).
- */
-export type FeedReport = { kind: 'failing'; failure: ConnectionFailure; error: Error } | { kind: 'recovered' } | { kind: 'warning'; error: Error };
-
-/** The status callbacks of a feed subscription: the part every feed user has alike. */
-export interface FeedStatusCallbacks {
-  /** Called when the feed's health changes, and once at registration with the current one. */
-  onHealth(health: FeedHealth): void;
-  /** A user that logs the feed's problems for everyone: see {@link FeedReport}. Users without it log nothing. */
-  onReport?(report: FeedReport): void;
-}
-
-/** Who watches the health of a core client feed without using it (a `custody-approver`). */
-export interface FeedWatcher {
-  /** Called when the health changes, at registration, and with undefined while no node of the connection uses that feed. */
-  onHealth(health: FeedHealth | undefined): void;
-}
-
-/** An approver, as the connection's registry of approvers knows it. */
-export interface ApproverEntry {
-  /** The node id. */
-  id: string;
-  /** The node name ('' when none). */
-  name: string;
-  /** Its configured core client id; '' when it takes the core client of the msgs (then that of the feed nodes wired to it). */
-  clientId: string;
-  /**
-   * Called when the core client it watches or the other approvers of it on this connection
-   * change: `clientId` ('' while unknown) and the others (an empty list: none).
-   */
-  onOthers(clientId: string, others: Array<{ id: string; name: string }>): void;
-}
-
-/** Who listens to a shared core client feed (a `custody-coreclient-feed` node). */
-export interface FeedUser extends FeedStatusCallbacks {
-  /** Called once per pending action id (see lib CoreClientFeed). */
-  onAction(action: Action): void;
-  /** Called after each catch-up read of the pending actions, once its actions were passed to `onAction` (see lib CoreClientFeed `listing`). */
-  onListing?(listing: ActionListing): void;
-}
-
-/**
- * Who listens to a shared account-wide feed: a `custody-hub-feed` node (`T` = lib
- * HubFeedMessage) or a `custody-wallets-feed` node (`T` = lib WalletFeedMessage).
- */
-export interface AccountFeedUser<T> extends FeedStatusCallbacks {
-  /** Called once per feed message, as received. */
-  onMessage(message: T): void;
-}
-
-/** A node's membership of a shared feed. */
-export interface FeedMembership {
-  /** Leave the feed; the last member to leave closes it. */
-  leave(): Promise<void>;
-}
+/** The shared feeds' shapes, owned by lib/feeds (feed-pool.ts, approver-registry.ts): the config node passes them through. */
+export type { FeedHealth, FeedReport, FeedStatusCallbacks, FeedWatcher, FeedUser, AccountFeedUser, FeedMembership, ApproverEntry } from '../../lib/feeds';
 
 /** The runtime `custody-config` node: owns one client and one websocket per core client feed. */
 export interface CustodyConfigNode extends Node {

@@ -4,7 +4,7 @@
  * module it loaded (the keys of `require.cache`), one per line, to the file named by
  * `CUSTODYFLOW_LOADED_MODULES_FILE`. Without that variable it does nothing. Loads nothing but
  * node:fs. What it checks: the pack loads the built-in simulator only when a connection uses it
- * (nodes/custody-config/custody-config.ts `builtInSimulator`).
+ * (nodes/custody-config/clients.ts `builtInSimulator`).
  */
 import fs from 'node:fs';
 
