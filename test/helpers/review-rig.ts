@@ -230,30 +230,28 @@ export class ReviewRig {
 
   /** The audit lines of the review node on instance `i` (every line, the segment opening included), or [] when no file yet. */
   auditLines(i = 0): any[] {
-    const file = this.instances[i].auditFile;
-    if (!fs.existsSync(file)) return [];
-    return fs
-      .readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    return jsonLines(this.instances[i].auditFile);
   }
 
   /** The Catch node's errors on instance `i` ({source, message} each), or [] when none. */
   caught(i = 0): Array<{ source?: { id?: string; type?: string }; message?: string }> {
-    const file = this.instances[i].caughtFile;
-    if (!fs.existsSync(file)) return [];
-    return fs
-      .readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    return jsonLines(this.instances[i].caughtFile);
   }
 
   /** The last 1500 characters of each instance's log, for failure messages. */
   logTails(): string {
     return this.instances.map((x) => `--- ${x.name}\n${x.red.log.slice(-1500)}`).join('\n');
   }
+}
+
+/** The JSON lines of `file`, parsed, or [] when there is no file yet. */
+function jsonLines(file: string): any[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /** A vote as an audit `call` line lists it: `{reviewer, decision}` (a bare reviewer name gets the decision of its `vote` line). */

@@ -97,6 +97,20 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     return { q, events, audit, clock };
   }
 
+  /** Two queues (instance-1, instance-2) of node review-1 on `redis`, each with its own coordinator, calling through proxy `p`. */
+  async function twoInstances(redis: RedisServer, p: Parameters<typeof clientVia>[0], keyPrefix: string, approvers: number, leaseMs?: number): Promise<{ queues: Opened[]; coords: Coordinator[] }> {
+    const queues: Opened[] = [];
+    const coords: Coordinator[] = [];
+    for (const i of [1, 2]) {
+      const coord = new Coordinator({ url: redis.url, keyPrefix, instance: `instance-${i}`, ...(leaseMs ? { leaseMs } : {}) });
+      open.push(coord);
+      coords.push(coord);
+      await coord.whenReady();
+      queues.push(await queue(clientVia(p), { approvers, store: new RedisReviewStore(coord, 'review-1'), instance: `instance-${i}` }));
+    }
+    return { queues, coords };
+  }
+
   async function refused(p: Promise<unknown>, status: number, text: RegExp): Promise<ReviewError> {
     const e = await p.then(
       () => assert.fail('expected a refusal'),
@@ -245,15 +259,7 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     await redis.start();
     open.push({ close: () => redis.stop() });
     const p = await proxy();
-    const queues: Opened[] = [];
-    const coords: Coordinator[] = [];
-    for (const i of [1, 2]) {
-      const coord = new Coordinator({ url: redis.url, keyPrefix: 'cf-review-loss:', instance: `instance-${i}`, leaseMs: 1000 });
-      open.push(coord);
-      coords.push(coord);
-      await coord.whenReady();
-      queues.push(await queue(clientVia(p), { approvers: 3, store: new RedisReviewStore(coord, 'review-1'), instance: `instance-${i}` }));
-    }
+    const { queues, coords } = await twoInstances(redis, p, 'cf-review-loss:', 3, 1000);
     const [a, b] = queues;
     const action = await pending(100000000);
     await a.q.add(action);
@@ -280,13 +286,7 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
     await redis.start();
     open.push({ close: () => redis.stop() });
     const p = await proxy();
-    const queues: Opened[] = [];
-    for (const i of [1, 2]) {
-      const coord = new Coordinator({ url: redis.url, keyPrefix: 'cf-review:', instance: `instance-${i}` });
-      open.push(coord);
-      await coord.whenReady();
-      queues.push(await queue(clientVia(p), { approvers: 2, store: new RedisReviewStore(coord, 'review-1'), instance: `instance-${i}` }));
-    }
+    const { queues } = await twoInstances(redis, p, 'cf-review:', 2);
     const [a, b] = queues;
     const action = await pending(100000000);
     await a.q.add(action);
