@@ -16,7 +16,7 @@ import { GENESIS_HASH, lineHash, rotatedSegmentPath, rotatedSegments, type Segme
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
-const AUDIT_JS = path.join(root, 'dist', 'lib', 'approver', 'audit.js');
+const AUDIT_JS = path.join(root, 'dist', 'lib', 'audit', 'index.js');
 
 /** A decision line like the approver's, about 300 bytes. */
 function decision(i: number): Record<string, unknown> {
