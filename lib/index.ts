@@ -30,6 +30,7 @@ export {
 } from './api/errors';
 
 // Amounts in base units (spec section 2).
+export { isPlainObject } from './support/objects';
 export { toBaseUnits, fromBaseUnits } from './api/amounts';
 
 // The money-moving kinds and their states (spec section 3).

@@ -26,6 +26,7 @@
 import { ApiError } from '../api/errors';
 import { fromBaseUnits } from '../api/amounts';
 import { PATH_ID } from '../request/prepare';
+import { isPlainObject as isObject } from '../support/objects';
 import type { CustodyClient } from '../client/client';
 import { abortableSleep } from '../support/backoff';
 import { approveAction, getAction, listActions, rejectAction } from '../client/v1/core-client';
@@ -179,15 +180,17 @@ export class ReviewQueue {
 
   /** The reviews on the queue (open, or `calling`: being decided), oldest first, read from the store. */
   async list(): Promise<ReviewView[]> {
-    return (await this.#o.store.load()).filter((r) => ON_QUEUE.has(r.state)).map(viewOf);
+    return (await this.overview(0)).open;
   }
 
   /**
-   * The reviews that left the queue, newest first: approved, rejected, failed, expired, decided elsewhere.
-   * @param limit at most this many (default 20).
+   * The reviews on the queue (as {@link list}) and those that left it, newest first: approved,
+   * rejected, failed, expired, decided elsewhere; from one read of the store.
+   * @param limit at most this many of the decided ones (default 20).
    */
-  async recent(limit = 20): Promise<RecentDecision[]> {
-    return (await this.#o.store.load())
+  async overview(limit = 20): Promise<{ open: ReviewView[]; recent: RecentDecision[] }> {
+    const all = await this.#o.store.load();
+    const recent = all
       .filter((r) => !ON_QUEUE.has(r.state))
       .sort((a, b) => (b.closedAt ?? b.createdAt) - (a.closedAt ?? a.createdAt))
       .slice(0, limit)
@@ -200,6 +203,7 @@ export class ReviewQueue {
         ...(r.elsewhere ? { why: r.elsewhere.why } : r.final?.why && r.state === 'failed' ? { why: r.final.why } : {}),
         facts: factsOf(r),
       }));
+    return { open: all.filter((r) => ON_QUEUE.has(r.state)).map(viewOf), recent };
   }
 
   /** One review (any state). @throws {ReviewError} 404 when unknown. */
@@ -475,11 +479,17 @@ export class ReviewQueue {
     throw new ReviewError(409, `the action was decided elsewhere (${status}): nothing was called`);
   }
 
-  /** Close an open review whose action is no longer pending (once across instances): audit line, output, change. */
-  async #closeElsewhere(review: Review, status: string): Promise<void> {
-    const elsewhere = { status, why: `the action is ${status}, not by this review` };
+  /**
+   * Close a review whose action is no longer pending (once across instances): audit line, output, change.
+   * @param claimed the review's final call is this queue's claim (found before calling): close it as
+   *   claimed; else close an open review unless another step claimed it first.
+   */
+  async #closeElsewhere(review: Review, status: string, claimed = false): Promise<void> {
+    const elsewhere = { status, why: `the action is ${status}, not by this review${claimed ? ': nothing was called' : ''}` };
     const closedAt = this.#o.now();
-    if (!(await this.#o.store.finish(review.action_id, { state: 'decidedElsewhere', elsewhere, closedAt }))) return;
+    const closing = { state: 'decidedElsewhere', elsewhere, closedAt } as const;
+    if (claimed) await this.#o.store.update(review.action_id, closing);
+    else if (!(await this.#o.store.finish(review.action_id, closing))) return;
     await this.#line({ kind: 'review', event: 'decidedElsewhere', action_id: review.action_id, client_id: review.client_id, status });
     this.#o.onEvent?.({ kind: 'decidedElsewhere', review: { ...review, state: 'decidedElsewhere', elsewhere, closedAt }, why: elsewhere.why });
     await this.#publish({ action_id: review.action_id, event: 'decidedElsewhere' });
@@ -496,15 +506,7 @@ export class ReviewQueue {
     await this.#line({ kind: 'review', event: 'call', ...ids, decision, method: decision === 'approve' ? 'PUT' : 'DELETE', reviewers: final.votes.map((v) => v.reviewer), votes: final.votes });
     const client = await this.#o.client();
     const status = await readStatus(client, review).catch(() => '');
-    if (status && status !== 'pending') {
-      const elsewhere = { status, why: `the action is ${status}, not by this review: nothing was called` };
-      const closedAt = this.#o.now();
-      await this.#o.store.update(review.action_id, { state: 'decidedElsewhere', elsewhere, closedAt });
-      await this.#line({ kind: 'review', event: 'decidedElsewhere', ...ids, status });
-      this.#o.onEvent?.({ kind: 'decidedElsewhere', review: { ...review, state: 'decidedElsewhere', elsewhere, closedAt }, why: elsewhere.why });
-      await this.#publish({ action_id: review.action_id, event: 'decidedElsewhere' });
-      return;
-    }
+    if (status && status !== 'pending') return this.#closeElsewhere(review, status, true);
     let statusCode = 0;
     try {
       const res = decision === 'approve' ? await approveAction(client, ids) : await rejectAction(client, ids);
@@ -575,6 +577,3 @@ async function readStatus(client: CustodyClient, r: Review): Promise<string> {
   return String((await getAction(client, { client_id: r.client_id, action_id: r.action_id })).data.status ?? '');
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

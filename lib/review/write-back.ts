@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import type { Review } from './store';
+import { isPlainObject as isObject } from '../support/objects';
 
 /**
  * The reviews of node `node` as its audit file records them (docs/audit.md "review" lines): each
@@ -59,8 +60,4 @@ export async function reviewsFromAudit(file: string, node: string): Promise<Revi
     }
   }
   return Array.from(reviews.values());
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -15,6 +15,7 @@
  *
  * Units: `expires` epoch seconds (as in the API); times epoch ms (`Date.now()`); delays ms.
  */
+import { isPlainObject as isObject } from '../support/objects';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiError, ValidationError } from '../api/errors';
@@ -180,7 +181,6 @@ function text(v: unknown): string | undefined {
 }
 
 /** True for a plain object (not null, not an array, not a Buffer). */
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
 
 /** What the service keeps per msg. */
 interface Context {

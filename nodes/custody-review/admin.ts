@@ -107,7 +107,7 @@ async function allReviews(): Promise<{ reviews: Array<ReviewView & { node: strin
   for (const entry of reviewNodes.values()) {
     const queue = await entry.queue.catch(() => undefined);
     if (!queue) continue;
-    const [open, decided] = await Promise.all([queue.list(), queue.recent(RECENT_LIMIT)]);
+    const { open, recent: decided } = await queue.overview(RECENT_LIMIT);
     for (const r of open) reviews.push({ ...r, node: entry.id, nodeName: entry.name });
     for (const r of decided) recent.push({ ...r, node: entry.id, nodeName: entry.name });
   }

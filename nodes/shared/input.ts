@@ -4,12 +4,10 @@
  * `msg.payload.<name>`.
  */
 import type { NodeAPI } from 'node-red';
-import { ConfigError } from '../../lib';
+import { ConfigError, isPlainObject } from '../../lib';
 
-/** True for a plain object (not null, not an array, not a Buffer). */
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
-}
+/** True for a plain object (not null, not an array, not a Buffer): lib/support/objects.ts. */
+export { isPlainObject } from '../../lib';
 
 /**
  * An editor property that is an API field: the field's name (`company_id`), or
