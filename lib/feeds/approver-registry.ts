@@ -2,7 +2,7 @@
  * The approvers of one connection and the core client feeds' routes to them: which approver
  * watches which core client (its own core client id, else the core client of a feed wired to
  * it). Several approvers on one core client decide each action more than once: each is told of
- * the others (docs/approver.md). Plain callbacks, no Node-RED (docs/architecture.md, "The
+ * the others (docs/nodes.md "custody-approver": one approver per core client). Plain callbacks, no Node-RED (docs/architecture.md, "The
  * layers"); the config node `custody-config` is the glue.
  */
 import type { FeedMembership } from './feed-pool';
