@@ -279,6 +279,18 @@ const CustodyEditor = {
     });
   },
 
+  /**
+   * A validator of a number of hours above `min`: `<label>: hours, above <min>`.
+   * @param emptyOk true when an empty value is valid (the runtime's default then applies).
+   */
+  hours(label: string, min: number, emptyOk: boolean): Validator {
+    return validator((v) => {
+      const s = textOf(v);
+      if (s === '') return emptyOk || label + ': hours, above ' + min;
+      return (isFinite(Number(s)) && Number(s) > min) || label + ': hours, above ' + min;
+    });
+  },
+
   /** A validator of a whole number from `min` to `max`: `<label>: a whole number from <min> to <max>`. */
   wholeNumber(label: string, min: number, max: number): Validator {
     return validator((v) => {

@@ -34,7 +34,7 @@ import { CLOSE_GRACE_MS } from '../client/client';
 import type { Claim } from '../coordination/coordinator';
 import { ApiError, ValidationError, type FailureKind } from '../api/errors';
 import { abortableSleep } from '../support/backoff';
-import { acquireBook, entryKey, releaseBook, type ApprovalBook, type Entry } from './book';
+import { acquireBook, entryKey, releaseBook, type ApprovalBook, type BookRetained, type Entry } from './book';
 import { AGAIN, ApproverCore } from './core';
 import { actionFacts, bareDecision, markExpired, str } from './facts';
 import { decidedElsewhere, readAction } from './read';
@@ -86,15 +86,24 @@ export class Approver {
     const core = approver.#core;
     book.keepMs = Math.max(book.keepMs, core.longestWindowMs);
     approver.#unregisterLoss = core.claims.onDataLoss(() => writeBack(core));
-    for (const [key, e] of book.entries) {
-      if (e.state === 'unknown' && key.startsWith(`${approver.mode}\u0000`)) approver.#resolver.start(key, e);
-    }
+    for (const [key, e] of book.unknownEntries(approver.mode)) approver.#resolver.start(key, e);
     return approver;
   }
 
   /** Calls of this approver's mode whose outcome is unknown (being resolved). */
   get unknown(): number {
     return this.#core.unknown;
+  }
+
+  /**
+   * What the audit file's book holds in memory now (shared by the approvers of that file), once
+   * what no decision needs is forgotten (decided actions past their `expireTime`, approvals past
+   * the longest velocity window): actions remembered, of which in hand, and approvals counted
+   * per mode. docs/performance.md, "What is kept in memory", states the bounds.
+   */
+  retained(): BookRetained {
+    this.#core.book.prune(this.#core.opts.now());
+    return this.#core.book.retained();
   }
 
   /**
@@ -120,11 +129,12 @@ export class Approver {
     if (!actionId) throw new ValidationError('action_id', 'the action id (msg.payload.action_id or msg.payload.id)');
     const key = entryKey(this.mode, clientId, actionId);
     const action = { ...input, client_id: clientId, action_id: actionId };
-    let known = this.#core.book.entries.get(key);
+    const type = str(input.type) ?? '';
+    let known = this.#core.book.get(key, type);
     if (known?.state === 'unknown') {
       const waited = await this.#resolver.wait(key, known, action, true);
       if (waited) return waited;
-      known = this.#core.book.entries.get(key);
+      known = this.#core.book.get(key, type);
     }
     if (known && known.state !== 'failed') {
       const earlier = known.decision;
@@ -137,16 +147,16 @@ export class Approver {
       return { decision: { ...earlier, redelivered: true }, output: earlier.expired ? 'held' : OUTPUT[earlier.decision], action };
     }
     const entry: Entry = { state: 'deciding' };
-    this.#core.book.entries.set(key, entry);
+    this.#core.book.set(key, entry);
     const work = this.#pipeline(input, action, clientId, actionId, key, entry, known);
     this.#inFlight.add(work);
     try {
       return await work;
     } catch (e) {
       // Failed before the decision was on disk (client, audit write): as if it never came.
-      if (entry.state === 'deciding' && this.#core.book.entries.get(key) === entry) {
-        if (known) this.#core.book.entries.set(key, known);
-        else this.#core.book.entries.delete(key);
+      if (entry.state === 'deciding' && this.#core.book.get(key) === entry) {
+        if (known) this.#core.book.set(key, known);
+        else this.#core.book.delete(key);
       }
       throw e;
     } finally {
@@ -190,7 +200,7 @@ export class Approver {
     if (read === AGAIN) return AGAIN;
     if ('decision' in read) {
       if (!this.#core.claims.shared) {
-        this.#core.book.entries.delete(key);
+        this.#core.book.delete(key);
         return read;
       }
       entry.decision = read.decision;

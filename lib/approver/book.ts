@@ -1,7 +1,7 @@
 /**
  * The approval book: what one audit file holds in memory for the approvers that name it (what
- * each action id led to, the lines to carry into the next segment, the velocity ledgers per
- * mode), rebuilt on start from the audit file (docs/audit.md). The audit file is the only durable
+ * each action id led to, compact once settled: decided.ts; the velocity ledgers per mode),
+ * rebuilt on start from the audit file (docs/audit.md). The audit file is the only durable
  * store of that state, so the two cannot disagree.
  */
 import type { Claim } from '../coordination/coordinator';
@@ -11,6 +11,7 @@ import { AuditLog, type AuditHead, type AuditLogOptions, type HeadHook } from '.
 import type { CallOutcome } from '../actions/outcome';
 import { VelocityLedger } from './velocity';
 import type { ApproverMode, DecisionRecord } from './types';
+import { Decided, settledRecord, type RuleRef, type SettledRecord } from './decided';
 
 /**
  * What an action's id has led to: `deciding` while in hand, `open` decided with the call in
@@ -43,26 +44,55 @@ export type Resolution = { outcome: 'applied' | 'notApplied'; status: string; wh
 /** A decided action whose line carries no `expireTime` (written before it was recorded) is kept this long after its decision, ms: past any action's expiry. */
 const LEGACY_KEEP_MS = 8 * 24 * 3600_000;
 
+/** How often a book forgets what no decision needs any more (decided actions past their expiry, approvals past the longest window), ms: also at idle. */
+export const BOOK_PRUNE_EVERY_MS = 30_000;
+
+/** Settle the entries in hand once this many more were added since the last time (amortised: each entry is looked at a bounded number of times). */
+const SWEEP_AFTER = 256;
+
+/** What {@link ApprovalBook.retained} counts: the sizes of what the book holds in memory. */
+export interface BookRetained {
+  /** Actions remembered in all (settled and in hand). */
+  actions: number;
+  /** Of those, in hand (being decided, call in flight, outcome unknown, or settled since the last sweep): full decision records. */
+  inHand: number;
+  /** Approvals counted for velocity, per mode. */
+  approvals: Record<ApproverMode, number>;
+}
+
 /**
  * What one audit file holds in memory: the log, what each action id led to, and the velocity
  * windows per mode. One per file in the process, shared by the nodes that name it. Rebuilt on
  * start from what the audit file hands back: the state carried by the live segment's opening
  * line plus the lines after it ({@link AuditLog.open}), so a start reads the state, not the
  * history.
+ *
+ * Bounded (docs/performance.md, "What is kept in memory"): an action in hand keeps its
+ * {@link Entry}; once settled it keeps only a {@link Decided} (decision, rule, time, expiry),
+ * until its action can no longer come back (its `expireTime`); approvals are kept for velocity
+ * only within the longest velocity window of the approvers using the book, and not at all when
+ * none has one. Audit lines are not kept: the checkpoint is made from these.
  */
 export class ApprovalBook {
-  readonly entries = new Map<string, Entry>();
-  /** The lines of each entry (decision, result, resolved), to carry them over at a rotation. */
-  readonly #lines = new Map<string, AuditLine[]>();
+  /** Per action key ({@link entryKey}): an {@link Entry} while in hand, a {@link Decided} once settled. */
+  readonly #entries = new Map<string, Entry | Decided>();
+  /** Keys whose value is (or was) an {@link Entry}: looked at by the sweep. */
+  readonly #inHand = new Set<string>();
+  #sweepAt = SWEEP_AFTER;
+  /** Interned rule references of the settled decisions. */
+  readonly #rules = new Map<string, RuleRef>();
   readonly velocity: Record<ApproverMode, VelocityLedger> = { live: new VelocityLedger(), dryRun: new VelocityLedger() };
   refs = 0;
-  /** The longest velocity window of the approvers using this book, ms: approvals older than that are forgotten. */
+  /** The longest velocity window of the approvers using this book, ms: approvals older than that are forgotten (all of them when 0). */
   keepMs = 0;
   /** The head hooks of the approvers using this book, in the order they acquired it: the first is told ({@link ApprovalBook.tellHead}). */
   readonly headHooks: HeadHook[] = [];
+  readonly #pruneTimer: NodeJS.Timeout;
   constructor(readonly log: AuditLog) {
     log.setCarry(() => this.carried(Date.now()));
     log.setOnHead((head) => this.tellHead(head));
+    this.#pruneTimer = setInterval(() => this.prune(Date.now()), BOOK_PRUNE_EVERY_MS);
+    this.#pruneTimer.unref();
   }
 
   /** Tell the audit log's head to the approver that has used this book longest (one log line per head, however many approvers share the file). */
@@ -70,45 +100,131 @@ export class ApprovalBook {
     this.headHooks[0]?.(head);
   }
 
-  /** Calls of `mode` whose outcome is unknown (being resolved). */
-  unknownCount(mode: ApproverMode): number {
-    let n = 0;
-    for (const [key, e] of this.entries) if (e.state === 'unknown' && key.startsWith(`${mode}\u0000`)) n++;
-    return n;
+  /**
+   * What the book knows of `key`: the entry in hand, or (settled) a new {@link Entry} in state
+   * `done` or `failed` whose decision is the compact one's record ({@link Decided.record}).
+   * @param type the action type to put in a rebuilt record (the re-delivered action's).
+   */
+  get(key: string, type = ''): Entry | undefined {
+    const e = this.#entries.get(key);
+    if (!(e instanceof Decided)) return e;
+    const [mode, clientId, actionId] = key.split('\u0000') as [ApproverMode, string, string];
+    return { state: e.failed ? 'failed' : 'done', decision: e.record(mode, clientId, actionId, type), ...(e.elsewhere ? { elsewhere: true } : {}) };
   }
 
-  /** Note an audit line of `key` (to carry it over). */
-  note(key: string, line: AuditLine): void {
-    const l = this.#lines.get(key);
-    if (l) l.push(line);
-    else this.#lines.set(key, [line]);
+  /** Put `entry` in hand for `key` (replacing what was known). */
+  set(key: string, entry: Entry): void {
+    this.#entries.set(key, entry);
+    this.#inHand.add(key);
+    if (this.#inHand.size >= this.#sweepAt) this.#sweep();
+  }
+
+  /** Forget `key`. */
+  delete(key: string): void {
+    this.#entries.delete(key);
+    this.#inHand.delete(key);
+  }
+
+  /** The entries in hand of `mode` whose call's outcome is unknown. */
+  unknownEntries(mode: ApproverMode): Array<[string, Entry]> {
+    const out: Array<[string, Entry]> = [];
+    for (const key of this.#inHand) {
+      const e = this.#entries.get(key);
+      if (e && !(e instanceof Decided) && e.state === 'unknown' && key.startsWith(`${mode}\u0000`)) out.push([key, e]);
+    }
+    return out;
+  }
+
+  /** Calls of `mode` whose outcome is unknown (being resolved). */
+  unknownCount(mode: ApproverMode): number {
+    return this.unknownEntries(mode).length;
   }
 
   /**
-   * Replay audit lines: decisions, their results and resolutions, and the approvals the API
-   * accepted (or whose outcome is unknown: counted, to be safe). A decision with no result (the
-   * process stopped during the call) is an unknown outcome: resolved by reading, never called again.
+   * The actions of `mode` decided (state `done`) at or after `sinceMs` (epoch ms), with their
+   * decision records (compact ones rebuilt: {@link Decided.record}): what a write-back after a
+   * data loss of the coordination Redis restores.
+   */
+  decidedSince(mode: ApproverMode, sinceMs: number): Array<{ clientId: string; actionId: string; decision: DecisionRecord }> {
+    const out: Array<{ clientId: string; actionId: string; decision: DecisionRecord }> = [];
+    for (const [key, e] of this.#entries) {
+      const [m, clientId, actionId] = key.split('\u0000') as [ApproverMode, string, string];
+      if (m !== mode) continue;
+      if (e instanceof Decided) {
+        if (!e.failed && e.decidedAtMs >= sinceMs) out.push({ clientId, actionId, decision: e.record(m, clientId, actionId, '') });
+      } else if (e.state === 'done' && e.decision && Date.parse(e.decision.decidedAt) >= sinceMs) {
+        out.push({ clientId, actionId, decision: e.decision });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * What the book holds now (sizes, for tests and the performance notes): it settles what is
+   * settled first, so `inHand` counts what is really in hand.
+   */
+  retained(): BookRetained {
+    this.#sweep();
+    return { actions: this.#entries.size, inHand: this.#inHand.size, approvals: { live: this.velocity.live.count(), dryRun: this.velocity.dryRun.count() } };
+  }
+
+  /**
+   * Forget what no decision needs any more: settled actions that can no longer come back (past
+   * their `expireTime`), and approvals outside the longest velocity window (all of them when no
+   * approver of this book has a velocity limit). Runs every {@link BOOK_PRUNE_EVERY_MS} (at idle
+   * too) and at each checkpoint.
+   * @param now epoch ms.
+   */
+  prune(now: number): void {
+    this.#sweep();
+    for (const [key, e] of this.#entries) if (e instanceof Decided && !this.#needed(e, now)) this.#entries.delete(key);
+    for (const ledger of Object.values(this.velocity)) ledger.prune(now, this.keepMs);
+  }
+
+  /** Stop the prune timer (the book is closed). */
+  stop(): void {
+    clearInterval(this.#pruneTimer);
+  }
+
+  /** Replace the settled entries in hand by their compact form. */
+  #sweep(): void {
+    for (const key of this.#inHand) {
+      const e = this.#entries.get(key);
+      if (e === undefined || e instanceof Decided) {
+        this.#inHand.delete(key);
+      } else if ((e.state === 'done' || e.state === 'failed') && e.decision) {
+        this.#entries.set(key, Decided.of(e.decision, this.#rules, e.state === 'failed', e.elsewhere === true));
+        this.#inHand.delete(key);
+      }
+    }
+    this.#sweepAt = this.#inHand.size + SWEEP_AFTER;
+  }
+
+  /**
+   * Replay what the audit file hands back: `settled` records of a checkpoint; and decisions, their
+   * results and resolutions, and the approvals the API accepted (or whose outcome is unknown:
+   * counted, to be safe). A decision with no result (the process stopped during the call) is an
+   * unknown outcome: resolved by reading, never called again.
    */
   replay(records: AuditLine[]): void {
     for (const r of records) {
+      if (r.kind === 'settled') {
+        this.#replaySettled(r as unknown as SettledRecord);
+        continue;
+      }
       if (r.kind !== 'decision' && r.kind !== 'result' && r.kind !== 'resolved') continue;
       const mode: ApproverMode = r.mode === 'dryRun' ? 'dryRun' : 'live';
       const key = entryKey(mode, String(r.client_id), String(r.action_id));
       if (r.kind === 'decision') {
         const d = r as unknown as DecisionRecord & AuditLine;
         const settled = mode === 'dryRun' || d.decision === 'hold' || d.expired === true;
-        this.entries.set(key, { state: settled ? 'done' : 'open', decision: pickDecision(d), callEndedAt: Date.parse(d.decidedAt) });
-        this.#lines.set(key, [r]);
-        if (d.decision === 'approve' && d.asset && d.amount !== null && !d.expired) {
-          const at = Date.parse(d.decidedAt);
-          this.velocity.dryRun.add(d.asset, BigInt(d.amount), at, d.action_id);
-          if (mode === 'live') this.velocity.live.add(d.asset, BigInt(d.amount), at, d.action_id);
-        }
+        this.set(key, { state: settled ? 'done' : 'open', decision: pickDecision(d), callEndedAt: Date.parse(d.decidedAt) });
+        if (d.decision === 'approve' && d.asset && d.amount !== null && !d.expired) this.#count(mode, d.asset, BigInt(d.amount), Date.parse(d.decidedAt), d.action_id);
         continue;
       }
-      const e = this.entries.get(key);
+      const e = this.get(key);
       if (!e) continue;
-      this.note(key, r);
+      if (!this.#inHand.has(key)) this.set(key, e);
       const outcome = lineOutcome(r);
       if (outcome === 'applied') e.state = 'done';
       else if (outcome === 'unknown') {
@@ -122,36 +238,58 @@ export class ApprovalBook {
       }
     }
     // The process stopped during these calls: their outcome is unknown.
-    for (const e of this.entries.values()) if (e.state === 'open') e.state = 'unknown';
+    for (const key of this.#inHand) {
+      const e = this.#entries.get(key);
+      if (e && !(e instanceof Decided) && e.state === 'open') e.state = 'unknown';
+    }
+    this.#sweep();
+  }
+
+  #replaySettled(r: SettledRecord): void {
+    const mode: ApproverMode = r.mode === 'dryRun' ? 'dryRun' : 'live';
+    const key = entryKey(mode, String(r.client_id), String(r.action_id));
+    this.#entries.set(key, Decided.of(r, this.#rules, r.failed === true, r.elsewhere === true));
+    if (r.asset && r.amount !== undefined) this.#count(mode, r.asset, BigInt(r.amount), r.countedAt ?? Date.parse(r.decidedAt), r.action_id);
+  }
+
+  /** Count a replayed approval: in its mode's ledger, and a live one in the dry run's too (a dry run counts what was really approved). */
+  #count(mode: ApproverMode, asset: string, amount: bigint, at: number, action: string): void {
+    this.velocity.dryRun.add(asset, amount, at, action);
+    if (mode === 'live') this.velocity.live.add(asset, amount, at, action);
   }
 
   /**
-   * The lines the next audit segment carries over (its opening line's state): every action
-   * that may still come back or be resolved (a call in flight or unknown, an action not expired
-   * yet) and every approval inside the longest velocity window. Entries past all of that are
-   * forgotten here too, so memory follows the state, not the history.
+   * The records the next audit segment carries over (its opening line's state, docs/audit.md):
+   * one `settled` record per settled action that may still come back, with its approval when it
+   * still counts for velocity; the decision line (and the unknown result) of each call in flight
+   * or unknown. What is past all of that is forgotten here too, so memory follows the state, not
+   * the history.
    * @param now epoch ms.
    */
-  carried(now: number): AuditLine[] {
-    const out: AuditLine[] = [];
-    for (const [key, e] of this.entries) {
-      if (this.#needed(e, now)) {
-        out.push(...(this.#lines.get(key) ?? []));
-      } else {
-        this.entries.delete(key);
-        this.#lines.delete(key);
+  carried(now: number): Record<string, unknown>[] {
+    this.prune(now);
+    const out: Record<string, unknown>[] = [];
+    for (const [key, e] of this.#entries) {
+      const [mode, clientId, actionId] = key.split('\u0000') as [ApproverMode, string, string];
+      if (e instanceof Decided) {
+        const counted = e.decision === 'approve' && !e.expired ? this.velocity[mode].entry(actionId) : undefined;
+        const asset = counted ? this.velocity[mode].assetOf(actionId) : undefined;
+        out.push({ ...settledRecord(mode, clientId, actionId, e, counted && asset ? { asset, amount: counted.amount, at: counted.at } : undefined) });
+      } else if (e.decision && (e.state === 'open' || e.state === 'unknown')) {
+        out.push({ kind: 'decision', ...e.decision });
+        if (e.state === 'unknown') {
+          const c = e.callError ?? { statusCode: 0, code: null, msg: '' };
+          out.push({ kind: 'result', mode, action_id: actionId, client_id: clientId, ok: false, outcome: 'unknown', statusCode: c.statusCode, code: c.code, error: c.msg, at: new Date(e.callEndedAt ?? now).toISOString() });
+        }
       }
     }
     return out;
   }
 
-  #needed(e: Entry, now: number): boolean {
-    if (e.state !== 'done' && e.state !== 'failed') return true;
-    const d = e.decision;
-    if (!d) return true;
-    const decidedAt = Date.parse(d.decidedAt);
-    if (d.decision === 'approve' && now - decidedAt <= this.keepMs) return true;
-    if (d.expireTime === undefined) return now - decidedAt <= LEGACY_KEEP_MS;
+  #needed(d: Decided, now: number): boolean {
+    const decidedAt = d.decidedAtMs;
+    if (d.decision === 'approve' && !d.failed && !d.expired && this.keepMs > 0 && now - decidedAt <= this.keepMs) return true;
+    if (d.expireTime < 0) return now - decidedAt <= LEGACY_KEEP_MS;
     return d.expireTime === 0 ? d.decision === 'hold' : d.expireTime * 1000 > now;
   }
 }
@@ -212,6 +350,7 @@ export async function releaseBook(file: string, book: ApprovalBook, onHead?: Hea
   };
   if (--book.refs > 0) return drop();
   books.delete(file);
+  book.stop();
   try {
     await book.log.close();
   } finally {

@@ -56,10 +56,9 @@ export class ApproverCore {
     return this.book.unknownCount(this.mode);
   }
 
-  /** Append a line to the audit file (and, with coordination, to the shared stream); the book keeps it for the next segment. @throws what the file throws (rejects). */
-  async append(key: string, record: Record<string, unknown>): Promise<AuditLine> {
+  /** Append a line to the audit file (and, with coordination, to the shared stream). @param _key the action's book key (the line is about it). @throws what the file throws (rejects). */
+  async append(_key: string, record: Record<string, unknown>): Promise<AuditLine> {
     const line = await this.book.log.append(record);
-    this.book.note(key, line);
     this.opts.coordinator?.audit(this.opts.approverId ?? this.opts.velocityScope ?? 'approver', line);
     return line;
   }
@@ -100,6 +99,7 @@ export class ApproverCore {
 
   /** With coordination: count an approval of this instance in its book too (written back after a data loss of Redis). */
   noteOwn(asset: string, e: VelocityEntry): void {
-    if (this.claims.shared) this.book.velocity[this.mode].add(asset, e.amount, e.at, e.action);
+    // Only while a velocity window needs it (the book forgets approvals past its longest window).
+    if (this.claims.shared && this.book.keepMs > 0) this.book.velocity[this.mode].add(asset, e.amount, e.at, e.action);
   }
 }

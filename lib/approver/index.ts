@@ -13,3 +13,4 @@ export * from '../actions';
 export { REPORT_UNKNOWN_AFTER_MS, PENDING_SETTLES_AFTER_MS, type ApproverMode, type ApproverOutput, type DecisionRecord, type ApproverOutcome, type ApproverOptions } from './types';
 export { actionFacts } from './facts';
 export { Approver } from './approver';
+export type { BookRetained } from './book';

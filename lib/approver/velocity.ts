@@ -355,6 +355,16 @@ export class VelocityLedger {
     return this.#assets.get(asset)?.remove(action) ?? false;
   }
 
+  /** The asset `action`'s approval is counted in, undefined when none. */
+  assetOf(action: string): string | undefined {
+    return this.#assetOf.get(action);
+  }
+
+  /** Approvals counted, every asset. */
+  count(): number {
+    return this.#assetOf.size;
+  }
+
   /** True when `action` is counted. */
   has(action: string): boolean {
     return this.#assetOf.has(action);

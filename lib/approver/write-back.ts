@@ -11,13 +11,10 @@ import { OUTPUT, type ApproverOutput, type DecidedRecord } from './types';
 export async function writeBack(core: ApproverCore): Promise<void> {
   const decided: Array<[string, string]> = [];
   const since = core.opts.now() - core.claims.decidedTtlMs;
-  for (const [key, e] of core.book.entries) {
-    const [mode, clientId, actionId] = key.split('\u0000');
-    if (mode !== core.mode || !e.decision || Date.parse(e.decision.decidedAt) < since) continue;
-    // An unknown outcome is not "decided" yet: its claim is gone with the data; a takeover reads the action first.
-    if (e.state !== 'done') continue;
-    const output: ApproverOutput = e.decision.expired ? 'held' : OUTPUT[e.decision.decision];
-    decided.push([`${mode}:${clientId}:${actionId}`, JSON.stringify({ decision: e.decision, output, instance: e.decision.decidedBy ?? core.claims.instance } satisfies DecidedRecord)]);
+  // Settled ones only: an unknown outcome is not "decided" yet (its claim is gone with the data; a takeover reads the action first).
+  for (const { clientId, actionId, decision } of core.book.decidedSince(core.mode, since)) {
+    const output: ApproverOutput = decision.expired ? 'held' : OUTPUT[decision.decision];
+    decided.push([`${core.mode}:${clientId}:${actionId}`, JSON.stringify({ decision, output, instance: decision.decidedBy ?? core.claims.instance } satisfies DecidedRecord)]);
   }
   await core.claims.restore(decided);
   if (core.longestWindowMs === 0) return;

@@ -25,6 +25,8 @@ export {
   DEFAULT_TRACK_KEEP_REPORTED_MS,
   DEFAULT_TRACK_MSG_MAX_BYTES,
   TRACK_CONNECT_WAIT_MS,
+  TRACK_PRUNE_EVERY_MS,
+  type TrackRetained,
   type TrackStore,
   type TrackStoreOptions,
   type TrackRecord,

@@ -142,6 +142,8 @@ export interface TrackServiceOptions {
   maxDelayMs: number;
   /** Time after the transaction's `expires` before giving up, ms. */
   marginMs: number;
+  /** How long a reported final answer is remembered, ms (default `DEFAULT_TRACK_KEEP_REPORTED_MS`, 24 h): a duplicate report cannot be sent meanwhile. */
+  keepReportedMs?: number;
   /**
    * Join the wallets feed and the liquidity hub feed (spec section 6) with these handlers; answers
    * how to leave both. Called when the first msg is followed; left when none is.
@@ -223,7 +225,7 @@ export class TrackService {
 
   constructor(options: TrackServiceOptions) {
     this.o = options;
-    this.store = (async () => openTrackStore({ coordinator: await options.coordinator(), folder: options.folder, nodeId: options.nodeId, signal: this.closing.signal }))();
+    this.store = (async () => openTrackStore({ coordinator: await options.coordinator(), folder: options.folder, nodeId: options.nodeId, signal: this.closing.signal, keepReportedMs: options.keepReportedMs }))();
     this.store.catch((error: Error) => {
       options.onStatus({ state: 'error', error });
       options.onProblem({ kind: 'storeOpen', error });

@@ -169,8 +169,17 @@ function isRecord(r: unknown): r is TrackRecord {
   );
 }
 
-/** One line of a {@link FileTrackStore} file. */
-type TrackLine = { put: TrackRecord } | { drop: string };
+/**
+ * One line of a {@link FileTrackStore} file: a record put (followed, or its state moved), a record
+ * dropped, or a record reported (`at` epoch ms, and how it ended): after that line only the id,
+ * the time and the outcome are kept, never the msg.
+ */
+type TrackLine = { put: TrackRecord } | { drop: string } | { reported: string; at: number; outcome: TrackOutcome };
+
+const OUTCOMES: readonly TrackOutcome[] = ['final', 'timedOut', 'error'];
+
+/** How often a {@link FileTrackStore} forgets reports past their keep time by itself, ms (also at idle). */
+export const TRACK_PRUNE_EVERY_MS = 30_000;
 
 /** Options of {@link FileTrackStore.open} and {@link RedisTrackStore}. */
 export interface TrackStoreOptions {
@@ -178,6 +187,14 @@ export interface TrackStoreOptions {
   keepReportedMs?: number;
   /** The wall clock, epoch ms (default `Date.now`); for tests. */
   now?: () => number;
+}
+
+/** What a {@link FileTrackStore} holds in memory ({@link FileTrackStore.retained}). */
+export interface TrackRetained {
+  /** Records followed (not reported): each with its msg copy. */
+  live: number;
+  /** Reports remembered (id, time, outcome) until the keep time passes. */
+  reported: number;
 }
 
 /**
@@ -190,55 +207,80 @@ export function trackStoreFile(folder: string, nodeId: string): string {
 
 /**
  * {@link TrackStore} in a JSON Lines file (see the module comment). One instance per file per
- * process. Compacted (rewritten with the live records) at open and whenever it holds more than
- * twice as many lines as live records (plus 64).
+ * process. In memory: each record followed, with its msg copy, until it is reported; then only its
+ * id and one number (report time and outcome) until {@link TrackStoreOptions.keepReportedMs} has
+ * passed (docs/performance.md, "What is kept in memory"). Compacted (rewritten with what is kept)
+ * at open and whenever it holds more than twice as many lines as kept entries (plus 64).
  */
 export class FileTrackStore implements TrackStore {
   readonly kind = 'file' as const;
   /** The file's path. */
   readonly path: string;
   readonly #file: RecordFile<TrackLine>;
+  /** The records followed (not reported). */
   readonly #records = new Map<string, TrackRecord>();
+  /** The reports remembered: id -> report time (epoch ms) * 4 + the outcome's index in {@link OUTCOMES} (exact: below 2^53). */
+  readonly #reported = new Map<string, number>();
   readonly #keepMs: number;
   readonly #now: () => number;
+  readonly #pruneTimer: NodeJS.Timeout;
 
   private constructor(file: RecordFile<TrackLine>, options: TrackStoreOptions) {
     this.#file = file;
     this.path = file.path;
     this.#keepMs = options.keepReportedMs ?? DEFAULT_TRACK_KEEP_REPORTED_MS;
     this.#now = options.now ?? Date.now;
+    this.#pruneTimer = setInterval(() => this.#prune(), TRACK_PRUNE_EVERY_MS);
+    this.#pruneTimer.unref();
   }
 
   /**
-   * Open (or create, with its folder, modes 0700/0600) the file and read it.
+   * Open (or create, with its folder, modes 0700/0600) the file and read it. A file written
+   * before `reported` lines existed (its reported records as `put` lines with `reportedAt`) is
+   * read the same way and rewritten in the compact form.
    * @param file e.g. from {@link trackStoreFile}.
    * @throws what the file system throws (rejects), e.g. EACCES.
    */
   static async open(file: string, options: TrackStoreOptions = {}): Promise<FileTrackStore> {
     const opened = await RecordFile.open<TrackLine>(file);
     const store = new FileTrackStore(opened.file, options);
+    let legacy = false;
     for (const line of opened.records) {
-      if ('put' in line && isRecord(line.put)) store.#records.set(line.put.id, line.put);
-      else if ('drop' in line && typeof line.drop === 'string') store.#records.delete(line.drop);
+      if ('put' in line && isRecord(line.put)) {
+        if (line.put.reportedAt !== undefined) {
+          legacy = true;
+          store.#remember(line.put.id, line.put.reportedAt, line.put.outcome ?? 'final');
+        } else if (!store.#reported.has(line.put.id)) store.#records.set(line.put.id, line.put);
+      } else if ('reported' in line && typeof line.reported === 'string' && Number.isFinite(line.at)) {
+        store.#remember(line.reported, line.at, line.outcome);
+      } else if ('drop' in line && typeof line.drop === 'string') {
+        store.#records.delete(line.drop);
+        store.#reported.delete(line.drop);
+      }
     }
     store.#prune();
-    if (opened.file.lines + opened.skipped > store.#records.size) await opened.file.rewrite(store.#lines());
+    if (legacy || opened.file.lines + opened.skipped > store.#kept()) await opened.file.rewrite(store.#lines());
     return store;
   }
 
-  /** Live records (reported ones still remembered included). */
+  /** Records followed plus reports remembered. */
   get size(): number {
-    return this.#records.size;
+    return this.#kept();
+  }
+
+  /** What the store holds in memory now, once reports past their keep time are forgotten. */
+  retained(): TrackRetained {
+    this.#prune();
+    return { live: this.#records.size, reported: this.#reported.size };
   }
 
   async load(): Promise<TrackRecord[]> {
     this.#prune();
-    return [...this.#records.values()].filter((r) => r.reportedAt === undefined).sort((a, b) => a.startedAt - b.startedAt);
+    return [...this.#records.values()].sort((a, b) => a.startedAt - b.startedAt);
   }
 
   async put(record: TrackRecord): Promise<void> {
-    const known = this.#records.get(record.id);
-    if (known?.reportedAt !== undefined) return; // reported: nothing moves it back
+    if (this.#reported.has(record.id)) return; // reported: nothing moves it back
     const copy = JSON.parse(JSON.stringify(record)) as TrackRecord;
     this.#records.set(record.id, copy);
     await this.#append({ put: copy });
@@ -246,12 +288,15 @@ export class FileTrackStore implements TrackStore {
 
   async markReported(id: string, outcome: TrackOutcome): Promise<boolean> {
     const known = this.#records.get(id);
-    if (!known || known.reportedAt !== undefined) return false;
-    const marked: TrackRecord = { ...known, reportedAt: this.#now(), outcome };
-    this.#records.set(id, marked); // at once, so a second call in the same turn sees it
+    if (!known || this.#reported.has(id)) return false;
+    const at = this.#now();
+    // At once, so a second call in the same turn sees it.
+    this.#records.delete(id);
+    this.#remember(id, at, outcome);
     try {
-      await this.#append({ put: marked });
+      await this.#append({ reported: id, at, outcome });
     } catch (e) {
+      this.#reported.delete(id);
       this.#records.set(id, known);
       throw e;
     }
@@ -259,38 +304,53 @@ export class FileTrackStore implements TrackStore {
   }
 
   async drop(id: string): Promise<void> {
-    if (!this.#records.delete(id)) return;
+    const had = this.#records.delete(id);
+    if (!this.#reported.delete(id) && !had) return;
     await this.#append({ drop: id });
   }
 
   close(): Promise<void> {
+    clearInterval(this.#pruneTimer);
     return this.#file.close();
   }
 
   async destroy(): Promise<void> {
+    clearInterval(this.#pruneTimer);
     this.#records.clear();
+    this.#reported.clear();
     await this.#file.close();
     await Promise.all([this.path, this.path + '.tmp'].map((f) => fs.promises.rm(f, { force: true })));
   }
 
-  /** Append one line, then compact when the file has grown past twice the live records. */
+  #remember(id: string, at: number, outcome: TrackOutcome): void {
+    this.#records.delete(id);
+    this.#reported.set(id, at * 4 + Math.max(0, OUTCOMES.indexOf(outcome)));
+  }
+
+  #kept(): number {
+    return this.#records.size + this.#reported.size;
+  }
+
+  /** Append one line, then compact when the file has grown past twice what is kept. */
   async #append(line: TrackLine): Promise<void> {
     await this.#file.append(line);
-    if (this.#file.lines > 2 * this.#records.size + 64) {
+    if (this.#file.lines > 2 * this.#kept() + 64) {
       this.#prune();
       // A failed compaction loses nothing (the old content holds every live record).
       await this.#file.rewrite(this.#lines()).catch(() => undefined);
     }
   }
 
-  /** Forget reported records older than the keep time. */
+  /** Forget reports older than the keep time. */
   #prune(): void {
     const before = this.#now() - this.#keepMs;
-    for (const [id, r] of this.#records) if (r.reportedAt !== undefined && r.reportedAt < before) this.#records.delete(id);
+    for (const [id, v] of this.#reported) if (Math.floor(v / 4) < before) this.#reported.delete(id);
   }
 
   #lines(): TrackLine[] {
-    return Array.from(this.#records.values(), (r) => ({ put: r }));
+    const out: TrackLine[] = Array.from(this.#records.values(), (r) => ({ put: r }));
+    for (const [id, v] of this.#reported) out.push({ reported: id, at: Math.floor(v / 4), outcome: OUTCOMES[v % 4] ?? 'final' });
+    return out;
   }
 }
 
@@ -410,13 +470,13 @@ export interface TrackStoreCoordinator extends TrackCoordination {
  * Open the store of one `custody-track` node: Redis when the connection coordinates (after
  * waiting for the coordinator to connect, at most {@link TRACK_CONNECT_WAIT_MS} or until `signal`
  * aborts), else the node's file in `folder`.
- * @param options `coordinator` (absent: no coordination), `folder` for the file, the node's id, and a signal that ends the wait (the node closing).
+ * @param options `coordinator` (absent: no coordination), `folder` for the file, the node's id, a signal that ends the wait (the node closing), and how long a report is remembered (ms).
  * @throws what {@link FileTrackStore.open} throws (rejects).
  */
-export async function openTrackStore(options: { coordinator?: TrackStoreCoordinator; folder: string; nodeId: string; signal?: AbortSignal }): Promise<TrackStore> {
-  const { coordinator, folder, nodeId, signal } = options;
-  if (!coordinator) return FileTrackStore.open(trackStoreFile(folder, nodeId));
+export async function openTrackStore(options: { coordinator?: TrackStoreCoordinator; folder: string; nodeId: string; signal?: AbortSignal; keepReportedMs?: number }): Promise<TrackStore> {
+  const { coordinator, folder, nodeId, signal, keepReportedMs } = options;
+  if (!coordinator) return FileTrackStore.open(trackStoreFile(folder, nodeId), { keepReportedMs });
   const timeout = AbortSignal.timeout(TRACK_CONNECT_WAIT_MS);
   await coordinator.whenReady(signal ? AbortSignal.any([signal, timeout]) : timeout, false);
-  return new RedisTrackStore(coordinator, nodeId, coordinator.instance);
+  return new RedisTrackStore(coordinator, nodeId, coordinator.instance, { keepReportedMs });
 }

@@ -24,7 +24,7 @@ import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { ConfigError, TRANSACTION_KINDS, isTransactionKind, type TransactionKind } from '../../lib';
 import type { TrackMessage, TrackService, TrackStatus } from '../../lib/tracking';
 import { trackingLib } from '../shared/services';
-import { editorSeconds } from '../shared/input';
+import { editorHours, editorSeconds } from '../shared/input';
 import { showError } from '../shared/status';
 import { readSetting } from '../shared/typed-field';
 import { createConnectedNode, noConnectionError } from '../shared/node-setup';
@@ -44,6 +44,8 @@ interface TrackDef extends ConnectedNodeDef {
   maxDelay?: string | number;
   /** Seconds after the transaction's `expires` before giving up (default 60). */
   margin?: string | number;
+  /** How long a reported final answer is remembered (a report is never sent twice meanwhile), hours; default 24. */
+  keepReported?: string | number;
 }
 
 /** Which kind an operation node's answer is about: `<type>/<operation>` -> kind. */
@@ -77,6 +79,7 @@ export = function register(RED: NodeAPI): void {
       const firstDelay = editorSeconds(RED, def.firstDelay, 'firstDelay', 1, 0);
       const maxDelay = editorSeconds(RED, def.maxDelay, 'maxDelay', 30, 0.001);
       const margin = editorSeconds(RED, def.margin, 'margin', 60, 0);
+      const keepReported = editorHours(RED, def.keepReported, 'keepReported', 24, 0);
       if (kindSetting !== 'msg' && !isTransactionKind(kindSetting)) throw new ConfigError(`kind: ${RED._('custody-track.errors.kindSetting', { kinds: TRANSACTION_KINDS.join(', '), kind: JSON.stringify(kindSetting) })}`);
       if (!connection) throw noConnectionError(RED);
       const { TrackService, trackFolder } = trackingLib();
@@ -94,6 +97,7 @@ export = function register(RED: NodeAPI): void {
         firstDelayMs: firstDelay * 1000,
         maxDelayMs: maxDelay * 1000,
         marginMs: margin * 1000,
+        keepReportedMs: keepReported * 3_600_000,
         joinFeeds(on) {
           const quiet = { onHealth() {} };
           const memberships = [connection.subscribeWalletsFeed({ ...quiet, onMessage: on.wallets }), connection.subscribeHubFeed({ ...quiet, onMessage: on.hub })];

@@ -49,6 +49,21 @@ export function editorSeconds(RED: NodeAPI, value: unknown, property: string, fa
   return n;
 }
 
+/**
+ * A duration in hours from an editor property (string or number text), e.g. `"24"`, `"0.5"`.
+ * @param value the property's value; empty (undefined, null, blank) gives `fallback`.
+ * @param property the property's name, named in the error.
+ * @param fallback the default, hours.
+ * @param min the value must be above this, hours.
+ * @throws {ConfigError} naming the property when the value is not a number above `min`.
+ */
+export function editorHours(RED: NodeAPI, value: unknown, property: string, fallback: number, min: number): number {
+  if (value === undefined || value === null || String(value).trim() === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= min) throw new ConfigError(`${property}: ${RED._('common.errors.hours', { min, value: JSON.stringify(value) })}`);
+  return n;
+}
+
 /** A boolean editor property: `true`/`"true"` is true, anything else false. */
 export function flag(v: unknown): boolean {
   return v === true || v === 'true';

@@ -278,6 +278,7 @@ describe('custody-track across a real SIGKILL and a full redeploy (node-red chil
     for (const l of lines(file)) {
       if (l.put) byId.set(l.put.id, l.put);
       else if (l.drop) byId.delete(l.drop);
+      else if (l.reported) byId.set(l.reported, { ...byId.get(l.reported)!, reportedAt: l.at, outcome: l.outcome });
     }
     return [...byId.values()];
   };

@@ -1,0 +1,158 @@
+/**
+ * What the approval book (book.ts) keeps of an action once its decision is settled (`done`, or
+ * `failed`: decide it again when it comes back): the decision, the rule that made it, when, the
+ * action's expiry and two marks, in one small object ({@link Decided}), about 60 bytes beside its
+ * key. Not the decision's reasons and facts, and not its audit lines: those are on disk
+ * (docs/audit.md). It is what the next delivery of the same action needs (spec section 6 rule 2:
+ * a reconnect re-sends every pending action): that it was decided, how, and until when it can come
+ * back (docs/performance.md, "What is kept in memory").
+ *
+ * The same facts travel in the audit's checkpoint as one `settled` record per action
+ * ({@link SettledRecord}), so a start reads them and nothing more.
+ */
+import type { Decision } from './rules';
+import type { ApproverMode, DecisionRecord } from './types';
+
+/** The rule that made a decision, as {@link DecisionRecord.rule} names it: 0-based index and name. */
+export type RuleRef = { index: number; name: string } | null;
+
+const DECISIONS: readonly Decision[] = ['approve', 'reject', 'hold'];
+const EXPIRED = 1 << 2;
+const ELSEWHERE = 1 << 3;
+const FAILED = 1 << 4;
+const MS_SHIFT = 5;
+
+/**
+ * A settled decision, compact: every field a small integer (a V8 Smi, stored in the object) or a
+ * shared reference. Times in epoch seconds plus the millisecond kept in {@link Decided.code}, so
+ * {@link Decided.decidedAtMs} gives back the decision time to the millisecond.
+ */
+export class Decided {
+  private constructor(
+    /** Bits: the decision (0-1: approve, reject, hold), expired (2), decided elsewhere (3), failed (4), then the decision time's millisecond (5-14). */
+    readonly code: number,
+    /** The decision time, epoch seconds (floor). */
+    readonly decidedSec: number,
+    /** The action's `expireTime`, epoch seconds; 0: none; -1: not recorded (a line written before it was). */
+    readonly expireTime: number,
+    /** The rule that decided (one shared object per rule: {@link Decided.of} interns it), or null for the no-match decision. */
+    readonly rule: RuleRef,
+  ) {}
+
+  /**
+   * The compact form of a decision.
+   * @param rules where rule references are interned (one per approver book): a million decisions by three rules keep three rule objects.
+   * @param failed the call failed (`notApplied` while the action was still pending): decide again when it comes back.
+   * @param elsewhere decided by another instance (coordination): a re-send here is skipped too.
+   */
+  static of(d: Pick<DecisionRecord, 'decision' | 'rule' | 'decidedAt' | 'expireTime' | 'expired'>, rules: Map<string, RuleRef>, failed = false, elsewhere = false): Decided {
+    const at = Date.parse(d.decidedAt);
+    const ms = Number.isFinite(at) ? at : 0;
+    const code = Math.max(0, DECISIONS.indexOf(d.decision)) | (d.expired ? EXPIRED : 0) | (elsewhere ? ELSEWHERE : 0) | (failed ? FAILED : 0) | ((ms % 1000) << MS_SHIFT);
+    let rule: RuleRef = null;
+    if (d.rule) {
+      const id = `${d.rule.index}\u0000${d.rule.name}`;
+      rule = rules.get(id) ?? null;
+      if (!rule) rules.set(id, (rule = { index: d.rule.index, name: d.rule.name }));
+    }
+    return new Decided(code, Math.floor(ms / 1000), d.expireTime === undefined ? -1 : d.expireTime, rule);
+  }
+
+  /** `approve`, `reject` or `hold`. */
+  get decision(): Decision {
+    return DECISIONS[this.code & 3]!;
+  }
+
+  /** The action had expired before it could be approved: nothing was sent. */
+  get expired(): boolean {
+    return (this.code & EXPIRED) !== 0;
+  }
+
+  /** Decided by another instance (coordination). */
+  get elsewhere(): boolean {
+    return (this.code & ELSEWHERE) !== 0;
+  }
+
+  /** The call did not take effect and the action stayed pending: it is decided again when it comes back. */
+  get failed(): boolean {
+    return (this.code & FAILED) !== 0;
+  }
+
+  /** The decision time, epoch ms. */
+  get decidedAtMs(): number {
+    return this.decidedSec * 1000 + (this.code >>> MS_SHIFT);
+  }
+
+  /**
+   * The decision record a re-delivery answers with (`msg.decision`, `redelivered` set by the
+   * caller): the decision, its rule, time and marks as decided; the reasons say where the rest is
+   * (the audit file's decision line); the facts (asset, amount, destination, velocity) are not
+   * kept, so they are null, and `type` is what the re-delivered action says.
+   */
+  record(mode: ApproverMode, clientId: string, actionId: string, type: string): DecisionRecord {
+    const at = new Date(this.decidedAtMs).toISOString();
+    const by = this.rule ? `rule ${this.rule.index + 1} "${this.rule.name}"` : 'no rule matched: the no-match decision';
+    return {
+      decision: this.decision,
+      rule: this.rule,
+      reasons: [`decided at ${at} (${by}); its facts and reasons are in the audit file's decision line`],
+      action_id: actionId,
+      client_id: clientId,
+      type,
+      asset: null,
+      amount: null,
+      amountDecimal: null,
+      destination: null,
+      velocity: null,
+      mode,
+      decidedAt: at,
+      ...(this.expireTime >= 0 ? { expireTime: this.expireTime } : {}),
+      ...(this.expired ? { expired: true } : {}),
+    };
+  }
+}
+
+/**
+ * One settled action as the audit's checkpoint carries it (docs/audit.md, "What the approver
+ * carries"). Example:
+ * `{"kind":"settled","mode":"live","client_id":"c1","action_id":"a1","decision":"approve","rule":{"index":0,"name":"small"},"decidedAt":"2026-03-02T10:00:00.000Z","expireTime":1772449200,"asset":"BTC-TESTNET","amount":"1500000"}`.
+ */
+export interface SettledRecord {
+  kind: 'settled';
+  mode: ApproverMode;
+  client_id: string;
+  action_id: string;
+  decision: Decision;
+  rule: RuleRef;
+  /** ISO 8601. */
+  decidedAt: string;
+  /** Epoch seconds; 0: none; absent: not recorded. */
+  expireTime?: number;
+  expired?: true;
+  elsewhere?: true;
+  failed?: true;
+  /** With `amount`: an approval still inside the longest velocity window (asset code). */
+  asset?: string;
+  /** Base units, decimal digits. */
+  amount?: string;
+  /** With `amount`: when it was counted, epoch ms (the decision time unless a re-count moved it). */
+  countedAt?: number;
+}
+
+/** The checkpoint record of `d` (one action), with its approval when it still counts for velocity. */
+export function settledRecord(mode: ApproverMode, clientId: string, actionId: string, d: Decided, counted?: { asset: string; amount: bigint; at: number }): SettledRecord {
+  return {
+    kind: 'settled',
+    mode,
+    client_id: clientId,
+    action_id: actionId,
+    decision: d.decision,
+    rule: d.rule,
+    decidedAt: new Date(d.decidedAtMs).toISOString(),
+    ...(d.expireTime >= 0 ? { expireTime: d.expireTime } : {}),
+    ...(d.expired ? { expired: true as const } : {}),
+    ...(d.elsewhere ? { elsewhere: true as const } : {}),
+    ...(d.failed ? { failed: true as const } : {}),
+    ...(counted ? { asset: counted.asset, amount: counted.amount.toString(), countedAt: counted.at } : {}),
+  };
+}
