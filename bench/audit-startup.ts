@@ -7,8 +7,8 @@
  * spread over 730 days ending now, written straight into daily segments by this file's own
  * writer (hash-chained like AuditLog, one write per segment, no fdatasync per line). Each
  * segment after the first opens with an opening line carrying the approver's state at that
- * moment: the decision and result lines of the approvals of the 24 h before it (the velocity
- * window of the rule below). The whole chain is verified once (`verifyAuditChain`) before
+ * moment as the approver writes it (lib/approver/decided.ts): one compact `settled` record per
+ * approval of the 24 h before it (the velocity window of the rule below), its amount and time. The whole chain is verified once (`verifyAuditChain`) before
  * anything is measured.
  *
  * Scenarios, each measured against the same empty audit file in the same run, alternating:
@@ -58,7 +58,16 @@ function decisionJson(i: number, at: number, approve: boolean, inWindow: number)
     ? [`type ApproveTransfer is one of ApproveTransfer`, `asset BTC-TESTNET is one of BTC-TESTNET`, `amount ${dec} is at most 0.5`, `velocity: ${inWindow} approvals of BTC-TESTNET in 24 h with this action`]
     : [`amount ${dec} is above 0.5`];
   const velocity = approve ? `{"used":"${(inWindow * 0.025).toFixed(3)}","limit":"500","count":${inWindow},"countLimit":2000,"window":"24 h"}` : 'null';
-  return `"kind":"decision","approver":"8f3e2a1b9c7d6e50","decision":"${approve ? 'approve' : 'reject'}","rule":${approve ? '{"index":0,"name":"small BTC transfers"}' : 'null'},"reasons":${JSON.stringify(reasons)},"action_id":"${id}","client_id":"cc-7d41","type":"ApproveTransfer","asset":"BTC-TESTNET","amount":"${amount}","amountDecimal":"${dec}","destination":"tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx","velocity":${velocity},"mode":"live","decidedAt":"${new Date(at).toISOString()}"`;
+  return `"kind":"decision","approver":"8f3e2a1b9c7d6e50","decision":"${approve ? 'approve' : 'reject'}","rule":${approve ? '{"index":0,"name":"small BTC transfers"}' : 'null'},"reasons":${JSON.stringify(reasons)},"action_id":"${id}","client_id":"cc-7d41","type":"ApproveTransfer","asset":"BTC-TESTNET","amount":"${amount}","amountDecimal":"${dec}","destination":"tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx","velocity":${velocity},"mode":"live","decidedAt":"${new Date(at).toISOString()}","expireTime":${Math.floor(at / 1000) + 3600}`;
+}
+
+/**
+ * The `settled` record the approver's checkpoint carries for an approval still in the velocity
+ * window (lib/approver/decided.ts), made from its decision line.
+ */
+function settledJson(decisionLine: string): string {
+  const d = JSON.parse(decisionLine) as { action_id: string; client_id: string; decision: string; rule: unknown; decidedAt: string; expireTime: number; asset: string; amount: string };
+  return JSON.stringify({ kind: 'settled', mode: 'live', client_id: d.client_id, action_id: d.action_id, decision: d.decision, rule: d.rule, decidedAt: d.decidedAt, expireTime: d.expireTime, asset: d.asset, amount: d.amount, countedAt: Date.parse(d.decidedAt) });
 }
 
 function resultJson(i: number, at: number): string {
@@ -85,7 +94,7 @@ function writeHistory(live: string, lines: number, days: number, end: number): H
   let bytes = 0;
   let segments = 0;
   let carriedCount = 0;
-  const window: Array<{ at: number; lines: string[] }> = [];
+  const window: Array<{ at: number; settled: string }> = [];
   const push = (body: string) => {
     const line = `{"seq":${++seq},"prev":"${head}",${body}}`;
     head = lineHash(line);
@@ -107,7 +116,7 @@ function writeHistory(live: string, lines: number, days: number, end: number): H
       file = rotatedSegmentPath(live, firstSeq);
       flush(file);
       while (window.length && window[0].at <= next - WINDOW) window.shift();
-      const carried = window.flatMap((w) => w.lines);
+      const carried = window.map((w) => w.settled);
       carriedCount = carried.length;
       firstSeq = seq + 1;
       push(`"kind":"segment","previous":"${path.basename(file)}","at":"${new Date(next).toISOString()}","reason":"day","carried":[${carried.join(',')}]`);
@@ -118,8 +127,8 @@ function writeHistory(live: string, lines: number, days: number, end: number): H
     inWindow = window.length + 1;
     const approve = i % 13 !== 0;
     const d = push(decisionJson(i, at, approve, inWindow));
-    const r = push(resultJson(i, at));
-    if (approve) window.push({ at, lines: [d, r] });
+    push(resultJson(i, at));
+    if (approve) window.push({ at, settled: settledJson(d) });
   }
   flush(live);
   return { live, lines: seq, segments, bytes, carried: carriedCount, liveBytes: fs.statSync(live).size };
@@ -128,7 +137,7 @@ function writeHistory(live: string, lines: number, days: number, end: number): H
 /**
  * A copy of the chain of `history` (hard links) closed cleanly: its live segment renamed
  * after its first seq, and a new live segment holding a checkpoint (reason `close`) carrying
- * the approvals of the last 24 h.
+ * the approvals of the last 24 h as `settled` records.
  */
 function cleanStop(history: History, dir: string, end: number): History {
   fs.mkdirSync(dir);
@@ -140,14 +149,14 @@ function cleanStop(history: History, dir: string, end: number): History {
   const first = JSON.parse(ls[0]) as { seq: number };
   const last = JSON.parse(ls[ls.length - 1]) as { seq: number };
   const kept: string[] = [];
-  // The carried state of the opening line still in the window, then this segment's approvals in it.
-  const inWindow = (l: string) => {
-    const m = /"(?:decidedAt|at)":"([^"]+)"/.exec(l);
-    return m !== null && Date.parse(m[1]) > end - WINDOW && !l.includes('"decision":"reject"');
-  };
-  const opening = JSON.parse(ls[0]) as { carried: unknown[] };
-  for (const c of opening.carried) if (inWindow(JSON.stringify(c))) kept.push(JSON.stringify(c));
-  for (const l of ls.slice(1)) if (inWindow(l)) kept.push(l);
+  // The carried state of the opening line still in the window, then this segment's approvals in it (as settled records).
+  const inWindow = (decidedAt: string) => Date.parse(decidedAt) > end - WINDOW;
+  const opening = JSON.parse(ls[0]) as { carried: Array<{ decidedAt: string }> };
+  for (const c of opening.carried) if (inWindow(c.decidedAt)) kept.push(JSON.stringify(c));
+  for (const l of ls.slice(1)) {
+    const r = JSON.parse(l) as { kind: string; decision?: string; decidedAt?: string };
+    if (r.kind === 'decision' && r.decision === 'approve' && inWindow(r.decidedAt!)) kept.push(settledJson(l));
+  }
   const rotated = rotatedSegmentPath(live, first.seq);
   fs.renameSync(live, rotated);
   const line = `{"seq":${last.seq + 1},"prev":"${lineHash(ls[ls.length - 1])}","kind":"segment","previous":"${path.basename(rotated)}","at":"${new Date(end).toISOString()}","reason":"close","carried":[${kept.join(',')}]}`;
