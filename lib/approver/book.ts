@@ -9,9 +9,9 @@ import { failureKindOf } from '../api/errors';
 import type { AuditLine } from '../audit/line';
 import { AuditLog, type AuditHead, type AuditLogOptions, type HeadHook } from '../audit/log';
 import type { CallOutcome } from '../actions/outcome';
-import { VelocityLedger } from './velocity';
+import { VelocityLedger, type VelocityEntry } from './velocity';
 import type { ApproverMode, DecisionRecord } from './types';
-import { Decided, settledRecord, type RuleRef, type SettledRecord } from './decided';
+import { Decided, settledRecord, velocityEntries, velocityRecord, type RuleRef, type SettledRecord, type VelocityRecord } from './decided';
 
 /**
  * What an action's id has led to: `deciding` while in hand, `open` decided with the call in
@@ -81,7 +81,18 @@ export class ApprovalBook {
   #sweepAt = SWEEP_AFTER;
   /** Interned rule references of the settled decisions. */
   readonly #rules = new Map<string, RuleRef>();
-  readonly velocity: Record<ApproverMode, VelocityLedger> = { live: new VelocityLedger(), dryRun: new VelocityLedger() };
+  /** Names of the approvals replayed without their action (`~1`, `~2`, …: no action id has that form). */
+  #anonymous = 0;
+  readonly #live = new VelocityLedger();
+  readonly #dryRun = new VelocityLedger();
+  /** Whether the dry run's ledger holds the live approvals replayed too (done when a dry-run approver first reads it). */
+  #drySeeded = false;
+  /**
+   * The velocity ledgers per mode. A dry run counts what was really approved too: the live
+   * approvals replayed from the audit file are copied into the dry run's ledger when it is first
+   * read (by a dry-run approver), so a book used by live approvers only keeps them once.
+   */
+  readonly velocity: Record<ApproverMode, VelocityLedger>;
   refs = 0;
   /** The longest velocity window of the approvers using this book, ms: approvals older than that are forgotten (all of them when 0). */
   keepMs = 0;
@@ -89,10 +100,26 @@ export class ApprovalBook {
   readonly headHooks: HeadHook[] = [];
   readonly #pruneTimer: NodeJS.Timeout;
   constructor(readonly log: AuditLog) {
+    const live = this.#live;
+    const dryRun = (): VelocityLedger => this.#seededDryRun();
+    this.velocity = {
+      live,
+      get dryRun() {
+        return dryRun();
+      },
+    };
     log.setCarry(() => this.carried(Date.now()));
     log.setOnHead((head) => this.tellHead(head));
     this.#pruneTimer = setInterval(() => this.prune(Date.now()), BOOK_PRUNE_EVERY_MS);
     this.#pruneTimer.unref();
+  }
+
+  #seededDryRun(): VelocityLedger {
+    if (!this.#drySeeded) {
+      this.#drySeeded = true;
+      for (const e of this.#live.entries()) if (!this.#dryRun.has(e.action)) this.#dryRun.add(e.asset, e.amount, e.at, e.action);
+    }
+    return this.#dryRun;
   }
 
   /** Tell the audit log's head to the approver that has used this book longest (one log line per head, however many approvers share the file). */
@@ -165,7 +192,7 @@ export class ApprovalBook {
    */
   retained(): BookRetained {
     this.#sweep();
-    return { actions: this.#entries.size, inHand: this.#inHand.size, approvals: { live: this.velocity.live.count(), dryRun: this.velocity.dryRun.count() } };
+    return { actions: this.#entries.size, inHand: this.#inHand.size, approvals: { live: this.#live.count(), dryRun: this.#dryRun.count() } };
   }
 
   /**
@@ -178,7 +205,7 @@ export class ApprovalBook {
   prune(now: number): void {
     this.#sweep();
     for (const [key, e] of this.#entries) if (e instanceof Decided && !this.#needed(e, now)) this.#entries.delete(key);
-    for (const ledger of Object.values(this.velocity)) ledger.prune(now, this.keepMs);
+    for (const ledger of [this.#live, this.#dryRun]) ledger.prune(now, this.keepMs);
   }
 
   /** Stop the prune timer (the book is closed). */
@@ -207,9 +234,20 @@ export class ApprovalBook {
    * unknown outcome: resolved by reading, never called again.
    */
   replay(records: AuditLine[]): void {
+    /** Approvals of `velocity` records, by mode and asset. */
+    const bulk = new Map<string, VelocityEntry[]>();
     for (const r of records) {
       if (r.kind === 'settled') {
         this.#replaySettled(r as unknown as SettledRecord);
+        continue;
+      }
+      if (r.kind === 'velocity') {
+        // Counted in bulk below (these never leave before they age out: their action cannot come back).
+        const v = r as unknown as VelocityRecord;
+        const mode: ApproverMode = v.mode === 'dryRun' ? 'dryRun' : 'live';
+        const named = velocityEntries(v).map((e) => ({ at: e.at, amount: e.amount, action: `~${++this.#anonymous}` }));
+        const key = `${mode}\u0000${v.asset}`;
+        bulk.set(key, [...(bulk.get(key) ?? []), ...named]);
         continue;
       }
       if (r.kind !== 'decision' && r.kind !== 'result' && r.kind !== 'resolved') continue;
@@ -233,9 +271,14 @@ export class ApprovalBook {
         e.callError = { statusCode: Number(r.statusCode) || 0, code: r.code ?? null, msg: String(r.error ?? '') };
       } else {
         e.state = r.expired === true || (r.kind === 'resolved' && r.status !== 'pending') ? 'done' : 'failed';
-        this.velocity.live.remove(String(r.action_id));
-        this.velocity.dryRun.remove(String(r.action_id));
+        this.#live.remove(String(r.action_id));
+        this.#dryRun.remove(String(r.action_id));
       }
+    }
+    for (const [key, list] of bulk) {
+      const [mode, asset] = key.split('\u0000') as [ApproverMode, string];
+      const ledger = mode === 'live' ? this.#live : this.#dryRun;
+      ledger.reset(asset, [...ledger.entriesOf(asset), ...list]);
     }
     // The process stopped during these calls: their outcome is unknown.
     for (const key of this.#inHand) {
@@ -252,10 +295,9 @@ export class ApprovalBook {
     if (r.asset && r.amount !== undefined) this.#count(mode, r.asset, BigInt(r.amount), r.countedAt ?? Date.parse(r.decidedAt), r.action_id);
   }
 
-  /** Count a replayed approval: in its mode's ledger, and a live one in the dry run's too (a dry run counts what was really approved). */
+  /** Count a replayed approval in its mode's ledger (a live one reaches the dry run's when that is first read: {@link ApprovalBook.velocity}). */
   #count(mode: ApproverMode, asset: string, amount: bigint, at: number, action: string): void {
-    this.velocity.dryRun.add(asset, amount, at, action);
-    if (mode === 'live') this.velocity.live.add(asset, amount, at, action);
+    (mode === 'live' ? this.#live : this.#dryRun).add(asset, amount, at, action);
   }
 
   /**
@@ -269,11 +311,15 @@ export class ApprovalBook {
   carried(now: number): Record<string, unknown>[] {
     this.prune(now);
     const out: Record<string, unknown>[] = [];
+    /** Approvals carried with their action (per mode), so the velocity records leave them out. */
+    const withAction: Record<ApproverMode, Set<string>> = { live: new Set(), dryRun: new Set() };
     for (const [key, e] of this.#entries) {
       const [mode, clientId, actionId] = key.split('\u0000') as [ApproverMode, string, string];
       if (e instanceof Decided) {
-        const counted = e.decision === 'approve' && !e.expired ? this.velocity[mode].entry(actionId) : undefined;
-        const asset = counted ? this.velocity[mode].assetOf(actionId) : undefined;
+        const ledger = mode === 'live' ? this.#live : this.#dryRun;
+        const counted = e.decision === 'approve' && !e.expired ? ledger.entry(actionId) : undefined;
+        const asset = counted ? ledger.assetOf(actionId) : undefined;
+        if (counted && asset) withAction[mode].add(actionId);
         out.push({ ...settledRecord(mode, clientId, actionId, e, counted && asset ? { asset, amount: counted.amount, at: counted.at } : undefined) });
       } else if (e.decision && (e.state === 'open' || e.state === 'unknown')) {
         out.push({ kind: 'decision', ...e.decision });
@@ -281,6 +327,17 @@ export class ApprovalBook {
           const c = e.callError ?? { statusCode: 0, code: null, msg: '' };
           out.push({ kind: 'result', mode, action_id: actionId, client_id: clientId, ok: false, outcome: 'unknown', statusCode: c.statusCode, code: c.code, error: c.msg, at: new Date(e.callEndedAt ?? now).toISOString() });
         }
+        if (e.decision.decision === 'approve') withAction[mode].add(actionId);
+      }
+    }
+    // The approvals whose action can no longer come back, still inside the window: amounts and times only.
+    const live = this.#live;
+    for (const mode of ['live', 'dryRun'] as const) {
+      const ledger = mode === 'live' ? this.#live : this.#dryRun;
+      for (const asset of ledger.assets()) {
+        // A live approval is counted in the dry run's ledger too (a replay adds it to both): carried once, as live.
+        const rest = ledger.entriesOf(asset).filter((v) => !withAction[mode].has(v.action) && !(mode === 'dryRun' && (live.has(v.action) || withAction.live.has(v.action))));
+        if (rest.length > 0) out.push({ ...velocityRecord(mode, asset, rest) });
       }
     }
     return out;
@@ -288,7 +345,6 @@ export class ApprovalBook {
 
   #needed(d: Decided, now: number): boolean {
     const decidedAt = d.decidedAtMs;
-    if (d.decision === 'approve' && !d.failed && !d.expired && this.keepMs > 0 && now - decidedAt <= this.keepMs) return true;
     if (d.expireTime < 0) return now - decidedAt <= LEGACY_KEEP_MS;
     return d.expireTime === 0 ? d.decision === 'hold' : d.expireTime * 1000 > now;
   }

@@ -8,10 +8,13 @@
  * back (docs/performance.md, "What is kept in memory").
  *
  * The same facts travel in the audit's checkpoint as one `settled` record per action
- * ({@link SettledRecord}), so a start reads them and nothing more.
+ * ({@link SettledRecord}), and the approvals still inside the velocity window whose action can no
+ * longer come back as one `velocity` record per mode and asset ({@link VelocityRecord}: times and
+ * amounts only), so a start reads them and nothing more.
  */
 import type { Decision } from './rules';
 import type { ApproverMode, DecisionRecord } from './types';
+import type { VelocityEntry } from './velocity';
 
 /** The rule that made a decision, as {@link DecisionRecord.rule} names it: 0-based index and name. */
 export type RuleRef = { index: number; name: string } | null;
@@ -155,4 +158,43 @@ export function settledRecord(mode: ApproverMode, clientId: string, actionId: st
     ...(d.failed ? { failed: true as const } : {}),
     ...(counted ? { asset: counted.asset, amount: counted.amount.toString(), countedAt: counted.at } : {}),
   };
+}
+
+/**
+ * The approvals of one mode and asset that still count in the velocity window but whose action
+ * can no longer come back (past its `expireTime`), as the audit's checkpoint carries them: times
+ * and amounts, without action ids. Example:
+ * `{"kind":"velocity","mode":"live","asset":"BTC-TESTNET","from":1772449200000,"at":[0,61000,125000],"amount":"1500000,250000,990000"}`.
+ */
+export interface VelocityRecord {
+  kind: 'velocity';
+  mode: ApproverMode;
+  /** Asset code, e.g. `BTC-TESTNET`. */
+  asset: string;
+  /** Epoch ms of the first approval. */
+  from: number;
+  /** Each approval's time, ms after `from`, in the order of `amount`. */
+  at: number[];
+  /** Each approval's amount in base units, decimal digits, comma-separated. */
+  amount: string;
+}
+
+/** The checkpoint record of `entries` (the approvals of `asset` in `mode`, any order; at least one). */
+export function velocityRecord(mode: ApproverMode, asset: string, entries: readonly VelocityEntry[]): VelocityRecord {
+  const from = Math.min(...entries.map((e) => e.at));
+  return { kind: 'velocity', mode, asset, from, at: entries.map((e) => e.at - from), amount: entries.map((e) => e.amount.toString()).join(',') };
+}
+
+/**
+ * The approvals a {@link VelocityRecord} carries, as times (epoch ms) and amounts (base units).
+ * @throws {Error} naming the record when it is malformed (lengths that differ, an amount that is
+ *   not digits): counting fewer approvals than were made would let a velocity limit pass, so the
+ *   approver refuses to start on it.
+ */
+export function velocityEntries(r: VelocityRecord): Array<{ at: number; amount: bigint }> {
+  const amounts = typeof r.amount === 'string' && r.amount !== '' ? r.amount.split(',') : [];
+  if (!Array.isArray(r.at) || amounts.length !== r.at.length || !Number.isFinite(r.from) || amounts.some((a) => !/^\d+$/.test(a)) || r.at.some((t) => !Number.isFinite(t))) {
+    throw new Error(`audit checkpoint: a velocity record of ${JSON.stringify(r.asset)} (${r.mode}) is malformed: its approvals cannot be counted`);
+  }
+  return amounts.map((a, i) => ({ at: r.from + Number(r.at[i]), amount: BigInt(a) }));
 }

@@ -360,6 +360,11 @@ export class VelocityLedger {
     return this.#assetOf.get(action);
   }
 
+  /** The assets with approvals counted (or counted once). */
+  assets(): string[] {
+    return [...this.#assets.keys()];
+  }
+
   /** Approvals counted, every asset. */
   count(): number {
     return this.#assetOf.size;

@@ -18,6 +18,7 @@ import { rotatedSegmentPath, rotatedSegments } from './segments';
 import { recoverRotation, rotateSegmentFile } from './rotation';
 import { verifyAuditText } from './verify';
 import { GroupCommitWriter } from '../support/durable/group-commit';
+import { CHECKPOINT_KIND, DEFAULT_CHECKPOINT_MIN_BYTES, readFromCheckpoint, removeCheckpointPointer, writeCheckpointPointer, type CheckpointPointer } from './checkpoint';
 
 /** Default {@link AuditLogOptions.maxSegmentBytes}: 64 MiB. */
 export const DEFAULT_MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -95,6 +96,16 @@ export interface AuditLogOptions {
    * state only. Default {@link DEFAULT_CLOSE_CHECKPOINT_BYTES} (1 MiB); `Infinity` turns it off.
    */
   closeCheckpointBytes?: number;
+  /**
+   * With a carry hook set, write a checkpoint line (`kind: "checkpoint"`, carrying the hook's
+   * records) into the live segment once the lines since the last checkpoint (or the segment's
+   * opening line) pass this many bytes and twice the size of that checkpoint, and point to it from
+   * `<file>.checkpoint`: a start after a crash then reads the state and the lines after it, not the
+   * whole live segment (docs/audit.md). The writes a checkpoint costs stay at most half of the
+   * log's own. A clean close writes one too when lines came after the last. Default
+   * {@link DEFAULT_CHECKPOINT_MIN_BYTES} (64 KiB); `Infinity` turns checkpoint lines off.
+   */
+  checkpointMinBytes?: number;
   /** Told the chain's head ({@link HeadHook}); also settable later with {@link AuditLog.setOnHead}. Without one, nothing is reported. */
   onHead?: HeadHook;
   /**
@@ -111,6 +122,24 @@ export interface AuditLogOptions {
    * @throws {RangeError} from {@link AuditLog.open} when negative, or finite and above 2^31 - 1 (a timer's limit).
    */
   headEveryMs?: number;
+}
+
+/** Where the live segment stands when it is opened. */
+interface Segment {
+  /** `seq` of its first line. */
+  firstSeq: number;
+  /** Its lines, the opening line not counted. */
+  lines: number;
+  /** Their bytes. */
+  bytes: number;
+  /** The UTC day of its lines (undefined: none). */
+  day: number | undefined;
+  /** Bytes of its opening line (0: a first segment). */
+  openingBytes: number;
+  /** Bytes of lines after its last checkpoint (or opening) line, as far as known. */
+  sinceCheckpoint: number;
+  /** Bytes of that checkpoint (or opening) line. */
+  checkpointBytes: number;
 }
 
 /** A line on its way to disk: its `seq` and its hash (the chain's head once it is written). */
@@ -150,6 +179,15 @@ export class AuditLog {
   #segmentBytes: number;
   /** The UTC day (epoch days) of the live segment's lines; undefined while it has none. */
   #segmentDay: number | undefined;
+  /** Bytes of the live segment's opening line, newline included (0 for a first segment). */
+  #openingBytes: number;
+  /** Bytes of lines since the last checkpoint (or opening) line. */
+  #sinceCheckpoint: number;
+  /** Bytes of that checkpoint (or opening) line. */
+  #lastCheckpointBytes: number;
+  readonly #checkpointMin: number;
+  /** The pointer writes in flight (close waits for them). */
+  #pointerWrite: Promise<void> = Promise.resolve();
   #onHead: HeadHook | undefined;
   readonly #headEveryLines: number;
   /** The last line known to be on disk (seq 0: none). */
@@ -158,7 +196,7 @@ export class AuditLog {
   #reportedSeq = 0;
   #headTimer: NodeJS.Timeout | undefined;
 
-  private constructor(file: string, fh: fs.promises.FileHandle, seq: number, head: string, options: AuditLogOptions, segment: { firstSeq: number; lines: number; bytes: number; day: number | undefined }) {
+  private constructor(file: string, fh: fs.promises.FileHandle, seq: number, head: string, options: AuditLogOptions, segment: Segment) {
     this.file = file;
     this.#writer = new GroupCommitWriter(fh, `audit file ${file}`);
     this.#seq = seq;
@@ -172,6 +210,10 @@ export class AuditLog {
     this.#segmentLines = segment.lines;
     this.#segmentBytes = segment.bytes;
     this.#segmentDay = segment.day;
+    this.#openingBytes = segment.openingBytes;
+    this.#sinceCheckpoint = segment.sinceCheckpoint;
+    this.#lastCheckpointBytes = segment.checkpointBytes;
+    this.#checkpointMin = options.checkpointMinBytes ?? DEFAULT_CHECKPOINT_MIN_BYTES;
     this.#onHead = options.onHead;
     const everyLines = options.headEveryLines ?? DEFAULT_HEAD_EVERY_LINES;
     this.#headEveryLines = everyLines > 0 && Number.isFinite(everyLines) ? everyLines : 0;
@@ -221,14 +263,17 @@ export class AuditLog {
    * Open (creating it and its folder, mode 0600) the live segment of an audit log, finish a
    * rotation a crash interrupted, and verify the live segment's chain (its opening line's
    * `prev` is taken on trust: {@link verifyAuditChain} checks the whole chain). Reads the live
-   * segment only: its cost is bounded by the carried state and the live segment's size, not by
-   * the history before it.
+   * segment only, and when its pointer file names the segment's last checkpoint line
+   * ({@link AuditLogOptions.checkpointMinBytes}), only from that line on (its `prev` taken on
+   * trust the same way): the cost is bounded by the carried state and the lines since, not by the
+   * history before it.
    * @param options rotation and the carry hook ({@link AuditLogOptions}).
    * @returns the log, ready to append; `records`: the carried records of the live segment's
-   *   opening line (as the owner handed them over) followed by the live segment's other lines
-   *   (for a first segment: all its lines); a carried record has the fields its owner gave it
+   *   last checkpoint line or else of its opening line (as the owner handed them over), followed
+   *   by the lines after it (for a first segment without a checkpoint: all its lines; checkpoint
+   *   lines themselves are not among them); a carried record has the fields its owner gave it
    *   (`seq` and `prev` only when it carried lines it had appended, as the approver does);
-   *   `opening`: that opening line, when there is one.
+   *   `opening`: that opening line, when it was read (not when the start read from a checkpoint).
    * @throws {AuditFileError} when the live segment does not verify (naming the first bad
    *   line), or is missing or empty while rotated segments exist; {@link RangeError} for a head
    *   option out of range; what the file system throws otherwise.
@@ -243,8 +288,20 @@ export class AuditLog {
     }
     const fh = await fs.promises.open(file, 'a+', 0o600);
     try {
-      // One read of the whole size (FileHandle.readFile reads in small chunks).
       const stat = await fh.stat();
+      const day = (lines: number) => (lines > 0 ? utcDay(stat.mtimeMs) : undefined);
+      const tail = stat.size > 0 ? await readFromCheckpoint(file, fh, stat.size) : undefined;
+      if (tail) {
+        // From the last checkpoint line: its `prev` is taken on trust, as an opening line's is.
+        const { pointer, line, text } = tail;
+        const v = verifyAuditText(text, { expect: { seq: line.seq, prev: line.prev }, lineOffset: (pointer.openingBytes > 0 ? 1 : 0) + pointer.linesBefore });
+        if (!v.ok) throw new AuditFileError(file, v.bad!.line, v.bad!.reason);
+        const checkpointBytes = Buffer.byteLength(text.slice(0, text.indexOf('\n') + 1), 'utf8');
+        const lines = pointer.linesBefore + v.lines;
+        const segment: Segment = { firstSeq: pointer.firstSeq, lines, bytes: stat.size - pointer.openingBytes, day: day(lines), openingBytes: pointer.openingBytes, sinceCheckpoint: stat.size - pointer.offset - checkpointBytes, checkpointBytes };
+        return { log: new AuditLog(file, fh, v.lastSeq, v.head, options, segment), records: [...(line.carried as AuditLine[]), ...v.records.slice(1)] };
+      }
+      // One read of the whole size (FileHandle.readFile reads in small chunks).
       const buf = Buffer.allocUnsafe(stat.size);
       let got = 0;
       while (got < buf.length) {
@@ -260,11 +317,13 @@ export class AuditLog {
       if (!v.ok) throw new AuditFileError(file, v.bad!.line, v.bad!.reason);
       const first = v.records[0];
       const opening = first && isOpening(first) ? first : undefined;
-      const records = opening ? [...(opening.carried as AuditLine[]), ...v.records.slice(1)] : v.records;
+      // Checkpoint lines are skipped: the lines before them are read too.
+      const records = (opening ? [...(opening.carried as AuditLine[]), ...v.records.slice(1)] : v.records).filter((r) => r.kind !== CHECKPOINT_KIND);
       const openingBytes = opening ? Buffer.byteLength(text.slice(0, text.indexOf('\n') + 1), 'utf8') : 0;
       const lines = v.lines - (opening ? 1 : 0);
-      const day = lines > 0 ? utcDay(stat.mtimeMs) : undefined;
-      const segment = { firstSeq: first ? first.seq : 1, lines, bytes: Buffer.byteLength(text, 'utf8') - openingBytes, day };
+      const bytes = Buffer.byteLength(text, 'utf8') - openingBytes;
+      // Without a usable pointer, every line counts as after the last checkpoint: the next append writes one.
+      const segment: Segment = { firstSeq: first ? first.seq : 1, lines, bytes, day: day(lines), openingBytes, sinceCheckpoint: bytes, checkpointBytes: openingBytes };
       return { log: new AuditLog(file, fh, v.lastSeq, v.head, options, segment), records, ...(opening ? { opening } : {}) };
     } catch (e) {
       await fh.close();
@@ -309,13 +368,15 @@ export class AuditLog {
   append(record: Record<string, unknown>): Promise<AuditLine> {
     if (this.#closed) return Promise.reject(new Error(`audit file ${this.file}: closed`));
     if (record.kind === 'segment') return Promise.reject(new Error(`audit file ${this.file}: kind "segment" is reserved for segment opening lines`));
+    if (record.kind === CHECKPOINT_KIND) return Promise.reject(new Error(`audit file ${this.file}: kind "checkpoint" is reserved for checkpoint lines`));
     let full = { seq: this.#seq + 1, prev: this.#head, ...record } as AuditLine;
     let line = JSON.stringify(full);
     let bytes = Buffer.byteLength(line, 'utf8') + 1;
     if (this.#carry && this.#segmentLines > 0) {
       const now = this.#now();
       const reason = this.#segmentBytes + bytes > this.#max ? 'size' : this.#daily && this.#segmentDay !== undefined && utcDay(now) !== this.#segmentDay ? 'day' : undefined;
-      if (reason && this.#queueRotation(reason, now, false)) {
+      const queued = reason ? this.#queueRotation(reason, now, false) : this.#checkpointDue(bytes) ? this.#queueCheckpoint(now) : undefined;
+      if (queued) {
         full = { seq: this.#seq + 1, prev: this.#head, ...record } as AuditLine;
         line = JSON.stringify(full);
         bytes = Buffer.byteLength(line, 'utf8') + 1;
@@ -325,6 +386,7 @@ export class AuditLog {
     this.#head = lineHash(line);
     this.#segmentLines++;
     this.#segmentBytes += bytes;
+    this.#sinceCheckpoint += bytes;
     if (this.#segmentDay === undefined) this.#segmentDay = utcDay(this.#now());
     return this.#enqueue(line, full.seq, this.#head).then(() => full);
   }
@@ -367,7 +429,46 @@ export class AuditLog {
     this.#segmentLines = 0;
     this.#segmentBytes = 0;
     this.#segmentDay = undefined;
+    this.#openingBytes = Buffer.byteLength(line, 'utf8') + 1;
+    this.#sinceCheckpoint = 0;
+    this.#lastCheckpointBytes = this.#openingBytes;
     return this.#enqueue(line, opening.seq, this.#head, rotateTo);
+  }
+
+  /** Whether a line of `bytes` more would pass the checkpoint threshold ({@link AuditLogOptions.checkpointMinBytes}). */
+  #checkpointDue(bytes: number): boolean {
+    return Number.isFinite(this.#checkpointMin) && this.#sinceCheckpoint + bytes > Math.max(this.#checkpointMin, 2 * this.#lastCheckpointBytes);
+  }
+
+  /**
+   * Chain a checkpoint line now (calling the carry hook), then, once it is on disk, point to it
+   * (`<file>.checkpoint`). A hook that throws skips it (tried again at the next append).
+   * @returns the line's write, or undefined when skipped.
+   */
+  #queueCheckpoint(now: number): Promise<void> | undefined {
+    let carried: Record<string, unknown>[];
+    try {
+      carried = this.#carry ? this.#carry() : [];
+      if (!Array.isArray(carried)) throw new Error('the carry hook did not return an array');
+    } catch {
+      return undefined;
+    }
+    const seq = this.#seq + 1;
+    const line = JSON.stringify({ seq, prev: this.#head, kind: CHECKPOINT_KIND, at: new Date(now).toISOString(), carried });
+    const bytes = Buffer.byteLength(line, 'utf8') + 1;
+    const hash = lineHash(line);
+    const pointer: CheckpointPointer = { seq, hash, offset: this.#openingBytes + this.#segmentBytes, firstSeq: this.#segmentFirstSeq, openingBytes: this.#openingBytes, linesBefore: this.#segmentLines };
+    this.#seq = seq;
+    this.#head = hash;
+    this.#segmentLines++;
+    this.#segmentBytes += bytes;
+    this.#sinceCheckpoint = 0;
+    this.#lastCheckpointBytes = bytes;
+    if (this.#segmentDay === undefined) this.#segmentDay = utcDay(now);
+    const written = this.#enqueue(line, seq, hash);
+    // A pointer that is not written only makes the next start read the whole live segment.
+    this.#pointerWrite = written.then(() => writeCheckpointPointer(this.file, pointer)).catch(() => undefined);
+    return written;
   }
 
   #enqueue(line: string, seq: number, hash: string, rotateTo?: string): Promise<void> {
@@ -384,8 +485,11 @@ export class AuditLog {
 
   /** A rotation (rotation.ts), run alone by the writer; then appends go to the new segment. */
   async #rotateFile(opening: string, rotateTo: string): Promise<void> {
+    await this.#pointerWrite;
     const fh = await rotateSegmentFile(this.file, opening, rotateTo);
     await this.#writer.replaceHandle(fh).close();
+    // The new segment's opening line is its checkpoint.
+    await removeCheckpointPointer(this.file);
   }
 
   /**
@@ -399,6 +503,8 @@ export class AuditLog {
       if (!this.#closed && this.#carry && this.#segmentLines > 0 && this.#segmentBytes > this.#closeCheckpoint) {
         // A failed checkpoint is no loss: the live segment is complete without it.
         this.#queueRotation('close', this.#now(), false)?.catch(() => undefined);
+      } else if (!this.#closed && this.#carry && this.#sinceCheckpoint > 0 && Number.isFinite(this.#checkpointMin)) {
+        this.#queueCheckpoint(this.#now())?.catch(() => undefined);
       }
       this.#closed = true;
       if (this.#headTimer) clearInterval(this.#headTimer);
@@ -406,6 +512,7 @@ export class AuditLog {
       this.#fileClosed = (async () => {
         try {
           await this.#writer.close();
+          await this.#pointerWrite;
         } finally {
           if (this.#durable.seq > 0) this.#report('close', this.#durable);
         }

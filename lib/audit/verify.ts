@@ -36,6 +36,8 @@ export interface VerifyTextOptions {
   expect?: { seq: number; prev: string; previous?: string };
   /** Take a first line that is a segment opening line ({@link SegmentOpening}) on trust: its `seq` and `prev` start the chain. */
   trustOpening?: boolean;
+  /** Lines of the file before this text (it starts at a checkpoint line): line numbers in `bad` count them too (default 0). */
+  lineOffset?: number;
   /** Keep the parsed lines in `records` (default true). */
   keep?: boolean;
   /** Return the SHA-256 (hex) of the good line with this `seq` as {@link AuditVerification.hashAt}. */
@@ -59,8 +61,9 @@ export function verifyAuditText(text: string, options: VerifyTextOptions = {}): 
   if (text === '') return { ok: true, lines: 0, head, records, lastSeq: expectSeq - 1 };
   const lines = text.split('\n');
   const complete = lines.pop() === '';
+  const offset = options.lineOffset ?? 0;
   for (let i = 0; i < lines.length; i++) {
-    const n = i + 1;
+    const n = offset + i + 1;
     const bad = (reason: string): AuditVerification => ({ ok: false, lines: i, head, bad: { line: n, reason }, records, lastSeq: expectSeq - 1, ...(hashAt !== undefined ? { hashAt } : {}) });
     let rec: AuditLine;
     try {
@@ -101,7 +104,7 @@ export function verifyAuditText(text: string, options: VerifyTextOptions = {}): 
   }
   const at = hashAt !== undefined ? { hashAt } : {};
   if (!complete) {
-    return { ok: false, lines: lines.length, head, bad: { line: lines.length + 1, reason: 'the last line has no newline: a write was cut off' }, records, lastSeq: expectSeq - 1, ...at };
+    return { ok: false, lines: lines.length, head, bad: { line: offset + lines.length + 1, reason: 'the last line has no newline: a write was cut off' }, records, lastSeq: expectSeq - 1, ...at };
   }
   return { ok: true, lines: lines.length, head, records, lastSeq: expectSeq - 1, ...at };
 }
