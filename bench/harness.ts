@@ -46,6 +46,10 @@ export async function startSimulatorProcess(dataDir: string, persist: boolean, d
 export interface CensusRecord {
   txID: string;
   partner_txID: string;
+  /** the transaction's status (spec section 3), e.g. `approved_transfer` */
+  txStatus: string;
+  /** its actions' ids, one per custodian (spec section 2, "Action") */
+  actionIDs: string[];
 }
 
 let askSeq = 0;

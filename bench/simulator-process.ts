@@ -2,9 +2,9 @@
  * The simulator in a process of its own for the benchmark, so the client side and the server
  * side do not share one event loop. Sends `{baseUrl, controlUrl, apiKey, privateKeyPem, demo}`
  * to the parent over IPC once listening; stops on `stop` or when the parent goes away. Answers
- * `{census: id, prefix}` with `{census: id, transfers, withdrawals}`: the `{txID, partner_txID}`
- * of every transfer and withdrawal whose partner_txID starts with `prefix` (the fault benchmark
- * counts duplicates with it).
+ * `{census: id, prefix}` with `{census: id, transfers, withdrawals}`: the `{txID, partner_txID,
+ * txStatus, actionIDs}` of every transfer and withdrawal whose partner_txID starts with `prefix`
+ * (the fault benchmark counts duplicates with it; the soak bench reads the final statuses).
  *
  *   simulator-process <dataDir> [persist] [--dedupe=all|transfers]
  *
@@ -37,10 +37,10 @@ async function main(): Promise<void> {
   const sim = await Simulator.start({ dataDir, port: 0, persist, dedupe });
   process.send!({ baseUrl: sim.baseUrl, controlUrl: sim.controlUrl, apiKey: sim.account.apiKey, privateKeyPem: sim.account.privateKeyPem, demo: sim.demo });
   const stop = () => sim.stop().finally(() => process.exit(0));
-  const census = (records: Record<string, { txID: string; partner_txID: string }>, prefix: string) =>
+  const census = (records: Record<string, { txID: string; partner_txID: string; txStatus: string; actionIDs: string[] }>, prefix: string) =>
     Object.values(records)
       .filter((r) => r.partner_txID && r.partner_txID.startsWith(prefix))
-      .map((r) => ({ txID: r.txID, partner_txID: r.partner_txID }));
+      .map((r) => ({ txID: r.txID, partner_txID: r.partner_txID, txStatus: r.txStatus, actionIDs: [...r.actionIDs] }));
   process.on('message', (m: unknown) => {
     if (m === 'stop') return void stop();
     if (m && typeof m === 'object' && 'census' in m) {

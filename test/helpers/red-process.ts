@@ -107,6 +107,8 @@ export interface RedProcessOptions {
   settingsFile?: string;
   /** Further environment variables of the process (e.g. the container's, for docker/settings.js). */
   env?: Record<string, string>;
+  /** Node.js options placed before red.js on the command line, e.g. `['--expose-gc']` (default none). */
+  nodeArgs?: string[];
   /**
    * Link the pack into the user directory (default true). False: the user directory has only
    * what the test put there (the pack installed from its tarball, or nothing).
@@ -161,7 +163,7 @@ export class RedProcess {
     const fromEnv = this.options.runtimeFromEnv === true;
     const nodeBin = (fromEnv && process.env.CUSTODYFLOW_E2E_NODE) || process.execPath;
     const redJs = (fromEnv && process.env.CUSTODYFLOW_E2E_RED) || require.resolve('node-red/red.js', { paths: [root] });
-    const child = spawn(nodeBin, [redJs, '--userDir', this.userDir, '--settings', this.options.settingsFile ?? path.join(root, 'scripts', 'node-red-settings.js')], {
+    const child = spawn(nodeBin, [...(this.options.nodeArgs ?? []), redJs, '--userDir', this.userDir, '--settings', this.options.settingsFile ?? path.join(root, 'scripts', 'node-red-settings.js')], {
       ...(this.options.cwdInUserDir ? { cwd: this.userDir } : {}),
       env: { ...process.env, ...this.options.env, PORT: String(this.port), CUSTODYFLOW_SIMULATOR_DATA: path.join(this.userDir, 'simulator') },
       stdio: ['ignore', 'pipe', 'pipe'],
