@@ -182,9 +182,11 @@ export function writeHistory(live: string, lines: number, days: number, end: num
 
 /**
  * A copy of the chain of `history` (hard links; the live segment copied) closed cleanly, as
- * AuditLog closes it: a checkpoint line at the end of the live segment and its pointer, or (a
- * live segment above 1 MiB) a rotation whose new segment's opening line is the checkpoint; either
- * carries the state at `end` as the approver writes it.
+ * AuditLog closes it for the approver: a rotation whose new segment's opening line is the
+ * checkpoint (a live segment above 1 MiB), else a checkpoint line at the end of the live segment
+ * and its pointer when more than 64 KiB of lines came after the last one, else nothing (a start
+ * reads the last checkpoint and those lines); a checkpoint carries the state at `end` as the
+ * approver writes it.
  */
 export function cleanStop(history: History, dir: string, end: number): History {
   fs.mkdirSync(dir);
@@ -226,7 +228,9 @@ export function cleanStop(history: History, dir: string, end: number): History {
     fs.rmSync(checkpointPointerPath(live), { force: true });
     return { ...history, live, lines: last.seq + 1, segments: history.segments + 1, carried: kept.length, liveBytes: Buffer.byteLength(line) + 1, sinceCheckpoint: 0 };
   }
-  // Else a checkpoint line at the end of the live segment (a copy: the crash history keeps its own), and its pointer.
+  // Else a checkpoint line at the end of the live segment when the lines since the last one pass the approver's
+  // threshold (a copy: the crash history keeps its own), and its pointer; else the live segment stays as it is.
+  if (history.sinceCheckpoint <= DEFAULT_CHECKPOINT_MIN_BYTES) return { ...history, live };
   fs.rmSync(live);
   const line = `{"seq":${last.seq + 1},"prev":"${prev}","kind":"checkpoint","at":"${new Date(end).toISOString()}","carried":[${kept.join(',')}]}`;
   fs.writeFileSync(live, text + line + '\n', { mode: 0o600 });

@@ -66,25 +66,24 @@ export interface SoakFlowOptions {
   reviewAuditFile: string;
   /** The approve rule's amount limit, decimal BTC-TESTNET (gross). */
   maxAmount: string;
-  /** The approve rule's velocity limit, decimal BTC-TESTNET per window. */
-  velocityAmount: string;
+  /** The approve rule's velocity limit, decimal BTC-TESTNET per window; absent: no velocity limit. */
+  velocityAmount?: string;
   /** The velocity window, hours as number text (the rule's `velocityWindowHours`). */
-  velocityWindowHours: string;
+  velocityWindowHours?: string;
   /** The track node's `keepReported` (hours as number text); omitted: the node's default. */
   keepReportedHours?: string;
 }
 
-/** The approve rule of the soak flow: BTC-TESTNET transfers up to `maxAmount`, under a velocity limit. */
+/** The approve rule of the soak flow: BTC-TESTNET transfers up to `maxAmount`, under a velocity limit when one is given. */
 export function soakRules(o: Pick<SoakFlowOptions, 'maxAmount' | 'velocityAmount' | 'velocityWindowHours'>): ApprovalRule[] {
   return [
     {
-      name: `up to ${o.maxAmount} BTC-TESTNET, ${o.velocityAmount} per ${o.velocityWindowHours} h`,
+      name: o.velocityAmount ? `up to ${o.maxAmount} BTC-TESTNET, ${o.velocityAmount} per ${o.velocityWindowHours} h` : `up to ${o.maxAmount} BTC-TESTNET`,
       decision: 'approve',
       actionTypes: ['ApproveTransfer'],
       assets: ['BTC-TESTNET'],
       maxAmount: o.maxAmount,
-      velocityAmount: o.velocityAmount,
-      velocityWindowHours: o.velocityWindowHours,
+      ...(o.velocityAmount ? { velocityAmount: o.velocityAmount, velocityWindowHours: o.velocityWindowHours } : {}),
     },
   ];
 }

@@ -6,8 +6,8 @@
  * the decision counter of bench/scale-out.ts in front of it (every approve PUT and reject DELETE of
  * `/coreclient/{client_id}/action/{action_id}` that reached the API, per action id), and Node-RED in
  * a child process of its own (`node --expose-gc red.js`, bench/soak-rig.ts) running core client
- * feed → custody-approver (approve BTC-TESTNET transfers up to 0.5 under a velocity limit; no
- * match: hold) → custody-track on the approved output, custody-review on the held one. So the
+ * feed → custody-approver (approve BTC-TESTNET transfers up to 0.5, under a velocity limit with
+ * `--velocity` and in the shortened phase; no match: hold) → custody-track on the approved output, custody-review on the held one. So the
  * memory measured is Node-RED's alone.
  *
  * A phase creates N transfers at R per second through the simulator's API (each one pending
@@ -17,8 +17,8 @@
  * custody-track and every held one has left review, samples again, and prints the samples, the
  * least-squares slopes per 1,000 actions (whole run and second half) and the checks.
  *
- * - main phase (default): transactions expire in an hour, velocity window 24 h, the track node's
- *   defaults; the bench rejects each held action through the review admin API.
+ * - main phase (default): transactions expire in an hour, no velocity limit (with `--velocity`: a
+ *   24 h window, whose approvals are then kept 24 h), the track node's defaults; the bench rejects each held action through the review admin API.
  * - shortened phase (`--shortened`; after the main phase with `--both`): transactions expire in
  *   `--expire-s` seconds, velocity window and the track node's `keepReported` `0.002` h (7.2 s);
  *   held actions are left to the review's deadline (their expiry); then Node-RED idles for
@@ -30,7 +30,7 @@
  * two approve or two reject calls or two decision lines in the audit, no transaction reported
  * twice), and `custodyflow-audit verify` of the approver's audit file exits 0.
  *
- *   soak [--actions N] [--rate R] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep]
+ *   soak [--actions N] [--rate R] [--velocity] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep]
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -44,7 +44,7 @@ import { DecisionCounter } from './scale-out';
 import { readEvents, rejectReviews, sample, soakFlows, startSoakRed, type Sample, type SoakEvent } from './soak-rig';
 import { sleep } from '../test/helpers/red-process';
 
-const USAGE = 'usage: soak [--actions N] [--rate R] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep]';
+const USAGE = 'usage: soak [--actions N] [--rate R] [--velocity] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep]';
 
 /** Base units per BTC-TESTNET (simulator: 10^8). */
 const UNITS = 100_000_000;
@@ -62,8 +62,8 @@ export interface PhaseSettings {
   rate: number;
   /** each transfer's `expires`, seconds after its creation */
   expiresSeconds: number;
-  /** the approve rule's `velocityWindowHours` */
-  windowHours: string;
+  /** the approve rule's `velocityWindowHours`; undefined: the rule has no velocity limit */
+  windowHours?: string;
   /** custody-track's `keepReported` (hours); undefined: the node's default */
   keepReportedHours?: string;
   /** `vote`: the bench rejects held actions through the review admin API; `expire`: the review's deadline closes them */
@@ -86,6 +86,7 @@ function readArgs(argv: string[]): { phases: PhaseSettings[]; keep: boolean } {
       'expire-s': { type: 'string' },
       'idle-s': { type: 'string' },
       keep: { type: 'boolean', default: false },
+      velocity: { type: 'boolean', default: false },
     },
   });
   const num = (name: string, text: string | undefined, dflt: number, least: number) => {
@@ -97,7 +98,7 @@ function readArgs(argv: string[]): { phases: PhaseSettings[]; keep: boolean } {
   if (values.shortened && values.both) throw new Error(`--shortened and --both: one of them\n${USAGE}`);
   const rate = num('rate', values.rate, 20, 0.1);
   const actions = Math.floor(num('actions', values.actions, values.shortened ? 3000 : 12000, 10));
-  const main: PhaseSettings = { name: 'main', actions, rate, expiresSeconds: 3600, windowHours: '24', reviews: 'vote', idleSeconds: 0 };
+  const main: PhaseSettings = { name: 'main', actions, rate, expiresSeconds: 3600, ...(values.velocity ? { windowHours: '24' } : {}), reviews: 'vote', idleSeconds: 0 };
   const shortened: PhaseSettings = {
     name: 'shortened',
     actions: values.shortened ? actions : Math.floor(num('short-actions', values['short-actions'], 3000, 10)),
@@ -215,8 +216,7 @@ async function runPhase(s: PhaseSettings, keep: boolean): Promise<PhaseResult> {
       reviewAuditFile: path.join(dir, 'review-audit', 'review.jsonl'),
       maxAmount: '0.5',
       // Never reached (0.001 per approval): the limit is there so the approver keeps its window.
-      velocityAmount: String(s.actions),
-      velocityWindowHours: s.windowHours,
+      ...(s.windowHours !== undefined ? { velocityAmount: String(s.actions), velocityWindowHours: s.windowHours } : {}),
       keepReportedHours: s.keepReportedHours,
     });
     red = await startSoakRed(dir, flows, { apiKey: sim.apiKey, privateKey: sim.privateKeyPem });
@@ -339,7 +339,7 @@ function judge(
 function printPhase(r: PhaseResult): void {
   const s = r.settings;
   const f = (bytes: number) => (bytes / MB).toFixed(1);
-  console.log(`\n== ${s.name} phase: ${s.actions} transfers at ${s.rate}/s; expires ${s.expiresSeconds} s, velocity window ${s.windowHours} h, track keepReported ${s.keepReportedHours !== undefined ? `${s.keepReportedHours} h` : 'the node default'}`);
+  console.log(`\n== ${s.name} phase: ${s.actions} transfers at ${s.rate}/s; expires ${s.expiresSeconds} s, ${s.windowHours !== undefined ? `velocity window ${s.windowHours} h` : 'no velocity limit'}, track keepReported ${s.keepReportedHours !== undefined ? `${s.keepReportedHours} h` : 'the node default'}`);
   console.log(`${'sample'.padEnd(10)}${'actions'.padStart(9)}${'heap MB'.padStart(10)}${'RSS MB'.padStart(10)}${'fds'.padStart(6)}${'t s'.padStart(8)}`);
   for (const x of r.samples) console.log(`${x.label.padEnd(10)}${String(x.actions).padStart(9)}${f(x.heap).padStart(10)}${f(x.rss).padStart(10)}${String(x.fds).padStart(6)}${(x.at / 1000).toFixed(0).padStart(8)}`);
   // The load samples only (start and every tenth), in MB per 1,000 actions.

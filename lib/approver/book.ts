@@ -8,6 +8,7 @@ import type { Claim } from '../coordination/coordinator';
 import { failureKindOf } from '../api/errors';
 import type { AuditLine } from '../audit/line';
 import { AuditLog, type AuditHead, type AuditLogOptions, type HeadHook } from '../audit/log';
+import { DEFAULT_CHECKPOINT_MIN_BYTES } from '../audit/checkpoint';
 import type { CallOutcome } from '../actions/outcome';
 import { VelocityLedger, type VelocityEntry } from './velocity';
 import type { ApproverMode, DecisionRecord } from './types';
@@ -380,7 +381,8 @@ const books = new Map<string, Promise<ApprovalBook>>();
 export async function acquireBook(file: string, options: Omit<AuditLogOptions, 'onHead'> = {}, onHead?: HeadHook): Promise<ApprovalBook> {
   let p = books.get(file);
   if (!p) {
-    p = AuditLog.open(file, options).then(({ log, records }) => {
+    // Checkpoint lines bound what a start after a crash reads (docs/audit.md).
+    p = AuditLog.open(file, { checkpointMinBytes: DEFAULT_CHECKPOINT_MIN_BYTES, ...options }).then(({ log, records }) => {
       const book = new ApprovalBook(log);
       book.replay(records);
       return book;

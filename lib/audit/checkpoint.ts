@@ -15,7 +15,7 @@ import { lineHash, type AuditLine } from './line';
 /** The line kind of a checkpoint inside a segment. `append` refuses it, like `segment`. */
 export const CHECKPOINT_KIND = 'checkpoint';
 
-/** Default {@link AuditLogOptions.checkpointMinBytes}: 64 KiB of lines since the last checkpoint. */
+/** The approver's {@link AuditLogOptions.checkpointMinBytes} (lib/approver/book.ts): 64 KiB of lines since the last checkpoint. */
 export const DEFAULT_CHECKPOINT_MIN_BYTES = 64 * 1024;
 
 /** A checkpoint line: `{seq, prev, kind: "checkpoint", at, carried}` (the chain's fields first). */

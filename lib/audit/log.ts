@@ -18,7 +18,7 @@ import { rotatedSegmentPath, rotatedSegments } from './segments';
 import { recoverRotation, rotateSegmentFile } from './rotation';
 import { verifyAuditText } from './verify';
 import { GroupCommitWriter } from '../support/durable/group-commit';
-import { CHECKPOINT_KIND, DEFAULT_CHECKPOINT_MIN_BYTES, readFromCheckpoint, removeCheckpointPointer, writeCheckpointPointer, type CheckpointPointer } from './checkpoint';
+import { CHECKPOINT_KIND, readFromCheckpoint, removeCheckpointPointer, writeCheckpointPointer, type CheckpointPointer } from './checkpoint';
 
 /** Default {@link AuditLogOptions.maxSegmentBytes}: 64 MiB. */
 export const DEFAULT_MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -102,8 +102,9 @@ export interface AuditLogOptions {
    * opening line) pass this many bytes and twice the size of that checkpoint, and point to it from
    * `<file>.checkpoint`: a start after a crash then reads the state and the lines after it, not the
    * whole live segment (docs/audit.md). The writes a checkpoint costs stay at most half of the
-   * log's own. A clean close writes one too when lines came after the last. Default
-   * {@link DEFAULT_CHECKPOINT_MIN_BYTES} (64 KiB); `Infinity` turns checkpoint lines off.
+   * log's own. A clean close writes one too when the lines since the last pass this many bytes.
+   * Default `Infinity` (no checkpoint lines); the approver sets {@link DEFAULT_CHECKPOINT_MIN_BYTES}
+   * (64 KiB).
    */
   checkpointMinBytes?: number;
   /** Told the chain's head ({@link HeadHook}); also settable later with {@link AuditLog.setOnHead}. Without one, nothing is reported. */
@@ -213,7 +214,7 @@ export class AuditLog {
     this.#openingBytes = segment.openingBytes;
     this.#sinceCheckpoint = segment.sinceCheckpoint;
     this.#lastCheckpointBytes = segment.checkpointBytes;
-    this.#checkpointMin = options.checkpointMinBytes ?? DEFAULT_CHECKPOINT_MIN_BYTES;
+    this.#checkpointMin = options.checkpointMinBytes ?? Infinity;
     this.#onHead = options.onHead;
     const everyLines = options.headEveryLines ?? DEFAULT_HEAD_EVERY_LINES;
     this.#headEveryLines = everyLines > 0 && Number.isFinite(everyLines) ? everyLines : 0;
@@ -503,7 +504,7 @@ export class AuditLog {
       if (!this.#closed && this.#carry && this.#segmentLines > 0 && this.#segmentBytes > this.#closeCheckpoint) {
         // A failed checkpoint is no loss: the live segment is complete without it.
         this.#queueRotation('close', this.#now(), false)?.catch(() => undefined);
-      } else if (!this.#closed && this.#carry && this.#sinceCheckpoint > 0 && Number.isFinite(this.#checkpointMin)) {
+      } else if (!this.#closed && this.#carry && Number.isFinite(this.#checkpointMin) && this.#sinceCheckpoint > this.#checkpointMin) {
         this.#queueCheckpoint(this.#now())?.catch(() => undefined);
       }
       this.#closed = true;

@@ -35,7 +35,7 @@ import { AuditLog, type AuditLogOptions } from '../audit/log';
 import { readCallOutcome } from '../actions/outcome';
 import { resolveCallOutcome } from '../actions/resolve';
 import { checkQuorumRules, checkVote, checkVoteInput, requiredApprovers, ReviewError, type QuorumRules, type ReviewDecision, type Vote, type VoteInput, type VoteVia } from './rules';
-import { CLOSED_REVIEW_KEEP_MS, type FinalCall, type Review, type ReviewChange, type ReviewStore } from './store';
+import { CLOSED_REVIEW_KEEP_MS, trimClosed, type FinalCall, type Review, type ReviewChange, type ReviewStore } from './store';
 import { factsOf, viewOf, type ReviewFacts, type ReviewView } from './facts';
 import { reviewsFromAudit } from './write-back';
 
@@ -385,9 +385,10 @@ export class ReviewQueue {
     this.#timers.set(r.action_id, timer);
   }
 
-  /** Keep `r` as last heard and set its timer. */
+  /** Keep `r` as last heard (closed ones beyond the recently closed without their facts: store.ts trimClosed) and set its timer. */
   #remember(r: Review): void {
     this.#cache.set(r.action_id, r);
+    if (!ON_QUEUE.has(r.state) && !r.trimmed) trimClosed(this.#cache);
     this.#schedule(r);
   }
 

@@ -84,6 +84,12 @@ export interface Review {
   createdAt: number;
   /** When it left the queue (decided, expired, failed, decided elsewhere), epoch ms. */
   closedAt?: number;
+  /**
+   * Set when the review's facts were let go: it is closed and not among the
+   * {@link RECENT_CLOSED_WITH_FACTS} most recently closed ({@link trimClosed}). What is left answers a
+   * late vote (409) and keeps the verdict; the facts are in the audit file.
+   */
+  trimmed?: true;
 }
 
 /** A change of a review queue, as published on its change stream. */
@@ -167,6 +173,52 @@ export function reviewStoreFile(folder: string, nodeId: string): string {
 /** How long a closed review's keys stay in Redis (ms): one day. */
 export const CLOSED_REVIEW_KEEP_MS = 24 * 3600_000;
 
+/** How many closed reviews keep their facts and votes: the "recently decided" list shows them (lib/review/queue.ts). */
+export const RECENT_CLOSED_WITH_FACTS = 20;
+
+/** States in which a review is still on the queue (its facts are always kept). */
+const OPEN_STATES: ReadonlySet<ReviewState> = new Set(['open', 'calling']);
+
+/**
+ * What a closed review keeps once it is no longer among the recently closed: its ids, state,
+ * deadline, times and verdict (the final call's decision, instance, time and outcome; no votes,
+ * no details, no reasons), marked `trimmed`. About 300 bytes instead of the action's details.
+ */
+export function trimmedReview(r: Review): Review {
+  const { action_id, client_id, type, expireTime, required, state, final, elsewhere, escalated, createdAt, closedAt } = r;
+  return {
+    action_id,
+    client_id,
+    ...(type !== undefined ? { type } : {}),
+    details: {},
+    reasons: [],
+    expireTime,
+    required,
+    votes: [],
+    state,
+    ...(final ? { final: { decision: final.decision, instance: final.instance, at: final.at, votes: [], ...(final.outcome !== undefined ? { outcome: final.outcome } : {}), ...(final.why !== undefined ? { why: final.why } : {}) } } : {}),
+    ...(elsewhere ? { elsewhere } : {}),
+    ...(escalated ? { escalated } : {}),
+    createdAt,
+    ...(closedAt !== undefined ? { closedAt } : {}),
+    trimmed: true,
+  };
+}
+
+/**
+ * Keep the facts of the {@link RECENT_CLOSED_WITH_FACTS} most recently closed reviews of
+ * `reviews` only: every other closed one is replaced by its {@link trimmedReview} (in place).
+ * Open and calling reviews keep everything. O(n) in the reviews plus a sort of the untrimmed
+ * closed ones (at most one more than the limit, after the first call).
+ */
+export function trimClosed(reviews: Map<string, Review>, keep = RECENT_CLOSED_WITH_FACTS): void {
+  const full: Review[] = [];
+  for (const r of reviews.values()) if (!OPEN_STATES.has(r.state) && !r.trimmed) full.push(r);
+  if (full.length <= keep) return;
+  full.sort((a, b) => (b.closedAt ?? b.createdAt) - (a.closedAt ?? a.createdAt));
+  for (const r of full.slice(keep)) reviews.set(r.action_id, trimmedReview(r));
+}
+
 /** The queue of one node in one JSON file, rewritten atomically at each change (one instance). */
 export class FileReviewStore implements ReviewStore {
   readonly kind = 'file' as const;
@@ -200,6 +252,7 @@ export class FileReviewStore implements ReviewStore {
       const data = JSON.parse(text) as { reviews: Review[]; claims: string[] };
       for (const r of data.reviews) store.#reviews.set(r.action_id, r);
       for (const c of data.claims ?? []) store.#claims.add(c);
+      trimClosed(store.#reviews);
     }
     return store;
   }
@@ -316,6 +369,7 @@ export class FileReviewStore implements ReviewStore {
   }
 
   #save(): Promise<void> {
+    trimClosed(this.#reviews);
     return writeAtomic(this.#file, JSON.stringify({ reviews: Array.from(this.#reviews.values()), claims: Array.from(this.#claims) }));
   }
 }

@@ -64,19 +64,23 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     assert.equal(verifyAuditChain(file).ok, true, 'the whole chain verifies, checkpoint lines included');
   });
 
-  it('a clean close writes a checkpoint line: the next start reads only the state', async () => {
+  it('a clean close writes a checkpoint line when the lines since the last pass the threshold: the next start reads only the state', async () => {
     const file = path.join(dir(), 'a.jsonl');
-    const o = owner();
-    let { log } = await AuditLog.open(file, { carry: o.carry, closeCheckpointBytes: Infinity });
-    for (let i = 0; i < 20; i++) {
-      o.ids.push(`action-${i}`);
+    const ids: string[] = [];
+    // A state of about 2 KB: the next checkpoint is due after 4 KB of lines, the close one after 1 KB.
+    const carry = () => [{ kind: 'state', ids: [...ids], pad: 'x'.repeat(2000) }];
+    let { log } = await AuditLog.open(file, { carry, closeCheckpointBytes: Infinity, checkpointMinBytes: 1000 });
+    for (let i = 0; i < 12; i++) {
+      ids.push(`action-${i}`);
       await log.append(line(i));
     }
+    const before = linesOf(file).filter((l) => l.kind === 'checkpoint').length;
+    assert.equal(before, 1, 'one checkpoint while appending');
     await log.close();
-    assert.equal(linesOf(file).at(-1)!.kind, 'checkpoint');
-    const again = await AuditLog.open(file, { carry: o.carry });
+    assert.equal(linesOf(file).at(-1)!.kind, 'checkpoint', 'and one at the close');
+    const again = await AuditLog.open(file, { carry });
     assert.deepEqual(again.records.map((r) => r.kind), ['state']);
-    assert.deepEqual(stateOf(again.records), o.ids);
+    assert.deepEqual(stateOf(again.records), ids);
     log = again.log;
     await log.close();
   });

@@ -7,7 +7,10 @@
  * - after the times pass, the book holds nothing; a restart reads only what is kept (the audit's
  *   checkpoint carries `settled` records, no reasons or facts) and still decides nothing twice;
  * - a reported track record keeps its id, time and outcome only (a `reported` line, no msg), for
- *   the keep time, across a reopen.
+ *   the keep time, across a reopen;
+ * - a closed review keeps its facts only while it is among the 20 most recently closed (the
+ *   "recently decided" list); older ones keep their state and verdict, and a late vote is still
+ *   refused.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -15,6 +18,7 @@ import path from 'node:path';
 import { createTransfer, getAction, listActions } from '../../lib';
 import { Approver, compileRules, type ApprovalRule } from '../../lib/approver';
 import { FileTrackStore, type TrackRecord } from '../../lib/tracking';
+import { FileReviewStore, RECENT_CLOSED_WITH_FACTS, type Review } from '../../lib/review';
 import { simulatedSuite } from '../helpers/simulated';
 import { demoTransfer, tempDirPerTest, until } from '../helpers/support';
 
@@ -119,5 +123,31 @@ describe('memory bounds: what is kept per action, and for how long', function ()
     assert.equal(await store.markReported('t0/m', 'final'), false, 'reported once, across the reopen');
     now += 60_001;
     assert.deepEqual(store.retained(), { live: 10, reported: 0 }, 'past the keep time the reports are forgotten');
+  });
+
+  it('the review store: closed reviews beyond the 20 most recent keep their state and verdict, not their facts; a late vote is still refused', async () => {
+    const file = path.join(tempDir(), 'review.json');
+    let store = await FileReviewStore.open(file, 'review-1');
+    const review = (i: number): Review => ({ action_id: `a${i}`, client_id: 'c1', type: 'ApproveTransfer', details: { txID: `t${i}`, netAmount: 1000, recipientAddress: 'x'.repeat(500) }, reasons: ['held: above 0.5'], expireTime: 1_900_000_000, required: 1, votes: [], state: 'open', createdAt: 1_000 + i });
+    for (let i = 0; i < 30; i++) {
+      await store.add(review(i));
+      assert.equal(await store.finish(`a${i}`, { state: 'expired', closedAt: 2_000 + i }), true);
+    }
+    await store.add(review(99));
+    const check = async () => {
+      const all = await store.load();
+      const trimmed = all.filter((r) => r.trimmed);
+      assert.equal(trimmed.length, 30 - RECENT_CLOSED_WITH_FACTS, 'all but the 20 most recently closed are trimmed');
+      assert.deepEqual(trimmed.map((r) => r.action_id).sort(), Array.from({ length: 10 }, (_, i) => `a${i}`).sort(), 'the oldest closed ones');
+      for (const r of trimmed) assert.deepEqual([r.state, r.details, r.reasons, r.closedAt], ['expired', {}, [], 2_000 + Number(r.action_id.slice(1))]);
+      assert.equal((await store.get('a99'))!.details.txID, 't99', 'an open review keeps everything');
+      assert.equal((await store.get('a29'))!.details.txID, 't29', 'a recently closed one keeps its facts');
+    };
+    await check();
+    await store.close();
+    store = await FileReviewStore.open(file, 'review-1');
+    open.push(store);
+    await check();
+    assert.deepEqual(await store.vote('a0', { reviewer: 'alice', decision: 'approve', at: new Date().toISOString(), via: 'editor' } as any, 1, 'i1'), { kind: 'closed' }, 'a late vote on a trimmed review is refused');
   });
 });
