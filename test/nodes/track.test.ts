@@ -6,6 +6,8 @@
  * field, a 404 to Catch, and a clean timeout.
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { control, controlCall, until, demoTransfer } from '../helpers/support';
@@ -245,6 +247,36 @@ describe('custody-track in the Node-RED runtime with the simulator', function ()
     const states = inbox.get('progress')!.map((m) => m.track.state);
     assert.deepEqual(states, ['pending_transfer', 'approved_transfer'], 'one progress msg per state change');
     assert.equal(inbox.get('out')!.length, 1);
+  });
+
+  it('Remember reports: the final report leaves a "reported" line (id, time, outcome; no msg) in the node\'s file, forgotten after that many hours; a bad value is refused naming keepReported', async () => {
+    // 0.0005 h: 1.8 s.
+    // A node id of its own: its file holds this test's records only.
+    const remember = { id: 'remember', keepReported: '0.0005' };
+    await load(trackFlow(remember, { ...transferOp, wires: [['remember']] }));
+    const txId = await trackNewTransfer();
+    await decide(sim.demo.core_client_id, txId, 'ApproveTransfer', true);
+    assert.equal((await final()).payload.txStatus, 'approved_transfer');
+    const file = path.join(process.env.CUSTODYFLOW_TRACK_DIR!, 'remember.jsonl');
+    const lines = () => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    await until(() => (lines().some((l) => l.reported) ? true : undefined), 'the reported line');
+    const reported = lines().find((l) => l.reported);
+    assert.deepEqual(Object.keys(reported).sort(), ['at', 'outcome', 'reported']);
+    assert.equal(reported.outcome, 'final');
+    assert.ok(String(reported.reported).startsWith(`${txId}/`));
+    // After the keep time a restart of the node no longer remembers it: the file is compacted to nothing at open.
+    const at = Date.now();
+    await until(() => (Date.now() > at + 2000 ? true : undefined), 'the keep time passes', 10000);
+    await helper.unload();
+    await load(trackFlow(remember));
+    await until(() => (fs.existsSync(file) && lines().length === 0 ? true : undefined), 'the file compacted at open');
+
+    await helper.unload();
+    await load(trackFlow({ keepReported: '-1' }));
+    helper.getNode('track').receive({ payload: { tx_id: 't1', company_id: 'c1' }, kind: 'transfer' });
+    const caught = inbox.get('caught')!;
+    await until(() => (caught.length ? true : undefined), 'the refusal');
+    assert.match(caught[0].error.message, /keepReported: expected hours above 0, got "-1"/);
   });
 
   it('custody_rejected_transfer', async () => {
