@@ -391,3 +391,22 @@ export function fieldOf(node: OperationNodeType, property: string): FieldPresent
   const merged = { ...base, ...(OPERATION_NODES[node].overrides?.[property] ?? {}) };
   return { ...merged, field: merged.field ?? property, kind: merged.kind ?? 'text' };
 }
+
+/**
+ * The TypedInput properties of every operation node, each with its first type (the type a value
+ * saved without `<property>Type` was read as, {@link FIELD_TYPES}): the table the migrations of
+ * nodes/shared/migrate.ts take (`TypedFieldTable`); the editor gets a copy in its bundle
+ * (scripts/bundle-editor.ts). Custom rows (the policy members and type) are not TypedInputs.
+ */
+export function typedFieldDefaults(): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const type of Object.keys(OPERATION_NODES) as OperationNodeType[]) {
+    const fields: Record<string, string> = {};
+    for (const property of OPERATION_NODES[type].fields) {
+      const f = fieldOf(type, property);
+      if (!f.custom) fields[property] = FIELD_TYPES[f.kind][0];
+    }
+    out[type] = fields;
+  }
+  return out;
+}
