@@ -29,8 +29,8 @@ export type FieldKind = 'text' | 'enum' | 'number' | 'bool' | 'amount' | 'json';
 
 /**
  * The TypedInput types a field of each kind offers, the first being the default (a node saved
- * without `<property>Type` reads its text as that type: `str`, as before TypedInputs; `num` and
- * `bool` fields kept their text, which those types read the same way).
+ * without `<property>Type`, before TypedInputs, is migrated to that type, which reads its text as
+ * it was read then: nodes/shared/migrate.ts, {@link typedFieldDefaults}).
  */
 export const FIELD_TYPES: Record<FieldKind, readonly string[]> = {
   text: ['str', 'msg', 'flow', 'global', 'env', 'jsonata'],
