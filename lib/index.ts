@@ -27,6 +27,8 @@ export {
   type FailureKind,
   type ApiErrorBody,
   type ApiErrorDetail,
+  type ActionCallRef,
+  type LastAttempt,
 } from './api/errors';
 
 // Amounts in base units (spec section 2).

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { build } from 'esbuild';
 import { PATH_ID } from '../lib/request/prepare';
 import { LOOKUP_KINDS } from '../nodes/custody-config/lookup';
-import { OPERATION_FROM_MSG } from '../nodes/shared/editor-table';
+import { OPERATION_FROM_MSG, typedFieldDefaults } from '../nodes/shared/editor-table';
 import { ROOT } from './templates';
 import { MEMBER_ID } from '../lib/request/policy-body';
 import { SETTING_TYPES } from '../nodes/shared/typed-field';
@@ -22,7 +22,7 @@ export const EDITOR_SCRIPTS = ['custody-editor', 'custody-lookup', 'custody-revi
 /** The value of `CUSTODY_SHARED` in the bundles (see editor/src/shared.d.ts). */
 function sharedConstants(): Record<string, unknown> {
   if (PATH_ID.flags || MEMBER_ID.flags) throw new Error('bundle-editor: PATH_ID and MEMBER_ID are written without flags');
-  return { pathId: PATH_ID.source, memberId: MEMBER_ID.source, fromMsg: OPERATION_FROM_MSG, lookupKinds: [...LOOKUP_KINDS], settingTypes: [...SETTING_TYPES] };
+  return { pathId: PATH_ID.source, memberId: MEMBER_ID.source, fromMsg: OPERATION_FROM_MSG, lookupKinds: [...LOOKUP_KINDS], settingTypes: [...SETTING_TYPES], typedFields: typedFieldDefaults() };
 }
 
 /** Write resources/<name>.js of every editor script. */

@@ -17,7 +17,7 @@ import { FIELD_TYPES, OPERATION_NODES, fieldOf } from '../nodes/shared/editor-ta
 import { editorDescription, type EditorOperation } from '../nodes/shared/operation-node';
 import { OPERATION_NODE_TYPES, type OperationNodeType } from '../nodes/shared/palette';
 import type { DialogData, DialogField, DialogOperation } from '../editor/src/dialog-data';
-import { ROOT, VIEWS, renderFile } from './templates';
+import { ROOT, VIEWS, renderFile, schemaVersionOf } from './templates';
 
 /** One operation of a dialog's data, as the build reads it (with what it calls and reads). */
 export type NodeTypeOperation = DialogOperation & EditorOperation;
@@ -95,6 +95,9 @@ function defaults(data: DialogData, rows: Set<string>): Default[] {
     { property: 'connection', value: '', configType: 'custody-config' },
     { property: 'operation', value: data.operations[0].name, validator: { name: 'operationValidator', args: [type] } },
   ];
+  // The version of the stored properties (nodes/shared/migrate.ts): a new node is stored at the latest.
+  const version = schemaVersionOf(type);
+  if (version) out.push({ property: 'schemaVersion', value: version });
   for (const f of data.fields) {
     if (f.custom === 'policyType') continue; // shown, not stored: the API creates transaction policies
     if (f.custom === 'members') {

@@ -20,6 +20,8 @@
  *   - `needs(...keys)`: fails the build when a key has no value (a help fragment's first line);
  *   - `colour(type)`: the palette colour of a flow node type, by its role
  *     (nodes/shared/palette-roles.ts); a type without a role fails the build;
+ *   - `schemaVersion(type)`: the latest version of a node type's stored properties
+ *     (nodes/shared/migrate.ts), the `schemaVersion` default of its dialog (0: none stored);
  *   - `submissionKind(name)`: lib's SUBMISSION_KINDS entry of a money-moving kind (its owner path
  *     id and paying wallet field); an unknown kind fails the build.
  * - A tag alone on its line stands at column 0 and ends with `-%>` (which drops the newline
@@ -29,6 +31,13 @@ import * as path from 'node:path';
 import { Eta } from 'eta';
 import { SUBMISSION_KINDS } from '../lib/api/kinds';
 import { paletteColour } from '../nodes/shared/palette-roles';
+import { latestVersion } from '../nodes/shared/migrate';
+import { typedFieldDefaults } from '../nodes/shared/editor-table';
+
+/** The latest version of a node type's stored properties (nodes/shared/migrate.ts). */
+export function schemaVersionOf(type: string): number {
+  return latestVersion(type, typedFieldDefaults());
+}
 
 /** The repository root (this file runs from dist/scripts/). */
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -63,6 +72,7 @@ export const templates = new Eta({
     "const row = (kind, options) => include('/shared/templates/rows/' + kind + '.eta', { row: options });",
     'const submissionKind = it.submissionKind;',
     'const colour = it.paletteColour;',
+    'const schemaVersion = it.schemaVersionOf;',
     'const escape = this.config.escapeFunction;',
     "const lit = (value) => JSON.stringify(value).replace(/<\\//g, '<\\\\/');",
     "const needs = (...keys) => { for (const k of keys) if (it[k] === undefined || it[k] === null) throw new Error('no value for ' + k); };",
@@ -79,7 +89,7 @@ export const templates = new Eta({
 export function renderFile(file: string, data: object = {}): string {
   const name = `/${path.relative(VIEWS, file).split(path.sep).join('/')}`;
   try {
-    return templates.render(name, { ...data, submissionKind, paletteColour });
+    return templates.render(name, { ...data, submissionKind, paletteColour, schemaVersionOf });
   } catch (err) {
     throw new Error(`${path.relative(ROOT, file)}: ${(err as Error).message}`);
   }

@@ -12,6 +12,7 @@
  */
 import type { DialogData, DialogField, DialogOperation } from './dialog-data';
 import { templateProblem } from './partner-txid';
+import { migrate, SCHEMA_VERSION_PROPERTY } from '../../nodes/shared/migrate';
 
 /** A policy member as the node stores it. */
 interface Member {
@@ -231,6 +232,47 @@ const CustodyEditor = {
   listRows,
 
   /**
+   * In oneditprepare, first: bring the dialog of a node stored in an earlier shape to its type's
+   * latest shape, with the runtime's own migrations (nodes/shared/migrate.ts `migrate`; the
+   * operation nodes' TypedInput table comes from the build, CUSTODY_SHARED.typedFields). Each
+   * changed property is written into its `#<prefix>-<property>` input (a hidden one is added for
+   * `schemaVersion`), not onto the node: Done then records the migration as the node's edit
+   * (undone as one), and the next deploy stores the new version. Opening a node saved before
+   * TypedInputs thus shows the types its text was read as. A node at the latest version (or a
+   * later one) is left as it is. The canvas keeps the stored shape until then; the runtime
+   * migrates at construction either way.
+   * @param prefix the inputs' id prefix (default `node-input`).
+   */
+  migrate(node: EditorNode, prefix?: string): void {
+    const type = String(node.type);
+    const defaults = (RED.nodes.getType(type) || {}).defaults || {};
+    const stored: Record<string, unknown> = {};
+    Object.keys(defaults).forEach((name) => {
+      stored[name] = node[name];
+    });
+    const m = migrate(type, stored, CUSTODY_SHARED.typedFields);
+    if (m.stored === stored) {
+      return;
+    }
+    const id = (name: string) => (prefix || 'node-input') + '-' + name;
+    Object.keys(m.stored).forEach((name) => {
+      const value = m.stored[name];
+      if (value === stored[name] || !Object.prototype.hasOwnProperty.call(defaults, name)) {
+        return;
+      }
+      let input = $('#' + id(name));
+      if (!input.length && name === SCHEMA_VERSION_PROPERTY) {
+        input = $('<input type="hidden">').attr('id', id(name)).appendTo($('#dialog-form, #node-config-dialog-edit-form').first());
+      }
+      if (input.attr('type') === 'checkbox') {
+        input.prop('checked', !!value);
+      } else if (value !== undefined && value !== null && typeof value !== 'object') {
+        input.val(String(value));
+      }
+    });
+  },
+
+  /**
    * In oneditprepare: a setting the stored node lacks (the examples store only some; older nodes
    * predate later settings) means its default, as the runtime reads it. Node-RED shows a missing
    * value as an empty field (an empty select) and counts the field's value as a change at Update:
@@ -242,7 +284,8 @@ const CustodyEditor = {
   fillStoredDefaults(node: EditorNode, prefix: string): void {
     const def = (node as unknown as { _def: { defaults: Record<string, { value?: unknown }>; credentials?: Record<string, { type?: string }> } })._def;
     for (const [name, d] of Object.entries(def.defaults)) {
-      if (node[name] !== undefined || d.value === undefined) continue;
+      // A node saved without a version is version 0, not the latest: CustodyEditor.migrate sets it.
+      if (node[name] !== undefined || d.value === undefined || name === SCHEMA_VERSION_PROPERTY) continue;
       node[name] = JSON.parse(JSON.stringify(d.value));
       const input = $('#' + prefix + '-' + name);
       if (input.attr('type') === 'checkbox') input.prop('checked', !!node[name]);
@@ -515,6 +558,7 @@ const CustodyEditor = {
    * dialog's connection (custody-lookup.ts).
    */
   clientIdInput(node: EditorNode, property: string): void {
+    CustodyEditor.migrate(node);
     const typeField = $('#node-input-' + property + 'Type');
     if (!typeField.val()) {
       typeField.val('str');
@@ -541,13 +585,15 @@ const CustodyEditor = {
   },
 
   /**
-   * In oneditprepare of a generated operation node: make each field a TypedInput (its type
-   * in `#node-input-<property>Type`; a node saved without one starts as the field's first
-   * type, str for ids), the policy members list, the business key TypedInput; then, when
+   * In oneditprepare of a generated operation node: migrate its stored properties
+   * ({@link CustodyEditor.migrate}), make each field a TypedInput (its type in
+   * `#node-input-<property>Type`, else the field's first type, str for ids), the policy
+   * members list, the business key TypedInput; then, when
    * the operation changes, show the rows it uses and write its call and fields into
    * `#custody-operation-tip`.
    */
   prepare(node: EditorNode, type: string): void {
+    CustodyEditor.migrate(node);
     const data = nodes[type];
     const select = $('#node-input-operation');
     const tip = $('#custody-operation-tip');
@@ -608,7 +654,7 @@ const CustodyEditor = {
       const input = $('#node-input-' + f.property);
       const typeField = $('#node-input-' + f.property + 'Type');
       if (!typeField.val()) {
-        typeField.val(f.types[0]); // saved before TypedInputs: the text is a fixed value
+        typeField.val(f.types[0]);
       }
       input.typedInput({ default: f.types[0], typeField, types: typesOf(f, getConnectionId, getContext) });
     });

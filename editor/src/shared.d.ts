@@ -14,4 +14,6 @@ declare const CUSTODY_SHARED: {
   lookupKinds: string[];
   /** The TypedInput types of a core client id setting (nodes/shared/typed-field.ts SETTING_TYPES). */
   settingTypes: string[];
+  /** The operation nodes' TypedInput properties and first types, for the migrations (nodes/shared/editor-table.ts typedFieldDefaults). */
+  typedFields: Record<string, Record<string, string>>;
 };

@@ -9,10 +9,10 @@
  * Transaction object's `approvers[]` name the action by `actionID` with its `status`, spec
  * section 2), until the answer is definite. A decision that did not take effect, or whose
  * outcome is still unknown after a while, comes back with {@link ActionNotAppliedError} or
- * {@link ActionOutcomeUnknownError}.
+ * lib/api/errors.ts `OutcomeUnknownError` (made for the action call: an `ActionCallRef`).
  */
 import type { CustodyClient } from '../client/client';
-import { ApiError, OUTCOME_UNKNOWN_CODE } from '../api/errors';
+import { ApiError } from '../api/errors';
 import { getAction } from '../client/v1/core-client';
 import { readTransaction } from '../client/read-transaction';
 
@@ -89,23 +89,6 @@ export class ActionNotAppliedError extends Error {
   /** Always `ENOTAPPLIED`. */
   readonly code = 'ENOTAPPLIED';
   constructor(message: string, override readonly cause: { outcome: 'notApplied'; status: string; why: string }) {
-    super(message);
-  }
-}
-
-/**
- * A call that decided an action whose outcome is still unknown after
- * the time its caller waits (the approver's `reportUnknownAfterMs`): it may have taken effect; the caller keeps
- * resolving it and counts it on the safe side (an approval stays in its velocity windows).
- * `code` is `EOUTCOMEUNKNOWN`; `cause` `{outcomeUnknown: true, statusCode, code, msg}` of the call.
- */
-export class ActionOutcomeUnknownError extends Error {
-  override name = 'ActionOutcomeUnknownError';
-  /** Always `EOUTCOMEUNKNOWN`. */
-  readonly code = OUTCOME_UNKNOWN_CODE;
-  /** Always true. */
-  readonly outcomeUnknown = true;
-  constructor(message: string, override readonly cause: { outcomeUnknown: true; statusCode: number; code: unknown; msg: string }) {
     super(message);
   }
 }

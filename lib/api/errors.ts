@@ -239,70 +239,114 @@ export class ConfigError extends Error {
 export const OUTCOME_UNKNOWN_CODE = 'EOUTCOMEUNKNOWN';
 
 /**
- * A money-moving call whose outcome is not known: it may have moved money. Raised when a
- * request of a {@link TransactionKind} ends `outcomeUnknown` (a transfer: only once its own
- * re-sends reached the transfer's `expires` without a definite answer), and when a second
- * request with the same key comes while that is unresolved (withdraw, swaps, sweep: until a
- * `resolve` finds the transaction, or finds none after its `expires`).
+ * An approve (PUT) or reject (DELETE) call of `/coreclient/{client_id}/action/{action_id}` (spec
+ * section 4), as an {@link OutcomeUnknownError} names it.
+ */
+export interface ActionCallRef {
+  /** What the call asked: `approve` (PUT) or `reject` (DELETE). */
+  decision: 'approve' | 'reject';
+  /** The core client of the action. */
+  client_id: string;
+  /** The action. */
+  action_id: string;
+}
+
+/**
+ * The last attempt of a call whose outcome is unknown: its HTTP status (0 when no answer came),
+ * the body's `code` or the socket's error code (null when none), the body's `msg` ('' when none).
+ * An {@link ApiError} is one.
+ */
+export interface LastAttempt {
+  statusCode: number;
+  code: unknown;
+  msg: string;
+}
+
+/**
+ * A call whose outcome is not known: it may have taken effect. The one "outcome unknown" error of
+ * lib, for two kinds of call (docs/nodes.md "Retries: the three failure kinds" and "custody-approver"):
  *
- * `code` is `EOUTCOMEUNKNOWN`, `outcomeUnknown` is true, `statusCode` is the last attempt's (0
- * when no answer came). The message names the kind, the owner and `partner_txID` (never a
- * secret); `cause` adds `kind`, `company_id` / `client_id`, `partner_txID`, `attempts` and the
- * last attempt's `{statusCode, code, msg}` as `last`.
+ * - **a money-moving call** (a {@link SubmissionRef}): raised when a request of a
+ *   {@link TransactionKind} ends `outcomeUnknown` (a transfer: only once its own re-sends reached
+ *   the transfer's `expires` without a definite answer), and when a second request with the same
+ *   key comes while that is unresolved (withdraw, swaps, sweep: until a `resolve` finds the
+ *   transaction, or finds none after its `expires`). `kind`, `partner_txID` and `attempts` are
+ *   set, with `company_id` or `client_id`. The message names the kind, the owner and
+ *   `partner_txID` (never a secret): `outcome unknown: <kind> partner_txID "<key>" of company <id>:
+ *   <explanation>`; `cause` is `{statusCode, code: 'EOUTCOMEUNKNOWN', msg, detail, failure:
+ *   'outcomeUnknown', kind, company_id | client_id, partner_txID, attempts, last?: {statusCode,
+ *   code, msg}}`.
+ * - **an approve or reject call on a core client action** (an {@link ActionCallRef}; lib/actions,
+ *   the approver): still unknown after the time its caller waits (the approver's
+ *   `reportUnknownAfterMs`); the caller keeps resolving it. `decision`, `client_id` and
+ *   `action_id` are set. The message is `<decision> of action <action_id>: outcome unknown
+ *   (<the call's msg, else its code, else "no answer">): <explanation>`; `cause` is the call's
+ *   `{outcomeUnknown: true, statusCode, code, msg}`.
+ *
+ * Either way `code` is `EOUTCOMEUNKNOWN`, `failure` is `outcomeUnknown` (so `outcomeUnknown` is
+ * true) and `statusCode` is the last attempt's (0 when no answer came).
  */
 export class OutcomeUnknownError extends ApiError {
   override name = 'OutcomeUnknownError';
   /** Always {@link OUTCOME_UNKNOWN_CODE}. */
   declare readonly code: string;
-  /** The money-moving call. */
-  readonly kind: TransactionKind;
-  /** `company_id` of the call, when it has one. */
+  /** The money-moving call (a payment only). */
+  readonly kind?: TransactionKind;
+  /** `company_id` of the call, when it has one (a payment only). */
   readonly company_id?: string;
-  /** `client_id` of the call (sweeps). */
+  /** `client_id` of the call: a sweep's core client, or the action's core client. */
   readonly client_id?: string;
-  /** The payment's key. */
-  readonly partner_txID: string;
-  /** Requests sent for this key by this call (0 when it was refused before sending, for an earlier unresolved attempt). */
-  readonly attempts: number;
+  /** The payment's key (a payment only). */
+  readonly partner_txID?: string;
+  /** Requests sent for this key by this call (a payment only; 0 when it was refused before sending, for an earlier unresolved attempt). */
+  readonly attempts?: number;
+  /** What the action call asked (an action call only). */
+  readonly decision?: 'approve' | 'reject';
+  /** The action (an action call only). */
+  readonly action_id?: string;
 
   /**
-   * @param ref the payment.
+   * @param subject the payment ({@link SubmissionRef}) or the action call ({@link ActionCallRef}).
    * @param explanation what happened, in words, e.g. `no answer within 30 s`.
-   * @param last the last attempt's error, when there was one.
-   * @param attempts requests sent by this call.
+   * @param last the last attempt's error or answer, when there was one.
+   * @param attempts requests sent by this call (a payment; ignored for an action call).
    */
-  constructor(ref: SubmissionRef, explanation: string, last: ApiError | undefined, attempts: number) {
-    const owner = ref.kind === 'sweep' ? `core client ${ref.client_id}` : `company ${ref.company_id}`;
-    super(
-      last?.statusCode ?? 0,
-      { code: OUTCOME_UNKNOWN_CODE, msg: `outcome unknown: ${ref.kind} partner_txID ${JSON.stringify(ref.partner_txID)} of ${owner}: ${explanation}`, detail: { reason: OUTCOME_UNKNOWN_CODE } },
-      undefined,
-      'outcomeUnknown',
-    );
+  constructor(subject: SubmissionRef | ActionCallRef, explanation: string, last: LastAttempt | undefined, attempts = 0) {
+    const action = 'action_id' in subject ? subject : undefined;
+    const payment = 'action_id' in subject ? undefined : subject;
+    const owner = payment ? (payment.kind === 'sweep' ? `core client ${payment.client_id}` : `company ${payment.company_id}`) : '';
+    const msg = payment
+      ? `outcome unknown: ${payment.kind} partner_txID ${JSON.stringify(payment.partner_txID)} of ${owner}: ${explanation}`
+      : `${action!.decision} of action ${action!.action_id}: outcome unknown (${last?.msg || last?.code || 'no answer'}): ${explanation}`;
+    super(last?.statusCode ?? 0, { code: OUTCOME_UNKNOWN_CODE, msg, detail: { reason: OUTCOME_UNKNOWN_CODE } }, undefined, 'outcomeUnknown');
     this.message = this.msg;
-    this.kind = ref.kind;
-    if (ref.company_id !== undefined) this.company_id = ref.company_id;
-    if (ref.client_id !== undefined) this.client_id = ref.client_id;
-    this.partner_txID = ref.partner_txID;
-    this.attempts = attempts;
-    Object.defineProperty(this, 'cause', {
-      value: {
+    let cause: Record<string, unknown>;
+    if (payment) {
+      this.kind = payment.kind;
+      if (payment.company_id !== undefined) this.company_id = payment.company_id;
+      if (payment.client_id !== undefined) this.client_id = payment.client_id;
+      this.partner_txID = payment.partner_txID;
+      this.attempts = attempts;
+      cause = {
         statusCode: this.statusCode,
         code: OUTCOME_UNKNOWN_CODE,
         msg: this.msg,
         detail: this.detail,
         failure: 'outcomeUnknown',
-        kind: ref.kind,
-        ...(ref.company_id !== undefined ? { company_id: ref.company_id } : {}),
-        ...(ref.client_id !== undefined ? { client_id: ref.client_id } : {}),
-        partner_txID: ref.partner_txID,
+        kind: payment.kind,
+        ...(payment.company_id !== undefined ? { company_id: payment.company_id } : {}),
+        ...(payment.client_id !== undefined ? { client_id: payment.client_id } : {}),
+        partner_txID: payment.partner_txID,
         attempts,
         ...(last ? { last: { statusCode: last.statusCode, code: last.code, msg: last.msg } } : {}),
-      },
-      enumerable: false,
-      writable: true,
-      configurable: true,
-    });
+      };
+    } else {
+      this.decision = action!.decision;
+      this.client_id = action!.client_id;
+      this.action_id = action!.action_id;
+      cause = { outcomeUnknown: true, statusCode: last?.statusCode ?? 0, code: last ? last.code : null, msg: last?.msg ?? '' };
+    }
+    Object.defineProperty(this, 'cause', { value: cause, enumerable: false, writable: true, configurable: true });
   }
 }
 

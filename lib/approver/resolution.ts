@@ -9,7 +9,8 @@
 import { abortableSleep } from '../support/backoff';
 import type { Entry, Resolution } from './book';
 import type { ApproverCore } from './core';
-import { ActionNotAppliedError, ActionOutcomeUnknownError, readCallOutcome } from '../actions/outcome';
+import { ActionNotAppliedError, readCallOutcome } from '../actions/outcome';
+import { OutcomeUnknownError } from '../api/errors';
 import { resolveCallOutcome } from '../actions/resolve';
 import type { Decision } from './rules';
 import { OUTPUT, type ApproverOutcome, type ApproverOutput } from './types';
@@ -50,13 +51,16 @@ export class Resolver {
         error: new ActionNotAppliedError(`${verb} of action ${decision.action_id}: not applied: ${r.why}`, { outcome: 'notApplied', status: r.status, why: r.why }),
       };
     }
-    const c = entry.callError ?? { statusCode: 0, code: null, msg: '' };
     const verb = decision.decision === 'approve' ? 'approve' : 'reject';
     return {
       decision: { ...decision, ...mark, outcome: 'unknown' },
       output,
       action,
-      error: new ActionOutcomeUnknownError(`${verb} of action ${decision.action_id}: outcome unknown (${c.msg || c.code || 'no answer'}): it may have taken effect; still counted, and being resolved by reading the action`, { outcomeUnknown: true, statusCode: c.statusCode, code: c.code, msg: c.msg }),
+      error: new OutcomeUnknownError(
+        { decision: verb, client_id: decision.client_id, action_id: decision.action_id },
+        'it may have taken effect; still counted, and being resolved by reading the action',
+        entry.callError,
+      ),
     };
   }
 

@@ -69,7 +69,7 @@ export interface ApproverOutcome {
   /**
    * Why the decision did not take effect, when it did not (already audited): the call's ApiError
    * (refused or not sent), an {@link ActionNotAppliedError} (resolved: not applied), or an
-   * {@link ActionOutcomeUnknownError} (still unknown after {@link ApproverOptions.reportUnknownAfterMs}).
+   * lib/api/errors.ts `OutcomeUnknownError` for the action call (still unknown after {@link ApproverOptions.reportUnknownAfterMs}).
    */
   error?: Error;
 }

@@ -29,8 +29,8 @@ export type FieldKind = 'text' | 'enum' | 'number' | 'bool' | 'amount' | 'json';
 
 /**
  * The TypedInput types a field of each kind offers, the first being the default (a node saved
- * without `<property>Type` reads its text as that type: `str`, as before TypedInputs; `num` and
- * `bool` fields kept their text, which those types read the same way).
+ * without `<property>Type`, before TypedInputs, is migrated to that type, which reads its text as
+ * it was read then: nodes/shared/migrate.ts, {@link typedFieldDefaults}).
  */
 export const FIELD_TYPES: Record<FieldKind, readonly string[]> = {
   text: ['str', 'msg', 'flow', 'global', 'env', 'jsonata'],
@@ -390,4 +390,23 @@ export function fieldOf(node: OperationNodeType, property: string): FieldPresent
   if (!base) throw new Error(`editor-table: no field ${property}`);
   const merged = { ...base, ...(OPERATION_NODES[node].overrides?.[property] ?? {}) };
   return { ...merged, field: merged.field ?? property, kind: merged.kind ?? 'text' };
+}
+
+/**
+ * The TypedInput properties of every operation node, each with its first type (the type a value
+ * saved without `<property>Type` was read as, {@link FIELD_TYPES}): the table the migrations of
+ * nodes/shared/migrate.ts take (`TypedFieldTable`); the editor gets a copy in its bundle
+ * (scripts/bundle-editor.ts). Custom rows (the policy members and type) are not TypedInputs.
+ */
+export function typedFieldDefaults(): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const type of Object.keys(OPERATION_NODES) as OperationNodeType[]) {
+    const fields: Record<string, string> = {};
+    for (const property of OPERATION_NODES[type].fields) {
+      const f = fieldOf(type, property);
+      if (!f.custom) fields[property] = FIELD_TYPES[f.kind][0];
+    }
+    out[type] = fields;
+  }
+  return out;
 }

@@ -213,14 +213,12 @@ export function registerOperationNode(RED: NodeAPI, options: OperationNodeOption
           editor[property] = config[property];
           continue;
         }
-        const typed = config[`${property}Type`] !== undefined && config[`${property}Type`] !== '';
-        // A typed property is read only for the operations that show it (a msg property of
-        // another operation's field need not exist); an untyped one is its text, as before.
-        if (typed && !op.properties.includes(property)) continue;
+        // Read only for the operations that show it (a msg property of another operation's
+        // field need not exist). A node saved before TypedInputs is migrated at construction.
+        if (!op.properties.includes(property)) continue;
         const value = await readers.get(property)!(msg);
         editor[property] = value;
         if (f.applied === false || value === undefined) continue;
-        if (!typed && typeof value !== 'string') continue; // as before: only text was applied
         setField(input, f.field, f.kind === 'amount' && amountFormat === 'baseUnits' ? baseUnitsOf(f.field, value) : value);
       }
       return { input, editor };

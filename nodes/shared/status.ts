@@ -54,12 +54,14 @@ export function showError(node: Node, err: unknown): void {
 }
 
 /**
- * Red ring "outcome unknown" with the payment's kind and key: it may have moved money.
+ * Red ring "outcome unknown" with the payment's kind and key: it may have moved money. For an
+ * action call's {@link OutcomeUnknownError} (no payment), the error's message ({@link showError}).
  * @param RED the Node-RED API of the node's module.
  * @param node the node whose status it sets.
- * @param err the payment whose outcome is unknown.
+ * @param err the call whose outcome is unknown.
  */
-export function showOutcomeUnknown(RED: NodeAPI, node: Node, err: { kind: string; partner_txID: string }): void {
+export function showOutcomeUnknown(RED: NodeAPI, node: Node, err: OutcomeUnknownError): void {
+  if (err.kind === undefined || err.partner_txID === undefined) return showError(node, err);
   node.status({ fill: 'red', shape: 'ring', text: short(RED._('common.status.outcomeUnknown', { kind: err.kind, partner_txID: err.partner_txID })) });
 }
 

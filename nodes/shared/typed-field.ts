@@ -5,9 +5,11 @@
  * `RED.util.evaluateNodeProperty` (callback form: flow and global context stores and JSONata
  * may be asynchronous).
  *
- * Stored flows stay as they were: a property without `<p>Type` is its text, trimmed (a `str`),
- * and a value left empty (or blank) reads `msg.payload.<field>`, whatever its type. Node-RED glue
- * only: lib knows no Node-RED (docs/architecture.md, "The layers").
+ * A value left empty (or blank) reads `msg.payload.<field>`, whatever its type. A node saved
+ * before TypedInputs reaches here migrated (nodes/shared/migrate.ts, at construction: each
+ * property gets the type its text was read as), so a `<p>Type` missing here is refused like any
+ * type the field does not offer. Node-RED glue only: lib knows no Node-RED (docs/architecture.md,
+ * "The layers").
  */
 import type { Node, NodeAPI, NodeMessage } from 'node-red';
 import { ConfigError, ValidationError, shortValue } from '../../lib';
@@ -23,7 +25,7 @@ import { FIELD_TYPES, type FieldKind } from './editor-table';
  */
 export type FieldReader = (msg: NodeMessage) => Promise<unknown>;
 
-/** The TypedInput type of a property as stored: `<property>Type`, absent on nodes saved before TypedInputs. */
+/** The TypedInput type of a property as stored: `<property>Type`; undefined when absent or empty. */
 export function storedType(def: Record<string, unknown>, property: string): string | undefined {
   const t = def[`${property}Type`];
   return typeof t === 'string' && t !== '' ? t : undefined;
@@ -72,21 +74,16 @@ function checked(field: string, what: string, v: unknown): unknown {
  * @param property the editor property, e.g. `company_id` or `policyName`.
  * @param field the API field named in errors, e.g. `company_id` or `name`.
  * @param kind the field's kind: its allowed types are {@link FIELD_TYPES}`[kind]`.
- * @returns the reader; for an untyped property its text as before (trimmed; a boolean or
- *   number stored by an older dialog passes as it is).
+ * @returns the reader.
  * @throws {ConfigError} (`ECONFIG`, naming `<property>Type` or the field) for a type the field
  *   does not offer, a msg property, JSON text or JSONata expression that does not parse, a `num`
  *   that is not a number: what can never work.
  */
 export function fieldReader(RED: NodeAPI, node: Node, def: Record<string, unknown>, property: string, field: string, kind: FieldKind): FieldReader {
   const raw = def[property];
-  const type = storedType(def, property);
-  if (type === undefined) {
-    // Saved before TypedInputs: fixed text, exactly as it was read then.
-    const value = typeof raw === 'string' ? (raw.trim() === '' ? undefined : raw.trim()) : raw === null ? undefined : raw;
-    return () => Promise.resolve(value);
-  }
   const allowed = FIELD_TYPES[kind];
+  const type = storedType(def, property);
+  if (type === undefined) throw new ConfigError(`${property}Type: not set, expected one of ${allowed.join(', ')}`);
   if (!allowed.includes(type)) throw new ConfigError(`${property}Type: ${JSON.stringify(type)} is not a type of ${field}, expected one of ${allowed.join(', ')}`);
   if (type === 'bool') {
     const value = raw === true || (typeof raw === 'string' && /^true$/i.test(raw.trim()));
@@ -156,8 +153,8 @@ export function refusingReader(err: Error): FieldReader {
 
 /**
  * The TypedInput types of a node setting that is not read from the msg (the core client id of
- * custody-coreclient-feed, custody-approver and custody-track): `str` (the default, and what a
- * node saved without `<property>Type` reads as), `env`, `global`, `flow`.
+ * custody-coreclient-feed, custody-approver and custody-track): `str` (the default: a node saved
+ * without `<property>Type` is migrated to it, nodes/shared/migrate.ts), `env`, `global`, `flow`.
  */
 export const SETTING_TYPES: readonly string[] = ['str', 'env', 'global', 'flow'];
 
@@ -179,8 +176,9 @@ export interface SettingValue {
  * @returns the text, or the error naming the property (`clientId: env CLIENT is not set`).
  */
 export function readSetting(RED: NodeAPI, node: Node, def: Record<string, unknown>, property: string): SettingValue {
-  const type = storedType(def, property) ?? 'str';
+  const type = storedType(def, property);
   const raw = def[property];
+  if (type === undefined) return { error: new ConfigError(`${property}Type: not set, expected one of ${SETTING_TYPES.join(', ')}`) };
   if (!SETTING_TYPES.includes(type)) return { error: new ConfigError(`${property}Type: ${JSON.stringify(type)} is not one of ${SETTING_TYPES.join(', ')}`) };
   if (isEmpty(raw)) return {};
   const text = String(raw).trim();

@@ -85,7 +85,7 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       assert.equal(def.label, 'approver');
       assert.equal(def.named, 'treasury');
       assert.deepEqual(def.defaults, {
-        name: '', connection: '', clientId: '', clientIdType: 'str', rules: [], defaultDecision: 'hold', dryRun: false, auditFile: '', whitelistCacheSeconds: '60',
+        name: '', connection: '', schemaVersion: 1, clientId: '', clientIdType: 'str', rules: [], defaultDecision: 'hold', dryRun: false, auditFile: '', whitelistCacheSeconds: '60',
       });
       for (const phrase of ['first match wins', 'GET /coreclient/{client_id}/action/{action_id}', 'redelivered', 'fsync', 'custodyflow-audit verify', 'SHA-256', 'Whitelist cache']) {
         assert.ok(def.help.includes(phrase), `the help text mentions ${phrase}`);

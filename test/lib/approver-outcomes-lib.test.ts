@@ -23,7 +23,7 @@ import {
   listActions,
   type AuditLine,
 } from '../../lib';
-import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, compileRules, type ApprovalRule } from '../../lib/approver';
+import { ActionNotAppliedError, Approver, OutcomeUnknownError, compileRules, type ApprovalRule } from '../../lib/approver';
 import { Coordinator } from '../../lib/coordination';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
 import { demoTransfer, tempDirPerTest, until } from '../helpers/support';
@@ -167,8 +167,10 @@ describe('approver: a call whose outcome is unknown is resolved, never counted a
     const [first, second] = await pendingActions(2);
     // reportUnknownAfterMs 0: returned as unknown at once, whatever the resolution finds later.
     const o = await a.decide(first);
-    assert.ok(o.error instanceof ActionOutcomeUnknownError, `unknown: ${o.error?.message}`);
-    assert.equal((o.error as ActionOutcomeUnknownError).cause.outcomeUnknown, true);
+    assert.ok(o.error instanceof OutcomeUnknownError, `unknown: ${o.error?.message}`);
+    assert.equal((o.error.cause as { outcomeUnknown?: boolean }).outcomeUnknown, true);
+    assert.equal(o.error.code, 'EOUTCOMEUNKNOWN');
+    assert.equal(o.error.action_id, first.action_id);
     assert.equal(o.decision.outcome, 'unknown');
     await a.close();
     // Whatever the first approver resolved before it closed, drop the resolved line to stand for a stop mid-resolution.
