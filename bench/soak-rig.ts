@@ -17,6 +17,9 @@ import { catchNode, fileNode, functionNode } from '../test/helpers/flow-nodes';
 /** The bench-only admin URL of the soak settings file: GET answers `process.memoryUsage()` (bytes) after `global.gc()` twice. */
 export const MEMORY_PATH = '/_soak/memory';
 
+/** The bench-only admin URL that writes a heap snapshot (`v8.writeHeapSnapshot`) to the file named by `?file=` after `global.gc()` twice. */
+export const HEAP_SNAPSHOT_PATH = '/_soak/heapsnapshot';
+
 /** The ids of the soak flow's nodes. */
 export const SOAK_IDS = { config: 'soakcfg', feed: 'soakfeed', approver: 'soakapprover', toTrack: 'soaktotrack', track: 'soaktrack', review: 'soakreview' } as const;
 
@@ -40,13 +43,17 @@ const base = require(${JSON.stringify(base)});
 module.exports = {
   ...base,
   httpAdminMiddleware(req, res, next) {
-    if (req.method !== 'GET' || req.path !== ${JSON.stringify(MEMORY_PATH)}) return next();
+    if (req.method !== 'GET' || (req.path !== ${JSON.stringify(MEMORY_PATH)} && req.path !== ${JSON.stringify(HEAP_SNAPSHOT_PATH)})) return next();
     if (typeof global.gc !== 'function') {
       res.status(500).json({ error: 'run node with --expose-gc' });
       return;
     }
     global.gc();
     global.gc();
+    if (req.path === ${JSON.stringify(HEAP_SNAPSHOT_PATH)}) {
+      res.json({ file: require('node:v8').writeHeapSnapshot(String(req.query.file)) });
+      return;
+    }
     res.json(process.memoryUsage());
   },
 };
@@ -222,6 +229,16 @@ export async function sample(red: RedProcess, label: string, actions: number, t0
   const m = (await res.json()) as { heapUsed: number; rss: number };
   const fds = fs.readdirSync(`/proc/${red.child!.pid}/fd`).length;
   return { label, actions, heap: m.heapUsed, rss: m.rss, fds, at: Date.now() - t0 };
+}
+
+/**
+ * Write a heap snapshot of `red`'s Node-RED to `file` (after two forced GCs): for a diff of what
+ * grew between two samples (Chrome DevTools' Memory panel reads the files).
+ * @throws {Error} when the answer is not 200.
+ */
+export async function heapSnapshot(red: RedProcess, file: string): Promise<void> {
+  const res = await fetch(`${red.base}${HEAP_SNAPSHOT_PATH}?file=${encodeURIComponent(file)}`);
+  if (!res.ok) throw new Error(`GET ${HEAP_SNAPSHOT_PATH}: ${res.status} ${await res.text()}`);
 }
 
 /**

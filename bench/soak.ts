@@ -30,7 +30,8 @@
  * two approve or two reject calls or two decision lines in the audit, no transaction reported
  * twice), and `custodyflow-audit verify` of the approver's audit file exits 0.
  *
- *   soak [--actions N] [--rate R] [--velocity] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep]
+ *   soak [--actions N] [--rate R] [--velocity] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep] [--heap-snapshots DIR]
+ * `--heap-snapshots DIR` writes Node-RED's heap snapshot at 50% and 100% of each phase into DIR (`<phase>-50.heapsnapshot`, …).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,10 +42,10 @@ import { CustodyClient, createTransfer } from '../lib';
 import type { DemoDataset } from '../simulator';
 import { benchTransfer, faucet, runMain, simulatorCensus, startSimulatorProcess, stopSimulatorProcess, type CensusRecord } from './harness';
 import { DecisionCounter } from './scale-out';
-import { readEvents, rejectReviews, sample, soakFlows, startSoakRed, type Sample, type SoakEvent } from './soak-rig';
+import { heapSnapshot, readEvents, rejectReviews, sample, soakFlows, startSoakRed, type Sample, type SoakEvent } from './soak-rig';
 import { sleep } from '../test/helpers/red-process';
 
-const USAGE = 'usage: soak [--actions N] [--rate R] [--velocity] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep]';
+const USAGE = 'usage: soak [--actions N] [--rate R] [--velocity] [--shortened | --both] [--short-actions N] [--expire-s S] [--idle-s S] [--keep] [--heap-snapshots DIR]';
 
 /** Base units per BTC-TESTNET (simulator: 10^8). */
 const UNITS = 100_000_000;
@@ -73,7 +74,7 @@ export interface PhaseSettings {
 }
 
 /** The arguments, checked. @throws {Error} with the usage for an unknown option or a bad number. */
-function readArgs(argv: string[]): { phases: PhaseSettings[]; keep: boolean } {
+function readArgs(argv: string[]): { phases: PhaseSettings[]; keep: boolean; snapshots?: string } {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -87,6 +88,7 @@ function readArgs(argv: string[]): { phases: PhaseSettings[]; keep: boolean } {
       'idle-s': { type: 'string' },
       keep: { type: 'boolean', default: false },
       velocity: { type: 'boolean', default: false },
+      'heap-snapshots': { type: 'string' },
     },
   });
   const num = (name: string, text: string | undefined, dflt: number, least: number) => {
@@ -109,7 +111,7 @@ function readArgs(argv: string[]): { phases: PhaseSettings[]; keep: boolean } {
     reviews: 'expire',
     idleSeconds: num('idle-s', values['idle-s'], 60, 0),
   };
-  return { phases: values.shortened ? [shortened] : values.both ? [main, shortened] : [main], keep: values.keep };
+  return { phases: values.shortened ? [shortened] : values.both ? [main, shortened] : [main], keep: values.keep, snapshots: values['heap-snapshots'] };
 }
 
 /** Least-squares slope of `y` over `x` (NaN with fewer than two distinct x). */
@@ -198,7 +200,7 @@ function auditDecisionIds(folder: string): string[] {
 }
 
 /** Run one phase from a fresh simulator and a fresh Node-RED. */
-async function runPhase(s: PhaseSettings, keep: boolean): Promise<PhaseResult> {
+async function runPhase(s: PhaseSettings, keep: boolean, snapshots?: string): Promise<PhaseResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cf-soak-${s.name}-`));
   const notes: string[] = [];
   const { child, sim } = await startSimulatorProcess(path.join(dir, 'simulator'), false);
@@ -230,6 +232,8 @@ async function runPhase(s: PhaseSettings, keep: boolean): Promise<PhaseResult> {
     const { created, refused } = await drive(s, client, sim.demo, prefix, async (n) => {
       samples.push(await sample(r, `${Math.round((100 * n) / s.actions)}%`, n, t0));
       const last = samples[samples.length - 1];
+      const pct = Math.round((100 * n) / s.actions);
+      if (snapshots && (pct === 50 || pct === 100)) await heapSnapshot(r, path.resolve(snapshots, `${s.name}-${pct}.heapsnapshot`));
       console.error(`  ${n} created: heap ${(last.heap / MB).toFixed(1)} MB, rss ${(last.rss / MB).toFixed(1)} MB, ${last.fds} fds`);
     });
     const approvable = created.filter((c) => !c.held);
@@ -359,11 +363,11 @@ function printPhase(r: PhaseResult): void {
 }
 
 async function main(): Promise<number> {
-  const { phases, keep } = readArgs(process.argv.slice(2));
+  const { phases, keep, snapshots } = readArgs(process.argv.slice(2));
   console.log(`Node ${process.version}, ${os.cpus().length} CPUs; Node-RED in a child process with --expose-gc; samples: GET /_soak/memory (two GCs, then process.memoryUsage()), fds from /proc/<pid>/fd`);
   let failed = false;
   for (const s of phases) {
-    const r = await runPhase(s, keep);
+    const r = await runPhase(s, keep, snapshots);
     printPhase(r);
     failed ||= r.checks.some((c) => !c.pass);
   }
