@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { deployedNode, importAndEdit, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'a9900000000000f1';
 const CONFIG = 'a9900000000000c1';
@@ -118,15 +118,7 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       }
 
       // Import an approver (as a drop from the palette does) and open its dialog.
-      await page.evaluate(
-        ([id, z, cfg]) => {
-          const RED = (window as any).RED;
-          RED.workspaces.show(z);
-          RED.view.importNodes([{ id, type: 'custody-approver', connection: cfg, x: 300, y: 120, z, wires: [[], [], []] }], { notify: false, applyNodeDefaults: true });
-          RED.editor.edit(RED.nodes.node(id));
-        },
-        [APPROVER, TAB, CONFIG],
-      );
+      await importAndEdit(page, { id: APPROVER, type: 'custody-approver', connection: CONFIG, x: 300, y: 120, z: TAB, wires: [[], [], []] });
       await page.waitForSelector('#node-input-rule-container', { state: 'attached' });
       await page.waitForTimeout(600);
       const addRule = page.locator('.node-input-rule-container-row .red-ui-editableList-addButton');
@@ -232,13 +224,7 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
 
       // Deploy from the editor and read the flow back.
       await page.click('#red-ui-header-button-deploy');
-      const deadline = Date.now() + 20000;
-      let stored: { rules?: Rule[]; [k: string]: unknown } | undefined;
-      while (!stored && Date.now() < deadline) {
-        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
-        stored = flows.find((n) => n.id === APPROVER) as typeof stored;
-        if (!stored) await sleep(250);
-      }
+      const stored = (await deployedNode(red().base, APPROVER)) as { rules?: Rule[]; [k: string]: unknown } | undefined;
       assert.ok(stored, `the approver was deployed\n${red().log.slice(-2000)}`);
       assert.deepEqual(stored.rules, [
         {

@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { configNode, openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { RedisServer } from '../helpers/redis-server';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { parseRedisAddresses } from '../../lib/coordination/coordinator';
@@ -39,8 +39,8 @@ const CFG = 'c0f0000000000c21';
 const OLD = 'c0f0000000000c22';
 const FLOWS = [
   { id: TAB, type: 'tab', label: 'coordination editor' },
-  { id: CFG, type: 'custody-config', name: 'coordinated', environment: 'simulator', signingMode: 'timestamp', timeout: 30 },
-  { id: OLD, type: 'custody-config', name: 'stored by URL', environment: 'simulator', signingMode: 'timestamp', timeout: 30, coordination: 'redis', redisUrl: 'redis://127.0.0.1:1/0', redisTls: false, redisKeyPrefix: 'old:', claimLeaseSeconds: 60 },
+  configNode(CFG, 'coordinated'),
+  configNode(OLD, 'stored by URL', { coordination: 'redis', redisUrl: 'redis://127.0.0.1:1/0', redisTls: false, redisKeyPrefix: 'old:', claimLeaseSeconds: 60 }),
 ];
 
 const PASSWORD = 'redis-editor-' + Math.random().toString(36).slice(2, 10);
@@ -88,6 +88,34 @@ function redisRows(page: Page): Promise<{ visible: number; all: number }> {
   return page.$$eval('.custody-config-redis', (rows) => ({ visible: rows.filter((r) => (r as HTMLElement).offsetParent !== null).length, all: rows.length }));
 }
 
+/** The coordination status the admin API answers for a deployed config node (the fields these tests read). */
+interface CoordinationStatus {
+  coordination?: string;
+  state?: string;
+  instance?: string;
+  mode?: string;
+  master?: string;
+}
+
+/**
+ * Press Update in the open config dialog, deploy, and read `GET <admin>/custodyflow/config/<id>/coordination`
+ * of the `node-red` at `base` until the node's coordination is ready (30 s at most).
+ * @returns the last status read (its `state` is not `ready` when the time ran out).
+ */
+async function updateAndDeploy(page: Page, base: string, id: string): Promise<CoordinationStatus> {
+  await page.click('#node-config-dialog-ok');
+  await page.waitForSelector('#custody-config-test', { state: 'detached' });
+  await page.click('#red-ui-header-button-deploy');
+  const deadline = Date.now() + 30000;
+  let status: CoordinationStatus = {};
+  while (status.state !== 'ready' && Date.now() < deadline) {
+    const res = await fetch(`${base}/custodyflow/config/${id}/coordination`, { headers: { accept: 'application/json' } });
+    if (res.ok) status = (await res.json()) as CoordinationStatus;
+    if (status.state !== 'ready') await sleep(250);
+  }
+  return status;
+}
+
 describe('custody-config dialog in the editor: coordination through Redis', function () {
   this.timeout(120000);
   const redis = new RedisServer();
@@ -132,16 +160,7 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       for (const t of [wrong.text, ok.text]) assert.ok(!t.includes(PASSWORD) && !t.includes(WRONG), 'no password in a result');
 
       // Update and deploy.
-      await page.click('#node-config-dialog-ok');
-      await page.waitForSelector('#custody-config-test', { state: 'detached' });
-      await page.click('#red-ui-header-button-deploy');
-      const deadline = Date.now() + 30000;
-      let status: { coordination?: string; state?: string; instance?: string } = {};
-      while (status.state !== 'ready' && Date.now() < deadline) {
-        const res = await fetch(`${red().base}/custodyflow/config/${CFG}/coordination`, { headers: { accept: 'application/json' } });
-        if (res.ok) status = await res.json();
-        if (status.state !== 'ready') await sleep(250);
-      }
+      const status = await updateAndDeploy(page, red().base, CFG);
       assert.equal(status.coordination, 'redis', `deployed with Redis\n${red().log.slice(-2000)}`);
       assert.equal(status.state, 'ready', `the deployed node connected with the stored password\n${red().log.slice(-2000)}`);
 
@@ -308,16 +327,7 @@ describe('custody-config dialog in the editor: coordination through Redis', func
         assert.ok(ok.text.includes(`Redis ready through Sentinel: master "custody-master" at 127.0.0.1:${group.masterPort} (3 sentinels)`), ok.text);
         for (const t of [wrong.text, ok.text]) assert.ok(!t.includes(sentinelPassword) && !t.includes(PASSWORD) && !t.includes(WRONG), 'no password in a result');
 
-        await page.click('#node-config-dialog-ok');
-        await page.waitForSelector('#custody-config-test', { state: 'detached' });
-        await page.click('#red-ui-header-button-deploy');
-        const deadline = Date.now() + 30000;
-        let status: { state?: string; mode?: string; master?: string } = {};
-        while (status.state !== 'ready' && Date.now() < deadline) {
-          const res = await fetch(`${red().base}/custodyflow/config/${OLD}/coordination`, { headers: { accept: 'application/json' } });
-          if (res.ok) status = await res.json();
-          if (status.state !== 'ready') await sleep(250);
-        }
+        const status = await updateAndDeploy(page, red().base, OLD);
         assert.deepEqual([status.state, status.mode, status.master], ['ready', 'sentinel', `127.0.0.1:${group.masterPort}`], `the deployed node reached the master through the sentinels\n${red().log.slice(-2000)}`);
 
         const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');

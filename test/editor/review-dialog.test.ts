@@ -17,8 +17,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { sleep } from '../helpers/red-process';
-import { simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { deployedNode, openNodeDialog, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'a9910000000000f1';
 const CONFIG = 'a9910000000000c1';
@@ -47,13 +46,8 @@ function rowValues(page: Page): Promise<string[][]> {
 }
 
 /** Open the edit dialog of node `id` and wait for its bands list. */
-async function openDialog(page: Page, id: string): Promise<void> {
-  await page.evaluate((nodeId) => {
-    const RED = (window as any).RED;
-    RED.editor.edit(RED.nodes.node(nodeId));
-  }, id);
-  await page.waitForSelector('.node-input-bands-container-row .red-ui-editableList-addButton', { state: 'visible' });
-  await page.waitForTimeout(400);
+function openDialog(page: Page, id: string): Promise<void> {
+  return openNodeDialog(page, id, { selector: '.node-input-bands-container-row .red-ui-editableList-addButton' });
 }
 
 /** Press Done and wait for the dialog to close. */
@@ -235,13 +229,7 @@ describe('custody-review editor: amount bands as rows, typed core client id, Nod
       const still = await page.$$eval('.red-ui-deploy-dialog-confirm-list li', (els) => els.map((e) => e.textContent ?? ''));
       assert.deepEqual(still, ['[review dialog] bad review (custody-review)']);
       await page.click('#red-ui-deploy-dialog-confirm-deploy-deploy');
-      const deadline = Date.now() + 20000;
-      let stored: Record<string, unknown> | undefined;
-      while (!stored && Date.now() < deadline) {
-        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
-        stored = flows.find((n) => n.id === NEW) as typeof stored;
-        if (!stored) await sleep(250);
-      }
+      const stored = await deployedNode(red().base, NEW);
       assert.ok(stored, `the review node was deployed\n${red().log.slice(-2000)}`);
       assert.equal(typeof stored.bands, 'string', 'bands is stored as a JSON string');
       assert.deepEqual(JSON.parse(stored.bands as string), [
