@@ -51,3 +51,23 @@ export class RecordingProxy {
   }
 }
 
+
+/**
+ * Register mocha hooks of a suite whose flows reach the simulator through a {@link RecordingProxy}:
+ * `before` starts one to the origin of `simulator().baseUrl` (so call this after the hook that
+ * starts the simulator, e.g. `useRedRuntime`), `beforeEach` forgets what it saw, `after` stops it.
+ * @param simulator a getter of the started simulator.
+ * @returns a getter of the started proxy (undefined before the `before` hook ran).
+ */
+export function useRecordingProxy(simulator: () => { baseUrl: string }): () => RecordingProxy {
+  let proxy: RecordingProxy | undefined;
+  before(async () => {
+    proxy = new RecordingProxy(new URL(simulator().baseUrl).origin);
+    await proxy.start();
+  });
+  beforeEach(() => {
+    if (proxy) proxy.seen.length = 0;
+  });
+  after(() => proxy?.stop());
+  return () => proxy!;
+}
