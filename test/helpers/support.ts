@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Simulator } from '../../simulator';
-import { ApiError, type TransferRequest } from '../../lib';
+import { ApiError, createTransfer, getAction, listActions, type CustodyClient, type TransferRequest } from '../../lib';
 import { transferRequest } from './requests';
 
 /**
@@ -84,4 +84,42 @@ export async function assertAuthRefused(p: Promise<unknown>, reason: string, wha
  */
 export function pemHeader(label: string): RegExp {
   return new RegExp(`^-{5}BEGIN ${label}-{5}\\n`);
+}
+
+/** Something a test opened and closes when done (a client, a coordinator, a proxy wrapped as `{ close }`). */
+export interface Closable {
+  close(): Promise<void> | void;
+}
+
+/**
+ * Register a mocha `afterEach` on the current suite that closes, in reverse order, everything the
+ * test pushed onto the returned list, and empties it.
+ * @returns the list: push each thing a test opens.
+ */
+export function closedAfterEach(): Closable[] {
+  const open: Closable[] = [];
+  afterEach(async () => {
+    for (const o of open.splice(0).reverse()) await o.close();
+  });
+  return open;
+}
+
+/**
+ * Create `n` transfers of `amount` base units from the simulator's demo BTC-TESTNET wallet
+ * ({@link demoTransfer}), each of which waits for the decision of core client `clientId`, and read
+ * their pending actions with details, as the core client feed sends them (`client_id` and
+ * `action_id` added).
+ * @returns the actions, in the order the simulator lists them.
+ * @throws AssertionError when a transfer has no pending action of `clientId`.
+ */
+export async function pendingTransferActions(client: CustodyClient, sim: Simulator, n: number, amount = 1000, clientId = 'demo-approver'): Promise<any[]> {
+  const txIds = new Set<string>();
+  for (let i = 0; i < n; i++) txIds.add((await createTransfer(client, demoTransfer(sim, { send: { symbol: 'BTC-TESTNET', amount } }))).data.tx_id);
+  const found: any[] = [];
+  for (const a of (await listActions(client, { client_id: clientId })).data.actions) {
+    const full = (await getAction(client, { client_id: clientId, action_id: a.id })).data;
+    if (txIds.has(String(full.details?.txID))) found.push({ ...full, client_id: clientId, action_id: full.id });
+  }
+  assert.equal(found.length, n, 'every transfer has its pending action');
+  return found;
 }

@@ -18,15 +18,13 @@ import path from 'node:path';
 import {
   verifyAuditChain,
   CustodyClient,
-  createTransfer,
   getAction,
-  listActions,
   type AuditLine,
 } from '../../lib';
 import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, compileRules, type ApprovalRule } from '../../lib/approver';
 import { Coordinator } from '../../lib/coordination';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer, tempDirPerTest, until } from '../helpers/support';
+import { closedAfterEach, pendingTransferActions, tempDirPerTest, until } from '../helpers/support';
 import { FaultProxy, type FaultKind } from '../helpers/fault-proxy';
 import { RedisServer } from '../helpers/redis-server';
 import { rotatedSegments } from '../../lib/audit';
@@ -37,13 +35,10 @@ describe('approver: a call whose outcome is unknown is resolved, never counted a
   this.timeout(60000);
   let s: SimulatedAccount;
   const tempDir = tempDirPerTest('cf-outcomes-');
-  const open: Array<{ close(): Promise<void> }> = [];
+  const open = closedAfterEach();
 
   before(async () => {
     s = await startSimulated('cf-outcomes-sim-');
-  });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
   });
   after(async () => {
     await stopSimulated(s);
@@ -70,17 +65,7 @@ describe('approver: a call whose outcome is unknown is resolved, never counted a
   }
 
   /** `n` new transfers' pending actions of demo-approver, with details (as the feed and a read give them). */
-  async function pendingActions(n: number): Promise<any[]> {
-    const txIds = new Set<string>();
-    for (let i = 0; i < n; i++) txIds.add((await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount: 1000 } }))).data.tx_id);
-    const found: any[] = [];
-    for (const a of (await listActions(s.client, { client_id: CLIENT })).data.actions) {
-      const full = (await getAction(s.client, { client_id: CLIENT, action_id: a.id })).data;
-      if (txIds.has(String(full.details?.txID))) found.push({ ...full, client_id: CLIENT, action_id: full.id });
-    }
-    assert.equal(found.length, n);
-    return found;
-  }
+  const pendingActions = (n: number) => pendingTransferActions(s.client, s.sim, n, 1000, CLIENT);
 
   const statusOf = async (a: any) => String((await getAction(s.client, { client_id: CLIENT, action_id: a.action_id })).data.status);
   const lines = (file: string): AuditLine[] => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));

@@ -35,7 +35,7 @@ import { RedisReviewStore } from '../../lib/review';
 import { RedisTrackStore, type TrackRecord } from '../../lib/tracking';
 import { RedisCluster } from '../helpers/redis-cluster';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer } from '../helpers/support';
+import { closedAfterEach, demoTransfer } from '../helpers/support';
 import { sleep } from '../helpers/red-process';
 import { journalKey } from '../../lib/client/submission/journal';
 
@@ -48,7 +48,7 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
   let dir: string;
   /** A plain cluster client for the checks (not the coordinators'). */
   let checker: Cluster;
-  const open: Array<{ close(): Promise<void> | void }> = [];
+  const open = closedAfterEach();
 
   before(async () => {
     await cluster.start();
@@ -56,9 +56,6 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
     // Withdrawals are not deduped by the simulator: one withdrawal per key is the journal's doing.
     s = await startSimulated('cf-coord-cluster-', { dedupe: 'transfers', persist: false });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coord-cluster-files-'));
-  });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
   });
   after(async () => {
     checker?.disconnect();

@@ -15,11 +15,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTransfer, getAction, listActions } from '../../lib';
+import { getAction } from '../../lib';
 import { Approver, compileRules, type ApprovalRule, type ApproverOutcome } from '../../lib/approver';
 import { Coordinator, type CoordinationState, type FailoverInfo } from '../../lib/coordination';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer } from '../helpers/support';
+import { closedAfterEach, pendingTransferActions } from '../helpers/support';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { sleep } from '../helpers/red-process';
 
@@ -32,7 +32,7 @@ describe('coordination through Redis Sentinel (lib): a failover of the master', 
   let setup: RedisSentinelSetup;
   let s: SimulatedAccount;
   let dir: string;
-  const open: Array<{ close(): Promise<void> }> = [];
+  const open = closedAfterEach();
 
   before(async () => {
     s = await startSimulated('cf-coord-sentinel-');
@@ -42,10 +42,7 @@ describe('coordination through Redis Sentinel (lib): a failover of the master', 
     setup = new RedisSentinelSetup({ password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
     await setup.start();
   });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
-    await setup.stop();
-  });
+  afterEach(() => setup.stop());
   after(async () => {
     await stopSimulated(s);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -154,15 +151,7 @@ describe('coordination through Redis Sentinel (lib): a failover of the master', 
   async function pendingActions(n: number): Promise<Array<Record<string, unknown>>> {
     const client = accountClient(s.sim);
     try {
-      const txIds = new Set<string>();
-      for (let i = 0; i < n; i++) txIds.add((await createTransfer(client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount: 1000 } }))).data.tx_id);
-      const out: Array<Record<string, unknown>> = [];
-      for (const a of (await listActions(client, { client_id: CLIENT })).data.actions) {
-        const full = (await getAction(client, { client_id: CLIENT, action_id: a.id })).data;
-        if (txIds.has(String(full.details?.txID))) out.push({ ...full, client_id: CLIENT, action_id: full.id });
-      }
-      assert.equal(out.length, n, 'every transfer has its pending action');
-      return out;
+      return await pendingTransferActions(client, s.sim, n, 1000, CLIENT);
     } finally {
       await client.close();
     }

@@ -16,12 +16,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTransfer, getAction, listActions, type CustodyClient } from '../../lib';
+import { getAction, type CustodyClient } from '../../lib';
 import { Approver, compileRules, type ApprovalRule, type ApproverOutcome } from '../../lib/approver';
 import { Coordinator } from '../../lib/coordination';
 import type { Simulator } from '../../simulator';
 import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer } from '../helpers/support';
+import { closedAfterEach, pendingTransferActions } from '../helpers/support';
 import { RedisServer } from '../helpers/redis-server';
 import { sleep } from '../helpers/red-process';
 import { RedisVelocityWindows } from '../../lib/approver/velocity-redis';
@@ -34,16 +34,13 @@ describe('coordination through Redis (lib): three approvers on one API key', fun
   let s: SimulatedAccount;
   let sim: Simulator;
   let dir: string;
-  const open: Array<{ close(): Promise<void> }> = [];
+  const open = closedAfterEach();
 
   before(async () => {
     await redis.start();
     s = await startSimulated('cf-coord-');
     sim = s.sim;
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coord-audit-'));
-  });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
   });
   after(async () => {
     await stopSimulated(s);
@@ -70,15 +67,7 @@ describe('coordination through Redis (lib): three approvers on one API key', fun
   async function pendingActions(n: number, amount = 1000): Promise<any[]> {
     const client = accountClient(sim);
     try {
-      const txIds = new Set<string>();
-      for (let i = 0; i < n; i++) txIds.add((await createTransfer(client, demoTransfer(sim, { send: { symbol: 'BTC-TESTNET', amount } }))).data.tx_id);
-      const found: any[] = [];
-      for (const a of (await listActions(client, { client_id: CLIENT })).data.actions) {
-        const full = (await getAction(client, { client_id: CLIENT, action_id: a.id })).data;
-        if (txIds.has(String(full.details?.txID))) found.push({ ...full, client_id: CLIENT, action_id: full.id });
-      }
-      assert.equal(found.length, n, 'every transfer has its pending action');
-      return found;
+      return await pendingTransferActions(client, sim, n, amount, CLIENT);
     } finally {
       await client.close();
     }

@@ -15,7 +15,7 @@ import { CustodyClient, createTransfer, getAction, getTransfer, listActions } fr
 import { Coordinator } from '../../lib/coordination';
 import { FileReviewStore, RedisReviewStore, REASON_MAX_CHARS, ReviewError, ReviewQueue, reviewStoreFile, type ReviewEvent, type ReviewStore } from '../../lib/review';
 import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
-import { control, demoTransfer, tempDirPerTest, until } from '../helpers/support';
+import { closedAfterEach, control, demoTransfer, tempDirPerTest, until } from '../helpers/support';
 import { FaultProxy, type FaultKind } from '../helpers/fault-proxy';
 import { RedisServer } from '../helpers/redis-server';
 import { root } from '../helpers/red-process';
@@ -38,14 +38,11 @@ describe('review queue (lib): rules, one final call, outcomes, stores', function
   this.timeout(90000);
   let s: SimulatedAccount;
   const tempDir = tempDirPerTest('cf-review-');
-  const open: Array<{ close(): Promise<void> }> = [];
+  const open = closedAfterEach();
 
   before(async () => {
     s = await startSimulated('cf-review-sim-');
     await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 100 * 100_000_000 });
-  });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
   });
   after(async () => {
     await stopSimulated(s);
