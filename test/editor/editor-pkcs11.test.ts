@@ -26,26 +26,14 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Simulator, DATA_FILES } from '../../simulator';
 import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
-import { changePin, createSoftHsm, generateOnToken, initToken, opensslFingerprint, removeSoftHsm, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
+import { changePin, createSoftHsm, generateOnToken, initToken, opensslFingerprint, removeSoftHsm, pkcs11ConfigNode, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
 
 const TAB = 'c0f0000000000f91';
 const CFG = 'c0f0000000000c91';
 const TEST_PIN = 'pin-Edt4rQm8Lz';
 const FLOWS = [
   { id: TAB, type: 'tab', label: 'pkcs11 editor' },
-  {
-    id: CFG,
-    type: 'custody-config',
-    name: 'token',
-    environment: 'custom',
-    baseUrl: 'http://127.0.0.1:9/api/v1/p',
-    signingMode: 'timestamp',
-    timeout: 30,
-    keySource: 'pkcs11',
-    pkcs11Module: SOFTHSM_MODULE,
-    pkcs11TokenLabel: 'T',
-    pkcs11KeyLabel: 'K',
-  },
+  pkcs11ConfigNode(CFG, 'http://127.0.0.1:9/api/v1/p'),
 ];
 
 /** How many rows of `cls` are visible, of how many. */
