@@ -66,6 +66,23 @@ export function tempDirPerTest(prefix: string): () => string {
   return () => dir;
 }
 
+/**
+ * Register mocha hooks (`before`, `after`) that give the current suite one fresh empty directory
+ * under the OS temp directory, named with `prefix` (e.g. `cf-coord-audit-`), removed with its
+ * content after its last test.
+ * @returns a function answering the directory (absolute path; empty before the `before` hook ran).
+ */
+export function tempDirPerSuite(prefix: string): () => string {
+  let dir = '';
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  });
+  after(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return () => dir;
+}
+
 /** Assert that `p` fails with the section 7 401 `errPartnerAuth` whose `detail.reason` is `reason` (e.g. `signature`). */
 export async function assertAuthRefused(p: Promise<unknown>, reason: string, what: string): Promise<void> {
   await assert.rejects(p, (err: unknown) => {

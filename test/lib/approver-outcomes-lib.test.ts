@@ -23,7 +23,7 @@ import {
 } from '../../lib';
 import { ActionNotAppliedError, ActionOutcomeUnknownError, Approver, compileRules, type ApprovalRule } from '../../lib/approver';
 import { Coordinator } from '../../lib/coordination';
-import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
+import { accountClient, simulatedSuite } from '../helpers/simulated';
 import { closedAfterEach, pendingTransferActions, tempDirPerTest, until } from '../helpers/support';
 import { FaultProxy, type FaultKind } from '../helpers/fault-proxy';
 import { RedisServer } from '../helpers/redis-server';
@@ -33,16 +33,9 @@ const CLIENT = 'demo-approver';
 
 describe('approver: a call whose outcome is unknown is resolved, never counted as failed (lib)', function () {
   this.timeout(60000);
-  let s: SimulatedAccount;
+  const s = simulatedSuite('cf-outcomes-sim-');
   const tempDir = tempDirPerTest('cf-outcomes-');
   const open = closedAfterEach();
-
-  before(async () => {
-    s = await startSimulated('cf-outcomes-sim-');
-  });
-  after(async () => {
-    await stopSimulated(s);
-  });
 
   /** A proxy that applies `kind` to every approve call (PUT .../action/...) while `faults` is on. */
   async function proxyWith(kind: FaultKind): Promise<FaultProxy> {

@@ -12,14 +12,12 @@
  * The setup is started afresh for each test (a killed master stays dead).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { getAction } from '../../lib';
 import { Approver, compileRules, type ApprovalRule, type ApproverOutcome } from '../../lib/approver';
 import { Coordinator, type CoordinationState, type FailoverInfo } from '../../lib/coordination';
-import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { closedAfterEach, pendingTransferActions } from '../helpers/support';
+import { accountClient, simulatedSuite } from '../helpers/simulated';
+import { closedAfterEach, pendingTransferActions, tempDirPerSuite } from '../helpers/support';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { sleep } from '../helpers/red-process';
 
@@ -30,23 +28,15 @@ const SENTINEL_PASSWORD = 'sentinel-test-sentinel-secret';
 describe('coordination through Redis Sentinel (lib): a failover of the master', function () {
   this.timeout(90000);
   let setup: RedisSentinelSetup;
-  let s: SimulatedAccount;
-  let dir: string;
+  const s = simulatedSuite('cf-coord-sentinel-');
+  const dir = tempDirPerSuite('cf-coord-sentinel-audit-');
   const open = closedAfterEach();
 
-  before(async () => {
-    s = await startSimulated('cf-coord-sentinel-');
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coord-sentinel-audit-'));
-  });
   beforeEach(async () => {
     setup = new RedisSentinelSetup({ password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
     await setup.start();
   });
   afterEach(() => setup.stop());
-  after(async () => {
-    await stopSimulated(s);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
 
   /** A coordinator through the setup's sentinels (lease 1 s: the recovery after a failover is short). */
   function coordinator(instance: string, prefix: string): Coordinator {
@@ -108,7 +98,7 @@ describe('coordination through Redis Sentinel (lib): a failover of the master', 
     for (let i = 0; i < 3; i++) {
       const coord = coordinator(`instance-${i}`, 'cf-s2:');
       const client = accountClient(s.sim);
-      const approver = await Approver.open({ rules: compileRules(rules), defaultDecision: 'reject', auditFile: path.join(dir, `s2-${i}.jsonl`), client: async () => client, approverId: 'approver-sentinel', coordinator: coord });
+      const approver = await Approver.open({ rules: compileRules(rules), defaultDecision: 'reject', auditFile: path.join(dir(), `s2-${i}.jsonl`), client: async () => client, approverId: 'approver-sentinel', coordinator: coord });
       open.push(coord, { close: async () => client.close() }, approver);
       nodes.push({ coord, approver });
     }
