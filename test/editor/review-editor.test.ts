@@ -15,12 +15,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
-import { RedProcess, launchChromium, root } from '../helpers/red-process';
+import { type RedProcess, launchChromium, root } from '../helpers/red-process';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 import { ApprovalProxy } from '../helpers/approval-proxy';
 import { control, demoTransfer } from '../helpers/support';
 import { createTransfer, getTransfer } from '../../lib';
-import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from '../helpers/admin-auth';
+import { OPERATOR, adminCall, editorPageAs, startAdminRed } from '../helpers/admin-auth';
+import { reviewFlows, showReviewTab } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'], viewer: ['read'] };
 const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
@@ -32,7 +33,7 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
   let red: RedProcess;
   let browser: Browser;
   const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-settings-'));
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string> = {};
 
   const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
 
@@ -40,22 +41,8 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
 
   /** Open the editor as `user` (its token where the login form leaves it) with the review tab shown. */
   async function editorAs(user: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    await context.addInitScript((t: string) => localStorage.setItem('auth-tokens', JSON.stringify({ access_token: t, expires_in: 604800, token_type: 'Bearer' })), tokens[user]);
-    const page = await context.newPage();
-    await page.goto(red.base + '/');
-    await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-review') && document.querySelector('.custody-review-tab'), undefined, { timeout: 60000 });
-    // The editor may still be building its sidebar: show the tab until its content is visible.
-    await page.waitForFunction(
-      () => {
-        const tab = document.querySelector('.custody-review-tab') as HTMLElement | null;
-        if (tab && tab.offsetParent !== null) return true;
-        (window as any).RED.sidebar.show('custody-review');
-        return false;
-      },
-      undefined,
-      { timeout: 60000, polling: 250 },
-    );
+    const page = await editorPageAs(browser, tokens[user], { width: 1400, height: 900 });
+    await showReviewTab(page, red.base);
     return page;
   }
 
@@ -94,16 +81,8 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
     proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: 0 });
     const baseUrl = await proxy.listen('red');
-    red = new RedProcess({ prefix: 'cf-review-ed-', settingsFile: writeAdminAuthSettings(settingsDir, USERS) });
-    await red.start();
-    for (const u of Object.keys(USERS)) tokens[u] = await loginToken(red.base, u);
-    const flows = [
-      { id: 'tab', type: 'tab', label: 'review' },
-      { id: 'cfg', type: 'custody-config', name: 'sim behind a proxy', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, credentials: { apiKey: s.sim.account.apiKey, privateKey: s.sim.account.privateKeyPem } },
-      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: 'demo-approver', details: true, x: 120, y: 100, wires: [['ap']] },
-      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], ['rv']] },
-      { id: 'rv', z: 'tab', type: 'custody-review', connection: 'cfg', approvers: '2', escalateMargin: '60', x: 520, y: 100, wires: [[], [], []] },
-    ];
+    ({ red, tokens } = await startAdminRed('cf-review-ed-', settingsDir, USERS));
+    const flows = reviewFlows({ baseUrl, account: s.sim.account, config: { name: 'sim behind a proxy' }, review: { approvers: '2', escalateMargin: '60' } });
     const res = await api('admin', 'POST', '/flows', flows);
     const text = await res.text();
     assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${text}`);

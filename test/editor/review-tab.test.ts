@@ -23,13 +23,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { RedProcess, launchChromium, root } from '../helpers/red-process';
+import { type RedProcess, launchChromium, root } from '../helpers/red-process';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 import { ApprovalProxy } from '../helpers/approval-proxy';
 import { control, demoTransfer } from '../helpers/support';
 import { createTransfer } from '../../lib';
 import { feeFor } from '../../simulator/assets';
-import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from '../helpers/admin-auth';
+import { OPERATOR, adminCall, editorPageAs, startAdminRed } from '../helpers/admin-auth';
+import { reviewFlows, showReviewTab } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'] };
 const BTC_SCALE = 8;
@@ -59,7 +60,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
   let red: RedProcess;
   let browser: Browser;
   const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-tab-settings-'));
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string> = {};
   /** Actions whose approve / reject answer the proxy holds for 30 s (the final call stays running). */
   const slow = new Set<string>();
 
@@ -69,25 +70,12 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
 
   /** The editor as `user`, the review tab shown; `posts` collects every vote the page sends. */
   async function editorAs(user: string): Promise<{ page: Page; posts: string[] }> {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    await context.addInitScript((tk: string) => localStorage.setItem('auth-tokens', JSON.stringify({ access_token: tk, expires_in: 604800, token_type: 'Bearer' })), tokens[user]);
-    const page = await context.newPage();
+    const page = await editorPageAs(browser, tokens[user], { width: 1400, height: 1000 });
     const posts: string[] = [];
     page.on('request', (r) => {
       if (r.method() === 'POST' && /\/custody\/reviews\//.test(r.url())) posts.push(r.postData() ?? '');
     });
-    await page.goto(red.base + '/');
-    await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-review') && document.querySelector('.custody-review-tab'), undefined, { timeout: 60000 });
-    await page.waitForFunction(
-      () => {
-        const tab = document.querySelector('.custody-review-tab') as HTMLElement | null;
-        if (tab && tab.offsetParent !== null && document.querySelector('.custody-review-user')) return true;
-        (window as any).RED.sidebar.show('custody-review');
-        return false;
-      },
-      undefined,
-      { timeout: 60000, polling: 250 },
-    );
+    await showReviewTab(page, red.base, '.custody-review-user');
     return { page, posts };
   }
 
@@ -120,16 +108,8 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
     proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
     const baseUrl = await proxy.listen('red');
-    red = new RedProcess({ prefix: 'cf-review-tab-', settingsFile: writeAdminAuthSettings(settingsDir, USERS) });
-    await red.start();
-    for (const u of Object.keys(USERS)) tokens[u] = await loginToken(red.base, u);
-    const flows = [
-      { id: 'tab', type: 'tab', label: 'review' },
-      { id: 'cfg', type: 'custody-config', name: 'sim behind a proxy', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, credentials: { apiKey: s.sim.account.apiKey, privateKey: s.sim.account.privateKeyPem } },
-      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: 'demo-approver', details: true, x: 120, y: 100, wires: [['ap']] },
-      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], ['rv']] },
-      { id: 'rv', z: 'tab', type: 'custody-review', name: 'treasury four-eyes', connection: 'cfg', approvers: '2', escalateMargin: '60', x: 520, y: 100, wires: [[], [], []] },
-    ];
+    ({ red, tokens } = await startAdminRed('cf-review-tab-', settingsDir, USERS));
+    const flows = reviewFlows({ baseUrl, account: s.sim.account, config: { name: 'sim behind a proxy' }, review: { name: 'treasury four-eyes', approvers: '2', escalateMargin: '60' } });
     const res = await api('admin', 'POST', '/flows', flows);
     assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${await res.text()}`);
     browser = await launchChromium();

@@ -15,7 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ApprovalProxy, type ProxiedRequest } from './approval-proxy';
-import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from './admin-auth';
+import type { Page } from 'playwright-core';
+import { OPERATOR, adminCall, startAdminRed } from './admin-auth';
 import { RedProcess, sleep } from './red-process';
 import { RedisServer } from './redis-server';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
@@ -30,6 +31,55 @@ export const RIG_CLIENT_ID = 'demo-approver';
 
 /** The review node's id in every instance's flow. */
 export const REVIEW_NODE = 'rv';
+
+/** What {@link reviewFlows} deploys. */
+export interface ReviewFlowOptions {
+  /** The partner API's base URL the config node calls (the proxy's). */
+  baseUrl: string;
+  /** The simulator account whose keys the config node signs with. */
+  account: { apiKey: string; privateKeyPem: string };
+  /** Properties of the config node beside those (e.g. `name`, coordination). */
+  config?: Record<string, unknown>;
+  /** Properties of the review node (e.g. `approvers`, `escalateMargin`, `auditFile`). */
+  review: Record<string, unknown>;
+}
+
+/**
+ * The review flow of these tests (docs/nodes.md "custody-review"): a tab `tab` with a config
+ * node `cfg` (environment `custom`, timestamp signing, 30 s timeout), the core client feed of
+ * {@link RIG_CLIENT_ID} with details -> `custody-approver` `ap` (no rule, default decision hold,
+ * its held output) -> `custody-review` {@link REVIEW_NODE}.
+ */
+export function reviewFlows(options: ReviewFlowOptions): object[] {
+  const { baseUrl, account } = options;
+  return [
+    { id: 'tab', type: 'tab', label: 'review' },
+    { id: 'cfg', type: 'custody-config', name: 'sim', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, ...options.config, credentials: { apiKey: account.apiKey, privateKey: account.privateKeyPem } },
+    { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: RIG_CLIENT_ID, details: true, x: 120, y: 100, wires: [['ap']] },
+    { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], [REVIEW_NODE]] },
+    { id: REVIEW_NODE, z: 'tab', type: 'custody-review', connection: 'cfg', ...options.review, x: 520, y: 100, wires: [[], [], []] },
+  ];
+}
+
+/**
+ * Open the editor at `base` in `page` and show its "Custody review" sidebar tab: wait (60 s at
+ * most) for the custody-review type and the tab, then show the tab until it is visible (the
+ * editor may still be building its sidebar) and `ready` (a selector, when given) is in the page.
+ */
+export async function showReviewTab(page: Page, base: string, ready?: string): Promise<void> {
+  await page.goto(base + '/');
+  await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-review') && document.querySelector('.custody-review-tab'), undefined, { timeout: 60000 });
+  await page.waitForFunction(
+    (selector) => {
+      const tab = document.querySelector('.custody-review-tab') as HTMLElement | null;
+      if (tab && tab.offsetParent !== null && (!selector || document.querySelector(selector))) return true;
+      (window as any).RED.sidebar.show('custody-review');
+      return false;
+    },
+    ready,
+    { timeout: 60000, polling: 250 },
+  );
+}
 
 /** Options of {@link ReviewRig.start}. */
 export interface ReviewRigOptions {
@@ -98,13 +148,9 @@ export class ReviewRig {
         await rig.redis.start();
       }
       rig.proxy = new ApprovalProxy({ target: rig.s.sim.baseUrl, holdMs: options.holdMs ?? 0 });
-      const settingsFile = writeAdminAuthSettings(rig.#settingsDir, RIG_USERS);
       for (const name of options.instances) {
         rig.#baseUrls.push(await rig.proxy.listen(name));
-        const red = new RedProcess({ prefix: `${options.prefix}${name}-`, settingsFile });
-        await red.start();
-        const tokens: Record<string, string> = {};
-        for (const u of Object.keys(RIG_USERS)) tokens[u] = await loginToken(red.base, u);
+        const { red, tokens } = await startAdminRed(`${options.prefix}${name}-`, rig.#settingsDir, RIG_USERS);
         rig.instances.push({ name, red, tokens, auditFile: path.join(red.userDir, 'review-audit.jsonl'), caughtFile: path.join(red.userDir, 'caught.jsonl') });
       }
       for (let i = 0; i < rig.instances.length; i++) await rig.deploy(i, options.quorum);
@@ -120,11 +166,7 @@ export class ReviewRig {
     const inst = this.instances[i];
     const coordination = this.redis ? { coordination: 'redis', redisUrl: `${this.redis.url}/0`, redisKeyPrefix: `${this.options.prefix}`, claimLeaseSeconds: this.options.leaseSeconds ?? 60 } : {};
     return [
-      { id: 'tab', type: 'tab', label: 'review' },
-      { id: 'cfg', type: 'custody-config', name: 'sim', environment: 'custom', baseUrl: this.#baseUrls[i], signingMode: 'timestamp', timeout: 30, ...coordination, credentials: { apiKey: this.s.sim.account.apiKey, privateKey: this.s.sim.account.privateKeyPem } },
-      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: RIG_CLIENT_ID, details: true, x: 120, y: 100, wires: [['ap']] },
-      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], [REVIEW_NODE]] },
-      { id: REVIEW_NODE, z: 'tab', type: 'custody-review', connection: 'cfg', approvers: String(quorum), escalateMargin: '0', auditFile: inst.auditFile, x: 520, y: 100, wires: [[], [], []] },
+      ...reviewFlows({ baseUrl: this.#baseUrls[i], account: this.s.sim.account, config: coordination, review: { approvers: String(quorum), escalateMargin: '0', auditFile: inst.auditFile } }),
       { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, x: 120, y: 200, wires: [['caughtLine']] },
       {
         id: 'caughtLine',
