@@ -83,6 +83,34 @@ export function tempDirPerSuite(prefix: string): () => string {
   return () => dir;
 }
 
+/**
+ * Set `vars` in this process's environment (undefined: remove the variable).
+ * @returns what was there before, to hand back to {@link setEnv} to restore it.
+ */
+export function setEnv(vars: Record<string, string | undefined>): Record<string, string | undefined> {
+  const previous = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  for (const [k, v] of Object.entries(vars)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  return previous;
+}
+
+/**
+ * Register mocha hooks on the current suite: `before` sets `vars` ({@link setEnv}; e.g. where a
+ * config node of environment "simulator" starts the shared simulator, `CUSTODYFLOW_SIMULATOR_DATA`),
+ * `after` puts back what was there. Register it before the hooks that need the variables.
+ */
+export function useEnv(vars: Record<string, string | undefined>): void {
+  let previous: Record<string, string | undefined> = {};
+  before(() => {
+    previous = setEnv(vars);
+  });
+  after(() => {
+    setEnv(previous);
+  });
+}
+
 /** Assert that `p` fails with the section 7 401 `errPartnerAuth` whose `detail.reason` is `reason` (e.g. `signature`). */
 export async function assertAuthRefused(p: Promise<unknown>, reason: string, what: string): Promise<void> {
   await assert.rejects(p, (err: unknown) => {
