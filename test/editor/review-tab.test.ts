@@ -22,7 +22,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { type RedProcess, launchChromium, root } from '../helpers/red-process';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
 import { ApprovalProxy } from '../helpers/approval-proxy';
@@ -95,6 +95,21 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
 
   /** Wait until Node-RED removed the closed confirmation (it slides up first). */
   const confirmationGone = (page: Page) => page.waitForSelector('.red-ui-notification .custody-review-confirm', { state: 'detached', timeout: 10000 });
+
+  /** Click `button` of card `c` in `page` and wait for the confirmation the tab asks (10 s at most); the confirmation and its text. */
+  async function confirmationFor(page: Page, c: ReturnType<typeof card>, button: 'approve' | 'reject'): Promise<{ dialog: Locator; asked: string }> {
+    await c.locator(`.custody-review-${button}`).click();
+    const dialog = confirmation(page);
+    await dialog.waitFor({ timeout: 10000 });
+    return { dialog, asked: await dialog.innerText() };
+  }
+
+  /** The text of the vote's result notification in `page` once it shows (30 s at most); `kind` `-error` for an error notification. */
+  async function resultText(page: Page, kind: '' | '-error' = ''): Promise<string> {
+    const notice = page.locator(`.red-ui-notification${kind} .custody-review-result`);
+    await notice.waitFor({ timeout: 30000 });
+    return notice.innerText();
+  }
 
   /** A picture (not an assertion) into docs/images/`file` (or `file` when absolute): `c` scrolled to the top of the tab, animations settled. */
   async function screenshot(page: Page, c: ReturnType<typeof card>, file: string): Promise<void> {
@@ -184,10 +199,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     assert.notDeepEqual(look.approve, look.reject, 'Approve and Reject look different');
     assert.notEqual(look.approve[0], look.reject[0], 'different backgrounds');
 
-    await c.locator('.custody-review-approve').click();
-    const dialog = confirmation(alice.page);
-    await dialog.waitFor({ timeout: 10000 });
-    const asked = await dialog.innerText();
+    const { dialog, asked } = await confirmationFor(alice.page, c, 'approve');
     assert.match(asked, new RegExp(`Approve sending ${btc(net).replace('.', '\\.')} to `));
     assert.ok(asked.includes(review.details.recipientAddress!), 'names the destination wallet');
     assert.ok(asked.includes(review.details.recipientAddressName!), 'names the destination');
@@ -202,9 +214,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await c.locator('.custody-review-approve').click();
     await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
     await confirmationGone(alice.page);
-    const notice = alice.page.locator('.red-ui-notification .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*${review.details.recipientAddress}.*\\(1 of 2\\)`));
+    assert.match(await resultText(alice.page), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*${review.details.recipientAddress}.*\\(1 of 2\\)`));
     assert.equal(alice.posts.length, 1, 'one vote sent');
     assert.deepEqual(JSON.parse(alice.posts[0]), { decision: 'approve', via: 'editor' });
     await alice.page.waitForFunction((id) => /alice approved \(editor\)/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"] .custody-review-votes`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
@@ -245,17 +255,12 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
 
     await c.locator('.custody-review-reason').fill('beneficiary not on the invoice');
     const deletes = decisionCalls('DELETE');
-    await c.locator('.custody-review-reject').click();
-    const dialog = confirmation(bob.page);
-    await dialog.waitFor({ timeout: 10000 });
-    const asked = await dialog.innerText();
+    const { dialog, asked } = await confirmationFor(bob.page, c, 'reject');
     assert.match(asked, new RegExp(`Reject sending ${btc(net).replace('.', '\\.')} to `));
     assert.ok(asked.includes(review.details.recipientAddress!), 'names the destination wallet');
     assert.match(asked, /Reason: beneficiary not on the invoice/);
     await dialog.locator('.custody-review-confirm-reject').click();
-    const notice = bob.page.locator('.red-ui-notification .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), new RegExp(`^Rejected: ${btc(net).replace('.', '\\.')} to `));
+    assert.match(await resultText(bob.page), new RegExp(`^Rejected: ${btc(net).replace('.', '\\.')} to `));
     assert.deepEqual(JSON.parse(bob.posts[0]), { decision: 'reject', reason: 'beneficiary not on the invoice', via: 'editor' });
     for (let i = 0; i < 300 && decisionCalls('DELETE') === deletes; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(decisionCalls('DELETE'), deletes + 1, 'one DELETE');
@@ -271,9 +276,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await alice.page.waitForFunction((id) => /alice approved/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
     await c.locator('.custody-review-approve').click();
     await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
-    const notice = alice.page.locator('.red-ui-notification-error .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), /^Not recorded: .*already approved by you/);
+    assert.match(await resultText(alice.page, '-error'), /^Not recorded: .*already approved by you/);
     await alice.page.waitForFunction((id) => /already approved by you/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"] .custody-review-error`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
     await alice.page.context().close();
   });
@@ -286,8 +289,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await c.waitFor({ timeout: 30000 });
     assert.ok((await c.innerText()).includes(reference), 'the reference, as typed');
     assert.equal(await c.locator('img').count(), 0);
-    await c.locator('.custody-review-approve').click();
-    await confirmation(alice.page).waitFor({ timeout: 10000 });
+    await confirmationFor(alice.page, c, 'approve');
     assert.equal(await alice.page.locator('.red-ui-notification img').count(), 0);
     await confirmation(alice.page).locator('.custody-review-cancel').click();
     assert.equal(await alice.page.evaluate(() => (window as any).__custodyXss), undefined);
@@ -306,9 +308,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await alice.page.waitForFunction((id) => /bob approved/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
     await c.locator('.custody-review-approve').click();
     await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
-    const notice = alice.page.locator('.red-ui-notification .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*\\(2 of 2\\): being decided$`));
+    assert.match(await resultText(alice.page), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*\\(2 of 2\\): being decided$`));
     await alice.page.waitForFunction((id) => document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.getAttribute('data-state') === 'calling', review.action_id, { timeout: 30000 });
     assert.ok(proxy.inFlight().some((r) => r.action_id === review.action_id), 'the PUT is still running');
     assert.equal(await c.locator('button').count(), 0, 'no buttons while it is being decided');

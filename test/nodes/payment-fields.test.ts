@@ -14,7 +14,7 @@ import type { Simulator } from '../../simulator';
 import { fromBaseUnits } from '../../lib';
 import { Inbox, demoTransferFields, loadCollecting, sendAndWait, operationFlow, str, typedProps, type TypedValue } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
-import { useRecordingProxy, type RecordingProxy } from '../helpers/recording-proxy';
+import { useRecordingProxy } from '../helpers/recording-proxy';
 import { uniqueId, transferRequest, bodyOf } from '../helpers/requests';
 import { control } from '../helpers/support';
 
@@ -24,15 +24,13 @@ const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-wit
 describe('payment fields: transfer, withdraw, swap make and sweep from typed fields', function () {
   this.timeout(60000);
   let sim: Simulator;
-  let proxy: RecordingProxy;
   const inbox: Inbox = new Map();
   let creds: object;
   const simulator = useRedRuntime(dataDir);
-  const recording = useRecordingProxy(simulator);
+  const proxy = useRecordingProxy(simulator);
 
   before(() => {
     sim = simulator();
-    proxy = recording();
     creds = { cfg: { apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem } };
   });
 

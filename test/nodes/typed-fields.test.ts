@@ -10,7 +10,7 @@ import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { Inbox, loadCollecting, sendAndWait, operationFlow } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
-import { useRecordingProxy, type RecordingProxy } from '../helpers/recording-proxy';
+import { useRecordingProxy } from '../helpers/recording-proxy';
 
 const dataDir = simulatorDataDir('cf-typed-fields-');
 const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-fund', 'custody-company', 'custody-portfolio', 'custody-policy'], []);
@@ -21,17 +21,15 @@ const unique = (p: string) => `${p}-${process.pid}-${Date.now()}-${++seq}`;
 describe('TypedInput fields in the runtime: msg, flow, global, env, jsonata, num drive the request', function () {
   this.timeout(60000);
   let sim: Simulator;
-  let proxy: RecordingProxy;
   const inbox: Inbox = new Map();
   /** A flow whose config node reaches the simulator through the proxy (custom environment, the account's keys). */
   let flowOf: (type: string, props: Record<string, unknown>) => object[];
   let creds: object;
 
   const simulator = useRedRuntime(dataDir);
-  const recording = useRecordingProxy(simulator);
+  const proxy = useRecordingProxy(simulator);
   before(() => {
     sim = simulator();
-    proxy = recording();
     const v1 = new URL(sim.baseUrl);
     const v2 = new URL(sim.v2.baseUrl);
     flowOf = (type, props) =>
