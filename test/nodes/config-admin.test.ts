@@ -20,12 +20,10 @@ import http from 'node:http';
 import Router from 'router';
 import helper from 'node-red-node-test-helper';
 import { describeCleanLog } from '../helpers/log-spy';
-import { useEnv } from '../helpers/support';
 import type { NodeAPI } from 'node-red';
 import type { Simulator } from '../../simulator';
 import { startSimulatorWithKeys } from '../helpers/simulated';
-import { rsaKeyPair } from '../helpers/red-setup';
-import { stopSharedSimulator } from '../../simulator/shared';
+import { rsaKeyPair, useSharedSimulatorIn } from '../helpers/red-setup';
 import { CustodyClient, addTrustedParty, addWallet, createCompany, createCoreClient, createFund } from '../../lib';
 import { registerAdminRoutes, COORDINATION_PATH, COORDINATION_PERMISSION, LOOKUP_PATH, TEST_PATH, TEST_PERMISSION, LOOKUP_PERMISSION } from '../../nodes/custody-config/admin';
 import { freePort } from '../helpers/red-process';
@@ -72,12 +70,11 @@ describe('custody-config admin endpoints: test connection and lookups', function
   let silent: net.Server;
   let silentPort: number;
   let client: CustodyClient;
-  useEnv({ CUSTODYFLOW_SIMULATOR_DATA: path.join(tmp, 'shared-sim') });
+  useSharedSimulatorIn(path.join(tmp, 'shared-sim'));
   /** Ids made in the simulator for the lookups. */
   const made: { company_id: string; fund_id: string; wallets: string[]; core_client_id: string } = { company_id: '', fund_id: '', wallets: [], core_client_id: '' };
 
   before(async () => {
-    await stopSharedSimulator();
     sim = await startSimulatorWithKeys(path.join(tmp, 'sim'), pair);
     execFileSync(
       'openssl',
@@ -126,7 +123,6 @@ describe('custody-config admin endpoints: test connection and lookups', function
     await sim?.stop();
     await tlsSim?.stop();
     silent?.close();
-    await stopSharedSimulator();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
