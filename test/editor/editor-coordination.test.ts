@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { configNode, openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { configNode, editorCredentials, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { RedisServer } from '../helpers/redis-server';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { parseRedisAddresses } from '../../lib/coordination/coordinator';
@@ -164,9 +164,9 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       assert.equal(status.coordination, 'redis', `deployed with Redis\n${red().log.slice(-2000)}`);
       assert.equal(status.state, 'ready', `the deployed node connected with the stored password\n${red().log.slice(-2000)}`);
 
-      const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
-      assert.ok(!flowsText.includes(PASSWORD), 'the password is not in flows.json');
-      const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === CFG)!;
+      const deployed = storedFlows(red().userDir);
+      assert.ok(!deployed.text.includes(PASSWORD), 'the password is not in flows.json');
+      const cfg = deployed.nodes.find((n) => n.id === CFG)!;
       assert.equal(cfg.coordination, 'redis');
       assert.equal(cfg.redisUrl, `${redis.url}/0`);
       assert.equal(cfg.redisTls, false);
@@ -174,7 +174,7 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       assert.equal(Number(cfg.claimLeaseSeconds), 60);
       assert.equal(cfg.redisPassword, undefined);
       assert.equal(cfg.credentials, undefined);
-      const creds = await (await fetch(`${red().base}/credentials/custody-config/${CFG}`, { headers: { accept: 'application/json' } })).json();
+      const creds = await editorCredentials(red().base, 'custody-config', CFG);
       assert.equal(creds.has_redisPassword, true, 'stored as a credential');
       assert.ok(!JSON.stringify(creds).includes(PASSWORD), 'never sent back to the editor');
       const credFile = path.join(red().userDir, 'flows_cred.json');
@@ -330,16 +330,16 @@ describe('custody-config dialog in the editor: coordination through Redis', func
         const status = await updateAndDeploy(page, red().base, OLD);
         assert.deepEqual([status.state, status.mode, status.master], ['ready', 'sentinel', `127.0.0.1:${group.masterPort}`], `the deployed node reached the master through the sentinels\n${red().log.slice(-2000)}`);
 
-        const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
-        assert.ok(!flowsText.includes(sentinelPassword), 'the sentinel password is not in flows.json');
-        const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === OLD)!;
+        const deployed = storedFlows(red().userDir);
+        assert.ok(!deployed.text.includes(sentinelPassword), 'the sentinel password is not in flows.json');
+        const cfg = deployed.nodes.find((n) => n.id === OLD)!;
         assert.equal(cfg.redisMode, 'sentinel');
         assert.equal(cfg.redisSentinels, group.sentinelList);
         assert.equal(cfg.redisMasterName, 'custody-master');
         assert.equal(cfg.redisUrl, 'redis://127.0.0.1:1/0', 'the URL of before, unused in Sentinel mode');
         assert.equal(cfg.redisSentinelPassword, undefined);
         assert.equal(cfg.credentials, undefined);
-        const creds = await (await fetch(`${red().base}/credentials/custody-config/${OLD}`, { headers: { accept: 'application/json' } })).json();
+        const creds = await editorCredentials(red().base, 'custody-config', OLD);
         assert.equal(creds.has_redisSentinelPassword, true, 'stored as a credential');
         assert.ok(!JSON.stringify(creds).includes(sentinelPassword), 'never sent back to the editor');
         const credFile = path.join(red().userDir, 'flows_cred.json');

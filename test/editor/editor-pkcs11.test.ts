@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Simulator, DATA_FILES } from '../../simulator';
-import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { editorCredentials, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { changePin, createSoftHsm, generateOnToken, initToken, opensslFingerprint, removeSoftHsm, pkcs11ConfigNode, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
 
 const TAB = 'c0f0000000000f91';
@@ -135,17 +135,17 @@ describe('custody-config dialog in the editor: a key on a PKCS#11 token', functi
       assert.equal(lookup!.status, 200, `${listed}\n${red().log.slice(-2000)}`);
       assert.ok((JSON.parse(listed) as unknown[]).length > 0, listed);
 
-      const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
-      assert.ok(!flowsText.includes(TEST_PIN), 'no PIN in flows.json');
-      assert.ok(!/PRIVATE KEY|BEGIN/.test(flowsText), 'no key material in flows.json');
-      const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === CFG)!;
+      const deployed = storedFlows(red().userDir);
+      assert.ok(!deployed.text.includes(TEST_PIN), 'no PIN in flows.json');
+      assert.ok(!/PRIVATE KEY|BEGIN/.test(deployed.text), 'no key material in flows.json');
+      const cfg = deployed.nodes.find((n) => n.id === CFG)!;
       assert.deepEqual([cfg.keySource, cfg.pkcs11Module, cfg.pkcs11TokenLabel, cfg.pkcs11KeyLabel, cfg.pkcs11KeyId], ['pkcs11', SOFTHSM_MODULE, 'T', 'K', '01']);
       assert.equal(cfg.pin, undefined);
       assert.equal(cfg.credentials, undefined);
       const credText = fs.readFileSync(path.join(red().userDir, 'flows_cred.json'), 'utf8');
       assert.deepEqual(Object.keys(JSON.parse(credText)), ['$'], 'flows_cred.json holds one encrypted blob');
       assert.ok(!credText.includes(TEST_PIN), 'the PIN is encrypted');
-      const creds = await (await fetch(`${red().base}/credentials/custody-config/${CFG}`, { headers: { accept: 'application/json' } })).json();
+      const creds = await editorCredentials(red().base, 'custody-config', CFG);
       assert.equal(creds.has_pin, true, 'stored as a credential');
       assert.ok(!JSON.stringify(creds).includes(TEST_PIN), 'never sent back to the editor');
 

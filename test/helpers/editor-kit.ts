@@ -4,6 +4,8 @@
  * node definitions and nodes a test needs are there. Mocha only: {@link useRedProcess}
  * registers hooks, so call it inside a `describe`.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { RedProcess, launchChromium, openEditor, type RedProcessOptions } from './red-process';
 
@@ -176,4 +178,22 @@ export async function deployedNode(base: string, id: string, timeoutMs = 20000):
  */
 export function configNode(id: string, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { id, type: 'custody-config', name, environment: 'simulator', signingMode: 'timestamp', timeout: 30, ...extra };
+}
+
+/**
+ * flows.json in the user directory `userDir` of a `node-red` (what a deploy stored): its text, to
+ * search for what must not be there (a password, key material), and its nodes.
+ * @throws when there is no flows.json or it is not JSON.
+ */
+export function storedFlows(userDir: string): { text: string; nodes: Array<Record<string, unknown>> } {
+  const text = fs.readFileSync(path.join(userDir, 'flows.json'), 'utf8');
+  return { text, nodes: JSON.parse(text) as Array<Record<string, unknown>> };
+}
+
+/**
+ * What the editor gets back of the credentials of node `id` of `type` from the `node-red` at
+ * `base` (`GET /credentials/<type>/<id>`): a plain credential's value, `has_<name>` for a password.
+ */
+export async function editorCredentials(base: string, type: string, id: string): Promise<Record<string, any>> {
+  return (await (await fetch(`${base}/credentials/${type}/${id}`, { headers: { accept: 'application/json' } })).json()) as Record<string, any>;
 }
