@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { deployedNode, importAndEdit, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { deployedNode, fillRow, importAndEdit, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'a9900000000000f1';
 const CONFIG = 'a9900000000000c1';
@@ -137,34 +137,17 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       assert.equal(await page.inputValue(`${row(1)} .custody-rule-velocityWindowHours`), '24');
 
       // Rule 1: small BTC transfers to known wallets, approved on weekdays in Zurich office hours.
-      await page.fill(`${row(1)} .custody-rule-name`, 'small BTC transfers');
+      await fillRow(page, row(1), 'custody-rule-', { name: 'small BTC transfers', assets: 'BTC-TESTNET, ', maxAmount: '0.5', destinations: 'alpha bravo charlie\n\n  W-2f9c0a  \n', velocityAmount: '2', velocityCount: '10', from: '09:00', to: '17:30', timeZone: 'Europe/Zurich' });
       await page.selectOption(`${row(1)} .custody-rule-decision`, 'approve');
       await page.check(`${row(1)} .custody-rule-actionTypes input[value="ApproveTransfer"]`);
-      await page.fill(`${row(1)} .custody-rule-assets`, 'BTC-TESTNET, ');
-      await page.fill(`${row(1)} .custody-rule-maxAmount`, '0.5');
-      await page.fill(`${row(1)} .custody-rule-destinations`, 'alpha bravo charlie\n\n  W-2f9c0a  \n');
       await page.check(`${row(1)} .custody-rule-destinationWhitelisted`);
-      await page.fill(`${row(1)} .custody-rule-velocityAmount`, '2');
-      await page.fill(`${row(1)} .custody-rule-velocityCount`, '10');
       for (const d of ['mon', 'tue', 'wed', 'thu', 'fri']) await page.check(`${row(1)} .custody-rule-days input[value="${d}"]`);
-      await page.fill(`${row(1)} .custody-rule-from`, '09:00');
-      await page.fill(`${row(1)} .custody-rule-to`, '17:30');
-      await page.fill(`${row(1)} .custody-rule-timeZone`, 'Europe/Zurich');
 
       // Rule 2: large amounts rejected at night in New York.
-      await page.fill(`${row(2)} .custody-rule-name`, 'large amounts');
+      await fillRow(page, row(2), 'custody-rule-', { name: 'large amounts', assets: 'BTC-TESTNET,ETH-TESTNET', minAmount: '10', sources: 'fund-7\n', velocityCount: '3', velocityWindowHours: '12', from: '22:00', to: '06:00', timeZone: 'America/New_York', benefitOfPattern: '^ACME' });
       await page.selectOption(`${row(2)} .custody-rule-decision`, 'reject');
       await page.check(`${row(2)} .custody-rule-actionTypes input[value="ApproveTransfer"]`);
       await page.check(`${row(2)} .custody-rule-actionTypes input[value="ApproveWithdraw"]`);
-      await page.fill(`${row(2)} .custody-rule-assets`, 'BTC-TESTNET,ETH-TESTNET');
-      await page.fill(`${row(2)} .custody-rule-minAmount`, '10');
-      await page.fill(`${row(2)} .custody-rule-sources`, 'fund-7\n');
-      await page.fill(`${row(2)} .custody-rule-velocityCount`, '3');
-      await page.fill(`${row(2)} .custody-rule-velocityWindowHours`, '12');
-      await page.fill(`${row(2)} .custody-rule-from`, '22:00');
-      await page.fill(`${row(2)} .custody-rule-to`, '06:00');
-      await page.fill(`${row(2)} .custody-rule-timeZone`, 'America/New_York');
-      await page.fill(`${row(2)} .custody-rule-benefitOfPattern`, '^ACME');
       assert.equal(await page.locator('#node-input-rule-container .input-error').count(), 0, 'no field is marked invalid');
 
       // Fold rule 2: its summary shows under its name.

@@ -17,7 +17,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { deployedNode, openNodeDialog, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { deployedNode, fillRow, openNodeDialog, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'a9910000000000f1';
 const CONFIG = 'a9910000000000c1';
@@ -177,12 +177,8 @@ describe('custody-review editor: amount bands as rows, typed core client id, Nod
       await add.click();
       assert.equal(await page.locator('#node-input-bands-container .custody-band').count(), 2);
       assert.deepEqual(await page.$$eval('#node-input-bands-container .custody-band-index', (els) => els.map((e) => e.textContent)), ['1', '2']);
-      await page.fill(`${row(1)} .custody-band-asset`, 'BTC-TESTNET');
-      await page.fill(`${row(1)} .custody-band-from`, '1.5');
-      await page.fill(`${row(1)} .custody-band-approvers`, '3');
-      await page.fill(`${row(2)} .custody-band-asset`, 'ETH-TESTNET');
-      await page.fill(`${row(2)} .custody-band-from`, 'abc');
-      await page.fill(`${row(2)} .custody-band-approvers`, '7');
+      await fillRow(page, row(1), 'custody-band-', { asset: 'BTC-TESTNET', from: '1.5', approvers: '3' });
+      await fillRow(page, row(2), 'custody-band-', { asset: 'ETH-TESTNET', from: 'abc', approvers: '7' });
       assert.equal(await page.locator(`${row(1)} .input-error`).count(), 0, 'row 1 is valid');
       assert.equal(await page.locator(`${row(2)} .custody-band-from.input-error`).count(), 1, 'from "abc" is marked');
       assert.equal(await page.locator(`${row(2)} .custody-band-approvers.input-error`).count(), 1, 'approvers 7 is marked');
@@ -215,8 +211,7 @@ describe('custody-review editor: amount bands as rows, typed core client id, Nod
       assert.deepEqual(await rowValues(page), [['BTC-TESTNET', '1.5', '3'], ['ETH-TESTNET', 'abc', '7']]);
       assert.equal(await page.locator(`${row(2)} .input-error`).count(), 2);
       assert.equal(await page.evaluate(() => (window as any).$('#node-input-clientId').typedInput('type')), 'env');
-      await page.fill(`${row(2)} .custody-band-from`, '100');
-      await page.fill(`${row(2)} .custody-band-approvers`, '4');
+      await fillRow(page, row(2), 'custody-band-', { from: '100', approvers: '4' });
       assert.equal(await page.locator('#node-input-bands-container .input-error').count(), 0);
       assert.equal(await page.isVisible(`${row(2)} .custody-band-problem`), false);
       await done(page);

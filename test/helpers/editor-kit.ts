@@ -197,3 +197,14 @@ export function storedFlows(userDir: string): { text: string; nodes: Array<Recor
 export async function editorCredentials(base: string, type: string, id: string): Promise<Record<string, any>> {
   return (await (await fetch(`${base}/credentials/${type}/${id}`, { headers: { accept: 'application/json' } })).json()) as Record<string, any>;
 }
+
+/**
+ * Type into the text fields of one row of an editable list in the open dialog, as a user does
+ * (playwright `fill`), in the order given: field `f` is the element `<row> .<prefix><f>`.
+ * @param row the row's selector, e.g. `#node-input-rule-container > li:nth-child(2) .custody-rule`.
+ * @param prefix the fields' class prefix, e.g. `custody-rule-`.
+ * @param values the text of each field, by field name.
+ */
+export async function fillRow(page: Page, row: string, prefix: string, values: Record<string, string>): Promise<void> {
+  for (const [field, value] of Object.entries(values)) await page.fill(`${row} .${prefix}${field}`, value);
+}
