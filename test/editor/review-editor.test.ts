@@ -6,22 +6,22 @@
  * own login (`POST /auth/token`, client `node-red-editor`, grant `password`) gives each a token;
  * the editor page gets it as the login form would leave it (localStorage `auth-tokens`).
  * The flow: core client feed -> custody-approver (no rule: everything held) -> custody-review
- * (quorum 2), against a simulator started here behind a proxy that records every request (the
- * PUTs and DELETEs counted).
+ * (quorum 2, its audit where the node keeps it by default), against a simulator started here
+ * behind a proxy that records every request (the PUTs and DELETEs counted): a {@link ReviewRig}
+ * of one instance (test/helpers/review-rig.ts).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { type RedProcess, launchChromium, root } from '../helpers/red-process';
-import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { ApprovalProxy } from '../helpers/approval-proxy';
-import { control, demoTransfer } from '../helpers/support';
+import type { SimulatedAccount } from '../helpers/simulated';
+import type { ApprovalProxy } from '../helpers/approval-proxy';
+import { demoTransfer } from '../helpers/support';
 import { createTransfer, getTransfer } from '../../lib';
-import { OPERATOR, adminCall, editorPageAs, startAdminRed } from '../helpers/admin-auth';
-import { reviewFlows, showReviewTab } from '../helpers/review-rig';
+import { OPERATOR, adminCall, editorPageAs } from '../helpers/admin-auth';
+import { ReviewRig, showReviewTab } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'], viewer: ['read'] };
 const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
@@ -32,8 +32,8 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
   let proxy: ApprovalProxy;
   let red: RedProcess;
   let browser: Browser;
-  const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-settings-'));
   let tokens: Record<string, string> = {};
+  let rig: ReviewRig;
 
   const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
 
@@ -77,24 +77,15 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
   }
 
   before(async () => {
-    s = await startSimulated('cf-review-ed-sim-');
-    await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
-    proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: 0 });
-    const baseUrl = await proxy.listen('red');
-    ({ red, tokens } = await startAdminRed('cf-review-ed-', settingsDir, USERS));
-    const flows = reviewFlows({ baseUrl, account: s.sim.account, config: { name: 'sim behind a proxy' }, review: { approvers: '2', escalateMargin: '60' } });
-    const res = await api('admin', 'POST', '/flows', flows);
-    const text = await res.text();
-    assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${text}`);
+    rig = await ReviewRig.start({ prefix: 'cf-review-ed-', instances: ['red'], quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { escalateMargin: '60' } });
+    ({ s, proxy } = rig);
+    ({ red, tokens } = rig.instances[0]);
     browser = await launchChromium();
   });
 
   after(async () => {
     await browser?.close();
-    await red?.stop();
-    await proxy?.stop();
-    await stopSimulated(s);
-    fs.rmSync(settingsDir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('quorum 2: a held 2 BTC-TESTNET transfer shows in alice\'s tab; alice approves (still pending, no PUT); alice again is refused; bob approves: one PUT, approved_transfer; the audit names both and verifies', async () => {

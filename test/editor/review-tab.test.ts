@@ -4,7 +4,7 @@
  * logged in as operators (README "Operator accounts": `["read", "custody.review.read",
  * "custody.review.write"]`). The flow: core client feed -> custody-approver (no rule: everything
  * held) -> custody-review (quorum 2), against the simulator behind a proxy that records every
- * PUT / DELETE of an action.
+ * PUT / DELETE of an action: a {@link ReviewRig} of one instance (test/helpers/review-rig.ts).
  *
  * What the reviewer relies on: a held transfer appears in an open tab without reloading (the
  * runtime's `custody/reviews` message; the tab does not poll); its card names the destination, the
@@ -20,17 +20,16 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { type RedProcess, launchChromium, root } from '../helpers/red-process';
-import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { ApprovalProxy } from '../helpers/approval-proxy';
-import { control, demoTransfer } from '../helpers/support';
+import type { SimulatedAccount } from '../helpers/simulated';
+import type { ApprovalProxy } from '../helpers/approval-proxy';
+import { demoTransfer } from '../helpers/support';
 import { createTransfer } from '../../lib';
 import { feeFor } from '../../simulator/assets';
-import { OPERATOR, adminCall, editorPageAs, startAdminRed } from '../helpers/admin-auth';
-import { reviewFlows, showReviewTab } from '../helpers/review-rig';
+import { OPERATOR, adminCall, editorPageAs } from '../helpers/admin-auth';
+import { ReviewRig, showReviewTab } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'] };
 const BTC_SCALE = 8;
@@ -59,8 +58,8 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
   let proxy: ApprovalProxy;
   let red: RedProcess;
   let browser: Browser;
-  const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-tab-settings-'));
   let tokens: Record<string, string> = {};
+  let rig: ReviewRig;
   /** Actions whose approve / reject answer the proxy holds for 30 s (the final call stays running). */
   const slow = new Set<string>();
 
@@ -119,23 +118,15 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
   }
 
   before(async () => {
-    s = await startSimulated('cf-review-tab-sim-');
-    await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
-    proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
-    const baseUrl = await proxy.listen('red');
-    ({ red, tokens } = await startAdminRed('cf-review-tab-', settingsDir, USERS));
-    const flows = reviewFlows({ baseUrl, account: s.sim.account, config: { name: 'sim behind a proxy' }, review: { name: 'treasury four-eyes', approvers: '2', escalateMargin: '60' } });
-    const res = await api('admin', 'POST', '/flows', flows);
-    assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${await res.text()}`);
+    rig = await ReviewRig.start({ prefix: 'cf-review-tab-', instances: ['red'], quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { name: 'treasury four-eyes', escalateMargin: '60' }, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
+    ({ s, proxy } = rig);
+    ({ red, tokens } = rig.instances[0]);
     browser = await launchChromium();
   });
 
   after(async () => {
     await browser?.close();
-    await red?.stop();
-    await proxy?.stop();
-    await stopSimulated(s);
-    fs.rmSync(settingsDir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('the tab source sets no colour of its own: every colour is a Node-RED theme variable', () => {

@@ -95,6 +95,17 @@ export interface ReviewRigOptions {
   leaseSeconds?: number;
   /** How long the proxy holds a decision call's answer, ms (default 0). */
   holdMs?: number | ((call: ProxiedRequest) => number);
+  /** The users of every instance, their permissions by name (default {@link RIG_USERS}; `admin` deploys). */
+  users?: Record<string, string[]>;
+  /** BTC-TESTNET put into the demo wallet at the start, whole BTC (default 50). */
+  faucetBtc?: number;
+  /** Further properties of the review node (e.g. `name`, `escalateMargin`: default '0'). */
+  review?: Record<string, unknown>;
+  /**
+   * The review node keeps its audit where it does when none is named (`<userDir>/custodyflow-audit/<node id>.jsonl`,
+   * docs/audit.md) instead of `<userDir>/review-audit.jsonl`.
+   */
+  defaultAuditFile?: boolean;
 }
 
 /** The answer of one vote, as the client saw it. */
@@ -134,7 +145,7 @@ export class ReviewRig {
   }
 
   /**
-   * Start the simulator (its demo BTC-TESTNET wallet funded with 50 BTC), Redis when asked, the
+   * Start the simulator (its demo BTC-TESTNET wallet funded, 50 BTC unless told), Redis when asked, the
    * proxy, and each instance with its flow deployed.
    * @throws an assertion error when a login or a deploy fails.
    */
@@ -142,7 +153,7 @@ export class ReviewRig {
     const rig = new ReviewRig(options);
     try {
       rig.s = await startSimulated(`${options.prefix}sim-`);
-      await control(rig.s.sim, '/faucet', { wallet_id: rig.s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 50 * 100_000_000 });
+      await control(rig.s.sim, '/faucet', { wallet_id: rig.s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: (options.faucetBtc ?? 50) * 100_000_000 });
       if (options.redis) {
         rig.redis = new RedisServer();
         await rig.redis.start();
@@ -150,8 +161,9 @@ export class ReviewRig {
       rig.proxy = new ApprovalProxy({ target: rig.s.sim.baseUrl, holdMs: options.holdMs ?? 0 });
       for (const name of options.instances) {
         rig.#baseUrls.push(await rig.proxy.listen(name));
-        const { red, tokens } = await startAdminRed(`${options.prefix}${name}-`, rig.#settingsDir, RIG_USERS);
-        rig.instances.push({ name, red, tokens, auditFile: path.join(red.userDir, 'review-audit.jsonl'), caughtFile: path.join(red.userDir, 'caught.jsonl') });
+        const { red, tokens } = await startAdminRed(`${options.prefix}${name}-`, rig.#settingsDir, options.users ?? RIG_USERS);
+        const auditFile = options.defaultAuditFile ? path.join(red.userDir, 'custodyflow-audit', `${REVIEW_NODE}.jsonl`) : path.join(red.userDir, 'review-audit.jsonl');
+        rig.instances.push({ name, red, tokens, auditFile, caughtFile: path.join(red.userDir, 'caught.jsonl') });
       }
       for (let i = 0; i < rig.instances.length; i++) await rig.deploy(i, options.quorum);
     } catch (e) {
@@ -166,7 +178,7 @@ export class ReviewRig {
     const inst = this.instances[i];
     const coordination = this.redis ? { coordination: 'redis', redisUrl: `${this.redis.url}/0`, redisKeyPrefix: `${this.options.prefix}`, claimLeaseSeconds: this.options.leaseSeconds ?? 60 } : {};
     return [
-      ...reviewFlows({ baseUrl: this.#baseUrls[i], account: this.s.sim.account, config: coordination, review: { approvers: String(quorum), escalateMargin: '0', auditFile: inst.auditFile } }),
+      ...reviewFlows({ baseUrl: this.#baseUrls[i], account: this.s.sim.account, config: coordination, review: { approvers: String(quorum), escalateMargin: '0', ...(this.options.defaultAuditFile ? {} : { auditFile: inst.auditFile }), ...this.options.review } }),
       { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, x: 120, y: 200, wires: [['caughtLine']] },
       {
         id: 'caughtLine',
