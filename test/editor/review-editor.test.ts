@@ -14,14 +14,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import type { Browser, Page } from 'playwright-core';
-import { type RedProcess, launchChromium, root } from '../helpers/red-process';
+import type { Page } from 'playwright-core';
+import { type RedProcess, root } from '../helpers/red-process';
 import type { SimulatedAccount } from '../helpers/simulated';
 import type { ApprovalProxy } from '../helpers/approval-proxy';
 import { demoTransfer } from '../helpers/support';
 import { createTransfer, getTransfer } from '../../lib';
 import { OPERATOR, adminCall, editorPageAs } from '../helpers/admin-auth';
-import { ReviewRig, showReviewTab } from '../helpers/review-rig';
+import { showReviewTab, useReviewEditor } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'], viewer: ['read'] };
 const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
@@ -31,9 +31,12 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
   let s: SimulatedAccount;
   let proxy: ApprovalProxy;
   let red: RedProcess;
-  let browser: Browser;
   let tokens: Record<string, string> = {};
-  let rig: ReviewRig;
+  const ed = useReviewEditor({ prefix: 'cf-review-ed-', quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { escalateMargin: '60' } });
+  before(() => {
+    ({ s, proxy } = ed.rig);
+    ({ red, tokens } = ed.rig.instances[0]);
+  });
 
   const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
 
@@ -41,7 +44,7 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
 
   /** Open the editor as `user` (its token where the login form leaves it) with the review tab shown. */
   async function editorAs(user: string): Promise<Page> {
-    const page = await editorPageAs(browser, tokens[user], { width: 1400, height: 900 });
+    const page = await editorPageAs(ed.browser, tokens[user], { width: 1400, height: 900 });
     await showReviewTab(page, red.base);
     return page;
   }
@@ -76,17 +79,6 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     await page.waitForSelector('.red-ui-notification .custody-review-confirm', { state: 'detached', timeout: 10000 });
   }
 
-  before(async () => {
-    rig = await ReviewRig.start({ prefix: 'cf-review-ed-', instances: ['red'], quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { escalateMargin: '60' } });
-    ({ s, proxy } = rig);
-    ({ red, tokens } = rig.instances[0]);
-    browser = await launchChromium();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await rig?.stop();
-  });
 
   it('quorum 2: a held 2 BTC-TESTNET transfer shows in alice\'s tab; alice approves (still pending, no PUT); alice again is refused; bob approves: one PUT, approved_transfer; the audit names both and verifies', async () => {
     const { tx_id, action_id } = await heldTransfer(200_000_000);

@@ -21,15 +21,15 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { type RedProcess, launchChromium, root } from '../helpers/red-process';
+import type { Locator, Page } from 'playwright-core';
+import { type RedProcess, root } from '../helpers/red-process';
 import type { SimulatedAccount } from '../helpers/simulated';
 import type { ApprovalProxy } from '../helpers/approval-proxy';
 import { demoTransfer } from '../helpers/support';
 import { createTransfer } from '../../lib';
 import { feeFor } from '../../simulator/assets';
 import { OPERATOR, adminCall, editorPageAs } from '../helpers/admin-auth';
-import { ReviewRig, showReviewTab } from '../helpers/review-rig';
+import { showReviewTab, useReviewEditor } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'] };
 const BTC_SCALE = 8;
@@ -57,9 +57,12 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
   let s: SimulatedAccount;
   let proxy: ApprovalProxy;
   let red: RedProcess;
-  let browser: Browser;
   let tokens: Record<string, string> = {};
-  let rig: ReviewRig;
+  const ed = useReviewEditor({ prefix: 'cf-review-tab-', quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { name: 'treasury four-eyes', escalateMargin: '60' }, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
+  before(() => {
+    ({ s, proxy } = ed.rig);
+    ({ red, tokens } = ed.rig.instances[0]);
+  });
   /** Actions whose approve / reject answer the proxy holds for 30 s (the final call stays running). */
   const slow = new Set<string>();
 
@@ -69,7 +72,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
 
   /** The editor as `user`, the review tab shown; `posts` collects every vote the page sends. */
   async function editorAs(user: string): Promise<{ page: Page; posts: string[] }> {
-    const page = await editorPageAs(browser, tokens[user], { width: 1400, height: 1000 });
+    const page = await editorPageAs(ed.browser, tokens[user], { width: 1400, height: 1000 });
     const posts: string[] = [];
     page.on('request', (r) => {
       if (r.method() === 'POST' && /\/custody\/reviews\//.test(r.url())) posts.push(r.postData() ?? '');
@@ -117,17 +120,6 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await page.screenshot({ path: path.resolve(root, 'docs', 'images', file) });
   }
 
-  before(async () => {
-    rig = await ReviewRig.start({ prefix: 'cf-review-tab-', instances: ['red'], quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { name: 'treasury four-eyes', escalateMargin: '60' }, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
-    ({ s, proxy } = rig);
-    ({ red, tokens } = rig.instances[0]);
-    browser = await launchChromium();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await rig?.stop();
-  });
 
   it('the tab source sets no colour of its own: every colour is a Node-RED theme variable', () => {
     const src = fs.readFileSync(path.join(root, 'editor', 'src', 'custody-review.ts'), 'utf8');

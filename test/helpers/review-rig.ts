@@ -15,9 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ApprovalProxy, type ProxiedRequest } from './approval-proxy';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { OPERATOR, adminCall, startAdminRed } from './admin-auth';
-import { RedProcess, sleep } from './red-process';
+import { RedProcess, launchChromium, sleep } from './red-process';
 import { RedisServer } from './redis-server';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { control, demoTransfer } from './support';
@@ -296,6 +296,33 @@ export class ReviewRig {
   logTails(): string {
     return this.instances.map((x) => `--- ${x.name}\n${x.red.log.slice(-1500)}`).join('\n');
   }
+}
+
+/** What {@link useReviewEditor} hands a suite, set once its `before` hook ran. */
+export interface ReviewEditorSuite {
+  /** The rig of one instance, `red`. */
+  rig: ReviewRig;
+  /** Headless Chromium, for editor pages ({@link showReviewTab}). */
+  browser: Browser;
+}
+
+/**
+ * Register mocha hooks of a suite that drives the "Custody review" tab in the editor: `before`
+ * starts a {@link ReviewRig} of one instance named `red` with `options`, then headless Chromium;
+ * `after` closes the browser and stops the rig.
+ * @returns the suite's rig and browser (set once `before` ran).
+ */
+export function useReviewEditor(options: Omit<ReviewRigOptions, 'instances'>): ReviewEditorSuite {
+  const suite = {} as ReviewEditorSuite;
+  before(async () => {
+    suite.rig = await ReviewRig.start({ ...options, instances: ['red'] });
+    suite.browser = await launchChromium();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.rig?.stop();
+  });
+  return suite;
 }
 
 /** The JSON lines of `file`, parsed, or [] when there is no file yet. */
