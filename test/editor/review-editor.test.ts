@@ -15,9 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { Page } from 'playwright-core';
-import { type RedProcess, root } from '../helpers/red-process';
-import type { SimulatedAccount } from '../helpers/simulated';
-import type { ApprovalProxy } from '../helpers/approval-proxy';
+import { root } from '../helpers/red-process';
 import { demoTransfer } from '../helpers/support';
 import { createTransfer, getTransfer } from '../../lib';
 import { OPERATOR, adminCall, editorPageAs } from '../helpers/admin-auth';
@@ -28,42 +26,36 @@ const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 
 describe('custody-review sidebar tab and admin API with adminAuth (Chromium, started Node-RED)', function () {
   this.timeout(180000);
-  let s: SimulatedAccount;
-  let proxy: ApprovalProxy;
-  let red: RedProcess;
-  let tokens: Record<string, string> = {};
   const ed = useReviewEditor({ prefix: 'cf-review-ed-', quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { escalateMargin: '60' } });
-  before(() => {
-    ({ s, proxy } = ed.rig);
-    ({ red, tokens } = ed.rig.instances[0]);
-  });
+  /** The instance's node-red. */
+  const red = () => ed.rig.instances[0].red;
 
-  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
+  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red().base, ed.rig.instances[0].tokens[user], method, p, body);
 
-  const decisionCalls = (method: string) => proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
+  const decisionCalls = (method: string) => ed.rig.proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
 
   /** Open the editor as `user` (its token where the login form leaves it) with the review tab shown. */
   async function editorAs(user: string): Promise<Page> {
-    const page = await editorPageAs(ed.browser, tokens[user], { width: 1400, height: 900 });
-    await showReviewTab(page, red.base);
+    const page = await editorPageAs(ed.browser, ed.rig.instances[0].tokens[user], { width: 1400, height: 900 });
+    await showReviewTab(page, red().base);
     return page;
   }
 
   async function heldTransfer(amount: number): Promise<{ tx_id: string; action_id: string }> {
-    const tx_id = (await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount } }))).data.tx_id;
+    const tx_id = (await createTransfer(ed.rig.s.client, demoTransfer(ed.rig.s.sim, { send: { symbol: 'BTC-TESTNET', amount } }))).data.tx_id;
     for (let i = 0; i < 600; i++) {
       const list = (await (await api('alice', 'GET', '/custody/reviews')).json()) as { reviews: Array<{ action_id: string; details: { txID?: string } }> };
       const r = list.reviews.find((x) => x.details.txID === tx_id);
       if (r) return { tx_id, action_id: r.action_id };
       await new Promise((res) => setTimeout(res, 100));
     }
-    throw new Error(`transfer ${tx_id} never reached the review queue\n${red.log.slice(-2000)}`);
+    throw new Error(`transfer ${tx_id} never reached the review queue\n${red().log.slice(-2000)}`);
   }
 
   async function txStatus(tx_id: string, want: string): Promise<string> {
     let last = '';
     for (let i = 0; i < 300 && last !== want; i++) {
-      last = String(((await getTransfer(s.client, { company_id: s.sim.demo.company_id, tx_id })).data as any).txStatus);
+      last = String(((await getTransfer(ed.rig.s.client, { company_id: ed.rig.s.sim.demo.company_id, tx_id })).data as any).txStatus);
       if (last !== want) await new Promise((r) => setTimeout(r, 50));
     }
     return last;
@@ -104,11 +96,11 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     assert.equal(await txStatus(tx_id, 'approved_transfer'), 'approved_transfer');
     assert.equal(decisionCalls('PUT'), 1, 'exactly one PUT');
     await alice.waitForFunction((id) => !document.querySelector(`.custody-review-item[data-action-id="${id}"]`), action_id, { timeout: 30000 });
-    const auditFile = path.join(red.userDir, 'custodyflow-audit', 'rv.jsonl');
+    const auditFile = path.join(red().userDir, 'custodyflow-audit', 'rv.jsonl');
     const lines = fs.readFileSync(auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.action_id === action_id);
     assert.deepEqual(lines.filter((l) => l.event === 'vote').map((l) => [l.reviewer, l.decision, l.via]), [['alice', 'approve', 'editor'], ['bob', 'approve', 'editor']]);
     assert.deepEqual(lines.filter((l) => l.event === 'call').map((l) => l.method), ['PUT']);
-    const v = spawnSync(process.execPath, [AUDIT_CLI, 'verify', path.join(red.userDir, 'custodyflow-audit')], { encoding: 'utf8' });
+    const v = spawnSync(process.execPath, [AUDIT_CLI, 'verify', path.join(red().userDir, 'custodyflow-audit')], { encoding: 'utf8' });
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 

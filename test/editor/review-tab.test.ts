@@ -22,9 +22,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { type RedProcess, root } from '../helpers/red-process';
-import type { SimulatedAccount } from '../helpers/simulated';
-import type { ApprovalProxy } from '../helpers/approval-proxy';
+import { root } from '../helpers/red-process';
 import { demoTransfer } from '../helpers/support';
 import { createTransfer } from '../../lib';
 import { feeFor } from '../../simulator/assets';
@@ -54,42 +52,36 @@ interface Listed {
 
 describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromium, started Node-RED, adminAuth)', function () {
   this.timeout(180000);
-  let s: SimulatedAccount;
-  let proxy: ApprovalProxy;
-  let red: RedProcess;
-  let tokens: Record<string, string> = {};
   const ed = useReviewEditor({ prefix: 'cf-review-tab-', quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { name: 'treasury four-eyes', escalateMargin: '60' }, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
-  before(() => {
-    ({ s, proxy } = ed.rig);
-    ({ red, tokens } = ed.rig.instances[0]);
-  });
+  /** The instance's node-red. */
+  const red = () => ed.rig.instances[0].red;
   /** Actions whose approve / reject answer the proxy holds for 30 s (the final call stays running). */
   const slow = new Set<string>();
 
-  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
-  const decisionCalls = (method: string) => proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
+  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red().base, ed.rig.instances[0].tokens[user], method, p, body);
+  const decisionCalls = (method: string) => ed.rig.proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
   const list = async (): Promise<{ reviews: Listed[]; recent?: Array<{ action_id: string; state: string; decidedBy: string[] }> }> => (await api('alice', 'GET', '/custody/reviews')).json() as never;
 
   /** The editor as `user`, the review tab shown; `posts` collects every vote the page sends. */
   async function editorAs(user: string): Promise<{ page: Page; posts: string[] }> {
-    const page = await editorPageAs(ed.browser, tokens[user], { width: 1400, height: 1000 });
+    const page = await editorPageAs(ed.browser, ed.rig.instances[0].tokens[user], { width: 1400, height: 1000 });
     const posts: string[] = [];
     page.on('request', (r) => {
       if (r.method() === 'POST' && /\/custody\/reviews\//.test(r.url())) posts.push(r.postData() ?? '');
     });
-    await showReviewTab(page, red.base, '.custody-review-user');
+    await showReviewTab(page, red().base, '.custody-review-user');
     return { page, posts };
   }
 
   /** Create a transfer of `amount` base units and wait until it is held for review; its listed review. */
   async function held(amount: number, reference: string): Promise<{ tx_id: string; review: Listed }> {
-    const tx_id = (await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount }, reference }))).data.tx_id;
+    const tx_id = (await createTransfer(ed.rig.s.client, demoTransfer(ed.rig.s.sim, { send: { symbol: 'BTC-TESTNET', amount }, reference }))).data.tx_id;
     for (let i = 0; i < 600; i++) {
       const review = (await list()).reviews.find((x) => x.details.txID === tx_id);
       if (review) return { tx_id, review };
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`transfer ${tx_id} never reached the review queue\n${red.log.slice(-2000)}`);
+    throw new Error(`transfer ${tx_id} never reached the review queue\n${red().log.slice(-2000)}`);
   }
 
   const card = (page: Page, actionId: string) => page.locator(`.custody-review-item[data-action-id="${actionId}"]`);
@@ -139,7 +131,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     const text = await c.innerText();
     const { fees, amountToSend } = feeFor(net);
     assert.ok(fees > 0);
-    assert.equal(review.details.recipientAddress, s.sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id);
+    assert.equal(review.details.recipientAddress, ed.rig.s.sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id);
     assert.ok(review.details.recipientAddressName, 'the simulator names the recipient');
     const rows = async (cls: string) => (await c.locator(`dd.${cls}`).innerText()).trim();
     assert.match(await rows('custody-review-to'), new RegExp(`${review.details.recipientAddressName}[\\s\\S]*wallet ${review.details.recipientAddress}`), 'destination: name and wallet id');
@@ -293,7 +285,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
     assert.match(await resultText(alice.page), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*\\(2 of 2\\): being decided$`));
     await alice.page.waitForFunction((id) => document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.getAttribute('data-state') === 'calling', review.action_id, { timeout: 30000 });
-    assert.ok(proxy.inFlight().some((r) => r.action_id === review.action_id), 'the PUT is still running');
+    assert.ok(ed.rig.proxy.inFlight().some((r) => r.action_id === review.action_id), 'the PUT is still running');
     assert.equal(await c.locator('button').count(), 0, 'no buttons while it is being decided');
     assert.equal(await c.locator('.custody-review-reason').count(), 0);
     assert.equal(await c.locator('.custody-review-badge-calling').innerText(), 'being decided');
