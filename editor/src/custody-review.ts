@@ -279,20 +279,21 @@ function retime(): void {
   });
 }
 
-/** The catalog key (below `custody-review.tab.kind.`) of the name of each action type the tab shows. */
-const KIND_KEYS: Readonly<Record<string, string>> = {
-  ApproveTransfer: 'transfer',
-  ApproveWithdraw: 'withdrawal',
-  ApproveSwap: 'swap',
-  ApproveSwapTake: 'swapTake',
-  ApproveNewWalletConnect: 'walletConnect',
-};
-
-/** The name of an action type in the user's language; another type as it is, none as "action". */
 function kindText(type: string | undefined): string {
-  const key = type === undefined ? undefined : KIND_KEYS[type];
-  if (key) return t(`custody-review.tab.kind.${key}`);
-  return type || t('custody-review.tab.kind.action');
+  switch (type) {
+    case 'ApproveTransfer':
+      return t('custody-review.tab.kind.transfer');
+    case 'ApproveWithdraw':
+      return t('custody-review.tab.kind.withdrawal');
+    case 'ApproveSwap':
+      return t('custody-review.tab.kind.swap');
+    case 'ApproveSwapTake':
+      return t('custody-review.tab.kind.swapTake');
+    case 'ApproveNewWalletConnect':
+      return t('custody-review.tab.kind.walletConnect');
+    default:
+      return type || t('custody-review.tab.kind.action');
+  }
 }
 
 function nodeLink(id: string | undefined, name: string | undefined): JQuery {
@@ -451,12 +452,21 @@ function card(r: ReviewItem, canWrite: boolean): JQuery {
   return box;
 }
 
-/** The states a decided review has (`RecentItem.state`), each with its text at `custody-review.tab.state.<state>`. */
-const RECENT_STATES: ReadonlySet<string> = new Set<RecentItem['state']>(['approved', 'rejected', 'expired', 'failed', 'decidedElsewhere']);
-
-/** A decided review's state in the user's language; a state this tab does not know as it is. */
 function stateText(state: RecentItem['state']): string {
-  return RECENT_STATES.has(state) ? t(`custody-review.tab.state.${state}`) : String(state);
+  switch (state) {
+    case 'approved':
+      return t('custody-review.tab.state.approved');
+    case 'rejected':
+      return t('custody-review.tab.state.rejected');
+    case 'expired':
+      return t('custody-review.tab.state.expired');
+    case 'failed':
+      return t('custody-review.tab.state.failed');
+    case 'decidedElsewhere':
+      return t('custody-review.tab.state.decidedElsewhere');
+    default:
+      return String(state);
+  }
 }
 
 /** One decided review of `recent`: its state, what moved where, who decided, when, and in which node. */
