@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { configNode, editorCredentials, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { assertCredentialKept, configNode, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { RedisServer } from '../helpers/redis-server';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { parseRedisAddresses } from '../../lib/coordination/coordinator';
@@ -174,9 +174,7 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       assert.equal(Number(cfg.claimLeaseSeconds), 60);
       assert.equal(cfg.redisPassword, undefined);
       assert.equal(cfg.credentials, undefined);
-      const creds = await editorCredentials(red().base, 'custody-config', CFG);
-      assert.equal(creds.has_redisPassword, true, 'stored as a credential');
-      assert.ok(!JSON.stringify(creds).includes(PASSWORD), 'never sent back to the editor');
+      await assertCredentialKept(red().base, 'custody-config', CFG, 'redisPassword', PASSWORD);
       const credFile = path.join(red().userDir, 'flows_cred.json');
       assert.ok(!fs.existsSync(credFile) || !fs.readFileSync(credFile, 'utf8').includes(PASSWORD), 'encrypted in flows_cred.json');
 
@@ -339,9 +337,7 @@ describe('custody-config dialog in the editor: coordination through Redis', func
         assert.equal(cfg.redisUrl, 'redis://127.0.0.1:1/0', 'the URL of before, unused in Sentinel mode');
         assert.equal(cfg.redisSentinelPassword, undefined);
         assert.equal(cfg.credentials, undefined);
-        const creds = await editorCredentials(red().base, 'custody-config', OLD);
-        assert.equal(creds.has_redisSentinelPassword, true, 'stored as a credential');
-        assert.ok(!JSON.stringify(creds).includes(sentinelPassword), 'never sent back to the editor');
+        await assertCredentialKept(red().base, 'custody-config', OLD, 'redisSentinelPassword', sentinelPassword);
         const credFile = path.join(red().userDir, 'flows_cred.json');
         assert.ok(fs.existsSync(credFile) && !fs.readFileSync(credFile, 'utf8').includes(sentinelPassword), 'encrypted in flows_cred.json');
 

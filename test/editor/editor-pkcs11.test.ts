@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Simulator, DATA_FILES } from '../../simulator';
-import { editorCredentials, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { assertCredentialKept, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { changePin, createSoftHsm, generateOnToken, initToken, opensslFingerprint, removeSoftHsm, pkcs11ConfigNode, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
 
 const TAB = 'c0f0000000000f91';
@@ -145,9 +145,7 @@ describe('custody-config dialog in the editor: a key on a PKCS#11 token', functi
       const credText = fs.readFileSync(path.join(red().userDir, 'flows_cred.json'), 'utf8');
       assert.deepEqual(Object.keys(JSON.parse(credText)), ['$'], 'flows_cred.json holds one encrypted blob');
       assert.ok(!credText.includes(TEST_PIN), 'the PIN is encrypted');
-      const creds = await editorCredentials(red().base, 'custody-config', CFG);
-      assert.equal(creds.has_pin, true, 'stored as a credential');
-      assert.ok(!JSON.stringify(creds).includes(TEST_PIN), 'never sent back to the editor');
+      await assertCredentialKept(red().base, 'custody-config', CFG, 'pin', TEST_PIN);
 
       // A reloaded editor knows the stored PIN only as has_pin: valid, and Test connection uses the stored PIN.
       await page.reload();

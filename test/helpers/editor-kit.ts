@@ -4,6 +4,7 @@
  * node definitions and nodes a test needs are there. Mocha only: {@link useRedProcess}
  * registers hooks, so call it inside a `describe`.
  */
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -191,11 +192,14 @@ export function storedFlows(userDir: string): { text: string; nodes: Array<Recor
 }
 
 /**
- * What the editor gets back of the credentials of node `id` of `type` from the `node-red` at
- * `base` (`GET /credentials/<type>/<id>`): a plain credential's value, `has_<name>` for a password.
+ * Assert that the password credential `name` of node `id` of `type` is stored in the `node-red` at
+ * `base` and never sent back to the editor: `GET /credentials/<type>/<id>` answers `has_<name>`
+ * true and holds no `secret`.
  */
-export async function editorCredentials(base: string, type: string, id: string): Promise<Record<string, any>> {
-  return (await (await fetch(`${base}/credentials/${type}/${id}`, { headers: { accept: 'application/json' } })).json()) as Record<string, any>;
+export async function assertCredentialKept(base: string, type: string, id: string, name: string, secret: string): Promise<void> {
+  const creds = (await (await fetch(`${base}/credentials/${type}/${id}`, { headers: { accept: 'application/json' } })).json()) as Record<string, unknown>;
+  assert.equal(creds[`has_${name}`], true, 'stored as a credential');
+  assert.ok(!JSON.stringify(creds).includes(secret), 'never sent back to the editor');
 }
 
 /**
