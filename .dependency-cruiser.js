@@ -23,14 +23,19 @@
 const SERVICES = '(actions|approver|coordination|feeds|tracking|review)';
 const LAYERS = ['(support|audit)', 'api', 'request', 'client', SERVICES];
 
+/**
+ * A forbidden import (an error): no module whose path matches `from` imports one whose path
+ * matches `to` (each a regular expression, or a list of them: any matches).
+ */
+const forbidImports = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
+
 /** A rule per layer: nothing above it (and not lib/index.ts). */
-const layerRules = LAYERS.map((layer, i) => ({
-  name: `lib-layer-${i}-imports-only-below`,
-  comment: `lib layer ${i} (lib/${layer}/) imports only the layers below it, never lib/index.ts`,
-  severity: 'error',
-  from: { path: `^lib/${layer}/` },
-  to: { path: [...LAYERS.slice(i + 1).map((above) => `^lib/${above}/`), '^lib/index\\.ts$'] },
-}));
+const layerRules = LAYERS.map((layer, i) =>
+  forbidImports(`lib-layer-${i}-imports-only-below`, `lib layer ${i} (lib/${layer}/) imports only the layers below it, never lib/index.ts`, `^lib/${layer}/`, [
+    ...LAYERS.slice(i + 1).map((above) => `^lib/${above}/`),
+    '^lib/index\\.ts$',
+  ]),
+);
 
 module.exports = {
   forbidden: [
@@ -56,34 +61,10 @@ module.exports = {
       from: { path: '^lib/', pathNot: ['^lib/(support|audit|api|request|client|actions|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$'] },
       to: {},
     },
-    {
-      name: 'review-not-through-approver',
-      comment: 'the review queue and the approver share lib/actions and lib/audit, not each other',
-      severity: 'error',
-      from: { path: '^lib/review/' },
-      to: { path: '^lib/approver/' },
-    },
-    {
-      name: 'lib-index-loads-no-service',
-      comment: 'the package root (lib/index.ts) is the API and the client: a program or a node that needs a service loads its entry',
-      severity: 'error',
-      from: { path: '^lib/index\\.ts$' },
-      to: { path: `^lib/${SERVICES}/` },
-    },
-    {
-      name: 'nothing-imports-nodes',
-      comment: 'lib and the simulator never import nodes/ (the Node-RED nodes are the top)',
-      severity: 'error',
-      from: { path: '^(lib|simulator)/' },
-      to: { path: '^nodes/' },
-    },
-    {
-      name: 'simulator-imports-lib-layers-0-3',
-      comment: 'the simulator imports lib/support, lib/api, lib/request and lib/client only',
-      severity: 'error',
-      from: { path: '^simulator/' },
-      to: { path: ['^lib/(actions|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$'] },
-    },
+    forbidImports('review-not-through-approver', 'the review queue and the approver share lib/actions and lib/audit, not each other', '^lib/review/', '^lib/approver/'),
+    forbidImports('lib-index-loads-no-service', 'the package root (lib/index.ts) is the API and the client: a program or a node that needs a service loads its entry', '^lib/index\\.ts$', `^lib/${SERVICES}/`),
+    forbidImports('nothing-imports-nodes', 'lib and the simulator never import nodes/ (the Node-RED nodes are the top)', '^(lib|simulator)/', '^nodes/'),
+    forbidImports('simulator-imports-lib-layers-0-3', 'the simulator imports lib/support, lib/api, lib/request and lib/client only', '^simulator/', ['^lib/(actions|approver|coordination|feeds|tracking|review)/', '^lib/index\\.ts$']),
     {
       name: 'nodes-import-lib-entries-only',
       comment: 'nodes/ imports lib only through its public entries: lib/index.ts (the API and the client) and one index.ts per service',
@@ -98,13 +79,7 @@ module.exports = {
       from: { path: '^nodes/', pathNot: '^nodes/shared/services\\.ts$' },
       to: { path: `^lib/${SERVICES}/`, dependencyTypesNot: ['type-only', 'type-import'] },
     },
-    {
-      name: 'lib-knows-no-node-red',
-      comment: 'lib is a library of the Custody Partner API: no Node-RED module',
-      severity: 'error',
-      from: { path: '^lib/' },
-      to: { path: '(^|/)node_modules/(@types/)?(node-red|@node-red|node-red-[^/]+)/' },
-    },
+    forbidImports('lib-knows-no-node-red', 'lib is a library of the Custody Partner API: no Node-RED module', '^lib/', '(^|/)node_modules/(@types/)?(node-red|@node-red|node-red-[^/]+)/'),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

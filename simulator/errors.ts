@@ -34,35 +34,28 @@ export class SimError extends Error {
   }
 }
 
-/** 400 Bad Request; `reason` names the field first (`field: what was expected`). */
-export function badRequest(reason: string): SimError {
-  return new SimError(400, 'Bad Request', reason);
+/** A maker of the {@link SimError}s of one HTTP `status` and `msg` (spec section 7): each takes the `detail.reason`. */
+function errorOf(status: number, msg: string): (reason: string) => SimError {
+  return (reason) => new SimError(status, msg, reason);
 }
+
+/** 400 Bad Request; `reason` names the field first (`field: what was expected`). */
+export const badRequest = errorOf(400, 'Bad Request');
 
 /** 401 errPartnerAuth with the given reason (`signature` for a bad or missing signature). */
-export function unauthorized(reason: string): SimError {
-  return new SimError(401, 'errPartnerAuth', reason);
-}
+export const unauthorized = errorOf(401, 'errPartnerAuth');
 
 /** 403 Forbidden. */
-export function forbidden(reason: string): SimError {
-  return new SimError(403, 'Forbidden', reason);
-}
+export const forbidden = errorOf(403, 'Forbidden');
 
 /** 415 Unsupported Media Type (control endpoints take JSON only). */
-export function unsupportedMediaType(reason: string): SimError {
-  return new SimError(415, 'Unsupported Media Type', reason);
-}
+export const unsupportedMediaType = errorOf(415, 'Unsupported Media Type');
 
 /** 404 Not Found. */
-export function notFound(reason: string): SimError {
-  return new SimError(404, 'Not Found', reason);
-}
+export const notFound = errorOf(404, 'Not Found');
 
 /** 409 Conflict. */
-export function conflict(reason: string): SimError {
-  return new SimError(409, 'Conflict', reason);
-}
+export const conflict = errorOf(409, 'Conflict');
 
 /** Map any thrown value to `[httpStatus, body]`; unknown errors become 500 without internals. */
 export function toErrorResponse(err: unknown): [number, ErrorBody] {

@@ -205,18 +205,8 @@ function detailAmount(value: unknown, scale: number | undefined, asset: string):
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
 
-/** What the card shows of the money: each amount as a ready text ("0.9 BTC-TESTNET" or "... base units of ..."). */
-interface Shown {
-  net?: string;
-  fee?: string;
-  gross?: string;
-  destination: Destination;
-  source: { fundID?: string; walletID?: string };
-  reference?: string;
-  benefitOf?: string;
-  accountNo?: string;
-  initiator?: string;
-}
+/** What the card shows of the money ({@link Facts} but `asset`): each amount as a ready text ("0.9 BTC-TESTNET" or "... base units of ..."). */
+type Shown = Omit<Facts, 'asset'>;
 
 /** The shown facts of a review: its `facts`, else read from its `details` (runtimes without `facts`). */
 function shown(r: { facts?: Facts; details?: Record<string, unknown>; amount?: { asset: string; decimal: string }; type?: string; initiatedBy?: string; initiatorName?: string }): Shown {

@@ -22,34 +22,13 @@ import path from 'node:path';
 import type WebSocket from 'ws';
 import { CustodyClient } from '../../lib';
 import { DebugMessage, RedProcess, root, sleep, watchDebug } from '../helpers/red-process';
+import { EXAMPLES_DIR, readExamples, type ExampleFile, type FlowNode } from '../helpers/example-flows';
 
-const examplesDir = path.join(root, 'examples');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { mergeExamples } = require(path.join(root, 'scripts', 'examples.js'));
 
-/** A node of an example flow file (the fields these tests read). */
-interface FlowNode {
-  id: string;
-  type: string;
-  z?: string;
-  name?: string;
-  label?: string;
-  x?: number;
-  y?: number;
-  connection?: string;
-}
-
-/** One example file: its name and its nodes. */
-function readExamples(): Array<{ file: string; nodes: FlowNode[] }> {
-  return fs
-    .readdirSync(examplesDir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((file) => ({ file, nodes: JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')) as FlowNode[] }));
-}
-
 /** The example file whose name starts with `prefix` (e.g. "06 "). */
-function example(prefix: string): { file: string; nodes: FlowNode[] } {
+function example(prefix: string): ExampleFile {
   const found = readExamples().find((e) => e.file.startsWith(prefix));
   if (!found) throw new Error(`no example file starting with "${prefix}"`);
   return found;
@@ -67,7 +46,7 @@ function nodeId(prefix: string, type: string, name: string): string {
  * other nodes), and those named "error...".
  */
 function errorDebugNodes(nodes: FlowNode[]): string[] {
-  const byId = new Map(nodes.map((n) => [n.id, n as FlowNode & { wires?: string[][] }]));
+  const byId = new Map(nodes.map((n) => [n.id, n]));
   const found = new Set(nodes.filter((n) => n.type === 'debug' && /^error/.test(n.name ?? '')).map((n) => n.id));
   const queue = nodes.filter((n) => n.type === 'catch').flatMap((n) => (byId.get(n.id)!.wires ?? []).flat());
   const visited = new Set<string>();
@@ -142,6 +121,16 @@ describe('end to end: the example flows, clicked as a new user does', function (
     return waitFor(what, () => debugOf(nodeId(example, 'debug', name), /./, from));
   }
 
+  /**
+   * Click the inject node named `inject` of the example whose tab starts with `example`, and wait
+   * for the next message (after index `from`) of its debug node named `name` (see {@link debugSeen}).
+   * @returns that message's payload, parsed from JSON.
+   */
+  async function pressAndRead(example: string, inject: string, name: string, from: number, what = name): Promise<any> {
+    await click(nodeId(example, 'inject', inject));
+    return JSON.parse((await debugSeen(example, name, from, what)).msg!);
+  }
+
   /** Click an inject node, as its button does. */
   async function click(id: string): Promise<void> {
     const res = await fetch(`${base}/inject/${id}`, { method: 'POST' });
@@ -192,7 +181,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
     const deployed = await fetch(`${base}/flows`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' },
-      body: JSON.stringify(mergeExamples(examplesDir)),
+      body: JSON.stringify(mergeExamples(EXAMPLES_DIR)),
     });
     assert.equal(deployed.status, 204, await deployed.text());
     // Every feed node of the examples connected (a quote published before the hub feed connects would be missed).
@@ -320,8 +309,7 @@ describe('end to end: the example flows, clicked as a new user does', function (
     const made = debug.filter((d) => d.id === nodeId('06 ', 'debug', 'withdrawal created')).map((d) => JSON.parse(d.msg!));
     assert.deepEqual(made.map((m) => m.status), ['new'], 'the first press made the withdrawal');
     from = debug.length;
-    await click(nodeId('06 ', 'inject', 'Withdraw order WD-2001: 0.01 BTC-TESTNET'));
-    const again = JSON.parse((await debugSeen('06 ', 'withdrawal created', from, 'withdrawal created (second press)')).msg!);
+    const again = await pressAndRead('06 ', 'Withdraw order WD-2001: 0.01 BTC-TESTNET', 'withdrawal created', from, 'withdrawal created (second press)');
     assert.deepEqual([again.status, again.tx_id], ['existing', made[0].tx_id]);
     await waitFor('withdrawal final (second press)', () => debugOf(nodeId('06 ', 'debug', 'withdrawal final'), /approved_withdrawal/, from));
     const withdrawals = (await ledgerOf('demo-company', 'demo-withdraw-fund')).filter((e) => e.reference === 'Order WD-2001');
@@ -447,26 +435,21 @@ describe('end to end: the example flows, clicked as a new user does', function (
   it('03, 04, 05, 07: the ids read by the typed fields reach the calls (company, fund, action, policy)', async () => {
     let from = debug.length;
     // 03: the new company's id (msg payload.company_id) names the company the invitation is for.
-    await click(nodeId('03 ', 'inject', 'create Acme Trading'));
-    const invited = JSON.parse((await debugSeen('03 ', 'invitation sent', from)).msg!);
+    const invited = await pressAndRead('03 ', 'create Acme Trading', 'invitation sent', from);
     assert.equal(invited.statusCode, 200);
     // 04: the new fund's id (msg payload.fund_id) names the fund the wallet is added to.
-    await click(nodeId('04 ', 'inject', 'create Ops fund'));
-    const added = JSON.parse((await debugSeen('04 ', 'wallet added', from)).msg!);
+    const added = await pressAndRead('04 ', 'create Ops fund', 'wallet added', from);
     assert.equal(added.statusCode, 200);
     // 05: a pending action, approved by the action node whose action_id is JSONata payload.actions[0].id.
     await click(nodeId('05 ', 'inject', 'Pay invoice INV-5001: 0.001 BTC-TESTNET (waits for a person)'));
     await debugSeen('05 ', 'pending transfer created', from);
-    await click(nodeId('05 ', 'inject', 'pending actions'));
-    const detailed = JSON.parse((await debugSeen('05 ', 'action with details', from)).msg!);
+    const detailed = await pressAndRead('05 ', 'pending actions', 'action with details', from);
     assert.equal(detailed.statusCode, 200);
-    await click(nodeId('05 ', 'inject', 'approve the oldest pending action'));
-    const approved = JSON.parse((await debugSeen('05 ', 'action approved', from)).msg!);
+    const approved = await pressAndRead('05 ', 'approve the oldest pending action', 'action approved', from);
     assert.equal(approved.statusCode, 200);
     // 07: the policy id kept in flow.policyID reaches the wallet and the new member; the debug node picks that policy.
     from = debug.length;
-    await click(nodeId('07 ', 'inject', 'set up the workspace'));
-    const policy = JSON.parse((await debugSeen('07 ', 'Treasury policy now (3 members)', from, 'Treasury policy now')).msg!);
+    const policy = await pressAndRead('07 ', 'set up the workspace', 'Treasury policy now (3 members)', from, 'Treasury policy now');
     const created = JSON.parse(debugOf(nodeId('07 ', 'debug', 'policy created'), /./, from)!.msg!);
     assert.equal(policy.policyID, created.payload.policyID);
     assert.match(JSON.stringify(policy), /m\.carol/);

@@ -14,26 +14,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { root } from '../helpers/red-process';
+import { readExamples, type FlowNode } from '../helpers/example-flows';
 
-/** A node of an example flow file (the fields these tests read). */
-interface FlowNode {
-  id: string;
-  type: string;
-  z?: string;
-  name?: string;
-  label?: string;
-  operation?: string;
-  clientId?: string;
-  wires?: string[][];
-  [field: string]: unknown;
-}
-
-const examplesDir = path.join(root, 'examples');
-const examples = fs
-  .readdirSync(examplesDir)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((file) => ({ file, nodes: JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')) as FlowNode[] }));
+const examples = readExamples();
 const all = examples.flatMap((e) => e.nodes);
 
 /** The nodes wired into `id` (any output). */

@@ -30,19 +30,14 @@ import { approverFlows, type Instance } from '../../bench/scale-out';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { sleep } from '../helpers/red-process';
 import { clickPay, paymentLines, paymentNodes, type PaymentLine } from '../helpers/scale-payments';
-import { auditTrail, createInBatches, ScaleRun, tally, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
+import { auditTrail, createInBatches, SCALE_OUT, ScaleRun, tally, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
 
-/** Transfers (actions) created. */
-const ACTIONS = 1000;
-/** The approval rule's velocityCount: approvals allowed across all instances. */
-const LIMIT = 650;
+const { actions: ACTIONS, limit: LIMIT, leaseSeconds: LEASE_SECONDS } = SCALE_OUT;
 /** The master is killed once this many decision calls reached the API (payments start a second before). */
 const KILL_AT = 300;
 /** Payment keys, each clicked on instances a and b at once, one key every PAY_EVERY_MS. */
 const PAY_KEYS = 40;
 const PAY_EVERY_MS = 250;
-/** Claim lease of the flow, seconds: the recovery after a failover lasts one lease. */
-const LEASE_SECONDS = 5;
 const REDIS_PASSWORD = 'scale-out-failover-redis-secret';
 const SENTINEL_PASSWORD = 'scale-out-failover-sentinel-secret';
 
@@ -61,9 +56,7 @@ describe('scale-out through Redis Sentinel: three Node-RED instances, the master
   it('decides each of 1,000 actions once within the velocity limit, and sends no payment twice, through a failover of the master', async () => {
     const t0 = Date.now();
     await setup.start();
-    await run.startSimulator(ACTIONS, 'transfers');
-    const { sim, counter } = run;
-    const client = run.client!;
+    const { sim, counter, client } = await run.startSimulator(ACTIONS, 'transfers');
     const keys = Array.from({ length: PAY_KEYS }, (_, i) => `k${i}`);
     const approver = approverFlows({
       coordination: 'redis',

@@ -35,7 +35,7 @@ import {
 } from '../../bench/scale-out';
 import { RedisServer } from '../helpers/redis-server';
 import { sleep } from '../helpers/red-process';
-import { createInBatches, ScaleRun, tally, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
+import { createInBatches, SCALE_OUT, ScaleRun, tally, transferStatuses, untilAllDecided } from '../helpers/scale-runs';
 
 /** Run `fn` on a connection of its own to `redis` (closed after). */
 async function withRedis<T>(redis: RedisServer, password: string, fn: (r: IORedis) => Promise<T>): Promise<T> {
@@ -92,10 +92,7 @@ async function windowMembers(redis: RedisServer, password: string): Promise<stri
   });
 }
 
-/** Transfers (actions) created. */
-const ACTIONS = 1000;
-/** The approval rule's velocityCount: approvals allowed across all instances. */
-const LIMIT = 650;
+const { actions: ACTIONS, limit: LIMIT, leaseSeconds: LEASE_SECONDS } = SCALE_OUT;
 /** Transfers per batch, and the pause between batches (ms). */
 const BATCH = 50;
 const BATCH_PAUSE_MS = 200;
@@ -103,8 +100,6 @@ const BATCH_PAUSE_MS = 200;
 const REDIS_AT = 300;
 /** One instance is killed once this many decision calls reached the API (after the Redis restart). */
 const KILL_AT = 600;
-/** Claim lease of the flow, seconds. */
-const LEASE_SECONDS = 5;
 const REDIS_PASSWORD = 'scale-out-test-secret';
 
 describe('scale-out: three Node-RED instances deciding one core client through Redis', function () {
@@ -121,9 +116,7 @@ describe('scale-out: three Node-RED instances deciding one core client through R
   it('decides each of 1,000 actions exactly once, under one velocity limit, through a Redis restart and a killed instance', async () => {
     const t0 = Date.now();
     await redis.start(['--requirepass', REDIS_PASSWORD]);
-    await run.startSimulator(ACTIONS);
-    const { sim, counter } = run;
-    const client = run.client!;
+    const { sim, counter, client } = await run.startSimulator(ACTIONS);
     const flows = approverFlows({ coordination: 'redis', redisUrl: redis.url, leaseSeconds: LEASE_SECONDS, clientId: sim.demo.core_client_id, velocityCount: LIMIT });
     const instances = await run.startInstances(['a', 'b', 'c'], flows, { redisPassword: REDIS_PASSWORD });
     const ready = Date.now();

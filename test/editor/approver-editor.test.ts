@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { deployedNode, fillRow, importAndEdit, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'a9900000000000f1';
 const CONFIG = 'a9900000000000c1';
@@ -118,15 +118,7 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       }
 
       // Import an approver (as a drop from the palette does) and open its dialog.
-      await page.evaluate(
-        ([id, z, cfg]) => {
-          const RED = (window as any).RED;
-          RED.workspaces.show(z);
-          RED.view.importNodes([{ id, type: 'custody-approver', connection: cfg, x: 300, y: 120, z, wires: [[], [], []] }], { notify: false, applyNodeDefaults: true });
-          RED.editor.edit(RED.nodes.node(id));
-        },
-        [APPROVER, TAB, CONFIG],
-      );
+      await importAndEdit(page, { id: APPROVER, type: 'custody-approver', connection: CONFIG, x: 300, y: 120, z: TAB, wires: [[], [], []] });
       await page.waitForSelector('#node-input-rule-container', { state: 'attached' });
       await page.waitForTimeout(600);
       const addRule = page.locator('.node-input-rule-container-row .red-ui-editableList-addButton');
@@ -145,34 +137,17 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
       assert.equal(await page.inputValue(`${row(1)} .custody-rule-velocityWindowHours`), '24');
 
       // Rule 1: small BTC transfers to known wallets, approved on weekdays in Zurich office hours.
-      await page.fill(`${row(1)} .custody-rule-name`, 'small BTC transfers');
+      await fillRow(page, row(1), 'custody-rule-', { name: 'small BTC transfers', assets: 'BTC-TESTNET, ', maxAmount: '0.5', destinations: 'alpha bravo charlie\n\n  W-2f9c0a  \n', velocityAmount: '2', velocityCount: '10', from: '09:00', to: '17:30', timeZone: 'Europe/Zurich' });
       await page.selectOption(`${row(1)} .custody-rule-decision`, 'approve');
       await page.check(`${row(1)} .custody-rule-actionTypes input[value="ApproveTransfer"]`);
-      await page.fill(`${row(1)} .custody-rule-assets`, 'BTC-TESTNET, ');
-      await page.fill(`${row(1)} .custody-rule-maxAmount`, '0.5');
-      await page.fill(`${row(1)} .custody-rule-destinations`, 'alpha bravo charlie\n\n  W-2f9c0a  \n');
       await page.check(`${row(1)} .custody-rule-destinationWhitelisted`);
-      await page.fill(`${row(1)} .custody-rule-velocityAmount`, '2');
-      await page.fill(`${row(1)} .custody-rule-velocityCount`, '10');
       for (const d of ['mon', 'tue', 'wed', 'thu', 'fri']) await page.check(`${row(1)} .custody-rule-days input[value="${d}"]`);
-      await page.fill(`${row(1)} .custody-rule-from`, '09:00');
-      await page.fill(`${row(1)} .custody-rule-to`, '17:30');
-      await page.fill(`${row(1)} .custody-rule-timeZone`, 'Europe/Zurich');
 
       // Rule 2: large amounts rejected at night in New York.
-      await page.fill(`${row(2)} .custody-rule-name`, 'large amounts');
+      await fillRow(page, row(2), 'custody-rule-', { name: 'large amounts', assets: 'BTC-TESTNET,ETH-TESTNET', minAmount: '10', sources: 'fund-7\n', velocityCount: '3', velocityWindowHours: '12', from: '22:00', to: '06:00', timeZone: 'America/New_York', benefitOfPattern: '^ACME' });
       await page.selectOption(`${row(2)} .custody-rule-decision`, 'reject');
       await page.check(`${row(2)} .custody-rule-actionTypes input[value="ApproveTransfer"]`);
       await page.check(`${row(2)} .custody-rule-actionTypes input[value="ApproveWithdraw"]`);
-      await page.fill(`${row(2)} .custody-rule-assets`, 'BTC-TESTNET,ETH-TESTNET');
-      await page.fill(`${row(2)} .custody-rule-minAmount`, '10');
-      await page.fill(`${row(2)} .custody-rule-sources`, 'fund-7\n');
-      await page.fill(`${row(2)} .custody-rule-velocityCount`, '3');
-      await page.fill(`${row(2)} .custody-rule-velocityWindowHours`, '12');
-      await page.fill(`${row(2)} .custody-rule-from`, '22:00');
-      await page.fill(`${row(2)} .custody-rule-to`, '06:00');
-      await page.fill(`${row(2)} .custody-rule-timeZone`, 'America/New_York');
-      await page.fill(`${row(2)} .custody-rule-benefitOfPattern`, '^ACME');
       assert.equal(await page.locator('#node-input-rule-container .input-error').count(), 0, 'no field is marked invalid');
 
       // Fold rule 2: its summary shows under its name.
@@ -232,13 +207,7 @@ describe('custody-approver editor: rules typed in the dialog are the rules deplo
 
       // Deploy from the editor and read the flow back.
       await page.click('#red-ui-header-button-deploy');
-      const deadline = Date.now() + 20000;
-      let stored: { rules?: Rule[]; [k: string]: unknown } | undefined;
-      while (!stored && Date.now() < deadline) {
-        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
-        stored = flows.find((n) => n.id === APPROVER) as typeof stored;
-        if (!stored) await sleep(250);
-      }
+      const stored = (await deployedNode(red().base, APPROVER)) as { rules?: Rule[]; [k: string]: unknown } | undefined;
       assert.ok(stored, `the approver was deployed\n${red().log.slice(-2000)}`);
       assert.deepEqual(stored.rules, [
         {

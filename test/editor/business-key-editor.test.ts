@@ -11,8 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { sleep } from '../helpers/red-process';
-import { simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { deployedNode, importAndEdit, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'b4e0000000000f01';
 const CONFIG = 'b4e0000000000c01';
@@ -92,15 +91,7 @@ describe('partner_txID TypedInput in the editor: the transfer dialog saves partn
       assert.match(verdicts.fixed as string, /every msg the same payment/);
 
       // Import a transfer node (as a drop from the palette does) and open its dialog.
-      await page.evaluate(
-        ([id, z, cfg]) => {
-          const RED = (window as any).RED;
-          RED.workspaces.show(z);
-          RED.view.importNodes([{ id, type: 'custody-transfer', connection: cfg, operation: 'create', x: 300, y: 120, z, wires: [[]] }], { notify: false, applyNodeDefaults: true });
-          RED.editor.edit(RED.nodes.node(id));
-        },
-        [TRANSFER, TAB, CONFIG],
-      );
+      await importAndEdit(page, { id: TRANSFER, type: 'custody-transfer', connection: CONFIG, operation: 'create', x: 300, y: 120, z: TAB, wires: [[]] });
       await page.waitForSelector('.custody-row[data-property="partnerTxId"] .red-ui-typedInput-container', { state: 'visible' });
       await page.waitForFunction(() => (document.querySelector('#custody-operation-tip')?.textContent ?? '').includes('Calls'));
       let key = await keyInput(page);
@@ -145,13 +136,7 @@ describe('partner_txID TypedInput in the editor: the transfer dialog saves partn
 
       // Deploy from the editor and read the flow back.
       await page.click('#red-ui-header-button-deploy');
-      const deadline = Date.now() + 20000;
-      let stored: Record<string, unknown> | undefined;
-      while (!stored && Date.now() < deadline) {
-        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
-        stored = flows.find((n) => n.id === TRANSFER) as typeof stored;
-        if (!stored) await sleep(250);
-      }
+      const stored = await deployedNode(red().base, TRANSFER);
       assert.ok(stored, `the transfer node was deployed\n${red().log.slice(-2000)}`);
       assert.deepEqual([stored.type, stored.operation, stored.partnerTxId, stored.partnerTxIdType], ['custody-transfer', 'create', 'inv-{{payload.invoice}}', 'template']);
       assert.deepEqual(errors, []);

@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { openConfigDialog, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { configNode, openConfigDialog, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { rsaKeyPair } from '../helpers/red-setup';
 
 const TAB = 'c0f0000000000f71';
@@ -27,8 +27,8 @@ const FEED_SIM = 'c0f0000000000a72';
 
 const FLOWS = [
   { id: TAB, type: 'tab', label: 'config validity' },
-  { id: CFG_PROD, type: 'custody-config', name: 'production without keys', environment: 'production', signingMode: 'timestamp', timeout: 30 },
-  { id: CFG_SIM, type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 },
+  configNode(CFG_PROD, 'production without keys', { environment: 'production' }),
+  configNode(CFG_SIM, 'simulator'),
   { id: FEED_PROD, z: TAB, type: 'custody-coreclient-feed', name: 'feed on production', connection: CFG_PROD, clientId: 'demo-approver', details: false, x: 200, y: 100, wires: [[]] },
   { id: FEED_SIM, z: TAB, type: 'custody-coreclient-feed', name: 'feed on simulator', connection: CFG_SIM, clientId: 'demo-approver', details: false, x: 200, y: 200, wires: [[]] },
 ];

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { Simulator, DATA_FILES } from '../../simulator';
 import { CustodyClient, createCompany } from '../../lib';
 import { sleep } from '../helpers/red-process';
-import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { configNode, openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { rsaKeyPair } from '../helpers/red-setup';
 
 const TAB = 'c0f0000000000f01';
@@ -32,8 +32,8 @@ const CFG_CUSTOM = 'c0f0000000000c02';
 
 const FLOWS = [
   { id: TAB, type: 'tab', label: 'config editor' },
-  { id: CFG_SIM, type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp', timeout: 30 },
-  { id: CFG_CUSTOM, type: 'custody-config', name: 'standalone', environment: 'simulator', signingMode: 'timestamp', timeout: 10 },
+  configNode(CFG_SIM, 'simulator'),
+  configNode(CFG_CUSTOM, 'standalone', { timeout: 10 }),
 ];
 
 

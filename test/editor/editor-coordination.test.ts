@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
-import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { assertCredentialKept, configNode, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { RedisServer } from '../helpers/redis-server';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { parseRedisAddresses } from '../../lib/coordination/coordinator';
@@ -39,8 +39,8 @@ const CFG = 'c0f0000000000c21';
 const OLD = 'c0f0000000000c22';
 const FLOWS = [
   { id: TAB, type: 'tab', label: 'coordination editor' },
-  { id: CFG, type: 'custody-config', name: 'coordinated', environment: 'simulator', signingMode: 'timestamp', timeout: 30 },
-  { id: OLD, type: 'custody-config', name: 'stored by URL', environment: 'simulator', signingMode: 'timestamp', timeout: 30, coordination: 'redis', redisUrl: 'redis://127.0.0.1:1/0', redisTls: false, redisKeyPrefix: 'old:', claimLeaseSeconds: 60 },
+  configNode(CFG, 'coordinated'),
+  configNode(OLD, 'stored by URL', { coordination: 'redis', redisUrl: 'redis://127.0.0.1:1/0', redisTls: false, redisKeyPrefix: 'old:', claimLeaseSeconds: 60 }),
 ];
 
 const PASSWORD = 'redis-editor-' + Math.random().toString(36).slice(2, 10);
@@ -88,6 +88,34 @@ function redisRows(page: Page): Promise<{ visible: number; all: number }> {
   return page.$$eval('.custody-config-redis', (rows) => ({ visible: rows.filter((r) => (r as HTMLElement).offsetParent !== null).length, all: rows.length }));
 }
 
+/** The coordination status the admin API answers for a deployed config node (the fields these tests read). */
+interface CoordinationStatus {
+  coordination?: string;
+  state?: string;
+  instance?: string;
+  mode?: string;
+  master?: string;
+}
+
+/**
+ * Press Update in the open config dialog, deploy, and read `GET <admin>/custodyflow/config/<id>/coordination`
+ * of the `node-red` at `base` until the node's coordination is ready (30 s at most).
+ * @returns the last status read (its `state` is not `ready` when the time ran out).
+ */
+async function updateAndDeploy(page: Page, base: string, id: string): Promise<CoordinationStatus> {
+  await page.click('#node-config-dialog-ok');
+  await page.waitForSelector('#custody-config-test', { state: 'detached' });
+  await page.click('#red-ui-header-button-deploy');
+  const deadline = Date.now() + 30000;
+  let status: CoordinationStatus = {};
+  while (status.state !== 'ready' && Date.now() < deadline) {
+    const res = await fetch(`${base}/custodyflow/config/${id}/coordination`, { headers: { accept: 'application/json' } });
+    if (res.ok) status = (await res.json()) as CoordinationStatus;
+    if (status.state !== 'ready') await sleep(250);
+  }
+  return status;
+}
+
 describe('custody-config dialog in the editor: coordination through Redis', function () {
   this.timeout(120000);
   const redis = new RedisServer();
@@ -132,22 +160,13 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       for (const t of [wrong.text, ok.text]) assert.ok(!t.includes(PASSWORD) && !t.includes(WRONG), 'no password in a result');
 
       // Update and deploy.
-      await page.click('#node-config-dialog-ok');
-      await page.waitForSelector('#custody-config-test', { state: 'detached' });
-      await page.click('#red-ui-header-button-deploy');
-      const deadline = Date.now() + 30000;
-      let status: { coordination?: string; state?: string; instance?: string } = {};
-      while (status.state !== 'ready' && Date.now() < deadline) {
-        const res = await fetch(`${red().base}/custodyflow/config/${CFG}/coordination`, { headers: { accept: 'application/json' } });
-        if (res.ok) status = await res.json();
-        if (status.state !== 'ready') await sleep(250);
-      }
+      const status = await updateAndDeploy(page, red().base, CFG);
       assert.equal(status.coordination, 'redis', `deployed with Redis\n${red().log.slice(-2000)}`);
       assert.equal(status.state, 'ready', `the deployed node connected with the stored password\n${red().log.slice(-2000)}`);
 
-      const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
-      assert.ok(!flowsText.includes(PASSWORD), 'the password is not in flows.json');
-      const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === CFG)!;
+      const deployed = storedFlows(red().userDir);
+      assert.ok(!deployed.text.includes(PASSWORD), 'the password is not in flows.json');
+      const cfg = deployed.nodes.find((n) => n.id === CFG)!;
       assert.equal(cfg.coordination, 'redis');
       assert.equal(cfg.redisUrl, `${redis.url}/0`);
       assert.equal(cfg.redisTls, false);
@@ -155,9 +174,7 @@ describe('custody-config dialog in the editor: coordination through Redis', func
       assert.equal(Number(cfg.claimLeaseSeconds), 60);
       assert.equal(cfg.redisPassword, undefined);
       assert.equal(cfg.credentials, undefined);
-      const creds = await (await fetch(`${red().base}/credentials/custody-config/${CFG}`, { headers: { accept: 'application/json' } })).json();
-      assert.equal(creds.has_redisPassword, true, 'stored as a credential');
-      assert.ok(!JSON.stringify(creds).includes(PASSWORD), 'never sent back to the editor');
+      await assertCredentialKept(red().base, 'custody-config', CFG, 'redisPassword', PASSWORD);
       const credFile = path.join(red().userDir, 'flows_cred.json');
       assert.ok(!fs.existsSync(credFile) || !fs.readFileSync(credFile, 'utf8').includes(PASSWORD), 'encrypted in flows_cred.json');
 
@@ -308,30 +325,19 @@ describe('custody-config dialog in the editor: coordination through Redis', func
         assert.ok(ok.text.includes(`Redis ready through Sentinel: master "custody-master" at 127.0.0.1:${group.masterPort} (3 sentinels)`), ok.text);
         for (const t of [wrong.text, ok.text]) assert.ok(!t.includes(sentinelPassword) && !t.includes(PASSWORD) && !t.includes(WRONG), 'no password in a result');
 
-        await page.click('#node-config-dialog-ok');
-        await page.waitForSelector('#custody-config-test', { state: 'detached' });
-        await page.click('#red-ui-header-button-deploy');
-        const deadline = Date.now() + 30000;
-        let status: { state?: string; mode?: string; master?: string } = {};
-        while (status.state !== 'ready' && Date.now() < deadline) {
-          const res = await fetch(`${red().base}/custodyflow/config/${OLD}/coordination`, { headers: { accept: 'application/json' } });
-          if (res.ok) status = await res.json();
-          if (status.state !== 'ready') await sleep(250);
-        }
+        const status = await updateAndDeploy(page, red().base, OLD);
         assert.deepEqual([status.state, status.mode, status.master], ['ready', 'sentinel', `127.0.0.1:${group.masterPort}`], `the deployed node reached the master through the sentinels\n${red().log.slice(-2000)}`);
 
-        const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
-        assert.ok(!flowsText.includes(sentinelPassword), 'the sentinel password is not in flows.json');
-        const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === OLD)!;
+        const deployed = storedFlows(red().userDir);
+        assert.ok(!deployed.text.includes(sentinelPassword), 'the sentinel password is not in flows.json');
+        const cfg = deployed.nodes.find((n) => n.id === OLD)!;
         assert.equal(cfg.redisMode, 'sentinel');
         assert.equal(cfg.redisSentinels, group.sentinelList);
         assert.equal(cfg.redisMasterName, 'custody-master');
         assert.equal(cfg.redisUrl, 'redis://127.0.0.1:1/0', 'the URL of before, unused in Sentinel mode');
         assert.equal(cfg.redisSentinelPassword, undefined);
         assert.equal(cfg.credentials, undefined);
-        const creds = await (await fetch(`${red().base}/credentials/custody-config/${OLD}`, { headers: { accept: 'application/json' } })).json();
-        assert.equal(creds.has_redisSentinelPassword, true, 'stored as a credential');
-        assert.ok(!JSON.stringify(creds).includes(sentinelPassword), 'never sent back to the editor');
+        await assertCredentialKept(red().base, 'custody-config', OLD, 'redisSentinelPassword', sentinelPassword);
         const credFile = path.join(red().userDir, 'flows_cred.json');
         assert.ok(fs.existsSync(credFile) && !fs.readFileSync(credFile, 'utf8').includes(sentinelPassword), 'encrypted in flows_cred.json');
 

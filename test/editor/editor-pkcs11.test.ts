@@ -25,27 +25,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Simulator, DATA_FILES } from '../../simulator';
-import { openConfigDialog, runConnectionTest, useRedProcess, withEditor } from '../helpers/editor-kit';
-import { changePin, createSoftHsm, generateOnToken, initToken, opensslFingerprint, removeSoftHsm, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
+import { assertCredentialKept, openConfigDialog, runConnectionTest, storedFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { changePin, createSoftHsm, generateOnToken, initToken, opensslFingerprint, removeSoftHsm, pkcs11ConfigNode, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
 
 const TAB = 'c0f0000000000f91';
 const CFG = 'c0f0000000000c91';
 const TEST_PIN = 'pin-Edt4rQm8Lz';
 const FLOWS = [
   { id: TAB, type: 'tab', label: 'pkcs11 editor' },
-  {
-    id: CFG,
-    type: 'custody-config',
-    name: 'token',
-    environment: 'custom',
-    baseUrl: 'http://127.0.0.1:9/api/v1/p',
-    signingMode: 'timestamp',
-    timeout: 30,
-    keySource: 'pkcs11',
-    pkcs11Module: SOFTHSM_MODULE,
-    pkcs11TokenLabel: 'T',
-    pkcs11KeyLabel: 'K',
-  },
+  pkcs11ConfigNode(CFG, 'http://127.0.0.1:9/api/v1/p'),
 ];
 
 /** How many rows of `cls` are visible, of how many. */
@@ -147,19 +135,17 @@ describe('custody-config dialog in the editor: a key on a PKCS#11 token', functi
       assert.equal(lookup!.status, 200, `${listed}\n${red().log.slice(-2000)}`);
       assert.ok((JSON.parse(listed) as unknown[]).length > 0, listed);
 
-      const flowsText = fs.readFileSync(path.join(red().userDir, 'flows.json'), 'utf8');
-      assert.ok(!flowsText.includes(TEST_PIN), 'no PIN in flows.json');
-      assert.ok(!/PRIVATE KEY|BEGIN/.test(flowsText), 'no key material in flows.json');
-      const cfg = (JSON.parse(flowsText) as Array<Record<string, unknown>>).find((n) => n.id === CFG)!;
+      const deployed = storedFlows(red().userDir);
+      assert.ok(!deployed.text.includes(TEST_PIN), 'no PIN in flows.json');
+      assert.ok(!/PRIVATE KEY|BEGIN/.test(deployed.text), 'no key material in flows.json');
+      const cfg = deployed.nodes.find((n) => n.id === CFG)!;
       assert.deepEqual([cfg.keySource, cfg.pkcs11Module, cfg.pkcs11TokenLabel, cfg.pkcs11KeyLabel, cfg.pkcs11KeyId], ['pkcs11', SOFTHSM_MODULE, 'T', 'K', '01']);
       assert.equal(cfg.pin, undefined);
       assert.equal(cfg.credentials, undefined);
       const credText = fs.readFileSync(path.join(red().userDir, 'flows_cred.json'), 'utf8');
       assert.deepEqual(Object.keys(JSON.parse(credText)), ['$'], 'flows_cred.json holds one encrypted blob');
       assert.ok(!credText.includes(TEST_PIN), 'the PIN is encrypted');
-      const creds = await (await fetch(`${red().base}/credentials/custody-config/${CFG}`, { headers: { accept: 'application/json' } })).json();
-      assert.equal(creds.has_pin, true, 'stored as a credential');
-      assert.ok(!JSON.stringify(creds).includes(TEST_PIN), 'never sent back to the editor');
+      await assertCredentialKept(red().base, 'custody-config', CFG, 'pin', TEST_PIN);
 
       // A reloaded editor knows the stored PIN only as has_pin: valid, and Test connection uses the stored PIN.
       await page.reload();

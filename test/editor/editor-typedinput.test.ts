@@ -12,9 +12,8 @@
  */
 import assert from 'node:assert/strict';
 import type WebSocket from 'ws';
-import type { Page } from 'playwright-core';
 import { sleep, watchDebug, type DebugMessage } from '../helpers/red-process';
-import { simulatorFlows, useRedProcess, withEditor, type EditorPage } from '../helpers/editor-kit';
+import { openNodeDialog, simulatorFlows, useRedProcess, withEditor, type EditorPage } from '../helpers/editor-kit';
 
 const TAB = 'e7d0000000000f01';
 const CONFIG = 'e7d0000000000c01';
@@ -38,22 +37,9 @@ const COMPANY_ROW = '.custody-row[data-property="company_id"]';
 /** Open the editor and the fund node's dialog, and once its Company id TypedInput shows, run `use` with the page (see {@link withEditor}). */
 function withFundDialog(base: string, use: (editor: EditorPage) => Promise<void>): Promise<void> {
   return withEditor(base, { width: 1400, height: 1000 }, { types: ['custody-fund'], nodes: [FUND] }, async (editor) => {
-    await openFundDialog(editor.page);
+    await openNodeDialog(editor.page, FUND, { selector: `${COMPANY_ROW} .red-ui-typedInput-container`, settleMs: 0 });
     await use(editor);
   });
-}
-
-/** Open the fund node's dialog in the editor `page`; resolves once its Company id TypedInput shows. */
-async function openFundDialog(page: Page): Promise<void> {
-  await page.evaluate(
-    ([id, z]) => {
-      const RED = (window as any).RED;
-      RED.workspaces.show(z);
-      RED.editor.edit(RED.nodes.node(id));
-    },
-    [FUND, TAB],
-  );
-  await page.waitForSelector(`${COMPANY_ROW} .red-ui-typedInput-container`, { state: 'visible' });
 }
 
 describe('a generated dialog in the editor: a field set to the env type reaches the simulator', function () {

@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { useRedProcess, withEditor, openConfigDialog, runConnectionTest } from '../helpers/editor-kit';
+import { useRedProcess, withEditor, openConfigDialog, openNodeDialog, runConnectionTest } from '../helpers/editor-kit';
 
 const TAB = 'e7d0000000000f61';
 const CONFIG = 'e7d0000000000c61';
@@ -108,20 +108,6 @@ async function cutOff(page: Page, root: string): Promise<string[]> {
   });
 }
 
-/** Open node `id`'s dialog in `page` and wait for `selector`. */
-async function openDialog(page: Page, id: string, selector: string): Promise<void> {
-  await page.evaluate(
-    ([nodeId, z]) => {
-      const RED = (window as any).RED;
-      RED.workspaces.show(z);
-      RED.editor.edit(RED.nodes.node(nodeId));
-    },
-    [id, TAB],
-  );
-  await page.waitForSelector(selector, { state: 'visible' });
-  await page.waitForTimeout(400);
-}
-
 /** The wallet look-up's answer (the ids) from the admin API, with `company_id` when given, for the text `query` (as the dialog asks). */
 async function walletLookup(page: Page, company = '', query = ''): Promise<string[]> {
   return page.evaluate(
@@ -197,7 +183,7 @@ describe('the editor at 1366x768: simulator key defaults, filtered look-ups, not
 
   it('lists the chosen company\'s wallets in "From wallet", each id whole; every wallet with no company', async () => {
     await withEditor(red().base, VIEWPORT, { types: ['custody-transfer'], nodes: [TRANSFER], globals: ['CustodyLookup'] }, async ({ page, errors }) => {
-      await openDialog(page, TRANSFER, '.custody-row[data-property="wallet_id"] .red-ui-typedInput-container');
+      await openNodeDialog(page, TRANSFER, { selector: '.custody-row[data-property="wallet_id"] .red-ui-typedInput-container' });
       await page.waitForFunction(() => {
         const v = (window as any).$('#node-input-connection').val();
         return typeof v === 'string' && v !== '' && v !== '_ADD_';
@@ -237,7 +223,7 @@ describe('the editor at 1366x768: simulator key defaults, filtered look-ups, not
 
   it('shows the track dialog whole: every Kind option, label and field fits', async () => {
     await withEditor(red().base, VIEWPORT, { types: ['custody-track'], nodes: [TRACK] }, async ({ page, errors }) => {
-      await openDialog(page, TRACK, '#node-input-kind');
+      await openNodeDialog(page, TRACK, { selector: '#node-input-kind' });
       await screenshot(page, 'no-cutoff-track-dialog.png');
       assert.deepEqual(await cutOff(page, '.red-ui-tray-body form'), []);
       await page.click('#node-dialog-cancel');

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { openNodeDialog, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'e7d0000000000f31';
 const CONFIG = 'e7d0000000000c31';
@@ -22,20 +22,6 @@ const FLOWS = simulatorFlows(TAB, 'payment dialog', CONFIG, [
   { id: TRANSFER, type: 'custody-transfer', z: TAB, connection: CONFIG, operation: 'create', company_id: 'demo-company', amountFormat: 'baseUnits', expiresAfter: '3600', x: 320, y: 80, wires: [[]] },
   { id: FEED, type: 'custody-coreclient-feed', z: TAB, connection: CONFIG, clientId: 'demo-approver', details: true, x: 320, y: 160, wires: [[]] },
 ]);
-
-/** Open node `id`'s dialog in `page` and wait for `selector`. */
-async function openDialog(page: Page, id: string, selector: string): Promise<void> {
-  await page.evaluate(
-    ([nodeId, z]) => {
-      const RED = (window as any).RED;
-      RED.workspaces.show(z);
-      RED.editor.edit(RED.nodes.node(nodeId));
-    },
-    [id, TAB],
-  );
-  await page.waitForSelector(selector, { state: 'visible' });
-  await page.waitForTimeout(300);
-}
 
 /** The TypedInput types the menu of the row `row` offers; the menu is closed by choosing `current`, the field's type. */
 async function offeredTypes(page: Page, row: string, current = 'str'): Promise<Array<string | null>> {
@@ -53,7 +39,7 @@ describe('the payment fields and the core client id look-up in the editor', func
 
   it('a transfer saved before the payment fields opens with them as TypedInputs, Amounts beside the amount, checked in its unit', async () => {
     await withEditor(red().base, { width: 1400, height: 1000 }, { types: ['custody-transfer'], nodes: [TRANSFER] }, async ({ page, errors }) => {
-      await openDialog(page, TRANSFER, '.custody-row[data-property="sendAmount"] .red-ui-typedInput-container');
+      await openNodeDialog(page, TRANSFER, { selector: '.custody-row[data-property="sendAmount"] .red-ui-typedInput-container', settleMs: 300 });
       const rows = await page.$$eval('.custody-row', (rs) => rs.filter((r) => (r as HTMLElement).offsetParent !== null).map((r) => r.getAttribute('data-property')));
       assert.deepEqual(rows, ['company_id', 'wallet_id', 'counterparty_wallet_address', 'sendAsset', 'sendAmount', 'amountFormat', 'reference', 'benefit_of', 'account_no', 'partnerTxId', 'expiresAfter']);
       const labels = await page.$$eval('.custody-row:visible label, .custody-row label', (ls) => ls.map((l) => (l.textContent ?? '').trim()));
@@ -103,7 +89,7 @@ describe('the payment fields and the core client id look-up in the editor', func
       const palette = await page.$$eval('.red-ui-palette-node[data-palette-type="custody-coreclient-feed"] .red-ui-palette-label', (ls) => ls.map((l) => (l.textContent ?? '').replace(/\s+/g, ' ').trim()));
       assert.deepEqual(palette, ['core client feed'], 'the palette shows "core client feed"');
       const row = '.form-row:has(#node-input-clientId)';
-      await openDialog(page, FEED, `${row} .red-ui-typedInput-container`);
+      await openNodeDialog(page, FEED, { selector: `${row} .red-ui-typedInput-container`, settleMs: 300 });
       assert.equal(await page.evaluate(() => (window as any).$('#node-input-clientId').typedInput('type')), 'str', 'a node saved without clientIdType opens as str');
       assert.deepEqual(await offeredTypes(page, row), ['str', 'env', 'global', 'flow']);
       await page.waitForFunction(() => {

@@ -17,8 +17,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { sleep } from '../helpers/red-process';
-import { simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { deployedNode, fillRow, openNodeDialog, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'a9910000000000f1';
 const CONFIG = 'a9910000000000c1';
@@ -47,13 +46,8 @@ function rowValues(page: Page): Promise<string[][]> {
 }
 
 /** Open the edit dialog of node `id` and wait for its bands list. */
-async function openDialog(page: Page, id: string): Promise<void> {
-  await page.evaluate((nodeId) => {
-    const RED = (window as any).RED;
-    RED.editor.edit(RED.nodes.node(nodeId));
-  }, id);
-  await page.waitForSelector('.node-input-bands-container-row .red-ui-editableList-addButton', { state: 'visible' });
-  await page.waitForTimeout(400);
+function openDialog(page: Page, id: string): Promise<void> {
+  return openNodeDialog(page, id, { selector: '.node-input-bands-container-row .red-ui-editableList-addButton' });
 }
 
 /** Press Done and wait for the dialog to close. */
@@ -183,12 +177,8 @@ describe('custody-review editor: amount bands as rows, typed core client id, Nod
       await add.click();
       assert.equal(await page.locator('#node-input-bands-container .custody-band').count(), 2);
       assert.deepEqual(await page.$$eval('#node-input-bands-container .custody-band-index', (els) => els.map((e) => e.textContent)), ['1', '2']);
-      await page.fill(`${row(1)} .custody-band-asset`, 'BTC-TESTNET');
-      await page.fill(`${row(1)} .custody-band-from`, '1.5');
-      await page.fill(`${row(1)} .custody-band-approvers`, '3');
-      await page.fill(`${row(2)} .custody-band-asset`, 'ETH-TESTNET');
-      await page.fill(`${row(2)} .custody-band-from`, 'abc');
-      await page.fill(`${row(2)} .custody-band-approvers`, '7');
+      await fillRow(page, row(1), 'custody-band-', { asset: 'BTC-TESTNET', from: '1.5', approvers: '3' });
+      await fillRow(page, row(2), 'custody-band-', { asset: 'ETH-TESTNET', from: 'abc', approvers: '7' });
       assert.equal(await page.locator(`${row(1)} .input-error`).count(), 0, 'row 1 is valid');
       assert.equal(await page.locator(`${row(2)} .custody-band-from.input-error`).count(), 1, 'from "abc" is marked');
       assert.equal(await page.locator(`${row(2)} .custody-band-approvers.input-error`).count(), 1, 'approvers 7 is marked');
@@ -221,8 +211,7 @@ describe('custody-review editor: amount bands as rows, typed core client id, Nod
       assert.deepEqual(await rowValues(page), [['BTC-TESTNET', '1.5', '3'], ['ETH-TESTNET', 'abc', '7']]);
       assert.equal(await page.locator(`${row(2)} .input-error`).count(), 2);
       assert.equal(await page.evaluate(() => (window as any).$('#node-input-clientId').typedInput('type')), 'env');
-      await page.fill(`${row(2)} .custody-band-from`, '100');
-      await page.fill(`${row(2)} .custody-band-approvers`, '4');
+      await fillRow(page, row(2), 'custody-band-', { from: '100', approvers: '4' });
       assert.equal(await page.locator('#node-input-bands-container .input-error').count(), 0);
       assert.equal(await page.isVisible(`${row(2)} .custody-band-problem`), false);
       await done(page);
@@ -235,13 +224,7 @@ describe('custody-review editor: amount bands as rows, typed core client id, Nod
       const still = await page.$$eval('.red-ui-deploy-dialog-confirm-list li', (els) => els.map((e) => e.textContent ?? ''));
       assert.deepEqual(still, ['[review dialog] bad review (custody-review)']);
       await page.click('#red-ui-deploy-dialog-confirm-deploy-deploy');
-      const deadline = Date.now() + 20000;
-      let stored: Record<string, unknown> | undefined;
-      while (!stored && Date.now() < deadline) {
-        const flows = (await (await fetch(`${red().base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
-        stored = flows.find((n) => n.id === NEW) as typeof stored;
-        if (!stored) await sleep(250);
-      }
+      const stored = await deployedNode(red().base, NEW);
       assert.ok(stored, `the review node was deployed\n${red().log.slice(-2000)}`);
       assert.equal(typeof stored.bands, 'string', 'bands is stored as a JSON string');
       assert.deepEqual(JSON.parse(stored.bands as string), [

@@ -6,74 +6,56 @@
  * own login (`POST /auth/token`, client `node-red-editor`, grant `password`) gives each a token;
  * the editor page gets it as the login form would leave it (localStorage `auth-tokens`).
  * The flow: core client feed -> custody-approver (no rule: everything held) -> custody-review
- * (quorum 2), against a simulator started here behind a proxy that records every request (the
- * PUTs and DELETEs counted).
+ * (quorum 2, its audit where the node keeps it by default), against a simulator started here
+ * behind a proxy that records every request (the PUTs and DELETEs counted): a {@link ReviewRig}
+ * of one instance (test/helpers/review-rig.ts).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import type { Browser, Page } from 'playwright-core';
-import { RedProcess, launchChromium, root } from '../helpers/red-process';
-import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { ApprovalProxy } from '../helpers/approval-proxy';
-import { control, demoTransfer } from '../helpers/support';
+import type { Page } from 'playwright-core';
+import { root } from '../helpers/red-process';
+import { demoTransfer } from '../helpers/support';
 import { createTransfer, getTransfer } from '../../lib';
-import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from '../helpers/admin-auth';
+import { OPERATOR, adminCall, editorPageAs } from '../helpers/admin-auth';
+import { showReviewTab, useReviewEditor } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'], viewer: ['read'] };
 const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 
 describe('custody-review sidebar tab and admin API with adminAuth (Chromium, started Node-RED)', function () {
   this.timeout(180000);
-  let s: SimulatedAccount;
-  let proxy: ApprovalProxy;
-  let red: RedProcess;
-  let browser: Browser;
-  const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-settings-'));
-  const tokens: Record<string, string> = {};
+  const ed = useReviewEditor({ prefix: 'cf-review-ed-', quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { escalateMargin: '60' } });
+  /** The instance's node-red. */
+  const red = () => ed.rig.instances[0].red;
 
-  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
+  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red().base, ed.rig.instances[0].tokens[user], method, p, body);
 
-  const decisionCalls = (method: string) => proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
+  const decisionCalls = (method: string) => ed.rig.proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
 
   /** Open the editor as `user` (its token where the login form leaves it) with the review tab shown. */
   async function editorAs(user: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    await context.addInitScript((t: string) => localStorage.setItem('auth-tokens', JSON.stringify({ access_token: t, expires_in: 604800, token_type: 'Bearer' })), tokens[user]);
-    const page = await context.newPage();
-    await page.goto(red.base + '/');
-    await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-review') && document.querySelector('.custody-review-tab'), undefined, { timeout: 60000 });
-    // The editor may still be building its sidebar: show the tab until its content is visible.
-    await page.waitForFunction(
-      () => {
-        const tab = document.querySelector('.custody-review-tab') as HTMLElement | null;
-        if (tab && tab.offsetParent !== null) return true;
-        (window as any).RED.sidebar.show('custody-review');
-        return false;
-      },
-      undefined,
-      { timeout: 60000, polling: 250 },
-    );
+    const page = await editorPageAs(ed.browser, ed.rig.instances[0].tokens[user], { width: 1400, height: 900 });
+    await showReviewTab(page, red().base);
     return page;
   }
 
   async function heldTransfer(amount: number): Promise<{ tx_id: string; action_id: string }> {
-    const tx_id = (await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount } }))).data.tx_id;
+    const tx_id = (await createTransfer(ed.rig.s.client, demoTransfer(ed.rig.s.sim, { send: { symbol: 'BTC-TESTNET', amount } }))).data.tx_id;
     for (let i = 0; i < 600; i++) {
       const list = (await (await api('alice', 'GET', '/custody/reviews')).json()) as { reviews: Array<{ action_id: string; details: { txID?: string } }> };
       const r = list.reviews.find((x) => x.details.txID === tx_id);
       if (r) return { tx_id, action_id: r.action_id };
       await new Promise((res) => setTimeout(res, 100));
     }
-    throw new Error(`transfer ${tx_id} never reached the review queue\n${red.log.slice(-2000)}`);
+    throw new Error(`transfer ${tx_id} never reached the review queue\n${red().log.slice(-2000)}`);
   }
 
   async function txStatus(tx_id: string, want: string): Promise<string> {
     let last = '';
     for (let i = 0; i < 300 && last !== want; i++) {
-      last = String(((await getTransfer(s.client, { company_id: s.sim.demo.company_id, tx_id })).data as any).txStatus);
+      last = String(((await getTransfer(ed.rig.s.client, { company_id: ed.rig.s.sim.demo.company_id, tx_id })).data as any).txStatus);
       if (last !== want) await new Promise((r) => setTimeout(r, 50));
     }
     return last;
@@ -89,34 +71,6 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     await page.waitForSelector('.red-ui-notification .custody-review-confirm', { state: 'detached', timeout: 10000 });
   }
 
-  before(async () => {
-    s = await startSimulated('cf-review-ed-sim-');
-    await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
-    proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: 0 });
-    const baseUrl = await proxy.listen('red');
-    red = new RedProcess({ prefix: 'cf-review-ed-', settingsFile: writeAdminAuthSettings(settingsDir, USERS) });
-    await red.start();
-    for (const u of Object.keys(USERS)) tokens[u] = await loginToken(red.base, u);
-    const flows = [
-      { id: 'tab', type: 'tab', label: 'review' },
-      { id: 'cfg', type: 'custody-config', name: 'sim behind a proxy', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, credentials: { apiKey: s.sim.account.apiKey, privateKey: s.sim.account.privateKeyPem } },
-      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: 'demo-approver', details: true, x: 120, y: 100, wires: [['ap']] },
-      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], ['rv']] },
-      { id: 'rv', z: 'tab', type: 'custody-review', connection: 'cfg', approvers: '2', escalateMargin: '60', x: 520, y: 100, wires: [[], [], []] },
-    ];
-    const res = await api('admin', 'POST', '/flows', flows);
-    const text = await res.text();
-    assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${text}`);
-    browser = await launchChromium();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await red?.stop();
-    await proxy?.stop();
-    await stopSimulated(s);
-    fs.rmSync(settingsDir, { recursive: true, force: true });
-  });
 
   it('quorum 2: a held 2 BTC-TESTNET transfer shows in alice\'s tab; alice approves (still pending, no PUT); alice again is refused; bob approves: one PUT, approved_transfer; the audit names both and verifies', async () => {
     const { tx_id, action_id } = await heldTransfer(200_000_000);
@@ -142,11 +96,11 @@ describe('custody-review sidebar tab and admin API with adminAuth (Chromium, sta
     assert.equal(await txStatus(tx_id, 'approved_transfer'), 'approved_transfer');
     assert.equal(decisionCalls('PUT'), 1, 'exactly one PUT');
     await alice.waitForFunction((id) => !document.querySelector(`.custody-review-item[data-action-id="${id}"]`), action_id, { timeout: 30000 });
-    const auditFile = path.join(red.userDir, 'custodyflow-audit', 'rv.jsonl');
+    const auditFile = path.join(red().userDir, 'custodyflow-audit', 'rv.jsonl');
     const lines = fs.readFileSync(auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.action_id === action_id);
     assert.deepEqual(lines.filter((l) => l.event === 'vote').map((l) => [l.reviewer, l.decision, l.via]), [['alice', 'approve', 'editor'], ['bob', 'approve', 'editor']]);
     assert.deepEqual(lines.filter((l) => l.event === 'call').map((l) => l.method), ['PUT']);
-    const v = spawnSync(process.execPath, [AUDIT_CLI, 'verify', path.join(red.userDir, 'custodyflow-audit')], { encoding: 'utf8' });
+    const v = spawnSync(process.execPath, [AUDIT_CLI, 'verify', path.join(red().userDir, 'custodyflow-audit')], { encoding: 'utf8' });
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 

@@ -4,7 +4,7 @@
  * logged in as operators (README "Operator accounts": `["read", "custody.review.read",
  * "custody.review.write"]`). The flow: core client feed -> custody-approver (no rule: everything
  * held) -> custody-review (quorum 2), against the simulator behind a proxy that records every
- * PUT / DELETE of an action.
+ * PUT / DELETE of an action: a {@link ReviewRig} of one instance (test/helpers/review-rig.ts).
  *
  * What the reviewer relies on: a held transfer appears in an open tab without reloading (the
  * runtime's `custody/reviews` message; the tab does not poll); its card names the destination, the
@@ -20,16 +20,14 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { RedProcess, launchChromium, root } from '../helpers/red-process';
-import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { ApprovalProxy } from '../helpers/approval-proxy';
-import { control, demoTransfer } from '../helpers/support';
+import type { Locator, Page } from 'playwright-core';
+import { root } from '../helpers/red-process';
+import { demoTransfer } from '../helpers/support';
 import { createTransfer } from '../../lib';
 import { feeFor } from '../../simulator/assets';
-import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from '../helpers/admin-auth';
+import { OPERATOR, adminCall, editorPageAs } from '../helpers/admin-auth';
+import { showReviewTab, useReviewEditor } from '../helpers/review-rig';
 
 const USERS: Record<string, string[]> = { alice: OPERATOR, bob: OPERATOR, admin: ['*'] };
 const BTC_SCALE = 8;
@@ -54,52 +52,36 @@ interface Listed {
 
 describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromium, started Node-RED, adminAuth)', function () {
   this.timeout(180000);
-  let s: SimulatedAccount;
-  let proxy: ApprovalProxy;
-  let red: RedProcess;
-  let browser: Browser;
-  const settingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-review-tab-settings-'));
-  const tokens: Record<string, string> = {};
+  const ed = useReviewEditor({ prefix: 'cf-review-tab-', quorum: 2, users: USERS, faucetBtc: 10, defaultAuditFile: true, review: { name: 'treasury four-eyes', escalateMargin: '60' }, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
+  /** The instance's node-red. */
+  const red = () => ed.rig.instances[0].red;
   /** Actions whose approve / reject answer the proxy holds for 30 s (the final call stays running). */
   const slow = new Set<string>();
 
-  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red.base, tokens[user], method, p, body);
-  const decisionCalls = (method: string) => proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
+  const api = (user: string, method: string, p: string, body?: unknown) => adminCall(red().base, ed.rig.instances[0].tokens[user], method, p, body);
+  const decisionCalls = (method: string) => ed.rig.proxy.records.filter((r) => r.method === method && r.action_id !== undefined).length;
   const list = async (): Promise<{ reviews: Listed[]; recent?: Array<{ action_id: string; state: string; decidedBy: string[] }> }> => (await api('alice', 'GET', '/custody/reviews')).json() as never;
 
   /** The editor as `user`, the review tab shown; `posts` collects every vote the page sends. */
   async function editorAs(user: string): Promise<{ page: Page; posts: string[] }> {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    await context.addInitScript((tk: string) => localStorage.setItem('auth-tokens', JSON.stringify({ access_token: tk, expires_in: 604800, token_type: 'Bearer' })), tokens[user]);
-    const page = await context.newPage();
+    const page = await editorPageAs(ed.browser, ed.rig.instances[0].tokens[user], { width: 1400, height: 1000 });
     const posts: string[] = [];
     page.on('request', (r) => {
       if (r.method() === 'POST' && /\/custody\/reviews\//.test(r.url())) posts.push(r.postData() ?? '');
     });
-    await page.goto(red.base + '/');
-    await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-review') && document.querySelector('.custody-review-tab'), undefined, { timeout: 60000 });
-    await page.waitForFunction(
-      () => {
-        const tab = document.querySelector('.custody-review-tab') as HTMLElement | null;
-        if (tab && tab.offsetParent !== null && document.querySelector('.custody-review-user')) return true;
-        (window as any).RED.sidebar.show('custody-review');
-        return false;
-      },
-      undefined,
-      { timeout: 60000, polling: 250 },
-    );
+    await showReviewTab(page, red().base, '.custody-review-user');
     return { page, posts };
   }
 
   /** Create a transfer of `amount` base units and wait until it is held for review; its listed review. */
   async function held(amount: number, reference: string): Promise<{ tx_id: string; review: Listed }> {
-    const tx_id = (await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount }, reference }))).data.tx_id;
+    const tx_id = (await createTransfer(ed.rig.s.client, demoTransfer(ed.rig.s.sim, { send: { symbol: 'BTC-TESTNET', amount }, reference }))).data.tx_id;
     for (let i = 0; i < 600; i++) {
       const review = (await list()).reviews.find((x) => x.details.txID === tx_id);
       if (review) return { tx_id, review };
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`transfer ${tx_id} never reached the review queue\n${red.log.slice(-2000)}`);
+    throw new Error(`transfer ${tx_id} never reached the review queue\n${red().log.slice(-2000)}`);
   }
 
   const card = (page: Page, actionId: string) => page.locator(`.custody-review-item[data-action-id="${actionId}"]`);
@@ -108,6 +90,21 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
   /** Wait until Node-RED removed the closed confirmation (it slides up first). */
   const confirmationGone = (page: Page) => page.waitForSelector('.red-ui-notification .custody-review-confirm', { state: 'detached', timeout: 10000 });
 
+  /** Click `button` of card `c` in `page` and wait for the confirmation the tab asks (10 s at most); the confirmation and its text. */
+  async function confirmationFor(page: Page, c: ReturnType<typeof card>, button: 'approve' | 'reject'): Promise<{ dialog: Locator; asked: string }> {
+    await c.locator(`.custody-review-${button}`).click();
+    const dialog = confirmation(page);
+    await dialog.waitFor({ timeout: 10000 });
+    return { dialog, asked: await dialog.innerText() };
+  }
+
+  /** The text of the vote's result notification in `page` once it shows (30 s at most); `kind` `-error` for an error notification. */
+  async function resultText(page: Page, kind: '' | '-error' = ''): Promise<string> {
+    const notice = page.locator(`.red-ui-notification${kind} .custody-review-result`);
+    await notice.waitFor({ timeout: 30000 });
+    return notice.innerText();
+  }
+
   /** A picture (not an assertion) into docs/images/`file` (or `file` when absolute): `c` scrolled to the top of the tab, animations settled. */
   async function screenshot(page: Page, c: ReturnType<typeof card>, file: string): Promise<void> {
     await c.evaluate((e) => e.scrollIntoView({ block: 'start' }));
@@ -115,33 +112,6 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await page.screenshot({ path: path.resolve(root, 'docs', 'images', file) });
   }
 
-  before(async () => {
-    s = await startSimulated('cf-review-tab-sim-');
-    await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 10 * 100_000_000 });
-    proxy = new ApprovalProxy({ target: s.sim.baseUrl, holdMs: (call) => (slow.has(call.action_id ?? '') ? 30000 : 0) });
-    const baseUrl = await proxy.listen('red');
-    red = new RedProcess({ prefix: 'cf-review-tab-', settingsFile: writeAdminAuthSettings(settingsDir, USERS) });
-    await red.start();
-    for (const u of Object.keys(USERS)) tokens[u] = await loginToken(red.base, u);
-    const flows = [
-      { id: 'tab', type: 'tab', label: 'review' },
-      { id: 'cfg', type: 'custody-config', name: 'sim behind a proxy', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, credentials: { apiKey: s.sim.account.apiKey, privateKey: s.sim.account.privateKeyPem } },
-      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: 'demo-approver', details: true, x: 120, y: 100, wires: [['ap']] },
-      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], ['rv']] },
-      { id: 'rv', z: 'tab', type: 'custody-review', name: 'treasury four-eyes', connection: 'cfg', approvers: '2', escalateMargin: '60', x: 520, y: 100, wires: [[], [], []] },
-    ];
-    const res = await api('admin', 'POST', '/flows', flows);
-    assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${await res.text()}`);
-    browser = await launchChromium();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await red?.stop();
-    await proxy?.stop();
-    await stopSimulated(s);
-    fs.rmSync(settingsDir, { recursive: true, force: true });
-  });
 
   it('the tab source sets no colour of its own: every colour is a Node-RED theme variable', () => {
     const src = fs.readFileSync(path.join(root, 'editor', 'src', 'custody-review.ts'), 'utf8');
@@ -161,7 +131,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     const text = await c.innerText();
     const { fees, amountToSend } = feeFor(net);
     assert.ok(fees > 0);
-    assert.equal(review.details.recipientAddress, s.sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id);
+    assert.equal(review.details.recipientAddress, ed.rig.s.sim.demo.counterparty.wallets['BTC-TESTNET'].wallet_id);
     assert.ok(review.details.recipientAddressName, 'the simulator names the recipient');
     const rows = async (cls: string) => (await c.locator(`dd.${cls}`).innerText()).trim();
     assert.match(await rows('custody-review-to'), new RegExp(`${review.details.recipientAddressName}[\\s\\S]*wallet ${review.details.recipientAddress}`), 'destination: name and wallet id');
@@ -204,10 +174,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     assert.notDeepEqual(look.approve, look.reject, 'Approve and Reject look different');
     assert.notEqual(look.approve[0], look.reject[0], 'different backgrounds');
 
-    await c.locator('.custody-review-approve').click();
-    const dialog = confirmation(alice.page);
-    await dialog.waitFor({ timeout: 10000 });
-    const asked = await dialog.innerText();
+    const { dialog, asked } = await confirmationFor(alice.page, c, 'approve');
     assert.match(asked, new RegExp(`Approve sending ${btc(net).replace('.', '\\.')} to `));
     assert.ok(asked.includes(review.details.recipientAddress!), 'names the destination wallet');
     assert.ok(asked.includes(review.details.recipientAddressName!), 'names the destination');
@@ -222,9 +189,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await c.locator('.custody-review-approve').click();
     await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
     await confirmationGone(alice.page);
-    const notice = alice.page.locator('.red-ui-notification .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*${review.details.recipientAddress}.*\\(1 of 2\\)`));
+    assert.match(await resultText(alice.page), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*${review.details.recipientAddress}.*\\(1 of 2\\)`));
     assert.equal(alice.posts.length, 1, 'one vote sent');
     assert.deepEqual(JSON.parse(alice.posts[0]), { decision: 'approve', via: 'editor' });
     await alice.page.waitForFunction((id) => /alice approved \(editor\)/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"] .custody-review-votes`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
@@ -265,17 +230,12 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
 
     await c.locator('.custody-review-reason').fill('beneficiary not on the invoice');
     const deletes = decisionCalls('DELETE');
-    await c.locator('.custody-review-reject').click();
-    const dialog = confirmation(bob.page);
-    await dialog.waitFor({ timeout: 10000 });
-    const asked = await dialog.innerText();
+    const { dialog, asked } = await confirmationFor(bob.page, c, 'reject');
     assert.match(asked, new RegExp(`Reject sending ${btc(net).replace('.', '\\.')} to `));
     assert.ok(asked.includes(review.details.recipientAddress!), 'names the destination wallet');
     assert.match(asked, /Reason: beneficiary not on the invoice/);
     await dialog.locator('.custody-review-confirm-reject').click();
-    const notice = bob.page.locator('.red-ui-notification .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), new RegExp(`^Rejected: ${btc(net).replace('.', '\\.')} to `));
+    assert.match(await resultText(bob.page), new RegExp(`^Rejected: ${btc(net).replace('.', '\\.')} to `));
     assert.deepEqual(JSON.parse(bob.posts[0]), { decision: 'reject', reason: 'beneficiary not on the invoice', via: 'editor' });
     for (let i = 0; i < 300 && decisionCalls('DELETE') === deletes; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(decisionCalls('DELETE'), deletes + 1, 'one DELETE');
@@ -291,9 +251,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await alice.page.waitForFunction((id) => /alice approved/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
     await c.locator('.custody-review-approve').click();
     await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
-    const notice = alice.page.locator('.red-ui-notification-error .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), /^Not recorded: .*already approved by you/);
+    assert.match(await resultText(alice.page, '-error'), /^Not recorded: .*already approved by you/);
     await alice.page.waitForFunction((id) => /already approved by you/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"] .custody-review-error`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
     await alice.page.context().close();
   });
@@ -306,8 +264,7 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await c.waitFor({ timeout: 30000 });
     assert.ok((await c.innerText()).includes(reference), 'the reference, as typed');
     assert.equal(await c.locator('img').count(), 0);
-    await c.locator('.custody-review-approve').click();
-    await confirmation(alice.page).waitFor({ timeout: 10000 });
+    await confirmationFor(alice.page, c, 'approve');
     assert.equal(await alice.page.locator('.red-ui-notification img').count(), 0);
     await confirmation(alice.page).locator('.custody-review-cancel').click();
     assert.equal(await alice.page.evaluate(() => (window as any).__custodyXss), undefined);
@@ -326,11 +283,9 @@ describe('custody-review sidebar tab: what a reviewer sees and confirms (Chromiu
     await alice.page.waitForFunction((id) => /bob approved/.test(document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.textContent ?? ''), review.action_id, { timeout: 30000 });
     await c.locator('.custody-review-approve').click();
     await confirmation(alice.page).locator('.custody-review-confirm-approve').click();
-    const notice = alice.page.locator('.red-ui-notification .custody-review-result');
-    await notice.waitFor({ timeout: 30000 });
-    assert.match(await notice.innerText(), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*\\(2 of 2\\): being decided$`));
+    assert.match(await resultText(alice.page), new RegExp(`^Approved: ${btc(net).replace('.', '\\.')} to .*\\(2 of 2\\): being decided$`));
     await alice.page.waitForFunction((id) => document.querySelector(`.custody-review-item[data-action-id="${id}"]`)?.getAttribute('data-state') === 'calling', review.action_id, { timeout: 30000 });
-    assert.ok(proxy.inFlight().some((r) => r.action_id === review.action_id), 'the PUT is still running');
+    assert.ok(ed.rig.proxy.inFlight().some((r) => r.action_id === review.action_id), 'the PUT is still running');
     assert.equal(await c.locator('button').count(), 0, 'no buttons while it is being decided');
     assert.equal(await c.locator('.custody-review-reason').count(), 0);
     assert.equal(await c.locator('.custody-review-badge-calling').innerText(), 'being decided');

@@ -22,7 +22,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import { root } from '../helpers/red-process';
-import { simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
+import { openNodeDialog, simulatorFlows, useRedProcess, withEditor } from '../helpers/editor-kit';
 
 const TAB = 'a4d0000000000f01';
 const CONFIG = 'a4d0000000000c01';
@@ -162,18 +162,6 @@ async function deployWarning(page: Page): Promise<string[]> {
   return listed;
 }
 
-/** Open node `id`'s dialog (a config node's too) and wait until its form is there. */
-async function openDialog(page: Page, id: string): Promise<void> {
-  await page.evaluate((nodeId) => {
-    const RED = (window as any).RED;
-    const node = RED.nodes.node(nodeId);
-    if (node._def.category === 'config') RED.editor.editConfig('', node.type, nodeId);
-    else RED.editor.edit(node);
-  }, id);
-  await page.waitForSelector('#node-dialog-ok, #node-config-dialog-ok', { state: 'visible' });
-  await page.waitForTimeout(600);
-}
-
 /** Close the open dialog without saving. */
 async function cancelDialog(page: Page): Promise<void> {
   await page.click('#node-dialog-cancel, #node-config-dialog-cancel');
@@ -259,7 +247,7 @@ describe('every validator of the pack is a Node-RED 4 validator', function () {
       for (const o of picked) {
         // An operation node reading its operation from msg.operation shows every field row.
         const [node] = await importBad(page, [asCensus(o)], [o.value], true, o.property !== 'operation' && o.operationNode ? { operation: 'msg.operation' } : {});
-        await openDialog(page, node.id);
+        await openNodeDialog(page, node.id, { settleMs: 600 });
         const beside = await page.evaluate(
           ({ type, property, id }) => {
             const $ = (window as any).$;

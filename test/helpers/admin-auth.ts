@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { root } from './red-process';
+import type { Browser, Page } from 'playwright-core';
+import { RedProcess, root } from './red-process';
 
 /** The password of every test user (no secret: test users of a loopback Node-RED). */
 export const TEST_PASSWORD = 'test-password-not-secret';
@@ -45,4 +46,40 @@ export async function loginToken(base: string, username: string): Promise<string
 /** An admin API call to `base` with `token`. */
 export function adminCall(base: string, token: string, method: string, p: string, body?: unknown): Promise<Response> {
   return fetch(`${base}${p}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+/** A started `node-red` with adminAuth and an access token of each of its users. */
+export interface AdminRed {
+  red: RedProcess;
+  /** Each user's access token, by user name. */
+  tokens: Record<string, string>;
+}
+
+/**
+ * Start a `node-red` (user directory named with `prefix`) with adminAuth over `users`
+ * ({@link writeAdminAuthSettings} into `settingsDir`), and log each user in ({@link loginToken}).
+ * @throws an assertion error when a login fails (the process is stopped first); what `RedProcess.start` throws.
+ */
+export async function startAdminRed(prefix: string, settingsDir: string, users: Record<string, string[] | string>): Promise<AdminRed> {
+  const red = new RedProcess({ prefix, settingsFile: writeAdminAuthSettings(settingsDir, users) });
+  await red.start();
+  try {
+    const tokens: Record<string, string> = {};
+    for (const u of Object.keys(users)) tokens[u] = await loginToken(red.base, u);
+    return { red, tokens };
+  } catch (e) {
+    await red.stop();
+    throw e;
+  }
+}
+
+/**
+ * A new page of `browser` (its own context, `viewport` in CSS pixels) logged in with `token` as
+ * Node-RED's login form leaves it (localStorage `auth-tokens`). It has not navigated yet, so that
+ * the caller can listen to its requests first.
+ */
+export async function editorPageAs(browser: Browser, token: string, viewport: { width: number; height: number }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  await context.addInitScript((t: string) => localStorage.setItem('auth-tokens', JSON.stringify({ access_token: t, expires_in: 604800, token_type: 'Bearer' })), token);
+  return context.newPage();
 }

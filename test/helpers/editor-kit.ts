@@ -4,6 +4,9 @@
  * node definitions and nodes a test needs are there. Mocha only: {@link useRedProcess}
  * registers hooks, so call it inside a `describe`.
  */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { RedProcess, launchChromium, openEditor, type RedProcessOptions } from './red-process';
 
@@ -108,4 +111,104 @@ export function simulatorFlows(tabId: string, label: string, configId: string, n
     { id: configId, type: 'custody-config', name: 'simulator', environment: 'simulator', signingMode: 'timestamp' },
     ...nodes,
   ];
+}
+
+/** How {@link openNodeDialog} waits for the dialog. */
+export interface DialogReady {
+  /** A selector that is visible once the dialog's form is built (default: its Done button, `#node-dialog-ok` or `#node-config-dialog-ok`). */
+  selector?: string;
+  /** The state `selector` must reach (default `visible`). */
+  state?: 'visible' | 'attached';
+  /** Further milliseconds to wait after that, for the dialog's own scripts to settle (default 400). */
+  settleMs?: number;
+}
+
+/**
+ * Open node `id`'s edit dialog in the editor `page` as a double click does: a config node's with
+ * `RED.editor.editConfig`, any other node's with `RED.editor.edit` after showing its tab. Waits
+ * for {@link DialogReady.selector} and then {@link DialogReady.settleMs}.
+ * @throws playwright's timeout error when the selector does not reach its state.
+ */
+export async function openNodeDialog(page: Page, id: string, ready: DialogReady = {}): Promise<void> {
+  await page.evaluate((nodeId) => {
+    const RED = (window as any).RED;
+    const node = RED.nodes.node(nodeId);
+    if (node._def.category === 'config') {
+      RED.editor.editConfig('', node.type, nodeId);
+      return;
+    }
+    if (node.z) RED.workspaces.show(node.z);
+    RED.editor.edit(node);
+  }, id);
+  await page.waitForSelector(ready.selector ?? '#node-dialog-ok, #node-config-dialog-ok', { state: ready.state ?? 'visible' });
+  await page.waitForTimeout(ready.settleMs ?? 400);
+}
+
+/**
+ * Add `node` to its tab `node.z` in the editor `page` as a drop from the palette does
+ * (`RED.view.importNodes` with the type's defaults applied), and open its edit dialog. The caller
+ * waits for what the dialog should show.
+ * @param node the node as flows.json stores it (`id`, `type`, `z`, `x`, `y`, `wires`, its properties).
+ */
+export async function importAndEdit(page: Page, node: { id: string; type: string; z: string; [property: string]: unknown }): Promise<void> {
+  await page.evaluate((n) => {
+    const RED = (window as any).RED;
+    RED.workspaces.show(n.z);
+    RED.view.importNodes([n], { notify: false, applyNodeDefaults: true });
+    RED.editor.edit(RED.nodes.node(n.id));
+  }, node);
+}
+
+/**
+ * Read the deployed flows of the `node-red` at `base` (`GET /flows`) until they hold node `id`.
+ * @returns the node as deployed, or undefined when it was not there within `timeoutMs` (default 20 s).
+ */
+export async function deployedNode(base: string, id: string, timeoutMs = 20000): Promise<Record<string, unknown> | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const flows = (await (await fetch(`${base}/flows`, { headers: { accept: 'application/json' } })).json()) as Array<{ id: string }>;
+    const found = flows.find((n) => n.id === id);
+    if (found || Date.now() >= deadline) return found as Record<string, unknown> | undefined;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * A custody-config node `id` named `name` as an editor test stores it: the built-in simulator,
+ * timestamp signing, a 30 s timeout; `extra` replaces or adds properties (e.g. `environment`).
+ */
+export function configNode(id: string, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { id, type: 'custody-config', name, environment: 'simulator', signingMode: 'timestamp', timeout: 30, ...extra };
+}
+
+/**
+ * flows.json in the user directory `userDir` of a `node-red` (what a deploy stored): its text, to
+ * search for what must not be there (a password, key material), and its nodes.
+ * @throws when there is no flows.json or it is not JSON.
+ */
+export function storedFlows(userDir: string): { text: string; nodes: Array<Record<string, unknown>> } {
+  const text = fs.readFileSync(path.join(userDir, 'flows.json'), 'utf8');
+  return { text, nodes: JSON.parse(text) as Array<Record<string, unknown>> };
+}
+
+/**
+ * Assert that the password credential `name` of node `id` of `type` is stored in the `node-red` at
+ * `base` and never sent back to the editor: `GET /credentials/<type>/<id>` answers `has_<name>`
+ * true and holds no `secret`.
+ */
+export async function assertCredentialKept(base: string, type: string, id: string, name: string, secret: string): Promise<void> {
+  const creds = (await (await fetch(`${base}/credentials/${type}/${id}`, { headers: { accept: 'application/json' } })).json()) as Record<string, unknown>;
+  assert.equal(creds[`has_${name}`], true, 'stored as a credential');
+  assert.ok(!JSON.stringify(creds).includes(secret), 'never sent back to the editor');
+}
+
+/**
+ * Type into the text fields of one row of an editable list in the open dialog, as a user does
+ * (playwright `fill`), in the order given: field `f` is the element `<row> .<prefix><f>`.
+ * @param row the row's selector, e.g. `#node-input-rule-container > li:nth-child(2) .custody-rule`.
+ * @param prefix the fields' class prefix, e.g. `custody-rule-`.
+ * @param values the text of each field, by field name.
+ */
+export async function fillRow(page: Page, row: string, prefix: string, values: Record<string, string>): Promise<void> {
+  for (const [field, value] of Object.entries(values)) await page.fill(`${row} .${prefix}${field}`, value);
 }

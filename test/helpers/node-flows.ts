@@ -6,6 +6,7 @@
 import './isolated-dirs';
 import './red-catalogs';
 import helper from 'node-red-node-test-helper';
+import type { DemoDataset } from '../../simulator';
 import { until } from './support';
 
 /** The one tab every test flow lives on (id `tab`). */
@@ -27,6 +28,44 @@ export function operationFlow(type: string, props: Record<string, unknown>, conf
     { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']], x: 100, y: 100 },
     { id: 'caught', z: 'tab', type: 'helper', x: 100, y: 100 },
   ];
+}
+
+/** A TypedInput field's value and type, as {@link typedProps} takes it. */
+export interface TypedValue {
+  value: unknown;
+  /** The TypedInput type: `str`, `num`, `msg`, `flow`, `global`, `env`, `jsonata`, `template`, ... */
+  type: string;
+}
+
+/** A TypedInput field of type `str` holding `value`. */
+export const str = (value: string): TypedValue => ({ value, type: 'str' });
+
+/**
+ * A node's stored properties from its TypedInput fields, as the editor saves them (docs/nodes.md
+ * "Fields: TypedInputs, look-ups, the operation from the msg"): `<field>` holds the value and
+ * `<field>Type` the type.
+ */
+export function typedProps(fields: Record<string, TypedValue>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).flatMap(([p, { value, type }]) => [[p, value], [`${p}Type`, type]]));
+}
+
+/**
+ * The typed fields of a custody-transfer that sends BTC-TESTNET from the simulator's demo wallet
+ * to the counterparty's (company, wallets, asset, beneficiary `Demo customer`, account `ACC-001`):
+ * the amount and the reference are the caller's.
+ * @param demo the simulator's demo dataset (`sim.demo`).
+ */
+export function demoTransferFields(demo: DemoDataset, sendAmount: TypedValue, reference: TypedValue): Record<string, unknown> {
+  return typedProps({
+    company_id: str(demo.company_id),
+    wallet_id: str(demo.wallets['BTC-TESTNET'].wallet_id),
+    counterparty_wallet_address: str(demo.counterparty.wallets['BTC-TESTNET'].wallet_id),
+    sendAsset: str('BTC-TESTNET'),
+    sendAmount,
+    reference,
+    benefit_of: str('Demo customer'),
+    account_no: str('ACC-001'),
+  });
 }
 
 /** Every msg each collected helper node received since its flow was loaded, by helper node id. */

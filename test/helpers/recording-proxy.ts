@@ -20,11 +20,11 @@ export interface Seen {
 export class RecordingProxy {
   readonly seen: Seen[] = [];
   #server?: http.Server;
-  constructor(private readonly target: string) {}
-  /** The proxy's origin, e.g. `http://127.0.0.1:PORT`. */
+  /** The proxy's origin, e.g. `http://127.0.0.1:PORT` (empty until started). */
   origin = '';
-  async start(): Promise<void> {
-    const target = new URL(this.target);
+  /** Listen on a free loopback port and pass each request on to `origin` (the simulator's, e.g. `http://127.0.0.1:PORT`). */
+  async start(origin: string): Promise<void> {
+    const target = new URL(origin);
     this.#server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c) => chunks.push(c));
@@ -51,3 +51,20 @@ export class RecordingProxy {
   }
 }
 
+
+/**
+ * Register mocha hooks of a suite whose flows reach the simulator through a {@link RecordingProxy}:
+ * `before` starts it to the origin of `simulator().baseUrl` (so call this after the hook that
+ * starts the simulator, e.g. `useRedRuntime`), `beforeEach` forgets what it saw, `after` stops it.
+ * @param simulator a getter of the started simulator.
+ * @returns the proxy (its `origin` set once the `before` hook ran).
+ */
+export function useRecordingProxy(simulator: () => { baseUrl: string }): RecordingProxy {
+  const proxy = new RecordingProxy();
+  before(() => proxy.start(new URL(simulator().baseUrl).origin));
+  beforeEach(() => {
+    proxy.seen.length = 0;
+  });
+  after(() => proxy.stop());
+  return proxy;
+}

@@ -7,6 +7,7 @@
 import type http from 'node:http';
 import net from 'node:net';
 import { sleep } from './red-process';
+import { setEnv } from './support';
 
 /** An instance as these helpers see it: its name, its process (admin base URL, log) and node statuses from `/comms`. */
 export interface FleetInstance {
@@ -21,18 +22,11 @@ export interface FleetInstance {
  * meanwhile inherits them), then put back what was there.
  */
 export async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const put = (v: Record<string, string | undefined>) => {
-    for (const [k, val] of Object.entries(v)) {
-      if (val === undefined) delete process.env[k];
-      else process.env[k] = val;
-    }
-  };
-  put(vars);
+  const previous = setEnv(vars);
   try {
     return await fn();
   } finally {
-    put(before);
+    setEnv(previous);
   }
 }
 

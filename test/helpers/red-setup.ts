@@ -12,6 +12,7 @@ import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { sharedSimulator, stopSharedSimulator } from '../../simulator/shared';
 import { startHelperServer, stopHelperServer } from './node-flows';
+import { useEnv } from './support';
 import type { CountingServer } from './counting-server';
 
 /** Node-RED's core nodes a test flow may use, by type: their module in @node-red/nodes. */
@@ -61,6 +62,18 @@ export interface RedRuntimeOptions {
   startSimulator?: boolean;
   /** The data folder the simulator is started on (default: `dataDir` itself). */
   simulatorDir?: string;
+}
+
+/**
+ * Register mocha hooks of a suite whose config nodes of environment "simulator" start the shared
+ * built-in simulator in a folder of its own, `dir`: `before` sets `CUSTODYFLOW_SIMULATOR_DATA` to it
+ * and stops a shared simulator another suite left running; `after` stops the suite's and puts the
+ * variable back. Register it before the hooks that load the flows.
+ */
+export function useSharedSimulatorIn(dir: string): void {
+  useEnv({ CUSTODYFLOW_SIMULATOR_DATA: dir });
+  before(() => stopSharedSimulator());
+  after(() => stopSharedSimulator());
 }
 
 /**

@@ -15,8 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ApprovalProxy, type ProxiedRequest } from './approval-proxy';
-import { OPERATOR, adminCall, loginToken, writeAdminAuthSettings } from './admin-auth';
-import { RedProcess, sleep } from './red-process';
+import type { Browser, Page } from 'playwright-core';
+import { OPERATOR, adminCall, startAdminRed } from './admin-auth';
+import { RedProcess, launchChromium, sleep } from './red-process';
 import { RedisServer } from './redis-server';
 import { startSimulated, stopSimulated, type SimulatedAccount } from './simulated';
 import { control, demoTransfer } from './support';
@@ -30,6 +31,55 @@ export const RIG_CLIENT_ID = 'demo-approver';
 
 /** The review node's id in every instance's flow. */
 export const REVIEW_NODE = 'rv';
+
+/** What {@link reviewFlows} deploys. */
+export interface ReviewFlowOptions {
+  /** The partner API's base URL the config node calls (the proxy's). */
+  baseUrl: string;
+  /** The simulator account whose keys the config node signs with. */
+  account: { apiKey: string; privateKeyPem: string };
+  /** Properties of the config node beside those (e.g. `name`, coordination). */
+  config?: Record<string, unknown>;
+  /** Properties of the review node (e.g. `approvers`, `escalateMargin`, `auditFile`). */
+  review: Record<string, unknown>;
+}
+
+/**
+ * The review flow of these tests (docs/nodes.md "custody-review"): a tab `tab` with a config
+ * node `cfg` (environment `custom`, timestamp signing, 30 s timeout), the core client feed of
+ * {@link RIG_CLIENT_ID} with details -> `custody-approver` `ap` (no rule, default decision hold,
+ * its held output) -> `custody-review` {@link REVIEW_NODE}.
+ */
+export function reviewFlows(options: ReviewFlowOptions): object[] {
+  const { baseUrl, account } = options;
+  return [
+    { id: 'tab', type: 'tab', label: 'review' },
+    { id: 'cfg', type: 'custody-config', name: 'sim', environment: 'custom', baseUrl, signingMode: 'timestamp', timeout: 30, ...options.config, credentials: { apiKey: account.apiKey, privateKey: account.privateKeyPem } },
+    { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: RIG_CLIENT_ID, details: true, x: 120, y: 100, wires: [['ap']] },
+    { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], [REVIEW_NODE]] },
+    { id: REVIEW_NODE, z: 'tab', type: 'custody-review', connection: 'cfg', ...options.review, x: 520, y: 100, wires: [[], [], []] },
+  ];
+}
+
+/**
+ * Open the editor at `base` in `page` and show its "Custody review" sidebar tab: wait (60 s at
+ * most) for the custody-review type and the tab, then show the tab until it is visible (the
+ * editor may still be building its sidebar) and `ready` (a selector, when given) is in the page.
+ */
+export async function showReviewTab(page: Page, base: string, ready?: string): Promise<void> {
+  await page.goto(base + '/');
+  await page.waitForFunction(() => (window as any).RED?.nodes?.getType?.('custody-review') && document.querySelector('.custody-review-tab'), undefined, { timeout: 60000 });
+  await page.waitForFunction(
+    (selector) => {
+      const tab = document.querySelector('.custody-review-tab') as HTMLElement | null;
+      if (tab && tab.offsetParent !== null && (!selector || document.querySelector(selector))) return true;
+      (window as any).RED.sidebar.show('custody-review');
+      return false;
+    },
+    ready,
+    { timeout: 60000, polling: 250 },
+  );
+}
 
 /** Options of {@link ReviewRig.start}. */
 export interface ReviewRigOptions {
@@ -45,6 +95,17 @@ export interface ReviewRigOptions {
   leaseSeconds?: number;
   /** How long the proxy holds a decision call's answer, ms (default 0). */
   holdMs?: number | ((call: ProxiedRequest) => number);
+  /** The users of every instance, their permissions by name (default {@link RIG_USERS}; `admin` deploys). */
+  users?: Record<string, string[]>;
+  /** BTC-TESTNET put into the demo wallet at the start, whole BTC (default 50). */
+  faucetBtc?: number;
+  /** Further properties of the review node (e.g. `name`, `escalateMargin`: default '0'). */
+  review?: Record<string, unknown>;
+  /**
+   * The review node keeps its audit where it does when none is named (`<userDir>/custodyflow-audit/<node id>.jsonl`,
+   * docs/audit.md) instead of `<userDir>/review-audit.jsonl`.
+   */
+  defaultAuditFile?: boolean;
 }
 
 /** The answer of one vote, as the client saw it. */
@@ -84,7 +145,7 @@ export class ReviewRig {
   }
 
   /**
-   * Start the simulator (its demo BTC-TESTNET wallet funded with 50 BTC), Redis when asked, the
+   * Start the simulator (its demo BTC-TESTNET wallet funded, 50 BTC unless told), Redis when asked, the
    * proxy, and each instance with its flow deployed.
    * @throws an assertion error when a login or a deploy fails.
    */
@@ -92,20 +153,17 @@ export class ReviewRig {
     const rig = new ReviewRig(options);
     try {
       rig.s = await startSimulated(`${options.prefix}sim-`);
-      await control(rig.s.sim, '/faucet', { wallet_id: rig.s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 50 * 100_000_000 });
+      await control(rig.s.sim, '/faucet', { wallet_id: rig.s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: (options.faucetBtc ?? 50) * 100_000_000 });
       if (options.redis) {
         rig.redis = new RedisServer();
         await rig.redis.start();
       }
       rig.proxy = new ApprovalProxy({ target: rig.s.sim.baseUrl, holdMs: options.holdMs ?? 0 });
-      const settingsFile = writeAdminAuthSettings(rig.#settingsDir, RIG_USERS);
       for (const name of options.instances) {
         rig.#baseUrls.push(await rig.proxy.listen(name));
-        const red = new RedProcess({ prefix: `${options.prefix}${name}-`, settingsFile });
-        await red.start();
-        const tokens: Record<string, string> = {};
-        for (const u of Object.keys(RIG_USERS)) tokens[u] = await loginToken(red.base, u);
-        rig.instances.push({ name, red, tokens, auditFile: path.join(red.userDir, 'review-audit.jsonl'), caughtFile: path.join(red.userDir, 'caught.jsonl') });
+        const { red, tokens } = await startAdminRed(`${options.prefix}${name}-`, rig.#settingsDir, options.users ?? RIG_USERS);
+        const auditFile = options.defaultAuditFile ? path.join(red.userDir, 'custodyflow-audit', `${REVIEW_NODE}.jsonl`) : path.join(red.userDir, 'review-audit.jsonl');
+        rig.instances.push({ name, red, tokens, auditFile, caughtFile: path.join(red.userDir, 'caught.jsonl') });
       }
       for (let i = 0; i < rig.instances.length; i++) await rig.deploy(i, options.quorum);
     } catch (e) {
@@ -120,11 +178,7 @@ export class ReviewRig {
     const inst = this.instances[i];
     const coordination = this.redis ? { coordination: 'redis', redisUrl: `${this.redis.url}/0`, redisKeyPrefix: `${this.options.prefix}`, claimLeaseSeconds: this.options.leaseSeconds ?? 60 } : {};
     return [
-      { id: 'tab', type: 'tab', label: 'review' },
-      { id: 'cfg', type: 'custody-config', name: 'sim', environment: 'custom', baseUrl: this.#baseUrls[i], signingMode: 'timestamp', timeout: 30, ...coordination, credentials: { apiKey: this.s.sim.account.apiKey, privateKey: this.s.sim.account.privateKeyPem } },
-      { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: RIG_CLIENT_ID, details: true, x: 120, y: 100, wires: [['ap']] },
-      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', defaultDecision: 'hold', dryRun: false, rules: [], x: 320, y: 100, wires: [[], [], [REVIEW_NODE]] },
-      { id: REVIEW_NODE, z: 'tab', type: 'custody-review', connection: 'cfg', approvers: String(quorum), escalateMargin: '0', auditFile: inst.auditFile, x: 520, y: 100, wires: [[], [], []] },
+      ...reviewFlows({ baseUrl: this.#baseUrls[i], account: this.s.sim.account, config: coordination, review: { approvers: String(quorum), escalateMargin: '0', ...(this.options.defaultAuditFile ? {} : { auditFile: inst.auditFile }), ...this.options.review } }),
       { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, x: 120, y: 200, wires: [['caughtLine']] },
       {
         id: 'caughtLine',
@@ -242,6 +296,33 @@ export class ReviewRig {
   logTails(): string {
     return this.instances.map((x) => `--- ${x.name}\n${x.red.log.slice(-1500)}`).join('\n');
   }
+}
+
+/** What {@link useReviewEditor} hands a suite, set once its `before` hook ran. */
+export interface ReviewEditorSuite {
+  /** The rig of one instance, `red`. */
+  rig: ReviewRig;
+  /** Headless Chromium, for editor pages ({@link showReviewTab}). */
+  browser: Browser;
+}
+
+/**
+ * Register mocha hooks of a suite that drives the "Custody review" tab in the editor: `before`
+ * starts a {@link ReviewRig} of one instance named `red` with `options`, then headless Chromium;
+ * `after` closes the browser and stops the rig.
+ * @returns the suite's rig and browser (set once `before` ran).
+ */
+export function useReviewEditor(options: Omit<ReviewRigOptions, 'instances'>): ReviewEditorSuite {
+  const suite = {} as ReviewEditorSuite;
+  before(async () => {
+    suite.rig = await ReviewRig.start({ ...options, instances: ['red'] });
+    suite.browser = await launchChromium();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.rig?.stop();
+  });
+  return suite;
 }
 
 /** The JSON lines of `file`, parsed, or [] when there is no file yet. */

@@ -28,6 +28,14 @@ import {
 import { sleep } from './red-process';
 
 /**
+ * The figures of the three-instance scale-out runs (docs/testing.md, test/e2e/scale-out.test.ts and
+ * test/e2e/scale-out-failover.test.ts): the transfers (actions) created, the approval rule's
+ * velocityCount (approvals allowed across all instances), and the flow's claim lease in seconds
+ * (a recovery after a failover lasts one lease).
+ */
+export const SCALE_OUT = { actions: 1000, limit: 650, leaseSeconds: 5 } as const;
+
+/**
  * The parts of one scale-out run, started in order and stopped together: the simulator in a child
  * process (its own data folder), a client of it, the counting proxy, and the Node-RED instances.
  */
@@ -48,13 +56,16 @@ export class ScaleRun {
   /**
    * Start the simulator (state in memory), a client of it and the counting proxy, and fund the
    * demo wallet for `transfers` transfers.
+   * @returns the simulator, the client and the counting proxy (also kept on the run).
    * @throws when the simulator does not start (rejects).
    */
-  async startSimulator(transfers: number, dedupe?: DedupeMode): Promise<void> {
+  async startSimulator(transfers: number, dedupe?: DedupeMode): Promise<{ sim: SimInfo; client: CustodyClient; counter: DecisionCounter }> {
     ({ child: this.child, sim: this.sim } = await startSimulatorProcess(this.dataDir, false, dedupe));
-    this.client = new CustodyClient({ baseUrl: this.sim.baseUrl, apiKey: this.sim.apiKey, privateKey: this.sim.privateKeyPem });
+    const client = new CustodyClient({ baseUrl: this.sim.baseUrl, apiKey: this.sim.apiKey, privateKey: this.sim.privateKeyPem });
+    this.client = client;
     await fundTransfers(this.sim, transfers);
     this.counter = new DecisionCounter(this.sim.baseUrl);
+    return { sim: this.sim, client, counter: this.counter };
   }
 
   /**

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Simulator, type SimulatorOptions } from '../../simulator';
+import { DATA_FILES, Simulator, type SimulatorOptions } from '../../simulator';
 import { ApiError, CustodyClient, type ClientOptions } from '../../lib';
 
 /** A running simulator, its data directory and a client signed with the account's API key. */
@@ -66,6 +66,19 @@ export function simulatedSuite(prefix: string, options: Partial<Omit<SimulatorOp
     await stopSimulated(account);
   });
   return account;
+}
+
+/**
+ * Start a simulator on a free port in the folder `dataDir` (made, mode 0700) whose partner account
+ * has the key pair `keys` (PEM, written as its key files `DATA_FILES.privateKey` and
+ * `DATA_FILES.publicKey`, mode 0600), its state in memory, served over TLS when `tls` is given.
+ * @throws what Simulator.start throws (the folder stays: it belongs to the caller).
+ */
+export async function startSimulatorWithKeys(dataDir: string, keys: { privateKey: string; publicKey: string }, tls?: { cert: string; key: string }): Promise<Simulator> {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(path.join(dataDir, DATA_FILES.privateKey), keys.privateKey, { mode: 0o600 });
+  fs.writeFileSync(path.join(dataDir, DATA_FILES.publicKey), keys.publicKey, { mode: 0o600 });
+  return Simulator.start({ dataDir, port: 0, persist: false, ...(tls ? { tls } : {}) });
 }
 
 /** An answer of {@link signedCall}: the HTTP status and the body (the spec's error body for an API error). */

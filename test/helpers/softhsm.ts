@@ -124,3 +124,26 @@ export function opensslFingerprint(dir: string, spkiDer: Buffer): string {
 export function changePin(h: SoftHsm, label: string, pin: string): void {
   run(h, 'pkcs11-tool', ['--module', SOFTHSM_MODULE, '--token-label', label, '--login', '--pin', PIN, '--change-pin', '--new-pin', pin]);
 }
+
+/**
+ * A custody-config node `id` named `token` whose key is on a PKCS#11 token (docs/configuration.md,
+ * key source `pkcs11`): the SoftHSM2 module, token label `T` and key label `K` (the labels the tests
+ * give their token and key), environment `custom` at `baseUrl`, timestamp signing, a 30 s timeout;
+ * `extra` replaces or adds properties (e.g. `z`, another key label).
+ */
+export function pkcs11ConfigNode(id: string, baseUrl: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id,
+    type: 'custody-config',
+    name: 'token',
+    environment: 'custom',
+    baseUrl,
+    signingMode: 'timestamp',
+    timeout: 30,
+    keySource: 'pkcs11',
+    pkcs11Module: SOFTHSM_MODULE,
+    pkcs11TokenLabel: 'T',
+    pkcs11KeyLabel: 'K',
+    ...extra,
+  };
+}

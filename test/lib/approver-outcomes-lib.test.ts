@@ -18,15 +18,13 @@ import path from 'node:path';
 import {
   verifyAuditChain,
   CustodyClient,
-  createTransfer,
   getAction,
-  listActions,
   type AuditLine,
 } from '../../lib';
 import { ActionNotAppliedError, Approver, OutcomeUnknownError, compileRules, type ApprovalRule } from '../../lib/approver';
 import { Coordinator } from '../../lib/coordination';
-import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer, tempDirPerTest, until } from '../helpers/support';
+import { accountClient, simulatedSuite } from '../helpers/simulated';
+import { closedAfterEach, pendingTransferActions, tempDirPerTest, until } from '../helpers/support';
 import { FaultProxy, type FaultKind } from '../helpers/fault-proxy';
 import { RedisServer } from '../helpers/redis-server';
 import { rotatedSegments } from '../../lib/audit';
@@ -35,19 +33,9 @@ const CLIENT = 'demo-approver';
 
 describe('approver: a call whose outcome is unknown is resolved, never counted as failed (lib)', function () {
   this.timeout(60000);
-  let s: SimulatedAccount;
+  const s = simulatedSuite('cf-outcomes-sim-');
   const tempDir = tempDirPerTest('cf-outcomes-');
-  const open: Array<{ close(): Promise<void> }> = [];
-
-  before(async () => {
-    s = await startSimulated('cf-outcomes-sim-');
-  });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
-  });
-  after(async () => {
-    await stopSimulated(s);
-  });
+  const open = closedAfterEach();
 
   /** A proxy that applies `kind` to every approve call (PUT .../action/...) while `faults` is on. */
   async function proxyWith(kind: FaultKind): Promise<FaultProxy> {
@@ -70,17 +58,7 @@ describe('approver: a call whose outcome is unknown is resolved, never counted a
   }
 
   /** `n` new transfers' pending actions of demo-approver, with details (as the feed and a read give them). */
-  async function pendingActions(n: number): Promise<any[]> {
-    const txIds = new Set<string>();
-    for (let i = 0; i < n; i++) txIds.add((await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount: 1000 } }))).data.tx_id);
-    const found: any[] = [];
-    for (const a of (await listActions(s.client, { client_id: CLIENT })).data.actions) {
-      const full = (await getAction(s.client, { client_id: CLIENT, action_id: a.id })).data;
-      if (txIds.has(String(full.details?.txID))) found.push({ ...full, client_id: CLIENT, action_id: full.id });
-    }
-    assert.equal(found.length, n);
-    return found;
-  }
+  const pendingActions = (n: number) => pendingTransferActions(s.client, s.sim, n, 1000, CLIENT);
 
   const statusOf = async (a: any) => String((await getAction(s.client, { client_id: CLIENT, action_id: a.action_id })).data.status);
   const lines = (file: string): AuditLine[] => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));

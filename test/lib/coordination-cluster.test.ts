@@ -17,14 +17,11 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import {
-  createTransfer,
   createWithdraw,
   getAction,
-  listActions,
   SubmissionJournal,
   type CustodyClient,
   type SubmissionRef,
@@ -34,8 +31,8 @@ import { Coordinator, SharedSubmissionJournal } from '../../lib/coordination';
 import { RedisReviewStore } from '../../lib/review';
 import { RedisTrackStore, type TrackRecord } from '../../lib/tracking';
 import { RedisCluster } from '../helpers/redis-cluster';
-import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer } from '../helpers/support';
+import { accountClient, simulatedSuite } from '../helpers/simulated';
+import { closedAfterEach, pendingTransferActions, tempDirPerSuite } from '../helpers/support';
 import { sleep } from '../helpers/red-process';
 import { journalKey } from '../../lib/client/submission/journal';
 
@@ -44,28 +41,20 @@ const CLIENT = 'demo-approver';
 describe('coordination on a Redis Cluster (lib): three masters, every key of a prefix in one hash slot', function () {
   this.timeout(120000);
   const cluster = new RedisCluster();
-  let s: SimulatedAccount;
-  let dir: string;
   /** A plain cluster client for the checks (not the coordinators'). */
   let checker: Cluster;
-  const open: Array<{ close(): Promise<void> | void }> = [];
-
   before(async () => {
     await cluster.start();
     checker = new Cluster(cluster.seeds);
-    // Withdrawals are not deduped by the simulator: one withdrawal per key is the journal's doing.
-    s = await startSimulated('cf-coord-cluster-', { dedupe: 'transfers', persist: false });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coord-cluster-files-'));
-  });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
   });
   after(async () => {
     checker?.disconnect();
-    await stopSimulated(s ?? {});
     await cluster.stop();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
+  // Withdrawals are not deduped by the simulator: one withdrawal per key is the journal's doing.
+  const s = simulatedSuite('cf-coord-cluster-', { dedupe: 'transfers', persist: false });
+  const dir = tempDirPerSuite('cf-coord-cluster-files-');
+  const open = closedAfterEach();
 
   /** A coordinator in Cluster mode on the test cluster (closed after the test). */
   async function coordinator(prefix: string, instance: string, leaseMs = 5000): Promise<Coordinator> {
@@ -105,14 +94,7 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
   async function approvalsNeeded(n: number): Promise<any[]> {
     const client = accountClient(s.sim);
     try {
-      const txIds: string[] = [];
-      for (let i = 0; i < n; i++) txIds.push((await createTransfer(client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount: 1000 } }))).data.tx_id);
-      const listed = (await listActions(client, { client_id: CLIENT })).data.actions;
-      const details = await Promise.all(listed.map(async (a) => (await getAction(client, { client_id: CLIENT, action_id: a.id })).data));
-      const wanted = new Set(txIds);
-      const actions = details.filter((d) => wanted.has(String(d.details?.txID))).map((d) => ({ ...d, client_id: CLIENT, action_id: d.id }));
-      assert.equal(actions.length, n, 'each transfer waits for its action');
-      return actions;
+      return await pendingTransferActions(client, s.sim, n, 1000, CLIENT);
     } finally {
       await client.close();
     }
@@ -140,7 +122,7 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
     for (let i = 0; i < 3; i++) {
       const coord = await coordinator('cfc2:', `instance-${i}`);
       const client: CustodyClient = accountClient(s.sim);
-      const audit = path.join(dir, `cfc2-${i}.jsonl`);
+      const audit = path.join(dir(), `cfc2-${i}.jsonl`);
       const approver = await Approver.open({ rules, defaultDecision: 'reject', auditFile: audit, client: async () => client, approverId: 'approver-1', coordinator: coord });
       open.push({ close: () => client.close() }, approver);
       nodes.push({ coord, approver, audit });
@@ -178,7 +160,7 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
 
   it('the shared submission journal: a withdrawal sent from two instances at once is sent once, the other instance reads its key; a write-back reaches the cluster', async () => {
     const [coordA, coordB] = [await coordinator('cfc3:', 'a', 1000), await coordinator('cfc3:', 'b', 1000)];
-    const [localA, localB] = [await SubmissionJournal.open(path.join(dir, 'cfc3-a.jsonl')), await SubmissionJournal.open(path.join(dir, 'cfc3-b.jsonl'))];
+    const [localA, localB] = [await SubmissionJournal.open(path.join(dir(), 'cfc3-a.jsonl')), await SubmissionJournal.open(path.join(dir(), 'cfc3-b.jsonl'))];
     const [sharedA, sharedB] = [new SharedSubmissionJournal(localA, coordA), new SharedSubmissionJournal(localB, coordB)];
     const [clientA, clientB] = [accountClient(s.sim), accountClient(s.sim)];
     open.push(localA, localB, { close: () => clientA.close() }, { close: () => clientB.close() }, sharedA, sharedB);
@@ -203,7 +185,7 @@ describe('coordination on a Redis Cluster (lib): three masters, every key of a p
     const sentBy = results[0].fromJournal ? localB : localA;
     const sharedC = new SharedSubmissionJournal(sentBy, coordC);
     open.push(sharedC);
-    const localD = await SubmissionJournal.open(path.join(dir, 'cfc3-d.jsonl'));
+    const localD = await SubmissionJournal.open(path.join(dir(), 'cfc3-d.jsonl'));
     const sharedD = new SharedSubmissionJournal(localD, coordD);
     open.push(localD, sharedD);
     let entry = await sharedD.get(ref);

@@ -12,14 +12,12 @@
  * The setup is started afresh for each test (a killed master stays dead).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTransfer, getAction, listActions } from '../../lib';
+import { getAction } from '../../lib';
 import { Approver, compileRules, type ApprovalRule, type ApproverOutcome } from '../../lib/approver';
 import { Coordinator, type CoordinationState, type FailoverInfo } from '../../lib/coordination';
-import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer } from '../helpers/support';
+import { accountClient, simulatedSuite } from '../helpers/simulated';
+import { closedAfterEach, pendingTransferActions, tempDirPerSuite } from '../helpers/support';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { sleep } from '../helpers/red-process';
 
@@ -30,26 +28,15 @@ const SENTINEL_PASSWORD = 'sentinel-test-sentinel-secret';
 describe('coordination through Redis Sentinel (lib): a failover of the master', function () {
   this.timeout(90000);
   let setup: RedisSentinelSetup;
-  let s: SimulatedAccount;
-  let dir: string;
-  const open: Array<{ close(): Promise<void> }> = [];
+  const s = simulatedSuite('cf-coord-sentinel-');
+  const dir = tempDirPerSuite('cf-coord-sentinel-audit-');
+  const open = closedAfterEach();
 
-  before(async () => {
-    s = await startSimulated('cf-coord-sentinel-');
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coord-sentinel-audit-'));
-  });
   beforeEach(async () => {
     setup = new RedisSentinelSetup({ password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
     await setup.start();
   });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
-    await setup.stop();
-  });
-  after(async () => {
-    await stopSimulated(s);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => setup.stop());
 
   /** A coordinator through the setup's sentinels (lease 1 s: the recovery after a failover is short). */
   function coordinator(instance: string, prefix: string): Coordinator {
@@ -111,7 +98,7 @@ describe('coordination through Redis Sentinel (lib): a failover of the master', 
     for (let i = 0; i < 3; i++) {
       const coord = coordinator(`instance-${i}`, 'cf-s2:');
       const client = accountClient(s.sim);
-      const approver = await Approver.open({ rules: compileRules(rules), defaultDecision: 'reject', auditFile: path.join(dir, `s2-${i}.jsonl`), client: async () => client, approverId: 'approver-sentinel', coordinator: coord });
+      const approver = await Approver.open({ rules: compileRules(rules), defaultDecision: 'reject', auditFile: path.join(dir(), `s2-${i}.jsonl`), client: async () => client, approverId: 'approver-sentinel', coordinator: coord });
       open.push(coord, { close: async () => client.close() }, approver);
       nodes.push({ coord, approver });
     }
@@ -154,15 +141,7 @@ describe('coordination through Redis Sentinel (lib): a failover of the master', 
   async function pendingActions(n: number): Promise<Array<Record<string, unknown>>> {
     const client = accountClient(s.sim);
     try {
-      const txIds = new Set<string>();
-      for (let i = 0; i < n; i++) txIds.add((await createTransfer(client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount: 1000 } }))).data.tx_id);
-      const out: Array<Record<string, unknown>> = [];
-      for (const a of (await listActions(client, { client_id: CLIENT })).data.actions) {
-        const full = (await getAction(client, { client_id: CLIENT, action_id: a.id })).data;
-        if (txIds.has(String(full.details?.txID))) out.push({ ...full, client_id: CLIENT, action_id: full.id });
-      }
-      assert.equal(out.length, n, 'every transfer has its pending action');
-      return out;
+      return await pendingTransferActions(client, s.sim, n, 1000, CLIENT);
     } finally {
       await client.close();
     }

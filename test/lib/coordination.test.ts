@@ -14,14 +14,13 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { createTransfer, getAction, listActions, type CustodyClient } from '../../lib';
+import { getAction, type CustodyClient } from '../../lib';
 import { Approver, compileRules, type ApprovalRule, type ApproverOutcome } from '../../lib/approver';
 import { Coordinator } from '../../lib/coordination';
 import type { Simulator } from '../../simulator';
-import { accountClient, startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { demoTransfer } from '../helpers/support';
+import { accountClient, simulatedSuite } from '../helpers/simulated';
+import { closedAfterEach, pendingTransferActions, tempDirPerSuite } from '../helpers/support';
 import { RedisServer } from '../helpers/redis-server';
 import { sleep } from '../helpers/red-process';
 import { RedisVelocityWindows } from '../../lib/approver/velocity-redis';
@@ -31,25 +30,14 @@ const CLIENT = 'demo-approver';
 describe('coordination through Redis (lib): three approvers on one API key', function () {
   this.timeout(120000);
   const redis = new RedisServer();
-  let s: SimulatedAccount;
+  before(() => redis.start());
+  after(() => redis.stop());
   let sim: Simulator;
-  let dir: string;
-  const open: Array<{ close(): Promise<void> }> = [];
-
-  before(async () => {
-    await redis.start();
-    s = await startSimulated('cf-coord-');
+  simulatedSuite('cf-coord-', {}, (s) => {
     sim = s.sim;
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-coord-audit-'));
   });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
-  });
-  after(async () => {
-    await stopSimulated(s);
-    await redis.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const dir = tempDirPerSuite('cf-coord-audit-');
+  const open = closedAfterEach();
 
   /** Three instances: each a coordinator (its own connection and name), a client and an approver with its own audit file. */
   async function instances(rules: ApprovalRule[], opts: { leaseMs?: number; prefix: string; n?: number }): Promise<Array<{ coord: Coordinator; approver: Approver; client: CustodyClient; audit: string }>> {
@@ -57,7 +45,7 @@ describe('coordination through Redis (lib): three approvers on one API key', fun
     for (let i = 0; i < (opts.n ?? 3); i++) {
       const coord = new Coordinator({ url: redis.url, keyPrefix: opts.prefix, leaseMs: opts.leaseMs ?? 5000, instance: `instance-${i}` });
       const client = accountClient(sim);
-      const audit = path.join(dir, `${opts.prefix.replace(/\W/g, '')}-${i}.jsonl`);
+      const audit = path.join(dir(), `${opts.prefix.replace(/\W/g, '')}-${i}.jsonl`);
       const approver = await Approver.open({ rules: compileRules(rules), defaultDecision: 'reject', auditFile: audit, client: async () => client, approverId: 'approver-1', coordinator: coord });
       open.push(coord, { close: () => client.close() }, approver);
       out.push({ coord, approver, client, audit });
@@ -70,15 +58,7 @@ describe('coordination through Redis (lib): three approvers on one API key', fun
   async function pendingActions(n: number, amount = 1000): Promise<any[]> {
     const client = accountClient(sim);
     try {
-      const txIds = new Set<string>();
-      for (let i = 0; i < n; i++) txIds.add((await createTransfer(client, demoTransfer(sim, { send: { symbol: 'BTC-TESTNET', amount } }))).data.tx_id);
-      const found: any[] = [];
-      for (const a of (await listActions(client, { client_id: CLIENT })).data.actions) {
-        const full = (await getAction(client, { client_id: CLIENT, action_id: a.id })).data;
-        if (txIds.has(String(full.details?.txID))) found.push({ ...full, client_id: CLIENT, action_id: full.id });
-      }
-      assert.equal(found.length, n, 'every transfer has its pending action');
-      return found;
+      return await pendingTransferActions(client, sim, n, amount, CLIENT);
     } finally {
       await client.close();
     }

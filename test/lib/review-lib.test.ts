@@ -14,8 +14,8 @@ import { spawnSync } from 'node:child_process';
 import { CustodyClient, createTransfer, getAction, getTransfer, listActions } from '../../lib';
 import { Coordinator } from '../../lib/coordination';
 import { FileReviewStore, RedisReviewStore, REASON_MAX_CHARS, ReviewError, ReviewQueue, reviewStoreFile, type ReviewEvent, type ReviewStore } from '../../lib/review';
-import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
-import { control, demoTransfer, tempDirPerTest, until } from '../helpers/support';
+import { accountClient, simulatedSuite } from '../helpers/simulated';
+import { closedAfterEach, control, demoTransfer, tempDirPerTest, until } from '../helpers/support';
 import { FaultProxy, type FaultKind } from '../helpers/fault-proxy';
 import { RedisServer } from '../helpers/redis-server';
 import { root } from '../helpers/red-process';
@@ -36,20 +36,10 @@ const AUDIT_CLI = path.join(root, 'dist', 'lib', 'audit', 'cli.js');
 
 describe('review queue (lib): rules, one final call, outcomes, stores', function () {
   this.timeout(90000);
-  let s: SimulatedAccount;
+  const s = simulatedSuite('cf-review-sim-');
+  before(() => control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 100 * 100_000_000 }));
   const tempDir = tempDirPerTest('cf-review-');
-  const open: Array<{ close(): Promise<void> }> = [];
-
-  before(async () => {
-    s = await startSimulated('cf-review-sim-');
-    await control(s.sim, '/faucet', { wallet_id: s.sim.demo.wallets['BTC-TESTNET'].wallet_id, amount: 100 * 100_000_000 });
-  });
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
-  });
-  after(async () => {
-    await stopSimulated(s);
-  });
+  const open = closedAfterEach();
 
   /** A proxy in front of the simulator counting every request; `kind` applied to every PUT/DELETE of an action. */
   async function proxy(kind?: FaultKind): Promise<FaultProxy> {

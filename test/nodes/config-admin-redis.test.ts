@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { describeCleanLog } from '../helpers/log-spy';
-import { stopSharedSimulator } from '../../simulator/shared';
+import { useSharedSimulatorIn } from '../helpers/red-setup';
 import { Coordinator } from '../../lib/coordination';
 import { REDIS_TEST_MS } from '../../nodes/custody-config/admin';
 import { RedisServer } from '../helpers/redis-server';
@@ -52,14 +52,11 @@ async function testWith(body: Record<string, unknown>): Promise<any> {
 describe('custody-config admin endpoints with Redis coordination', function () {
   this.timeout(60000);
   const redis = new RedisServer();
-  let previousSimData: string | undefined;
+  useSharedSimulatorIn(path.join(tmp, 'shared-sim'));
   /** The dialog's settings: the built-in simulator, timestamp signing, Redis coordination. */
   const dialog = () => ({ environment: 'simulator', signingMode: 'timestamp', timeout: '10', coordination: 'redis', redisUrl: `${redis.url}/0`, redisTls: false, redisKeyPrefix: 'cf-test:', claimLeaseSeconds: '60' });
 
   before(async () => {
-    previousSimData = process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    process.env.CUSTODYFLOW_SIMULATOR_DATA = path.join(tmp, 'shared-sim');
-    await stopSharedSimulator();
     await redis.start(['--requirepass', PASSWORD]);
     await startHelperServer();
     await helper.load(
@@ -77,9 +74,6 @@ describe('custody-config admin endpoints with Redis coordination', function () {
     await helper.unload();
     await stopHelperServer();
     await redis.stop();
-    await stopSharedSimulator();
-    if (previousSimData === undefined) delete process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    else process.env.CUSTODYFLOW_SIMULATOR_DATA = previousSimData;
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 

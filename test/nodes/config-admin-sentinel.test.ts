@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { describeCleanLog } from '../helpers/log-spy';
-import { stopSharedSimulator } from '../../simulator/shared';
+import { useSharedSimulatorIn } from '../helpers/red-setup';
 import { RedisSentinelSetup } from '../helpers/redis-sentinel';
 import { TAB, startHelperServer, stopHelperServer } from '../helpers/node-flows';
 
@@ -64,14 +64,11 @@ async function coordinationUntil(id: string, done: (s: any) => boolean): Promise
 describe('custody-config admin endpoints with Redis Sentinel', function () {
   this.timeout(90000);
   const group = new RedisSentinelSetup({ masterName: MASTER_NAME, password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
-  let previousSimData: string | undefined;
+  useSharedSimulatorIn(path.join(tmp, 'shared-sim'));
   /** The dialog's settings: the built-in simulator, timestamp signing, Redis through the sentinels. */
   const dialog = () => ({ environment: 'simulator', signingMode: 'timestamp', timeout: '10', coordination: 'redis', redisMode: 'sentinel', redisSentinels: group.sentinelList, redisMasterName: MASTER_NAME, redisTls: false, redisKeyPrefix: 'cf-sentinel:', claimLeaseSeconds: '60' });
 
   before(async () => {
-    previousSimData = process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    process.env.CUSTODYFLOW_SIMULATOR_DATA = path.join(tmp, 'shared-sim');
-    await stopSharedSimulator();
     await group.start();
     await startHelperServer();
     const { coordination, redisMode, redisSentinels, redisMasterName, redisKeyPrefix } = dialog();
@@ -90,9 +87,6 @@ describe('custody-config admin endpoints with Redis Sentinel', function () {
     await helper.unload();
     await stopHelperServer();
     await group.stop();
-    await stopSharedSimulator();
-    if (previousSimData === undefined) delete process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    else process.env.CUSTODYFLOW_SIMULATOR_DATA = previousSimData;
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -21,8 +21,9 @@ import Router from 'router';
 import helper from 'node-red-node-test-helper';
 import { describeCleanLog } from '../helpers/log-spy';
 import type { NodeAPI } from 'node-red';
-import { Simulator, DATA_FILES } from '../../simulator';
-import { stopSharedSimulator } from '../../simulator/shared';
+import type { Simulator } from '../../simulator';
+import { startSimulatorWithKeys } from '../helpers/simulated';
+import { rsaKeyPair, useSharedSimulatorIn } from '../helpers/red-setup';
 import { CustodyClient, addTrustedParty, addWallet, createCompany, createCoreClient, createFund } from '../../lib';
 import { registerAdminRoutes, COORDINATION_PATH, COORDINATION_PERMISSION, LOOKUP_PATH, TEST_PATH, TEST_PERMISSION, LOOKUP_PERMISSION } from '../../nodes/custody-config/admin';
 import { freePort } from '../helpers/red-process';
@@ -34,20 +35,6 @@ const configNode = require('../../nodes/custody-config/custody-config');
 helper.init(require.resolve('node-red'));
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-config-admin-'));
-
-/** A fresh RSA 2048 key pair: PKCS#8 private PEM, SPKI public PEM. */
-function rsaPair(): { privateKey: string; publicKey: string } {
-  return generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-}
-
-/** A simulator in its own data folder under `tmp`, signing-checked with `pair`'s public key. */
-async function startSimulatorWith(name: string, pair: { privateKey: string; publicKey: string }, tls?: { cert: string; key: string }): Promise<Simulator> {
-  const dataDir = path.join(tmp, name);
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(path.join(dataDir, DATA_FILES.privateKey), pair.privateKey, { mode: 0o600 });
-  fs.writeFileSync(path.join(dataDir, DATA_FILES.publicKey), pair.publicKey, { mode: 0o600 });
-  return Simulator.start({ dataDir, port: 0, persist: false, ...(tls ? { tls } : {}) });
-}
 
 /** Every secret a test uses: none may appear in an answer or a log line. */
 const secrets: string[] = [];
@@ -76,28 +63,25 @@ async function lookupWith(kind: string, query: Record<string, string>, status = 
 
 describe('custody-config admin endpoints: test connection and lookups', function () {
   this.timeout(60000);
-  const pair = rsaPair();
-  const wrongPair = rsaPair();
+  const pair = rsaKeyPair('pkcs8');
+  const wrongPair = rsaKeyPair('pkcs8');
   let sim: Simulator;
   let tlsSim: Simulator;
   let silent: net.Server;
   let silentPort: number;
   let client: CustodyClient;
-  let previousSimData: string | undefined;
+  useSharedSimulatorIn(path.join(tmp, 'shared-sim'));
   /** Ids made in the simulator for the lookups. */
   const made: { company_id: string; fund_id: string; wallets: string[]; core_client_id: string } = { company_id: '', fund_id: '', wallets: [], core_client_id: '' };
 
   before(async () => {
-    previousSimData = process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    process.env.CUSTODYFLOW_SIMULATOR_DATA = path.join(tmp, 'shared-sim');
-    await stopSharedSimulator();
-    sim = await startSimulatorWith('sim', pair);
+    sim = await startSimulatorWithKeys(path.join(tmp, 'sim'), pair);
     execFileSync(
       'openssl',
       ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(tmp, 'tls-key.pem'), '-out', path.join(tmp, 'tls-cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
       { stdio: 'ignore' },
     );
-    tlsSim = await startSimulatorWith('tls-sim', pair, { cert: fs.readFileSync(path.join(tmp, 'tls-cert.pem'), 'utf8'), key: fs.readFileSync(path.join(tmp, 'tls-key.pem'), 'utf8') });
+    tlsSim = await startSimulatorWithKeys(path.join(tmp, 'tls-sim'), pair, { cert: fs.readFileSync(path.join(tmp, 'tls-cert.pem'), 'utf8'), key: fs.readFileSync(path.join(tmp, 'tls-key.pem'), 'utf8') });
     // A server that accepts connections and never answers: the timeout case.
     silent = net.createServer(() => undefined);
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
@@ -139,9 +123,6 @@ describe('custody-config admin endpoints: test connection and lookups', function
     await sim?.stop();
     await tlsSim?.stop();
     silent?.close();
-    await stopSharedSimulator();
-    if (previousSimData === undefined) delete process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    else process.env.CUSTODYFLOW_SIMULATOR_DATA = previousSimData;
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 

@@ -30,7 +30,7 @@ import { CountingServer } from '../helpers/counting-server';
 import { describeCleanLog } from '../helpers/log-spy';
 import { TAB, loadCollecting, sendAndWait, lastStatusOf, type Inbox } from '../helpers/node-flows';
 import { redNodes, useHelperServer, rsaKeyPair } from '../helpers/red-setup';
-import { changePin, createSoftHsm, generateOnToken, importKey, initToken, opensslFingerprint, removeSoftHsm, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
+import { changePin, createSoftHsm, generateOnToken, importKey, initToken, opensslFingerprint, pkcs11ConfigNode, removeSoftHsm, rsaPem, SOFTHSM_MODULE, type SoftHsm } from '../helpers/softhsm';
 import { until } from '../helpers/support';
 
 /** `flow` with a canvas position on every node but the tab and the config node (Node-RED counts a node without one as a config node). */
@@ -51,21 +51,7 @@ describe('custody-config with a key on a PKCS#11 token (SoftHSM2), in Node-RED',
   const inbox: Inbox = new Map();
 
   /** The PKCS#11 config node `cfg` against `baseUrl`; `over` replaces its properties. */
-  const tokenConfig = (baseUrl: string, over: Record<string, unknown> = {}) => ({
-    id: 'cfg',
-    z: 'tab',
-    type: 'custody-config',
-    name: 'token',
-    environment: 'custom',
-    baseUrl,
-    signingMode: 'timestamp',
-    timeout: 30,
-    keySource: 'pkcs11',
-    pkcs11Module: SOFTHSM_MODULE,
-    pkcs11TokenLabel: 'T',
-    pkcs11KeyLabel: 'K',
-    ...over,
-  });
+  const tokenConfig = (baseUrl: string, over: Record<string, unknown> = {}) => pkcs11ConfigNode('cfg', baseUrl, { z: 'tab', ...over });
   const catchNodes = [
     { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'caught', z: 'tab', type: 'helper' },

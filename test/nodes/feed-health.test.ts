@@ -23,7 +23,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import helper from 'node-red-node-test-helper';
-import { DATA_FILES, Simulator } from '../../simulator';
+import type { Simulator } from '../../simulator';
+import { startSimulatorWithKeys } from '../helpers/simulated';
 import { until } from '../helpers/support';
 import { lastStatusOf } from '../helpers/node-flows';
 import { redNodes, rsaKeyPair, useHelperServer } from '../helpers/red-setup';
@@ -74,25 +75,16 @@ describe('a broken connection says so: feed health in the status, once per cause
   let tlsSim: Simulator;
   const proxy = new SwitchProxy();
 
-  /** A simulator on a free port whose partner account has the key pair `keys`, in folder `name`. */
-  async function startWith(name: string, keys: { privateKey: string; publicKey: string }, tls?: { cert: string; key: string }): Promise<Simulator> {
-    const dataDir = path.join(tmp, name);
-    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(dataDir, DATA_FILES.privateKey), keys.privateKey, { mode: 0o600 });
-    fs.writeFileSync(path.join(dataDir, DATA_FILES.publicKey), keys.publicKey, { mode: 0o600 });
-    return Simulator.start({ dataDir, port: 0, persist: false, ...(tls ? { tls } : {}) });
-  }
-
   before(async () => {
     // A real outage retries every 30 s at most: here every few milliseconds, so that a test sees
     // more retries than 10 minutes of an outage would make.
     process.env.CUSTODYFLOW_FEED_RETRY_MS = '5';
-    good = await startWith('good', pair);
-    other = await startWith('other', otherPair);
+    good = await startSimulatorWithKeys(path.join(tmp, 'good'), pair);
+    other = await startSimulatorWithKeys(path.join(tmp, 'other'), otherPair);
     const certFile = path.join(tmp, 'cert.pem');
     const keyFile = path.join(tmp, 'cert-key.pem');
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' });
-    tlsSim = await startWith('tls', pair, { cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8') });
+    tlsSim = await startSimulatorWithKeys(path.join(tmp, 'tls'), pair, { cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8') });
   });
   useHelperServer();
   after(async () => {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import { sharedSimulator, stopSharedSimulator } from '../../simulator/shared';
 import type { Simulator } from '../../simulator';
-import { until, control, demoTransfer } from '../helpers/support';
+import { until, control, demoTransfer, useEnv } from '../helpers/support';
 import { accountClient } from '../helpers/simulated';
 import { startHelperServer, stopHelperServer } from '../helpers/node-flows';
 import { CustodyClient, createTransfer, listActions, rejectAction } from '../../lib';
@@ -31,9 +31,10 @@ describe('custody-coreclient-feed: redelivery marked across reloads and redeploy
   this.timeout(120000);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redelivery-sim-'));
   const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-redelivery-user-'));
-  // Restored in `after` as they were when these tests started (other files set them at load).
-  let previousDataEnv: string | undefined;
-  let previousFeedDir: string | undefined;
+  // The shared simulator in this file's folder; test/helpers/isolated-dirs.ts moves every feed
+  // memory to one folder per test process, here the folder below the user directory is under test.
+  // Restored after these tests as they were when they started (other files set them at load).
+  useEnv({ CUSTODYFLOW_SIMULATOR_DATA: dataDir, CUSTODYFLOW_FEED_DIR: undefined });
   const h = helper as any;
   let previousSettings: unknown;
   let sim: Simulator;
@@ -42,12 +43,6 @@ describe('custody-coreclient-feed: redelivery marked across reloads and redeploy
   let exchange: string;
 
   before(async () => {
-    previousDataEnv = process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    previousFeedDir = process.env.CUSTODYFLOW_FEED_DIR;
-    process.env.CUSTODYFLOW_SIMULATOR_DATA = dataDir;
-    // test/helpers/isolated-dirs.ts moves every feed memory to one folder per test process; here the
-    // folder below the user directory is under test.
-    delete process.env.CUSTODYFLOW_FEED_DIR;
     sim = await sharedSimulator(dataDir);
     client = accountClient(sim);
     approver = sim.demo.core_client_id;
@@ -66,10 +61,6 @@ describe('custody-coreclient-feed: redelivery marked across reloads and redeploy
     await stopHelperServer();
     await stopSharedSimulator();
     for (const d of [dataDir, userDir]) fs.rmSync(d, { recursive: true, force: true });
-    if (previousDataEnv === undefined) delete process.env.CUSTODYFLOW_SIMULATOR_DATA;
-    else process.env.CUSTODYFLOW_SIMULATOR_DATA = previousDataEnv;
-    if (previousFeedDir === undefined) delete process.env.CUSTODYFLOW_FEED_DIR;
-    else process.env.CUSTODYFLOW_FEED_DIR = previousFeedDir;
   });
 
   /** The flow: feed `feedA` (demo approver, details read) -> helper `outA`; feed `feedX` (exchange core client, no details) -> helper `outX`. */

@@ -12,9 +12,9 @@ import assert from 'node:assert/strict';
 import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { fromBaseUnits } from '../../lib';
-import { Inbox, loadCollecting, sendAndWait, operationFlow } from '../helpers/node-flows';
+import { Inbox, demoTransferFields, loadCollecting, sendAndWait, operationFlow, str, typedProps, type TypedValue } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
-import { RecordingProxy } from '../helpers/recording-proxy';
+import { useRecordingProxy } from '../helpers/recording-proxy';
 import { uniqueId, transferRequest, bodyOf } from '../helpers/requests';
 import { control } from '../helpers/support';
 
@@ -24,21 +24,15 @@ const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-wit
 describe('payment fields: transfer, withdraw, swap make and sweep from typed fields', function () {
   this.timeout(60000);
   let sim: Simulator;
-  let proxy: RecordingProxy;
   const inbox: Inbox = new Map();
   let creds: object;
   const simulator = useRedRuntime(dataDir);
+  const proxy = useRecordingProxy(simulator);
 
-  before(async () => {
+  before(() => {
     sim = simulator();
-    proxy = new RecordingProxy(new URL(sim.baseUrl).origin);
-    await proxy.start();
     creds = { cfg: { apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem } };
   });
-  beforeEach(() => {
-    proxy.seen.length = 0;
-  });
-  after(() => proxy.stop());
 
   /** Load one node `op` of `type` whose config node reaches the simulator through the proxy. */
   async function load(type: string, props: Record<string, unknown>): Promise<void> {
@@ -54,35 +48,25 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
     return posts[0];
   }
 
-  const str = (value: string) => ({ value, type: 'str' });
-  /** Editor properties from `{property: {value, type}}`: `<property>` and `<property>Type`. */
-  function typed(fields: Record<string, { value: unknown; type: string }>): Record<string, unknown> {
-    return Object.fromEntries(Object.entries(fields).flatMap(([p, { value, type }]) => [[p, value], [`${p}Type`, type]]));
+  /** Send `payload` into the node, which must not fail; its output msg and the one POST it sent. */
+  async function sentPost(payload: unknown): Promise<{ out: any; post: { path: string; body: any } }> {
+    const r = await sendAndWait(inbox, { payload });
+    assert.equal(r.caught, undefined, r.caught?.error?.message);
+    return { out: r.out, post: posted() };
   }
 
   it('a transfer from typed fields only (msg.payload has just an invoice number), decimal amount: the simulator gets the whole body', async () => {
     const demo = sim.demo;
     await load('custody-transfer', {
       operation: 'create',
-      ...typed({
-        company_id: str(demo.company_id),
-        wallet_id: str(demo.wallets['BTC-TESTNET'].wallet_id),
-        counterparty_wallet_address: str(demo.counterparty.wallets['BTC-TESTNET'].wallet_id),
-        sendAsset: str('BTC-TESTNET'),
-        sendAmount: { value: 'payload.amount', type: 'msg' },
-        reference: { value: 'payload.invoice', type: 'msg' },
-        benefit_of: str('Demo customer'),
-        account_no: str('ACC-001'),
-      }),
+      ...demoTransferFields(demo, { value: 'payload.amount', type: 'msg' }, { value: 'payload.invoice', type: 'msg' }),
       amountFormat: 'decimal',
       partnerTxId: 'invoice-{{payload.invoice}}',
       partnerTxIdType: 'template',
       expiresAfter: '3600',
     });
     const invoice = uniqueId('INV');
-    const r = await sendAndWait(inbox, { payload: { invoice, amount: '0.015' } });
-    assert.equal(r.caught, undefined, r.caught?.error?.message);
-    const post = posted();
+    const { out, post } = await sentPost({ invoice, amount: '0.015' });
     assert.equal(post.path, `/api/v1/p/company/${demo.company_id}/transfer`);
     const { expires, ...body } = post.body;
     assert.ok(Number.isInteger(expires) && expires > Date.now() / 1000, 'expires from Expires after');
@@ -95,14 +79,14 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
       account_no: 'ACC-001',
       partner_txID: `invoice-${invoice}`,
     });
-    assert.equal(r.out.payload.status, 'new');
+    assert.equal(out.payload.status, 'new');
   });
 
   it('a withdrawal from typed fields with msg.payload = {}, base units: a num and a str amount are sent as integers', async () => {
     const demo = sim.demo;
     const base = {
       operation: 'create',
-      ...typed({
+      ...typedProps({
         company_id: str(demo.company_id),
         wallet_id: str(demo.wallets['BTC-TESTNET'].wallet_id),
         address: str(demo.whitelist['BTC-TESTNET']),
@@ -116,10 +100,8 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
       expiresAfter: '600',
     };
     for (const sendAmount of [{ value: '1000', type: 'num' }, str('2000')]) {
-      await load('custody-withdraw', { ...base, ...typed({ sendAmount }), partnerTxId: uniqueId('wd') });
-      const r = await sendAndWait(inbox, { payload: {} });
-      assert.equal(r.caught, undefined, r.caught?.error?.message);
-      const post = posted();
+      await load('custody-withdraw', { ...base, ...typedProps({ sendAmount }), partnerTxId: uniqueId('wd') });
+      const { out, post } = await sentPost({});
       assert.equal(post.path, `/api/v1/p/company/${demo.company_id}/withdraw`);
       assert.deepEqual(post.body.send, { symbol: 'BTC-TESTNET', amount: Number(sendAmount.value) });
       assert.deepEqual([post.body.address, post.body.reference, post.body.benefit_of, post.body.account_no], [demo.whitelist['BTC-TESTNET'], 'withdraw typed', 'Demo customer', 'ACC-002']);
@@ -131,7 +113,7 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
     const demo = sim.demo;
     await load('custody-swap-make', {
       operation: 'make',
-      ...typed({
+      ...typedProps({
         company_id: str(demo.company_id),
         send_wallet_id: str(demo.wallets['BTC-TESTNET'].wallet_id),
         receive_wallet_id: str(demo.wallets['ETH-TESTNET'].wallet_id),
@@ -146,12 +128,10 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
       partnerTxIdType: 'str',
       expiresAfter: '600',
     });
-    const r = await sendAndWait(inbox, { payload: {} });
-    assert.equal(r.caught, undefined, r.caught?.error?.message);
-    const post = posted();
+    const { out, post } = await sentPost({});
     assert.equal(post.path, `/api/v1/p/company/${demo.company_id}/atomicswap/make`);
     assert.deepEqual([post.body.send, post.body.receive, post.body.reference], [{ symbol: 'BTC-TESTNET', amount: 20000 }, { symbol: 'ETH-TESTNET', amount: 30000000 }, 'swap typed']);
-    assert.equal(r.out.payload.status, 'new');
+    assert.equal(out.payload.status, 'new');
   });
 
   it('a sweep from typed fields with msg.payload = {}, decimal amount', async () => {
@@ -164,7 +144,7 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
     await helper.unload();
     await load('custody-sweep', {
       operation: 'start',
-      ...typed({
+      ...typedProps({
         client_id: str(clientId),
         wallet_id: str(walletId),
         recipient_wallet_id: str(demo.wallets['BTC-TESTNET'].wallet_id),
@@ -177,42 +157,37 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
       partnerTxIdType: 'str',
       expiresAfter: '600',
     });
-    const r = await sendAndWait(inbox, { payload: {} });
-    assert.equal(r.caught, undefined, r.caught?.error?.message);
-    const post = posted();
+    const { out, post } = await sentPost({});
     assert.equal(post.path, `/api/v1/p/coreclient/${clientId}/sweep`);
     assert.deepEqual([post.body.send, post.body.reference, post.body.wallet_id], [{ symbol: 'BTC-TESTNET', amount: 3000 }, 'sweep typed', walletId]);
-    assert.ok(r.out.payload.tx_id);
+    assert.ok(out.payload.tx_id);
   });
 
   it('a field set in the node fills its part of send; the rest of msg.payload.send stays', async () => {
     const demo = sim.demo;
     await load('custody-transfer', {
       operation: 'create',
-      ...typed({ company_id: str(demo.company_id), sendAsset: str('BTC-TESTNET'), sendAmount: str('') }),
+      ...typedProps({ company_id: str(demo.company_id), sendAsset: str('BTC-TESTNET'), sendAmount: str('') }),
       amountFormat: 'baseUnits',
     });
     const payload = bodyOf(transferRequest(demo, { send: { amount: 4000 } as never }));
-    const r = await sendAndWait(inbox, { payload });
-    assert.equal(r.caught, undefined, r.caught?.error?.message);
-    assert.deepEqual(posted().body.send, { symbol: 'BTC-TESTNET', amount: 4000 });
+    const { post } = await sentPost(payload);
+    assert.deepEqual(post.body.send, { symbol: 'BTC-TESTNET', amount: 4000 });
   });
 
   it('a flow saved before the payment fields (no sendAsset, no reference properties) still reads them from msg.payload', async () => {
     const demo = sim.demo;
     await load('custody-transfer', { operation: 'create', company_id: demo.company_id, wallet_id: demo.wallets['BTC-TESTNET'].wallet_id, counterparty_wallet_address: demo.counterparty.wallets['BTC-TESTNET'].wallet_id, amountFormat: 'decimal' });
     const partner_txID = uniqueId('old');
-    const r = await sendAndWait(inbox, { payload: { expires: Math.floor(Date.now() / 1000) + 600, benefit_of: 'old b', account_no: 'old a', reference: 'old r', partner_txID, send: { symbol: 'BTC-TESTNET', amount: '0.00005' } } });
-    assert.equal(r.caught, undefined, r.caught?.error?.message);
-    const body = posted().body;
+    const { body } = (await sentPost({ expires: Math.floor(Date.now() / 1000) + 600, benefit_of: 'old b', account_no: 'old a', reference: 'old r', partner_txID, send: { symbol: 'BTC-TESTNET', amount: '0.00005' } })).post;
     assert.deepEqual([body.send, body.reference, body.benefit_of, body.account_no, body.partner_txID], [{ symbol: 'BTC-TESTNET', amount: 5000 }, 'old r', 'old b', 'old a', partner_txID]);
   });
 
   it('missing or bad payment input is refused naming the field, and no request is sent', async () => {
     const demo = sim.demo;
-    const transfer = (fields: Record<string, { value: unknown; type: string }>, amountFormat: string) => ({
+    const transfer = (fields: Record<string, TypedValue>, amountFormat: string) => ({
       operation: 'create',
-      ...typed({
+      ...typedProps({
         company_id: str(demo.company_id),
         wallet_id: str(demo.wallets['BTC-TESTNET'].wallet_id),
         counterparty_wallet_address: str(demo.counterparty.wallets['BTC-TESTNET'].wallet_id),
@@ -248,11 +223,10 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
   });
 
   it('a fee quote asked in decimals answers in decimals too, beside the base units fields', async () => {
-    await load('custody-assets', { operation: 'fee', ...typed({ feeType: str('transferOut'), asset: str('BTC-TESTNET'), amount: str('0.01') }), amountFormat: 'decimal' });
-    const r = await sendAndWait(inbox, { payload: {} });
-    assert.equal(r.caught, undefined, r.caught?.error?.message);
-    assert.deepEqual(posted().body, { type: 'transferOut', asset: 'BTC-TESTNET', amount: 1000000 });
-    const q = r.out.payload;
+    await load('custody-assets', { operation: 'fee', ...typedProps({ feeType: str('transferOut'), asset: str('BTC-TESTNET'), amount: str('0.01') }), amountFormat: 'decimal' });
+    const { out, post } = await sentPost({});
+    assert.deepEqual(post.body, { type: 'transferOut', asset: 'BTC-TESTNET', amount: 1000000 });
+    const q = out.payload;
     assert.equal(q.amountToSend, q.netAmount + q.fees);
     assert.deepEqual(
       [q.netAmount_decimal, q.amountToSend_decimal, q.fees_decimal],
@@ -260,7 +234,7 @@ describe('payment fields: transfer, withdraw, swap make and sweep from typed fie
     );
     assert.ok(q.fees > 0, 'the simulator charges a fee');
     await helper.unload();
-    await load('custody-assets', { operation: 'fee', ...typed({ feeType: str('transferOut'), asset: str('BTC-TESTNET'), amount: str('1000000') }), amountFormat: 'baseUnits' });
+    await load('custody-assets', { operation: 'fee', ...typedProps({ feeType: str('transferOut'), asset: str('BTC-TESTNET'), amount: str('1000000') }), amountFormat: 'baseUnits' });
     const inBase = await sendAndWait(inbox, { payload: {} });
     assert.deepEqual(Object.keys(inBase.out.payload).sort(), ['amountToSend', 'fees', 'netAmount']);
   });

@@ -10,7 +10,7 @@ import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { Inbox, loadCollecting, sendAndWait, operationFlow } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
-import { RecordingProxy } from '../helpers/recording-proxy';
+import { useRecordingProxy } from '../helpers/recording-proxy';
 
 const dataDir = simulatorDataDir('cf-typed-fields-');
 const nodeModules = redNodes(['custody-config', 'custody-transfer', 'custody-fund', 'custody-company', 'custody-portfolio', 'custody-policy'], []);
@@ -21,30 +21,24 @@ const unique = (p: string) => `${p}-${process.pid}-${Date.now()}-${++seq}`;
 describe('TypedInput fields in the runtime: msg, flow, global, env, jsonata, num drive the request', function () {
   this.timeout(60000);
   let sim: Simulator;
-  let proxy: RecordingProxy;
   const inbox: Inbox = new Map();
   /** A flow whose config node reaches the simulator through the proxy (custom environment, the account's keys). */
   let flowOf: (type: string, props: Record<string, unknown>) => object[];
   let creds: object;
 
   const simulator = useRedRuntime(dataDir);
-  before(async () => {
+  const proxy = useRecordingProxy(simulator);
+  before(() => {
     sim = simulator();
-    proxy = new RecordingProxy(new URL(sim.baseUrl).origin);
-    await proxy.start();
     const v1 = new URL(sim.baseUrl);
     const v2 = new URL(sim.v2.baseUrl);
     flowOf = (type, props) =>
       operationFlow(type, props, { environment: 'custom', baseUrl: proxy.origin + v1.pathname, v2BaseUrl: proxy.origin + v2.pathname, workspaceId: sim.v2.workspaceId });
     creds = { cfg: { apiKey: sim.account.apiKey, privateKey: sim.account.privateKeyPem, token: sim.v2.token } };
   });
-  beforeEach(() => {
-    proxy.seen.length = 0;
-  });
   afterEach(() => {
     delete process.env.CF_TEST_COMPANY;
   });
-  after(() => proxy.stop());
 
   async function load(type: string, props: Record<string, unknown>): Promise<void> {
     await loadCollecting(nodeModules, flowOf(type, props), creds, inbox, ['out', 'caught']);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { fromBaseUnits } from '../../lib';
-import { CONFIG, Inbox, TAB, lastStatusOf, loadCollecting, operationFlow, sendAndWait } from '../helpers/node-flows';
+import { CONFIG, Inbox, TAB, demoTransferFields, lastStatusOf, loadCollecting, operationFlow, sendAndWait, str } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
 import { uniqueId } from '../helpers/requests';
 import { until } from '../helpers/support';
@@ -29,27 +29,12 @@ describe('errors in the units the user chose, in Node-RED with the simulator', f
     sim = simulator();
   });
 
-  const str = (value: string) => ({ value, type: 'str' });
-  /** Editor properties from `{property: {value, type}}`: `<property>` and `<property>Type`. */
-  function typed(fields: Record<string, { value: unknown; type: string }>): Record<string, unknown> {
-    return Object.fromEntries(Object.entries(fields).flatMap(([p, { value, type }]) => [[p, value], [`${p}Type`, type]]));
-  }
-
   /** A transfer node `op` sending BTC-TESTNET from the demo wallet; the amount is `msg.payload.amount`. */
   function transfer(props: Record<string, unknown>): Record<string, unknown> {
     const demo = sim.demo;
     return {
       operation: 'create',
-      ...typed({
-        company_id: str(demo.company_id),
-        wallet_id: str(demo.wallets['BTC-TESTNET'].wallet_id),
-        counterparty_wallet_address: str(demo.counterparty.wallets['BTC-TESTNET'].wallet_id),
-        sendAsset: str('BTC-TESTNET'),
-        sendAmount: { value: 'payload.amount', type: 'msg' },
-        reference: str('units'),
-        benefit_of: str('Demo customer'),
-        account_no: str('ACC-001'),
-      }),
+      ...demoTransferFields(demo, { value: 'payload.amount', type: 'msg' }, str('units')),
       partnerTxId: 'units-{{payload.key}}',
       partnerTxIdType: 'template',
       expiresAfter: '3600',
