@@ -149,7 +149,7 @@ describe('policy simulation: a draft replayed against the recorded history (lib)
 
   after(async () => {
     await approver?.close();
-    if (!process.env.KEEP_SIM) fs.rmSync(dir, { recursive: true, force: true }); else console.log(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('the history spans rotated segments and checkpoint lines, and every facts field is on its decision lines', () => {
