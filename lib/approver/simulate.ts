@@ -59,7 +59,7 @@ export interface AssetSums {
   scale: number | null;
   /** Approved by the rules then (not expired, and not reported not applied). */
   approvedThen: ApprovedSum;
-  /** Approved under the draft (not expired). */
+  /** Approved under the draft (not expired; an action whose call then was reported not applied is not counted when the draft approves it too). */
   approvedDraft: ApprovedSum;
   /** Held by the rules then and approved by a person in custody-review (its call applied or not known to have failed). */
   approvedByPeople: ApprovedSum;
@@ -246,8 +246,8 @@ export async function simulate(o: SimulateOptions): Promise<SimulationResult> {
   const counts: Record<string, number> = { unchanged: 0 };
   const why: Record<string, number> = {};
   const changes: SimulatedChange[] = [];
-  /** Approvals of the period then, by action, until a result line says whether their call applied. */
-  const approvedThen = new Map<string, { asset: string; amount: bigint }>();
+  /** Approvals of the period then (live), by action, until a result line says whether their call applied; `draft`: the draft approved it too. */
+  const approvedThen = new Map<string, { asset: string; amount: bigint; draft: boolean }>();
   let actions = 0;
   let replayed = 0;
   let notReplayable = 0;
@@ -306,12 +306,13 @@ export async function simulate(o: SimulateOptions): Promise<SimulationResult> {
     const sumKey = asset ?? '(none)';
     if (asset !== undefined && typeof scale === 'number') sums.scale(asset, scale);
     const amount = facts.amount ?? 0n;
+    const draftApproves = d.decision === 'approve' && !d.expired;
+    if (draftApproves) sums.add(sumKey, 'draft', amount);
     if (line.decision === 'approve' && line.expired !== true) {
       sums.add(sumKey, 'then', amount);
       // A live call's result line follows: kept until it says whether the call applied.
-      if (mode === 'live') approvedThen.set(key, { asset: sumKey, amount });
+      if (mode === 'live') approvedThen.set(key, { asset: sumKey, amount, draft: draftApproves });
     }
-    if (d.decision === 'approve' && !d.expired) sums.add(sumKey, 'draft', amount);
     const person = line.decision === 'hold' ? people.get(key) : undefined;
     if (person) {
       decidedByPeople++;
@@ -350,12 +351,13 @@ export async function simulate(o: SimulateOptions): Promise<SimulationResult> {
       return;
     }
     const mode = r.mode === 'dryRun' ? 'dryRun' : 'live';
-    // Not applied: the approver stops counting it, and so does the draft.
+    // Not applied: the approver stops counting it, and so does the draft (its call, made at the same time, is taken to fare the same).
     ledgers[mode].remove(key);
     const then = approvedThen.get(key);
     if (then) {
       approvedThen.delete(key);
       sums.add(then.asset, 'then', then.amount, -1);
+      if (then.draft) sums.add(then.asset, 'draft', then.amount, -1);
     }
   };
 

@@ -11,6 +11,9 @@
  * - lines written before decision lines recorded facts replay with what they have, a condition on
  *   a fact they lack is counted not replayable;
  * - a bad draft is refused naming the field; simulating calls no API and changes no file;
+ * - what the draft rejects or holds does not count in its velocity windows;
+ * - a live history over real sockets (the simulator behind a proxy that refuses one approve
+ *   call): the approval not applied stops counting for the draft as for the approver;
  * - trying an action reads the approver's velocity window without consuming it.
  */
 import assert from 'node:assert/strict';
@@ -19,7 +22,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AuditLog, rotatedSegments } from '../../lib/audit';
-import type { CustodyClient } from '../../lib';
+import { createTransfer, getAction, listActions, type CustodyClient } from '../../lib';
+import { startSimulated, stopSimulated, accountClient, type SimulatedAccount } from '../helpers/simulated';
+import { demoTransfer } from '../helpers/support';
+import { FaultProxy } from '../helpers/fault-proxy';
 import { Approver, compileRules, simulate, tryAction, type ApprovalRule, type SimulationResult } from '../../lib/approver';
 
 const CLIENT = 'cc-sim';
@@ -211,6 +217,26 @@ describe('policy simulation: a draft replayed against the recorded history (lib)
     assert.equal(c.then.rule?.name, 'btc daily');
   });
 
+  it("what the draft rejects does not count in its velocity window: the room it leaves goes to later actions", async () => {
+    const draft: ApprovalRule[] = [{ name: 'no BTC to w-b', decision: 'reject', assets: [BTC], destinations: ['w-b'] }, ...DEPLOYED];
+    const r = await simulate({ auditFile, rules: draft, ...period });
+    const approvedAt: number[] = [];
+    const expected = new Map<string, string>();
+    for (const x of recs.filter((y) => y.asset === BTC)) {
+      let d: string;
+      if (x.dest === 'w-b' || x.amount >= SCALE[BTC]!) d = 'reject';
+      else if (x.dest === 'w-a' && x.amount * 2n <= SCALE[BTC]! && approvedAt.filter((t) => t > x.at - 24 * HOUR).length + 1 <= 8) d = 'approve';
+      else d = 'hold';
+      if (d === 'approve') approvedAt.push(x.at);
+      if (d !== x.decision) expected.set(x.id, `${x.decision}→${d}`);
+    }
+    assert.ok([...expected.values()].includes('hold→approve'), 'held by velocity then, approved with the room the rejections leave');
+    assert.deepEqual(new Map(r.changes.map((c) => [c.action_id, `${c.then.decision}→${c.draft.decision}`])), expected);
+    const freed = r.changes.find((c) => c.then.decision === 'hold' && c.draft.decision === 'approve')!;
+    assert.match(freed.then.reasons.join('\n'), /velocity: 9 approvals of BTC-TESTNET in 24 h with this action, above 8/);
+    assert.deepEqual(freed.draft.rule, { index: 2, name: 'btc daily' });
+  });
+
   it('a draft that adds a destination approves the held actions to it, only those; decisions of people shown as such', async () => {
     const draft = DEPLOYED.map((r) => (r.name === 'eth invoices' ? { ...r, destinations: ['w-a', 'w-b', 'w-c'] } : r));
     const r = await simulate({ auditFile, rules: draft, ...period, reviewAuditFile: reviewFile });
@@ -280,5 +306,79 @@ describe('policy simulation: a draft replayed against the recorded history (lib)
     const real = await approver.decide({ ...action(100000), details: { ...(action(100000).details as object), asset: BTC, amount: '1000000', recipientAddress: 'w-a' } });
     assert.equal(real.decision.velocity?.count, inWindow + 1);
     await assert.rejects(approver.tryAction({ rules: [{ name: 'x', decision: 'approve', maxAmount: 'lots' }] }, { type: 'ApproveTransfer' }), (e: any) => e.field === 'rules[0].maxAmount');
+  });
+});
+
+describe('policy simulation: a live history over real sockets, with a call not applied (lib)', function () {
+  this.timeout(60000);
+  const LIVE_CLIENT = 'demo-approver';
+  let s: SimulatedAccount;
+  let proxy: FaultProxy;
+  let client: CustodyClient;
+  let dir: string;
+
+  before(async () => {
+    s = await startSimulated('cf-policy-sim-live-');
+    // Approve calls answered 503 before the simulator sees them while `faults` is on.
+    proxy = new FaultProxy({ target: s.sim.baseUrl, controlUrl: s.sim.baseUrl.replace(/\/api\/v1\/p$/, '/_simulator'), rules: [{ method: 'PUT', path: /\/coreclient\/[^/]+\/action\//, rates: { before503: 1 } }], seed: 7, holdMs: 300 });
+    await proxy.start();
+    proxy.faults = false;
+    client = accountClient(s.sim, { baseUrl: proxy.baseUrl, attempts: 1, timeoutMs: 2000 });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-policy-sim-live-'));
+  });
+  after(async () => {
+    client?.close();
+    await proxy?.stop();
+    await stopSimulated(s);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the deployed rules change nothing; an approval not applied stops counting for the draft as for the approver; a lower limit changes what a plain loop computes', async () => {
+    for (const a of (await listActions(s.client, { client_id: LIVE_CLIENT })).data.actions) await s.client.request('DELETE', `/coreclient/${LIVE_CLIENT}/action/${a.id}`);
+    const txIds = new Set<string>();
+    for (let i = 0; i < 7; i++) txIds.add((await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: BTC, amount: 1000 + i } }))).data.tx_id);
+    const pending: any[] = [];
+    for (const a of (await listActions(s.client, { client_id: LIVE_CLIENT })).data.actions) {
+      const full = (await getAction(s.client, { client_id: LIVE_CLIENT, action_id: a.id })).data;
+      if (txIds.has(String(full.details?.txID))) pending.push({ ...full, client_id: LIVE_CLIENT, action_id: full.id });
+    }
+    assert.equal(pending.length, 7);
+    const rules: ApprovalRule[] = [{ name: 'three a day', decision: 'approve', actionTypes: ['ApproveTransfer'], assets: [BTC], velocityCount: '3', velocityWindowHours: '24' }];
+    const auditFile = path.join(dir, 'approver-live.jsonl');
+    const a = await Approver.open({ rules: compileRules(rules), auditFile, client: async () => client, approverId: 'approver-live', pendingSettlesAfterMs: 400 });
+    try {
+      const out: string[] = [];
+      for (const [i, act] of pending.entries()) {
+        proxy.faults = i === 2;
+        const o = await a.decide(act);
+        out.push(o.decision.outcome === 'notApplied' ? 'notApplied' : o.output);
+      }
+      proxy.faults = false;
+      // The action whose call was not applied comes back and is decided again.
+      out.push((await a.decide(pending[2])).output);
+      assert.deepEqual(out, ['approved', 'approved', 'notApplied', 'approved', 'held', 'held', 'held', 'held']);
+    } finally {
+      await a.close();
+    }
+    const lines = allLines(auditFile);
+    assert.ok(lines.some((l) => l.kind === 'resolved' && l.outcome === 'notApplied'));
+    const deployed = await simulate({ auditFile, rules, from: Date.now() - HOUR, to: Date.now() });
+    assert.deepEqual(deployed.counts, { unchanged: 8 });
+    assert.deepEqual([deployed.assets[BTC]!.approvedThen.count, deployed.assets[BTC]!.approvedDraft.count], [3, 3]);
+
+    const lower = [{ ...rules[0]!, velocityCount: '2' }];
+    const r = await simulate({ auditFile, rules: lower, from: Date.now() - HOUR, to: Date.now() });
+    // The plain loop: the draft's approvals, an approval whose call was not applied no longer counted.
+    const approved = new Set<string>();
+    const expected: string[] = [];
+    for (const l of lines) {
+      if (l.kind === 'decision') {
+        const d = approved.size + 1 <= 2 ? 'approve' : 'hold';
+        if (d === 'approve') approved.add(l.action_id);
+        if (d !== l.decision) expected.push(`${l.action_id} ${l.decision}→${d}`);
+      } else if ((l.kind === 'result' || l.kind === 'resolved') && l.outcome === 'notApplied') approved.delete(l.action_id);
+    }
+    assert.ok(expected.length > 0);
+    assert.deepEqual(r.changes.map((c) => `${c.action_id} ${c.then.decision}→${c.draft.decision}`), expected);
   });
 });
