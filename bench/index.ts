@@ -32,6 +32,7 @@ export const GROUPS: ReadonlyArray<{ name: string; module: string; what: string;
   { name: 'velocity', module: 'velocity-window', what: 'velocity window read+reserve and a coordinated decision, 100,000 approvals in the window vs empty', quick: { approvals: 10000, n: 300, decisions: 30 } },
   { name: 'restart', module: 'restart', what: 'approver and custody-track start after 100,000 recorded actions: what each reads per entry it keeps', quick: { actions: 10000, runs: 3 } },
   { name: 'audit', module: 'audit-startup', what: 'approver start-up on a 1,000,000-line audit history (daily segments over 730 days) vs an empty audit file', quick: { lines: 20000, days: 30, runs: 5 } },
+  { name: 'simulate', module: 'policy-simulate', what: 'a draft rule set simulated against 100,000 recorded decisions (all segments read, each decided again): decisions per second', quick: { decisions: 10000, runs: 1 } },
   { name: 'signing', module: 'signing-keysource', what: 'signatures/s on a PKCS#11 token vs the PEM source, event loop p99 delay and req/s with 64 signed requests in flight vs synchronous signing', quick: { n: 300, rounds: 1 } },
   { name: 'footprint', module: 'footprint', what: 'RSS and start time the pack adds to Node-RED without the built-in simulator', quick: { runs: 3 } },
 ];

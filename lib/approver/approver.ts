@@ -39,6 +39,9 @@ import { AGAIN, ApproverCore } from './core';
 import { actionFacts, bareDecision, markExpired, str } from './facts';
 import { decidedElsewhere, readAction } from './read';
 import { decideAndReserve } from './reserve';
+import { recordedFacts } from './decision-facts';
+import { compileDraft, triedFacts, tryAction, type PolicyDraft, type TriedAction, type TryResult } from './draft';
+import { assetScale } from '../client/v1/assets';
 import { Resolver } from './resolution';
 import { RuleContextReader } from './rule-context';
 import { OUTPUT, type ApproverMode, type ApproverOptions, type ApproverOutcome, type ApproverOutput } from './types';
@@ -216,7 +219,7 @@ export class Approver {
     if (decision === AGAIN) return AGAIN;
     // audit
     entry.decision = decision;
-    await this.#core.append(key, { kind: 'decision', approver: this.#core.opts.approverId, ...decision, ...(claim ? { fence: claim.fence, instance: this.#core.claims.instance } : {}) });
+    await this.#core.append(key, { kind: 'decision', approver: this.#core.opts.approverId, ...decision, ...(claim ? { fence: claim.fence, instance: this.#core.claims.instance } : {}), facts: recordedFacts(facts, ctx) });
     const nothingToCall = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired === true;
     entry.state = nothingToCall ? 'done' : 'open';
     if (this.#core.book.keepMs > 0) this.#core.book.velocity[this.mode].prune(ctx.now, this.#core.book.keepMs);
@@ -279,6 +282,35 @@ export class Approver {
     await this.#core.appendResult(key, decision, { ok: false, outcome: 'unknown', statusCode, code: err.code ?? null, error: err.message }).catch(() => undefined);
     this.#core.opts.onUnknownChange?.(this.#core.unknown);
     return (await this.#resolver.wait(key, entry, action, false))!;
+  }
+
+  /**
+   * Try one action typed by hand under a draft (not deployed): which rule decides it and why,
+   * counting the approvals in this approver's velocity windows (its mode's; shared through Redis
+   * with coordination) as they stand: read, not consumed. Nothing is reserved, decided, called or
+   * written. The windows hold the approvals within the deployed rules' longest window: a draft
+   * with a longer window sees only those. Source: docs/nodes.md "Simulating a draft".
+   * @param action the action ({@link TriedAction}); its asset's scale, when not given, is read
+   *   through the client (GET /assets, the cached list; an error leaves it unknown).
+   * @returns the draft's decision ({@link TryResult}).
+   * @throws {ValidationError} naming the field of a bad draft (`rules[2].maxAmount`,
+   *   `defaultDecision`) or action (`action.amount`), before anything is read (rejects).
+   * @throws {CoordinationUnavailableError} when the shared windows cannot be read (Redis away).
+   */
+  async tryAction(draft: PolicyDraft, action: TriedAction): Promise<TryResult> {
+    compileDraft(draft);
+    const now = this.#core.opts.now();
+    const { facts, scale, at } = triedFacts(action, now);
+    let withScale = action;
+    if (scale === undefined && facts.asset) {
+      const read = await this.#core.opts
+        .client()
+        .then((c) => assetScale(c, facts.asset!))
+        .catch(() => undefined);
+      if (read !== undefined) withScale = { ...action, scale: read };
+    }
+    const view = facts.asset ? await this.#core.windows.read(facts.asset, at) : undefined;
+    return tryAction({ ...draft, action: withScale, now, velocity: (asset, windowMs, t) => (view && asset === view.asset ? view.usage(windowMs, t) : { sum: 0n, count: 0 }) });
   }
 
   /**

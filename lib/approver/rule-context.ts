@@ -20,7 +20,6 @@ interface Cached<T> {
 export class RuleContextReader {
   readonly #whitelists = new Map<string, Cached<Array<{ asset: string; address: string }>>>();
   readonly #shortCodes = new Map<string, Cached<string>>();
-  readonly #needsScale: boolean;
   readonly #needsWhitelist: boolean;
   readonly #shortCodeList: string[];
   readonly #cacheMs: number;
@@ -32,7 +31,6 @@ export class RuleContextReader {
    * @param now the clock, epoch ms.
    */
   constructor(rules: CompiledRule[], cacheMs: number, now: () => number) {
-    this.#needsScale = rules.some((r) => r.needsScale);
     this.#needsWhitelist = rules.some((r) => r.needsWhitelist);
     this.#shortCodeList = Array.from(new Set(rules.flatMap((r) => r.shortCodes)));
     this.#cacheMs = cacheMs;
@@ -40,14 +38,15 @@ export class RuleContextReader {
   }
 
   /**
-   * Read what the rules need for this action: the asset's scale, the fund's whitelist, short
-   * codes (each cached). A failed read is handed to the rules as its error (the conditions that
+   * Read what the rules need for this action: the asset's scale (read for every action that names
+   * an asset, whether a rule needs it or not: the decision line records it, docs/audit.md; GET
+   * /assets is one cached list per client), the fund's whitelist, short codes (each cached). A failed read is handed to the rules as its error (the conditions that
    * need it fail).
    * @param ledger this approver's velocity ledger (the context's default velocity usage).
    */
   async read(client: CustodyClient, facts: ActionFacts, ledger: VelocityLedger): Promise<EvaluationContext> {
     const [scale, whitelist, shortCodes] = await Promise.all([
-      this.#needsScale && facts.asset ? assetScale(client, facts.asset).catch((e: Error) => e) : Promise.resolve(undefined),
+      facts.asset ? assetScale(client, facts.asset).catch((e: Error) => e) : Promise.resolve(undefined),
       this.#needsWhitelist && facts.companyID && facts.fundID ? this.#whitelist(client, facts.companyID, facts.fundID).catch((e: Error) => e) : Promise.resolve(undefined),
       Promise.all(this.#shortCodeList.map(async (code) => [code, await this.#walletId(client, code).catch((e: Error) => e)] as const)),
     ]);

@@ -273,6 +273,16 @@ function sameAddress(a: string, b: string): boolean {
   return a === b || (ETH_ADDRESS.test(a) && ETH_ADDRESS.test(b) && a.toLowerCase() === b.toLowerCase());
 }
 
+/**
+ * Whether the action's destination is in `whitelist` (GET .../fund/{fund_id}/whitelist: address
+ * and asset), as the `destinationWhitelisted` condition reads it: the same address (0x addresses
+ * without regard to case), for the action's asset when both name one.
+ */
+export function inWhitelist(facts: Pick<ActionFacts, 'destination' | 'asset'>, whitelist: ReadonlyArray<{ asset: string; address: string }>): boolean {
+  const dest = facts.destination;
+  return dest !== undefined && whitelist.some((w) => sameAddress(w.address, dest) && (!facts.asset || !w.asset || w.asset === facts.asset));
+}
+
 /** True when `entry` (wallet id, short code or address) names `value`, resolving a short code through the context. */
 function names(entry: string, value: string, ctx: EvaluationContext): boolean {
   if (sameAddress(entry, value)) return true;
@@ -415,8 +425,7 @@ function compileRule(r: unknown, index: number, problems: ValidationError[]): Co
       if (ctx.whitelist instanceof Error || ctx.whitelist === undefined) {
         return { ok: false, reason: `whitelist: the whitelist of fund ${f.fundID} could not be read (${ctx.whitelist ? ctx.whitelist.message : 'not read'})` };
       }
-      const hit = ctx.whitelist.find((w) => sameAddress(w.address, f.destination!) && (!f.asset || !w.asset || w.asset === f.asset));
-      return hit
+      return inWhitelist(f, ctx.whitelist)
         ? { ok: true, reason: `destination ${f.destination} is in the whitelist of fund ${f.fundID}` }
         : { ok: false, reason: `destination ${f.destination} is not in the whitelist of fund ${f.fundID}${f.asset ? ` for ${f.asset}` : ''}` };
     });
