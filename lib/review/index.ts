@@ -8,6 +8,7 @@
  */
 export * from './rules';
 export * from './store';
+export * from './closed';
 export * from './queue';
 export * from './facts';
 export * from './write-back';

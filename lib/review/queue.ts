@@ -35,7 +35,8 @@ import { AuditLog, type AuditLogOptions } from '../audit/log';
 import { readCallOutcome } from '../actions/outcome';
 import { resolveCallOutcome } from '../actions/resolve';
 import { checkQuorumRules, checkVote, checkVoteInput, requiredApprovers, ReviewError, type QuorumRules, type ReviewDecision, type Vote, type VoteInput, type VoteVia } from './rules';
-import { CLOSED_REVIEW_KEEP_MS, trimClosed, type FinalCall, type Review, type ReviewChange, type ReviewStore } from './store';
+import { CLOSED_REVIEW_KEEP_MS, type FinalCall, type Review, type ReviewChange, type ReviewStore } from './store';
+import { trimClosed } from './closed';
 import { factsOf, viewOf, type ReviewFacts, type ReviewView } from './facts';
 import { reviewsFromAudit } from './write-back';
 

@@ -23,6 +23,7 @@ import { writeAtomic } from '../support/durable/atomic';
 import { KeyedLock } from '../support/keyed-lock';
 import { withScripts, type LuaScript } from '../coordination/lua';
 import { ReviewError, verdict, type ReviewDecision, type Vote } from './rules';
+import { trimClosed } from './closed';
 
 /**
  * A review's state: `open` (taking votes), `calling` (claimed for its final PUT or DELETE: no vote
@@ -86,7 +87,7 @@ export interface Review {
   closedAt?: number;
   /**
    * Set when the review's facts were let go: it is closed and not among the
-   * {@link RECENT_CLOSED_WITH_FACTS} most recently closed ({@link trimClosed}). What is left answers a
+   * `RECENT_CLOSED_WITH_FACTS` most recently closed (closed.ts `trimClosed`). What is left answers a
    * late vote (409) and keeps the verdict; the facts are in the audit file.
    */
   trimmed?: true;
@@ -172,52 +173,6 @@ export function reviewStoreFile(folder: string, nodeId: string): string {
 
 /** How long a closed review's keys stay in Redis (ms): one day. */
 export const CLOSED_REVIEW_KEEP_MS = 24 * 3600_000;
-
-/** How many closed reviews keep their facts and votes: the "recently decided" list shows them (lib/review/queue.ts). */
-export const RECENT_CLOSED_WITH_FACTS = 20;
-
-/** States in which a review is still on the queue (its facts are always kept). */
-const OPEN_STATES: ReadonlySet<ReviewState> = new Set(['open', 'calling']);
-
-/**
- * What a closed review keeps once it is no longer among the recently closed: its ids, state,
- * deadline, times and verdict (the final call's decision, instance, time and outcome; no votes,
- * no details, no reasons), marked `trimmed`. About 300 bytes instead of the action's details.
- */
-export function trimmedReview(r: Review): Review {
-  const { action_id, client_id, type, expireTime, required, state, final, elsewhere, escalated, createdAt, closedAt } = r;
-  return {
-    action_id,
-    client_id,
-    ...(type !== undefined ? { type } : {}),
-    details: {},
-    reasons: [],
-    expireTime,
-    required,
-    votes: [],
-    state,
-    ...(final ? { final: { decision: final.decision, instance: final.instance, at: final.at, votes: [], ...(final.outcome !== undefined ? { outcome: final.outcome } : {}), ...(final.why !== undefined ? { why: final.why } : {}) } } : {}),
-    ...(elsewhere ? { elsewhere } : {}),
-    ...(escalated ? { escalated } : {}),
-    createdAt,
-    ...(closedAt !== undefined ? { closedAt } : {}),
-    trimmed: true,
-  };
-}
-
-/**
- * Keep the facts of the {@link RECENT_CLOSED_WITH_FACTS} most recently closed reviews of
- * `reviews` only: every other closed one is replaced by its {@link trimmedReview} (in place).
- * Open and calling reviews keep everything. O(n) in the reviews plus a sort of the untrimmed
- * closed ones (at most one more than the limit, after the first call).
- */
-export function trimClosed(reviews: Map<string, Review>, keep = RECENT_CLOSED_WITH_FACTS): void {
-  const full: Review[] = [];
-  for (const r of reviews.values()) if (!OPEN_STATES.has(r.state) && !r.trimmed) full.push(r);
-  if (full.length <= keep) return;
-  full.sort((a, b) => (b.closedAt ?? b.createdAt) - (a.closedAt ?? a.createdAt));
-  for (const r of full.slice(keep)) reviews.set(r.action_id, trimmedReview(r));
-}
 
 /** The queue of one node in one JSON file, rewritten atomically at each change (one instance). */
 export class FileReviewStore implements ReviewStore {
