@@ -5,7 +5,7 @@
  * ({@link trimmedReview}), until it is forgotten a day past its deadline (store.ts
  * `CLOSED_REVIEW_KEEP_MS`). Used by the file store and by the queue's cache.
  */
-import type { Review, ReviewState } from './store';
+import type { Review, ReviewState } from './review';
 
 /** How many closed reviews keep their facts and votes: the "recently decided" list shows them (lib/review/queue.ts). */
 export const RECENT_CLOSED_WITH_FACTS = 20;
