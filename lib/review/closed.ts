@@ -13,24 +13,46 @@ export const RECENT_CLOSED_WITH_FACTS = 20;
 /** States in which a review is still on the queue (its facts are always kept). */
 const OPEN_STATES: ReadonlySet<ReviewState> = new Set(['open', 'calling']);
 
+/** One shared copy of each low-cardinality text a trimmed review holds (client ids, action types, states, decisions, instances, outcomes). */
+const texts = new Map<string, string>();
+/** Texts kept in {@link texts} at most: past it, texts are no longer shared (nothing else changes). */
+const MAX_SHARED_TEXTS = 10_000;
+
+function shared<T extends string | undefined>(v: T): T {
+  if (v === undefined) return v;
+  const known = texts.get(v);
+  if (known !== undefined) return known as T;
+  if (texts.size < MAX_SHARED_TEXTS) texts.set(v, v);
+  return v;
+}
+
+/** The empty details, reasons and votes of every trimmed review (frozen: a trimmed review is closed, nothing adds to them). */
+const NO_DETAILS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+const NO_TEXTS: string[] = Object.freeze([]) as unknown as string[];
+const NO_VOTES: Review['votes'] = Object.freeze([]) as unknown as Review['votes'];
+
 /**
  * What a closed review keeps once it is no longer among the recently closed: its ids, state,
- * deadline, times and verdict (the final call's decision, instance, time and outcome; no votes,
- * no details, no reasons), marked `trimmed`. About 300 bytes instead of the action's details.
+ * deadline, times and verdict (the final call's decision, instance, time and outcome; why only
+ * for a failed one; no votes, no details, no reasons), marked `trimmed`. Its repeated texts (client
+ * id, type, state, decision, instance, outcome) are shared between reviews, and its empty details,
+ * reasons and votes are one frozen object each.
  */
 export function trimmedReview(r: Review): Review {
   const { action_id, client_id, type, expireTime, required, state, final, elsewhere, escalated, createdAt, closedAt } = r;
   return {
     action_id,
-    client_id,
-    ...(type !== undefined ? { type } : {}),
-    details: {},
-    reasons: [],
+    client_id: shared(client_id),
+    ...(type !== undefined ? { type: shared(type) } : {}),
+    details: NO_DETAILS,
+    reasons: NO_TEXTS,
     expireTime,
     required,
-    votes: [],
-    state,
-    ...(final ? { final: { decision: final.decision, instance: final.instance, at: final.at, votes: [], ...(final.outcome !== undefined ? { outcome: final.outcome } : {}), ...(final.why !== undefined ? { why: final.why } : {}) } } : {}),
+    votes: NO_VOTES,
+    state: shared(state),
+    ...(final
+      ? { final: { decision: shared(final.decision), instance: shared(final.instance), at: final.at, votes: NO_VOTES, ...(final.outcome !== undefined ? { outcome: shared(final.outcome) } : {}), ...(final.why !== undefined && state === 'failed' ? { why: final.why } : {}) } }
+      : {}),
     ...(elsewhere ? { elsewhere } : {}),
     ...(escalated ? { escalated } : {}),
     createdAt,

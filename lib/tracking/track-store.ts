@@ -219,8 +219,14 @@ export class FileTrackStore implements TrackStore {
   readonly #file: RecordFile<TrackLine>;
   /** The records followed (not reported). */
   readonly #records = new Map<string, TrackRecord>();
-  /** The reports remembered: id -> report time (epoch ms) * 4 + the outcome's index in {@link OUTCOMES} (exact: below 2^53). */
+  /**
+   * The reports remembered: id -> (report time in epoch seconds - {@link FileTrackStore.#base}) * 4 +
+   * the outcome's index in {@link OUTCOMES}: a small integer (a V8 Smi, stored in the map itself)
+   * for 17 years either side of the store's opening.
+   */
   readonly #reported = new Map<string, number>();
+  /** Epoch seconds the report times are counted from (when the store was opened). */
+  readonly #base: number;
   readonly #keepMs: number;
   readonly #now: () => number;
   readonly #pruneTimer: NodeJS.Timeout;
@@ -230,6 +236,7 @@ export class FileTrackStore implements TrackStore {
     this.path = file.path;
     this.#keepMs = options.keepReportedMs ?? DEFAULT_TRACK_KEEP_REPORTED_MS;
     this.#now = options.now ?? Date.now;
+    this.#base = Math.floor(this.#now() / 1000);
     this.#pruneTimer = setInterval(() => this.#prune(), TRACK_PRUNE_EVERY_MS);
     this.#pruneTimer.unref();
   }
@@ -322,9 +329,15 @@ export class FileTrackStore implements TrackStore {
     await Promise.all([this.path, this.path + '.tmp'].map((f) => fs.promises.rm(f, { force: true })));
   }
 
+  /** Remember the report of `id` at `at` (epoch ms; kept to the second). */
   #remember(id: string, at: number, outcome: TrackOutcome): void {
     this.#records.delete(id);
-    this.#reported.set(id, at * 4 + Math.max(0, OUTCOMES.indexOf(outcome)));
+    this.#reported.set(id, (Math.floor(at / 1000) - this.#base) * 4 + Math.max(0, OUTCOMES.indexOf(outcome)));
+  }
+
+  /** The report time (epoch ms, to the second) of a {@link FileTrackStore.#reported} value. */
+  #reportedAt(v: number): number {
+    return (this.#base + Math.floor(v / 4)) * 1000;
   }
 
   #kept(): number {
@@ -344,12 +357,12 @@ export class FileTrackStore implements TrackStore {
   /** Forget reports older than the keep time. */
   #prune(): void {
     const before = this.#now() - this.#keepMs;
-    for (const [id, v] of this.#reported) if (Math.floor(v / 4) < before) this.#reported.delete(id);
+    for (const [id, v] of this.#reported) if (this.#reportedAt(v) < before) this.#reported.delete(id);
   }
 
   #lines(): TrackLine[] {
     const out: TrackLine[] = Array.from(this.#records.values(), (r) => ({ put: r }));
-    for (const [id, v] of this.#reported) out.push({ reported: id, at: Math.floor(v / 4), outcome: OUTCOMES[v % 4] ?? 'final' });
+    for (const [id, v] of this.#reported) out.push({ reported: id, at: this.#reportedAt(v), outcome: OUTCOMES[((v % 4) + 4) % 4] ?? 'final' });
     return out;
   }
 }
