@@ -74,8 +74,8 @@ export interface SentIdsOptions {
 interface Entry {
   /** Epoch seconds, 0: none. */
   expireTime: number;
-  /** Epoch milliseconds (wall clock). */
-  sentAt: number;
+  /** When it was sent, epoch seconds (wall clock; the file keeps milliseconds). */
+  sentSec: number;
   /** `performance.now()` when this instance marked it; -Infinity when it was read from the file (an earlier instance's). */
   markedAt: number;
 }
@@ -165,7 +165,7 @@ export class SentIds {
     for (const r of opened.records) {
       if (typeof r.action_id !== 'string' || !r.action_id) continue;
       const sentAt = Number(r.sentAt);
-      ids.#entries.set(r.action_id, { expireTime: expirySeconds(r.expireTime), sentAt: Number.isFinite(sentAt) ? sentAt : ids.#now(), markedAt: -Infinity });
+      ids.#entries.set(r.action_id, { expireTime: expirySeconds(r.expireTime), sentSec: Math.floor((Number.isFinite(sentAt) ? sentAt : ids.#now()) / 1000), markedAt: -Infinity });
     }
     ids.#dropExpired();
     if (opened.file.lines + opened.skipped > ids.#entries.size) {
@@ -225,7 +225,7 @@ export class SentIds {
       return Promise.resolve();
     }
     const record: SentRecord = { action_id: action.id, expireTime: expirySeconds(action.expireTime), sentAt: this.#now() };
-    this.#entries.set(action.id, { expireTime: record.expireTime, sentAt: record.sentAt, markedAt });
+    this.#entries.set(action.id, { expireTime: record.expireTime, sentSec: Math.floor(record.sentAt / 1000), markedAt });
     const written = this.#file ? this.#file.append(record) : Promise.resolve();
     if (this.#now() - this.#lastPrune >= this.#pruneIntervalMs && !this.#pruning) {
       this.#pruning = true;
@@ -272,13 +272,13 @@ export class SentIds {
     const now = this.#now();
     this.#lastPrune = now;
     for (const [id, e] of this.#entries) {
-      const horizon = e.expireTime > 0 ? e.expireTime * 1000 + this.#marginMs : e.sentAt + this.#noExpiryKeepMs;
+      const horizon = e.expireTime > 0 ? e.expireTime * 1000 + this.#marginMs : e.sentSec * 1000 + this.#noExpiryKeepMs;
       if (horizon < now) this.#entries.delete(id);
     }
   }
 
   /** The live entries as records, for a rewrite. */
   #records(): SentRecord[] {
-    return Array.from(this.#entries, ([action_id, e]) => ({ action_id, expireTime: e.expireTime, sentAt: e.sentAt }));
+    return Array.from(this.#entries, ([action_id, e]) => ({ action_id, expireTime: e.expireTime, sentAt: e.sentSec * 1000 }));
   }
 }
