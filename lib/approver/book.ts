@@ -49,7 +49,7 @@ const LEGACY_KEEP_MS = 8 * 24 * 3600_000;
 export const BOOK_PRUNE_EVERY_MS = 30_000;
 
 /** Settle the entries in hand once this many more were added since the last time (amortised: each entry is looked at a bounded number of times). */
-const SWEEP_AFTER = 256;
+const SWEEP_AFTER = 64;
 
 /** What {@link ApprovalBook.retained} counts: the sizes of what the book holds in memory. */
 export interface BookRetained {
@@ -361,7 +361,8 @@ function lineOutcome(r: AuditLine): CallOutcome {
 
 /** The key of an action id in the book: the mode, the core client, the action. */
 export function entryKey(mode: ApproverMode, clientId: string, actionId: string): string {
-  return `${mode}\u0000${clientId}\u0000${actionId}`;
+  // One flat string (a template literal would make a concatenation that keeps its parts as well).
+  return [mode, clientId, actionId].join('\u0000');
 }
 
 function pickDecision(d: DecisionRecord): DecisionRecord {
