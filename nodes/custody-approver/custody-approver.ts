@@ -36,6 +36,7 @@ import { failureText, showError } from '../shared/status';
 import { readSetting } from '../shared/typed-field';
 import { auditFileOf, createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef, FeedHealth, FeedMembership } from '../shared/types';
+import { approverNodes, registerApproverRoutes, type ApproverNodeEntry } from './admin';
 
 /** Editor properties of `custody-approver` (flows.json). */
 interface ApproverDef extends ConnectedNodeDef {
@@ -57,6 +58,8 @@ interface ApproverDef extends ConnectedNodeDef {
 const OUTPUT_INDEX: Record<ApproverOutput, number | undefined> = { approved: 0, rejected: 1, held: 2, skipped: undefined };
 
 export = function register(RED: NodeAPI): void {
+  registerApproverRoutes(RED);
+
   function ApproverNode(this: Node, def: ApproverDef) {
     const connection = createConnectedNode(RED, this, def);
     const node = this;
@@ -187,10 +190,15 @@ export = function register(RED: NodeAPI): void {
       );
     }
 
+    // What the admin API (admin.ts: simulate, try) reads of this node.
+    const entry: ApproverNodeEntry = { id: node.id, name: node.name || '', connection: def.connection || '', auditFile };
+    approverNodes.set(node.id, entry);
     ready.then((a) => {
+      entry.approver = a;
       unknownCount = a.unknown;
       showCounts();
     }, (err: Error) => {
+      entry.failed = err.message;
       usable = false;
       showError(node, err);
       node.error(RED._('custody-approver.errors.notDeciding', { message: err.message }));
@@ -233,6 +241,7 @@ export = function register(RED: NodeAPI): void {
 
     node.on('close', (_removed: boolean, done: () => void) => {
       usable = false;
+      if (approverNodes.get(node.id) === entry) approverNodes.delete(node.id);
       memberships.splice(0).forEach((m) => void m.leave());
       ready
         .then((approver) => approver.close(), () => undefined)
