@@ -57,7 +57,7 @@ export function summaryLines(r: SimulationResult): string[] {
     const shown = (x: { count: number; baseUnits: string; decimal: string | null }) => `${x.count} for ${x.decimal ?? `${x.baseUnits} base units`}`;
     lines.push(`${asset}: approved then ${shown(s.approvedThen)}, under the policy ${shown(s.approvedDraft)}${s.approvedByPeople.count ? `, by people ${shown(s.approvedByPeople)}` : ''}`);
   }
-  if (r.decidedByPeople) lines.push(`held then and decided by people in custody-review: ${r.decidedByPeople}`);
+  if (r.decidedByPeople) lines.push(`held then and decided by people afterwards (review audit): ${r.decidedByPeople}`);
   for (const c of r.changes) {
     const amount = c.amountDecimal ?? (c.amount !== null ? `${c.amount} base units` : '');
     const rule = (x: { rule: { name: string } | null }) => (x.rule ? `rule "${x.rule.name}"` : 'no rule matched');
