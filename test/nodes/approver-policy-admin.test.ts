@@ -39,6 +39,7 @@ describe('custody-approver admin API: simulate and try a draft (real node-red, a
   let red: AdminRed;
   let settingsDir = '';
   let auditFile = '';
+  let personApproved = '';
 
   const call = (user: keyof typeof USERS, p: string, body: unknown) => adminCall(red.red.base, red.tokens[user], 'POST', p, body);
   const json = async (res: Response): Promise<{ status: number; body: any }> => {
@@ -68,7 +69,8 @@ describe('custody-approver admin API: simulate and try a draft (real node-red, a
       { id: 'tab', type: 'tab', label: 'policy' },
       { id: 'cfg', type: 'custody-config', name: 'sim', environment: 'custom', baseUrl: s.sim.baseUrl, signingMode: 'timestamp', timeout: 30, credentials: { apiKey: s.sim.account.apiKey, privateKey: s.sim.account.privateKeyPem } },
       { id: 'feed', z: 'tab', type: 'custody-coreclient-feed', connection: 'cfg', clientId: 'demo-approver', details: true, x: 120, y: 100, wires: [['ap']] },
-      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', ...DEPLOYED, dryRun: false, auditFile: '', x: 320, y: 100, wires: [[], [], []] },
+      { id: 'ap', z: 'tab', type: 'custody-approver', connection: 'cfg', ...DEPLOYED, dryRun: false, auditFile: '', x: 320, y: 100, wires: [[], [], ['rv']] },
+      { id: 'rv', z: 'tab', type: 'custody-review', connection: 'cfg', clientId: 'demo-approver', approvers: '1', escalateMargin: '0', auditFile: '', x: 520, y: 100, wires: [[], [], []] },
     ];
     const res = await adminCall(red.red.base, red.tokens.admin, 'POST', '/flows', flows);
     assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${await res.text()}`);
@@ -80,6 +82,22 @@ describe('custody-approver admin API: simulate and try a draft (real node-red, a
     const deadline = Date.now() + 120000;
     while (!fs.existsSync(auditFile) || decisionLines().length < ACTIONS) {
       if (Date.now() > deadline) throw new Error(`the approver decided ${fs.existsSync(auditFile) ? decisionLines().length : 0} of ${ACTIONS}\n${red.red.log.slice(-3000)}`);
+      await sleep(100);
+    }
+    // A person approves one action held above the amount limit, in custody-review (same connection).
+    personApproved = decisionLines().find((l) => l.decision === 'hold' && l.reasons.some((r: string) => /above 0\.5/.test(r))).action_id;
+    const reviewAudit = path.join(red.red.userDir, 'custodyflow-audit', 'rv.jsonl');
+    for (;;) {
+      const listed = await json(await adminCall(red.red.base, red.tokens.admin, 'GET', '/custody/reviews'));
+      if (listed.status === 200 && listed.body.reviews.some((r: any) => r.action_id === personApproved)) break;
+      if (Date.now() > deadline) throw new Error(`the review queue: ${JSON.stringify(listed.body).slice(0, 2000)}`);
+      await sleep(100);
+    }
+    const vote = await json(await adminCall(red.red.base, red.tokens.admin, 'POST', `/custody/reviews/${personApproved}`, { decision: 'approve', reason: 'checked by phone' }));
+    assert.equal(vote.status, 200, JSON.stringify(vote.body));
+    const called = () => fs.existsSync(reviewAudit) && fs.readFileSync(reviewAudit, 'utf8').split('\n').some((l) => l.includes('"event":"result"') && l.includes(personApproved));
+    while (!called()) {
+      if (Date.now() > deadline) throw new Error(`no call result in ${reviewAudit}`);
       await sleep(100);
     }
   });
@@ -109,6 +127,10 @@ describe('custody-approver admin API: simulate and try a draft (real node-red, a
     assert.equal(body.notReplayable.count, 0);
     assert.equal(body.assets['BTC-TESTNET'].approvedThen.count, DAILY);
     assert.equal(body.assets['BTC-TESTNET'].approvedDraft.count, DAILY);
+    // The review node on the same connection: the action a person approved there is counted as such.
+    assert.equal(body.decidedByPeople, 1);
+    assert.equal(body.assets['BTC-TESTNET'].approvedByPeople.count, 1);
+    assert.equal(body.assets['BTC-TESTNET'].approvedByPeople.baseUnits, decisionLines().find((l) => l.action_id === personApproved).amount, 'the amount the decision line recorded');
     assert.equal(typeof body.assets['BTC-TESTNET'].approvedThen.baseUnits, 'string');
     assert.equal(auditHash(), before);
   });
