@@ -25,6 +25,10 @@
  * fails, yellow ring while it connects, the counts (green) once it is connected; with no feed of
  * that core client on the connection, the counts. Two approvers of one core client on one
  * connection are each warned at start (naming the other) and show it in their status.
+ *
+ * Its admin API (admin.ts, docs/policies.md): a draft of the rules simulated over this node's audit
+ * file, or tried on one action with its velocity windows read; the node enters itself in admin.ts's
+ * `approverNodes` at construction (its approver once open) and leaves at close.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { ConfigError } from '../../lib';
