@@ -5,7 +5,8 @@
  * velocity windows rebuilt from it (the runtime of the approver node; no Node-RED import).
  * See approver.ts (the pipeline per action and the files of its stages), rules.ts, claims.ts,
  * outcome.ts, velocity.ts; simulate.ts and draft.ts (a draft rule set replayed against the recorded
- * history, or tried on one action: docs/nodes.md "Simulating a draft"); the audit log is lib/audit
+ * history, or tried on one action: docs/nodes.md "Simulating a draft"); policy-file.ts (a rule set
+ * kept as a JSON file, checked against schemas/approval-policy.schema.json: docs/policies.md); the audit log is lib/audit
  * (docs/audit.md).
  */
 export * from './rules';
@@ -20,3 +21,4 @@ export { compileDraft, decideUnderDraft, tryAction, type PolicyDraft, type Compi
 export { simulate, simulationPeriod, SIMULATE_DEFAULT_PERIOD_MS, SIMULATE_MAX_CHANGES, type SimulateOptions, type SimulationResult, type SimulatedChange, type AssetSums, type ApprovedSum, type PersonDecision } from './simulate';
 export { recordedFacts, type DecisionFacts } from './decision-facts';
 export { readHistory, type HistoryOptions, type HistoryRead } from './history';
+export { parsePolicy, checkPolicySchema, schemaErrorField, POLICY_SCHEMA_FILE } from './policy-file';

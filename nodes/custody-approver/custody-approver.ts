@@ -25,6 +25,10 @@
  * fails, yellow ring while it connects, the counts (green) once it is connected; with no feed of
  * that core client on the connection, the counts. Two approvers of one core client on one
  * connection are each warned at start (naming the other) and show it in their status.
+ *
+ * Its admin API (admin.ts, docs/policies.md): a draft of the rules simulated over this node's audit
+ * file, or tried on one action with its velocity windows read; the node enters itself in admin.ts's
+ * `approverNodes` at construction (its approver once open) and leaves at close.
  */
 import type { NodeAPI, Node, NodeMessageInFlow } from 'node-red';
 import { ConfigError } from '../../lib';
@@ -36,6 +40,7 @@ import { failureText, showError } from '../shared/status';
 import { readSetting } from '../shared/typed-field';
 import { auditFileOf, createConnectedNode, noConnectionError } from '../shared/node-setup';
 import type { ConnectedNodeDef, FeedHealth, FeedMembership } from '../shared/types';
+import { approverNodes, registerApproverRoutes, type ApproverNodeEntry } from './admin';
 
 /** Editor properties of `custody-approver` (flows.json). */
 interface ApproverDef extends ConnectedNodeDef {
@@ -57,6 +62,8 @@ interface ApproverDef extends ConnectedNodeDef {
 const OUTPUT_INDEX: Record<ApproverOutput, number | undefined> = { approved: 0, rejected: 1, held: 2, skipped: undefined };
 
 export = function register(RED: NodeAPI): void {
+  registerApproverRoutes(RED);
+
   function ApproverNode(this: Node, def: ApproverDef) {
     const connection = createConnectedNode(RED, this, def);
     const node = this;
@@ -187,10 +194,15 @@ export = function register(RED: NodeAPI): void {
       );
     }
 
+    // What the admin API (admin.ts: simulate, try) reads of this node.
+    const entry: ApproverNodeEntry = { id: node.id, name: node.name || '', connection: def.connection || '', auditFile };
+    approverNodes.set(node.id, entry);
     ready.then((a) => {
+      entry.approver = a;
       unknownCount = a.unknown;
       showCounts();
     }, (err: Error) => {
+      entry.failed = err.message;
       usable = false;
       showError(node, err);
       node.error(RED._('custody-approver.errors.notDeciding', { message: err.message }));
@@ -233,6 +245,7 @@ export = function register(RED: NodeAPI): void {
 
     node.on('close', (_removed: boolean, done: () => void) => {
       usable = false;
+      if (approverNodes.get(node.id) === entry) approverNodes.delete(node.id);
       memberships.splice(0).forEach((m) => void m.leave());
       ready
         .then((approver) => approver.close(), () => undefined)
