@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
 import type { DedupeMode, DemoDataset } from '../simulator';
-import type { TransferRequest } from '../lib';
+import type { CustodyClient, TransferRequest } from '../lib';
 import type { SeedRequest, SeedResult } from './simulator-process';
 import { transferRequest } from '../test/helpers/requests';
 
@@ -287,4 +287,43 @@ export async function measure(n: number, concurrency: number, one: () => Promise
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
   return { rate: n / seconds, cpuMicros: (cpu.user + cpu.system) / n };
+}
+
+/**
+ * A pending core client action as the core client feed sends it with `details: true` (spec section 2
+ * "Action"), for benchmarks that feed an approver directly.
+ * @param expireTime epoch seconds.
+ */
+export function pendingAction(id: string, clientId: string, details: Record<string, unknown>, expireTime: number): Record<string, unknown> {
+  return { id, action_id: id, client_id: clientId, type: 'ApproveTransfer', status: 'pending', expireTime, details: { txID: `tx-${id}`, ...details } };
+}
+
+/**
+ * A client that answers GET /assets only (the asset scales an approver reads, and records on
+ * each decision line), with `scales` (asset code -> scale, a power of ten): for benchmarks that
+ * must not reach any API.
+ */
+export function assetsOnlyClient(scales: Record<string, number>): CustodyClient {
+  return {
+    request: async (method: string, p: string) => {
+      if (method === 'GET' && p === '/assets') return { statusCode: 200, data: { assets: Object.entries(scales).map(([code, scale]) => ({ code, scale })) } };
+      throw new Error(`unexpected ${method} ${p}`);
+    },
+  } as unknown as CustodyClient;
+}
+
+/** The parsed lines of a JSON Lines file so far: none when it does not exist; a line cut short (a write in progress, a kill) is left out. */
+export function readJsonLines<T>(file: string): T[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as T];
+      } catch {
+        return [];
+      }
+    });
 }

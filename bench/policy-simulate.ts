@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Approver, compileRules, simulate, type ApprovalRule } from '../lib/approver';
-import type { CustodyClient } from '../lib';
 import { atLeast, median, printWhenMain, type BenchRow } from './table';
+import { assetsOnlyClient, pendingAction } from './harness';
 
 const BTC = 'BTC-TESTNET';
 const ETH = 'ETH-TESTNET';
@@ -28,15 +28,10 @@ function action(i: number, expireTime: number): Record<string, unknown> {
   const asset = i % 2 === 0 ? BTC : ETH;
   const scale = asset === BTC ? 10n ** 8n : 10n ** 18n;
   const id = `sim-${i.toString(16).padStart(6, '0')}-4f1e-9c2b-5d7a0e3c1b29`;
-  return {
+  return pendingAction(
     id,
-    action_id: id,
-    client_id: 'cc-7d41',
-    type: 'ApproveTransfer',
-    status: 'pending',
-    expireTime,
-    details: {
-      txID: `tx-${id}`,
+    'cc-7d41',
+    {
       asset,
       amount: ((scale * BigInt(1 + ((i * 37) % 120))) / 100n).toString(),
       recipientAddress: ['w-a', 'w-b', 'w-c'][Math.floor(i / 2) % 3],
@@ -45,16 +40,12 @@ function action(i: number, expireTime: number): Record<string, unknown> {
       reference: i % 7 === 0 ? `X-${i}` : `INV-${i}`,
       benefitOf: 'Acme',
     },
-  };
+    expireTime,
+  );
 }
 
 /** A client answering GET /assets only (the scale each decision line records). */
-const client = {
-  request: async (method: string, p: string) => {
-    if (method === 'GET' && p === '/assets') return { statusCode: 200, data: { assets: [{ code: BTC, scale: 100000000 }, { code: ETH, scale: 1e18 }] } };
-    throw new Error(`unexpected ${method} ${p}`);
-  },
-} as unknown as CustodyClient;
+const client = assetsOnlyClient({ [BTC]: 1e8, [ETH]: 1e18 });
 
 /**
  * Measure (see the file comment).

@@ -21,22 +21,17 @@ import path from 'node:path';
 import { AuditLog } from '../lib/audit';
 import { Approver, compileRules } from '../lib/approver';
 import { FileTrackStore, type TrackRecord } from '../lib/tracking';
-import type { CustodyClient } from '../lib';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
+import { assetsOnlyClient, pendingAction } from './harness';
 
-/** A pending ApproveTransfer action with its details (as the core client feed sends it): BTC-TESTNET unless `held`. */
+/** The i-th pending ApproveTransfer action: BTC-TESTNET (approved by the rule) unless `held` (ETH-TESTNET). */
 function action(i: number, held: boolean, expireTime: number): Record<string, unknown> {
   const id = `restart-${i.toString(16).padStart(6, '0')}-4f1e-9c2b-5d7a0e3c1b29`;
-  return {
-    id,
-    action_id: id,
-    client_id: 'cc-7d41',
-    type: 'ApproveTransfer',
-    status: 'pending',
-    expireTime,
-    details: { txID: `tx-${id}`, asset: held ? 'ETH-TESTNET' : 'BTC-TESTNET', amount: 150000 + i, fees: 2, netAmount: 149998 + i, reference: 'INV-1', benefitOf: 'Acme', companyID: 'c', fundID: 'f', recipientAddress: 'wallet-c', expires: expireTime },
-  };
+  return pendingAction(id, 'cc-7d41', { asset: held ? 'ETH-TESTNET' : 'BTC-TESTNET', amount: 150000 + i, fees: 2, netAmount: 149998 + i, reference: 'INV-1', benefitOf: 'Acme', companyID: 'c', fundID: 'f', recipientAddress: 'wallet-c', expires: expireTime }, expireTime);
 }
+
+/** The asset scales the approver reads: nothing else is asked of the API. */
+const client = async () => assetsOnlyClient({ 'BTC-TESTNET': 1e8, 'ETH-TESTNET': 1e18 });
 
 /** ms of `fn`. */
 async function time(fn: () => Promise<void>): Promise<number> {
@@ -61,7 +56,6 @@ async function pair(fn: (f: string) => Promise<number>, a: string, b: string, ru
 /** Decide `n` actions through a dry-run approver into `file`, close it; returns the actions decided. */
 async function recordDecisions(file: string, n: number): Promise<Array<Record<string, unknown>>> {
   const rules = compileRules([{ name: 'BTC-TESTNET transfers', decision: 'approve', actionTypes: ['ApproveTransfer'], assets: ['BTC-TESTNET'] }]);
-  const client = async () => ({}) as CustodyClient;
   const a = await Approver.open({ rules, mode: 'dryRun', auditFile: file, client, approverId: 'restart-bench' });
   const expireTime = Math.floor(Date.now() / 1000) + 3600;
   const all: Array<Record<string, unknown>> = [];
@@ -102,7 +96,6 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
     await fs.promises.mkdir(path.dirname(emptyAudit), { recursive: true });
     await fs.promises.writeFile(emptyAudit, '');
     const rules = compileRules([{ name: 'BTC-TESTNET transfers', decision: 'approve', actionTypes: ['ApproveTransfer'], assets: ['BTC-TESTNET'] }]);
-    const client = async () => ({}) as CustodyClient;
     const start = (file: string) =>
       time(async () => {
         const a = await Approver.open({ rules, mode: 'dryRun', auditFile: file, client });

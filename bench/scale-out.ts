@@ -42,7 +42,7 @@ import { RedProcess, sleep, watchDebug } from '../test/helpers/red-process';
 import { RedisServer } from '../test/helpers/redis-server';
 import { catchNode, fileNode, functionNode } from '../test/helpers/flow-nodes';
 import { closeProxy, deployFull, tunnelUpgrade, waitForGreen, withEnv } from '../test/helpers/red-fleet';
-import { benchTransfer, faucet, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
+import { benchTransfer, faucet, readJsonLines, startSimulatorProcess, stopSimulatorProcess, type SimInfo } from './harness';
 import { atLeast, median, percentile, printWhenMain, type BenchRow } from './table';
 
 /** One approve (PUT) or reject (DELETE) of a core client action as it reached the simulator. */
@@ -370,19 +370,7 @@ export function waitForFeeds(instances: Instance[], ms = 60000): Promise<void> {
 
 /** The JSON lines of the file `name` in an instance's user directory so far (a line cut short by a kill is left out). */
 export function jsonLines<T>(instance: Instance, name: string): T[] {
-  const file = path.join(instance.red.userDir, name);
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as T];
-      } catch {
-        return []; // a line cut short by a kill
-      }
-    });
+  return readJsonLines<T>(path.join(instance.red.userDir, name));
 }
 
 /** The lines of an instance's `decisions.jsonl` so far. */

@@ -13,6 +13,7 @@ import type { DemoDataset } from '../simulator';
 import { RedProcess, sleep, watchDebug } from '../test/helpers/red-process';
 import { deployFull, waitForGreen, withEnv } from '../test/helpers/red-fleet';
 import { catchNode, fileNode, functionNode } from '../test/helpers/flow-nodes';
+import { readJsonLines } from './harness';
 
 /** The bench-only admin URL of the soak settings file: GET answers `process.memoryUsage()` (bytes) after `global.gc()` twice. */
 export const MEMORY_PATH = '/_soak/memory';
@@ -158,19 +159,7 @@ export type SoakEvent =
 
 /** The lines of {@link EVENTS_FILE} in `userDir` so far (a line being written is left out). */
 export function readEvents(userDir: string): SoakEvent[] {
-  const file = path.join(userDir, EVENTS_FILE);
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as SoakEvent];
-      } catch {
-        return [];
-      }
-    });
+  return readJsonLines<SoakEvent>(path.join(userDir, EVENTS_FILE));
 }
 
 /**

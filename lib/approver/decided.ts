@@ -15,6 +15,7 @@
 import type { Decision } from './rules';
 import type { ApproverMode, DecisionRecord } from './types';
 import type { VelocityEntry } from './velocity';
+import { bareDecision } from './facts';
 
 /** The rule that made a decision, as {@link DecisionRecord.rule} names it: 0-based index and name. */
 export type RuleRef = { index: number; name: string } | null;
@@ -95,24 +96,12 @@ export class Decided {
   record(mode: ApproverMode, clientId: string, actionId: string, type: string): DecisionRecord {
     const at = new Date(this.decidedAtMs).toISOString();
     const by = this.rule ? `rule ${this.rule.index + 1} "${this.rule.name}"` : 'no rule matched: the no-match decision';
-    return {
-      decision: this.decision,
-      rule: this.rule,
-      reasons: [`decided at ${at} (${by}); its facts and reasons are in the audit file's decision line`],
-      action_id: actionId,
-      client_id: clientId,
-      type,
-      asset: null,
-      amount: null,
-      amountDecimal: null,
-      destination: null,
-      velocity: null,
-      mode,
-      decidedAt: at,
-      ...(this.expireTime >= 0 ? { expireTime: this.expireTime } : {}),
-      ...(this.expired ? { expired: true } : {}),
-    };
+    const d = bareDecision({ type, ...(this.expireTime >= 0 ? { expireTime: this.expireTime } : {}) }, clientId, actionId, this.decision, [`decided at ${at} (${by}); its facts and reasons are in the audit file's decision line`], mode, this.decidedAtMs);
+    d.rule = this.rule;
+    if (this.expired) d.expired = true;
+    return d;
   }
+
 }
 
 /**

@@ -30,6 +30,13 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     const ids: string[] = [];
     return { ids, carry: () => [{ kind: 'state', ids: [...ids] }] };
   };
+  /** Append lines `from` .. `to - 1`, each id noted in the owner's state first (as an approver notes a decision). */
+  const appendLines = async (log: AuditLog, ids: string[], from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      ids.push(`action-${i}`);
+      await log.append(line(i));
+    }
+  };
   const stateOf = (records: AuditLine[]): string[] => {
     let ids: string[] = [];
     for (const r of records) {
@@ -43,10 +50,7 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     const file = path.join(dir(), 'a.jsonl');
     const o = owner();
     const { log } = await AuditLog.open(file, { carry: o.carry, checkpointMinBytes: 4096, closeCheckpointBytes: Infinity });
-    for (let i = 0; i < 200; i++) {
-      o.ids.push(`action-${i}`);
-      await log.append(line(i));
-    }
+    await appendLines(log, o.ids, 0, 200);
     // No close: as after a crash (the file handle is dropped with the process).
     const all = linesOf(file);
     const checkpoints = all.filter((l) => l.kind === 'checkpoint');
@@ -70,10 +74,7 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     // A state of about 2 KB: the next checkpoint is due after 4 KB of lines, the close one after 1 KB.
     const carry = () => [{ kind: 'state', ids: [...ids], pad: 'x'.repeat(2000) }];
     let { log } = await AuditLog.open(file, { carry, closeCheckpointBytes: Infinity, checkpointMinBytes: 1000 });
-    for (let i = 0; i < 12; i++) {
-      ids.push(`action-${i}`);
-      await log.append(line(i));
-    }
+    await appendLines(log, ids, 0, 12);
     const before = linesOf(file).filter((l) => l.kind === 'checkpoint').length;
     assert.equal(before, 1, 'one checkpoint while appending');
     await log.close();
@@ -89,10 +90,7 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     const file = path.join(dir(), 'a.jsonl');
     const o = owner();
     const { log } = await AuditLog.open(file, { carry: o.carry, checkpointMinBytes: 2048, closeCheckpointBytes: Infinity });
-    for (let i = 0; i < 60; i++) {
-      o.ids.push(`action-${i}`);
-      await log.append(line(i));
-    }
+    await appendLines(log, o.ids, 0, 60);
     const good = fs.readFileSync(file, 'utf8');
     const pointerFile = checkpointPointerPath(file);
     const pointer = JSON.parse(fs.readFileSync(pointerFile, 'utf8')) as CheckpointPointer;

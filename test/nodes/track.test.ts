@@ -11,6 +11,7 @@ import path from 'node:path';
 import helper from 'node-red-node-test-helper';
 import type { Simulator } from '../../simulator';
 import { control, controlCall, until, demoTransfer } from '../helpers/support';
+import { withdrawalRequest } from '../helpers/requests';
 import { accountClient } from '../helpers/simulated';
 import { CONFIG, Inbox, TAB, loadCollecting } from '../helpers/node-flows';
 import { redNodes, simulatorDataDir, useRedRuntime } from '../helpers/red-setup';
@@ -314,17 +315,7 @@ describe('custody-track in the Node-RED runtime with the simulator', function ()
     await load(trackFlow({ kind: 'withdrawal', company_id: sim.demo.company_id }));
     const withdraw = async () =>
       (
-        await createWithdraw(client, {
-          company_id: sim.demo.company_id,
-          wallet_id: sim.demo.wallets['BTC-TESTNET'].wallet_id,
-          address: sim.demo.whitelist['BTC-TESTNET'],
-          expires: (await simNow()) + 3600,
-          benefit_of: '',
-          account_no: '',
-          reference: 'track',
-          partner_txID: unique('twd'),
-          send: { symbol: 'BTC-TESTNET', amount: 10000 },
-        })
+        await createWithdraw(client, withdrawalRequest(sim.demo, { expires: (await simNow()) + 3600, reference: 'track', partner_txID: unique('twd'), send: { symbol: 'BTC-TESTNET', amount: 10000 } }))
       ).data.tx_id;
     const approved = await withdraw();
     const rejected = await withdraw();
