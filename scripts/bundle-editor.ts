@@ -17,7 +17,7 @@ import { MEMBER_ID } from '../lib/request/policy-body';
 import { SETTING_TYPES } from '../nodes/shared/typed-field';
 
 /** The editor scripts, by the name of their bundle in resources/. */
-export const EDITOR_SCRIPTS = ['custody-editor', 'custody-lookup', 'custody-review', 'custody-coordination'] as const;
+export const EDITOR_SCRIPTS = ['custody-editor', 'custody-lookup', 'custody-review', 'custody-coordination', 'approver-policy'] as const;
 
 /** The value of `CUSTODY_SHARED` in the bundles (see editor/src/shared.d.ts). */
 function sharedConstants(): Record<string, unknown> {

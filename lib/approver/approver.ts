@@ -300,7 +300,8 @@ export class Approver {
   async tryAction(draft: PolicyDraft, action: TriedAction): Promise<TryResult> {
     compileDraft(draft);
     const now = this.#core.opts.now();
-    const { facts, scale, at } = triedFacts(action, now);
+    // The asset, scale and time first: an amountDecimal is read once the scale is known (below, by tryAction).
+    const { facts, scale, at } = triedFacts({ ...action, amountDecimal: undefined }, now);
     let withScale = action;
     if (scale === undefined && facts.asset) {
       const read = await this.#core.opts

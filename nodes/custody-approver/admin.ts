@@ -13,6 +13,10 @@
  *   action typed by hand, the approver's current velocity windows read, not consumed. Answers 200
  *   with lib's `TryResult`.
  *
+ * - `GET /custody/approvers/policy-schema`: the JSON Schema of a policy file
+ *   (schemas/approval-policy.schema.json, lib's `POLICY_SCHEMA_FILE`), as the package ships it; the
+ *   dialog checks an imported policy file against it.
+ *
  * Errors: 400 `{error, field}` naming the field (a bad draft `rules[2].maxAmount`,
  * `defaultDecision`; a bad period `from`, `to`; a bad action `action.amount`; a body that is no
  * JSON object `body`); 404 `{error, node}` when `{node id}` is not a deployed custody-approver,
@@ -27,6 +31,7 @@
  * This file loads no lib/approver code at import (types only): a handler loads it on its first
  * request, through nodes/shared/services.ts.
  */
+import fs from 'node:fs';
 import type { NodeAPI } from 'node-red';
 import type { Request, Response } from 'express';
 import type { Approver } from '../../lib/approver';
@@ -39,7 +44,10 @@ export const SIMULATE_PATH = '/custody/approvers/:id/simulate';
 /** The admin path of a deployed approver's trial of one action, below Node-RED's admin root. */
 export const TRY_PATH = '/custody/approvers/:id/try';
 
-/** The scope both routes need. */
+/** The admin path of the policy file's JSON Schema, below Node-RED's admin root. */
+export const SCHEMA_PATH = '/custody/approvers/policy-schema';
+
+/** The scope every route of this file needs. */
 export const POLICY_READ_SCOPE = 'custody.policy.read';
 
 /** One deployed approver node as the admin API sees it. */
@@ -129,6 +137,13 @@ export function reviewAuditFiles(RED: NodeAPI, connection: string): string[] {
 
 /** Register the routes (once per Node-RED process: from the node module's register function). */
 export function registerApproverRoutes(RED: NodeAPI): void {
+  RED.httpAdmin.get(SCHEMA_PATH, RED.auth.needsPermission(POLICY_READ_SCOPE), (_req: Request, res: Response) => {
+    fs.promises.readFile(approverLib().POLICY_SCHEMA_FILE, 'utf8').then(
+      (text) => res.status(200).type('application/json').send(text),
+      (e) => sendError(res, e),
+    );
+  });
+
   RED.httpAdmin.post(SIMULATE_PATH, RED.auth.needsPermission(POLICY_READ_SCOPE), (req: Request, res: Response) => {
     (async () => {
       const body = bodyOf(req, '{"rules": [...], "defaultDecision": "hold" | "reject", "from": ISO 8601, "to": ISO 8601}');

@@ -118,7 +118,10 @@ interface Lookup {
  * The editor scripts that read a node's catalog through a function of their own (which adds the
  * node set's namespace, as a node's `this._` does), by file: the node folder and the function's name.
  */
-const EDITOR_LOOKUPS: Array<{ file: string; folder: string; fn: string }> = [{ file: path.join(root, 'editor', 'src', 'custody-review.ts'), folder: 'custody-review', fn: 't' }];
+const EDITOR_LOOKUPS: Array<{ file: string; folder: string; fn: string }> = [
+  { file: path.join(root, 'editor', 'src', 'custody-review.ts'), folder: 'custody-review', fn: 't' },
+  { file: path.join(root, 'editor', 'src', 'approver-policy.ts'), folder: 'custody-approver', fn: 't' },
+];
 
 /** Every `RED._(...)` call in nodes/**\/*.ts, and every call of an {@link EDITOR_LOOKUPS} function, read with the TypeScript parser. */
 function lookups(): Lookup[] {
