@@ -57,14 +57,16 @@ const STYLE = `
 .custody-policy-body { display: none; margin: 6px 0 0 4px; }
 .custody-policy-open .custody-policy-body { display: block; }
 .custody-policy-bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 6px 0; }
-.custody-policy-bar input[type="date"], .custody-policy-bar input[type="datetime-local"] { width: auto; margin: 0; }
-.custody-policy-bar label { width: auto; margin: 0; }
-.custody-policy-form { display: grid; grid-template-columns: 150px minmax(0, 1fr); gap: 4px 6px; align-items: center; }
-.custody-policy-form label { width: auto; margin: 0; }
-.custody-policy-form input, .custody-policy-form select { width: 100%; margin: 0; box-sizing: border-box; }
-.custody-policy-form input[type="checkbox"] { width: auto; }
+#custody-approver-policy .custody-policy-bar input[type="date"] { width: 150px; margin: 0; }
+#custody-approver-policy .custody-policy-bar label { width: auto; margin: 0; }
+.custody-policy-form { display: grid; grid-template-columns: 170px minmax(0, 1fr); gap: 4px 6px; align-items: center; }
+#custody-approver-policy .custody-policy-form label { width: auto; margin: 0; }
+#custody-approver-policy .custody-policy-form input, #custody-approver-policy .custody-policy-form select { width: 100%; margin: 0; box-sizing: border-box; }
+#custody-approver-policy .custody-policy-form input[type="checkbox"] { width: auto; justify-self: start; }
+.custody-policy-changes td:last-child { min-width: 110px; }
 .custody-policy-message { margin: 4px 0; }
 .custody-policy-message.custody-policy-error { color: var(--red-ui-text-color-error, #c00); }
+.custody-policy-result { overflow-x: auto; }
 .custody-policy-result table { width: 100%; border-collapse: collapse; margin: 4px 0 8px; font-size: 0.92em; }
 .custody-policy-result th, .custody-policy-result td { text-align: left; padding: 2px 6px; border-bottom: 1px solid var(--red-ui-secondary-border-color, #eee); vertical-align: top; }
 .custody-policy-result h5 { margin: 8px 0 2px; font-size: 0.95em; }

@@ -136,6 +136,7 @@ describe('custody-approver dialog: Test this policy (simulate, try, export and i
       assert.match((await page.textContent('#custody-policy-sim-result .custody-policy-notreplayable')) ?? '', /Not replayable: 0/);
       assert.match((await page.textContent('#custody-policy-sim-result .custody-policy-people')) ?? '', /: 0$/);
       if (process.env.POLICY_SCREENSHOT) {
+        await page.waitForSelector('#custody-policy-simulate:enabled');
         await page.locator('#custody-approver-policy').scrollIntoViewIfNeeded();
         await page.locator('.red-ui-tray').first().screenshot({ path: process.env.POLICY_SCREENSHOT });
       }
