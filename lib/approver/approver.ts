@@ -84,7 +84,10 @@ export class Approver {
     if (opts.defaultDecision !== undefined && opts.defaultDecision !== 'hold' && opts.defaultDecision !== 'reject') {
       throw new ValidationError('defaultDecision', `hold or reject, got ${JSON.stringify(opts.defaultDecision)}`);
     }
-    const book = await acquireBook(opts.auditFile, opts.auditOptions, opts.onAuditHead);
+    // With coordination every audit line is also published to the shared stream (docs/scale-out.md): no
+    // checkpoint lines there, which would put the whole state into the stream; the file rotates as before.
+    const auditOptions = opts.coordinator ? { checkpointMinBytes: Infinity, ...opts.auditOptions } : opts.auditOptions;
+    const book = await acquireBook(opts.auditFile, auditOptions, opts.onAuditHead);
     const approver = new Approver(opts, book);
     const core = approver.#core;
     book.keepMs = Math.max(book.keepMs, core.longestWindowMs);

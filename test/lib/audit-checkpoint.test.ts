@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AuditFileError, AuditLog, verifyAuditChain, type AuditLine } from '../../lib';
 import { checkpointPointerPath, type CheckpointPointer } from '../../lib/audit/checkpoint';
-import { tempDirPerTest } from '../helpers/support';
+import { tempDirPerTest, until } from '../helpers/support';
 
 /** A line like the approver's decision lines, about 250 bytes. */
 function line(i: number): Record<string, unknown> {
@@ -37,6 +37,12 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
       await log.append(line(i));
     }
   };
+  /** The pointer file's seq once it names the last checkpoint line of `file` (it is written after that line is on disk). */
+  const pointerSettled = async (file: string): Promise<CheckpointPointer> => {
+    const last = linesOf(file).filter((l) => l.kind === 'checkpoint').at(-1)!.seq;
+    const read = () => (fs.existsSync(checkpointPointerPath(file)) ? (JSON.parse(fs.readFileSync(checkpointPointerPath(file), 'utf8')) as CheckpointPointer) : undefined);
+    return until(() => (read()?.seq === last ? read() : undefined), 'the pointer names the last checkpoint line');
+  };
   const stateOf = (records: AuditLine[]): string[] => {
     let ids: string[] = [];
     for (const r of records) {
@@ -55,8 +61,7 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     const all = linesOf(file);
     const checkpoints = all.filter((l) => l.kind === 'checkpoint');
     assert.ok(checkpoints.length >= 3, `checkpoint lines: ${checkpoints.length}`);
-    const pointer = JSON.parse(fs.readFileSync(checkpointPointerPath(file), 'utf8')) as CheckpointPointer;
-    assert.equal(pointer.seq, checkpoints.at(-1)!.seq, 'the pointer names the last checkpoint line');
+    assert.equal((await pointerSettled(file)).seq, checkpoints.at(-1)!.seq, 'the pointer names the last checkpoint line');
 
     const reopened = await AuditLog.open(file, { carry: o.carry });
     const read = reopened.records;
@@ -91,9 +96,9 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     const o = owner();
     const { log } = await AuditLog.open(file, { carry: o.carry, checkpointMinBytes: 2048, closeCheckpointBytes: Infinity });
     await appendLines(log, o.ids, 0, 60);
+    const pointer = await pointerSettled(file);
     const good = fs.readFileSync(file, 'utf8');
     const pointerFile = checkpointPointerPath(file);
-    const pointer = JSON.parse(fs.readFileSync(pointerFile, 'utf8')) as CheckpointPointer;
     const whole = linesOf(file).length;
 
     // Stale: it names another line (an offset that is not the checkpoint's).
@@ -111,18 +116,19 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     await r.log.close();
 
     // An edited checkpoint line: its hash no longer matches the pointer, so the whole segment is verified, and the edit found.
-    const edited = good.replace('"kind":"checkpoint","at":"', '"kind":"checkpoint","at":"X');
+    const at = Buffer.from(good).subarray(pointer.offset).toString('utf8');
+    const edited = good.slice(0, good.length - at.length) + at.replace('"kind":"checkpoint","at":"', '"kind":"checkpoint","at":"X');
     fs.writeFileSync(file, edited);
     fs.writeFileSync(pointerFile, JSON.stringify(pointer));
     await assert.rejects(AuditLog.open(file, { carry: o.carry }), AuditFileError);
 
     // An edited line after the checkpoint: refused, naming the line after it (whose prev no longer matches) by its number in the file.
     const lines = good.split('\n');
-    const at = lines.length - 3;
-    lines[at] = lines[at]!.replace('action-', 'act1on-');
+    const n = lines.length - 3;
+    lines[n] = lines[n]!.replace('action-', 'act1on-');
     fs.writeFileSync(file, lines.join('\n'));
     fs.writeFileSync(pointerFile, JSON.stringify(pointer));
-    await assert.rejects(AuditLog.open(file, { carry: o.carry }), (e: AuditFileError) => e instanceof AuditFileError && e.line === at + 2 && e.message.includes(`SHA-256 of line ${at + 1}`));
+    await assert.rejects(AuditLog.open(file, { carry: o.carry }), (e: AuditFileError) => e instanceof AuditFileError && e.line === n + 2 && e.message.includes(`SHA-256 of line ${n + 1}`));
     await log.close().catch(() => undefined);
   });
 
@@ -131,7 +137,7 @@ describe('lib/audit: checkpoint lines in the live segment', () => {
     const o = owner();
     const { log } = await AuditLog.open(file, { carry: o.carry, checkpointMinBytes: 2048, closeCheckpointBytes: Infinity });
     for (let i = 0; i < 40; i++) await log.append(line(i));
-    assert.ok(fs.existsSync(checkpointPointerPath(file)));
+    await pointerSettled(file);
     await log.rotate();
     assert.equal(fs.existsSync(checkpointPointerPath(file)), false);
     await assert.rejects(log.append({ kind: 'checkpoint', carried: [] }), /reserved/);
