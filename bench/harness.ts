@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import type { DedupeMode, DemoDataset } from '../simulator';
@@ -326,4 +327,18 @@ export function readJsonLines<T>(file: string): T[] {
         return [];
       }
     });
+}
+
+/**
+ * Run `fn` with a fresh folder under the OS temp folder (named with `prefix`), removed with its
+ * content afterwards, whatever `fn` did.
+ * @returns what `fn` returns.
+ */
+export async function inTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  try {
+    return await fn(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -8,11 +8,10 @@
  * decisions per second (median of the runs); goal at least 20,000.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Approver, compileRules, simulate, type ApprovalRule } from '../lib/approver';
 import { atLeast, median, printWhenMain, type BenchRow } from './table';
-import { assetsOnlyClient, pendingAction } from './harness';
+import { assetsOnlyClient, inTempDir, pendingAction } from './harness';
 
 const BTC = 'BTC-TESTNET';
 const ETH = 'ETH-TESTNET';
@@ -56,8 +55,7 @@ const client = assetsOnlyClient({ [BTC]: 1e8, [ETH]: 1e18 });
 export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[]> {
   const n = Number(opts.decisions ?? 100_000);
   const runs = Number(opts.runs ?? 3);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-simulate-'));
-  try {
+  return inTempDir('cf-bench-simulate-', async (tmp) => {
     const auditFile = path.join(tmp, 'audit', 'approver.jsonl');
     // The history runs ahead of the wall clock, one action a second (the book prunes by the wall clock).
     const t0 = Date.now();
@@ -94,9 +92,7 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
         '/s',
       ),
     ];
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 printWhenMain(module, run);

@@ -16,13 +16,12 @@
  * Options (`run(opts)`): `actions` (default 100,000), `runs` (default 9).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { AuditLog } from '../lib/audit';
 import { Approver, compileRules } from '../lib/approver';
 import { FileTrackStore, type TrackRecord } from '../lib/tracking';
 import { atMost, median, printWhenMain, type BenchRow } from './table';
-import { assetsOnlyClient, pendingAction } from './harness';
+import { assetsOnlyClient, inTempDir, pendingAction } from './harness';
 
 /** The i-th pending ApproveTransfer action: BTC-TESTNET (approved by the rule) unless `held` (ETH-TESTNET). */
 function action(i: number, held: boolean, expireTime: number): Record<string, unknown> {
@@ -85,8 +84,7 @@ function trackRecord(i: number, now: number): TrackRecord {
 export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[]> {
   const n = Number(opts.actions ?? 100_000);
   const runs = Number(opts.runs ?? 9);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cf-bench-restart-'));
-  try {
+  return inTempDir('cf-bench-restart-', async (tmp) => {
     // The approver.
     const audit = path.join(tmp, 'audit', 'approver.jsonl');
     const emptyAudit = path.join(tmp, 'empty', 'approver.jsonl');
@@ -146,9 +144,7 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
       atMost('restart', `approver start after ${n.toLocaleString('en')} decided actions: records read per action kept`, `read ${records.length} records for ${held.actions} actions kept (the audit file: ${(auditBytes / 1e6).toFixed(1)} MB, ${chainLines} lines); start-up p50 ${f(approverMs)} vs ${f(approverEmptyMs)} empty; 1,000 re-sent: ${again} redelivered, 0 decided again`, records.length / Math.max(1, held.actions), 1.1),
       atMost('restart', `custody-track store start after ${n.toLocaleString('en')} records: lines read per entry kept`, `read ${trackLines} lines, ${(trackBytes / 1e6).toFixed(1)} MB, for ${kept.live} followed (each with its msg) + ${kept.reported} reported (id, time, outcome); start-up p50 ${f(trackMs)} vs ${f(trackEmptyMs)} empty; ${followed} resumed, a reported one refused again`, trackLines / Math.max(1, kept.live + kept.reported), 1.1),
     ];
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 printWhenMain(module, () => run());

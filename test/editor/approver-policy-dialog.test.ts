@@ -25,8 +25,8 @@ import type { Page } from 'playwright-core';
 import { sleep } from '../helpers/red-process';
 import { deployedNode, importAndEdit, openNodeDialog, useRedProcess, withEditor } from '../helpers/editor-kit';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { control, demoTransfer } from '../helpers/support';
-import { createTransfer } from '../../lib';
+import { control } from '../helpers/support';
+import { decidedTransfers, decisionLines as decisionLinesOf } from '../helpers/policy-history';
 
 const TAB = 'a9900000000000f2';
 const CONFIG = 'a9900000000000c2';
@@ -66,13 +66,7 @@ describe('custody-approver dialog: Test this policy (simulate, try, export and i
   const red = useRedProcess({ prefix: 'cf-policy-dialog-', flows: '[]' });
   let auditFile = '';
 
-  const decisionLines = (): any[] =>
-    fs
-      .readFileSync(auditFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
-      .filter((l) => l.kind === 'decision');
+  const decisionLines = (): any[] => decisionLinesOf(auditFile);
 
   before(async () => {
     auditFile = path.join(red().userDir, 'custodyflow-audit', `${APPROVER}.jsonl`);
@@ -85,15 +79,7 @@ describe('custody-approver dialog: Test this policy (simulate, try, export and i
     const res = await fetch(`${red().base}/flows`, { method: 'POST', headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full' }, body: JSON.stringify(flows) });
     assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${await res.text()}`);
     // Every fourth transfer is above 0.5 BTC (held by "large BTC"); the others approved by "small BTC".
-    for (let i = 0; i < ACTIONS; i++) {
-      const amount = i % 4 === 3 ? 60_000_000 : 100_000 * ((i % 3) + 1);
-      await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount }, reference: `dialog ${i}` }));
-    }
-    const deadline = Date.now() + 120000;
-    while (!fs.existsSync(auditFile) || decisionLines().length < ACTIONS) {
-      if (Date.now() > deadline) throw new Error(`the approver decided ${fs.existsSync(auditFile) ? decisionLines().length : 0} of ${ACTIONS}\n${red().log.slice(-3000)}`);
-      await sleep(100);
-    }
+    await decidedTransfers(s, auditFile, ACTIONS, (i) => (i % 4 === 3 ? 60_000_000 : 100_000 * ((i % 3) + 1)), 'dialog', () => red().log);
   });
 
   it('simulates a stricter draft, tries an action, exports and imports the policy, refuses a bad file', async () => {

@@ -21,8 +21,8 @@ import { spawnSync } from 'node:child_process';
 import { adminCall, startAdminRed, type AdminRed } from '../helpers/admin-auth';
 import { root, sleep } from '../helpers/red-process';
 import { startSimulated, stopSimulated, type SimulatedAccount } from '../helpers/simulated';
-import { control, demoTransfer } from '../helpers/support';
-import { createTransfer } from '../../lib';
+import { control } from '../helpers/support';
+import { decidedTransfers, decisionLines as decisionLinesOf } from '../helpers/policy-history';
 
 const USERS = { admin: ['*'], policy: ['read', 'custody.policy.read'], viewer: ['custody.review.read', 'custody.review.write'] };
 const ACTIONS = 60;
@@ -50,13 +50,7 @@ describe('custody-approver admin API: simulate and try a draft (real node-red, a
       return { status: res.status, body: text };
     }
   };
-  const decisionLines = (): any[] =>
-    fs
-      .readFileSync(auditFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
-      .filter((l) => l.kind === 'decision');
+  const decisionLines = (): any[] => decisionLinesOf(auditFile);
   const auditHash = () => crypto.createHash('sha256').update(fs.readFileSync(auditFile)).digest('hex');
 
   before(async () => {
@@ -75,15 +69,8 @@ describe('custody-approver admin API: simulate and try a draft (real node-red, a
     const res = await adminCall(red.red.base, red.tokens.admin, 'POST', '/flows', flows);
     assert.ok(res.status === 200 || res.status === 204, `deploy: ${res.status} ${await res.text()}`);
     // Every fifth transfer is above the rule's 0.5 BTC (held); the others approved until the count limit, then held.
-    for (let i = 0; i < ACTIONS; i++) {
-      const amount = i % 5 === 4 ? 60_000_000 : 100_000 * ((i % 3) + 1);
-      await createTransfer(s.client, demoTransfer(s.sim, { send: { symbol: 'BTC-TESTNET', amount }, reference: `policy ${i}` }));
-    }
+    await decidedTransfers(s, auditFile, ACTIONS, (i) => (i % 5 === 4 ? 60_000_000 : 100_000 * ((i % 3) + 1)), 'policy', () => red.red.log);
     const deadline = Date.now() + 120000;
-    while (!fs.existsSync(auditFile) || decisionLines().length < ACTIONS) {
-      if (Date.now() > deadline) throw new Error(`the approver decided ${fs.existsSync(auditFile) ? decisionLines().length : 0} of ${ACTIONS}\n${red.red.log.slice(-3000)}`);
-      await sleep(100);
-    }
     // A person approves one action held above the amount limit, in custody-review (same connection).
     personApproved = decisionLines().find((l) => l.decision === 'hold' && l.reasons.some((r: string) => /above 0\.5/.test(r))).action_id;
     const reviewAudit = path.join(red.red.userDir, 'custodyflow-audit', 'rv.jsonl');
