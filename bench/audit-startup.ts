@@ -29,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AuditLog, verifyAuditChain, verifyAuditFile } from '../lib';
 import { Approver, compileRules } from '../lib/approver';
-import { atMost, median, printWhenMain, type BenchRow } from './table';
+import { alternatingMedians, atMost, printWhenMain, timeMs, type BenchRow } from './table';
 import { GENESIS_HASH, lineHash, rotatedSegmentPath } from '../lib/audit';
 import { DEFAULT_CHECKPOINT_MIN_BYTES, checkpointPointerPath, type CheckpointPointer } from '../lib/audit/checkpoint';
 import { DEFAULT_CLOSE_CHECKPOINT_BYTES } from '../lib/audit/log';
@@ -241,12 +241,6 @@ export function cleanStop(history: History, dir: string, end: number): History {
   return { ...history, live, lines: last.seq + 1, carried: kept.length, liveBytes: fs.statSync(live).size, sinceCheckpoint: 0 };
 }
 
-/** ms of `fn` */
-async function time(fn: () => Promise<void>): Promise<number> {
-  const t0 = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - t0) / 1e6;
-}
 
 /**
  * Measure (see the file comment).
@@ -288,28 +282,16 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
       throw new Error('not called at start-up');
     };
     const approverStart = (file: string) =>
-      time(async () => {
+      timeMs(async () => {
         const a = await Approver.open({ rules, auditFile: file, client });
         await a.close();
       });
     const logStart = (file: string) =>
-      time(async () => {
+      timeMs(async () => {
         const { log } = await AuditLog.open(file);
         await log.close();
       });
-    const measurePair = async (fn: (f: string) => Promise<number>, a: string, b: string): Promise<[number, number]> => {
-      const xs: number[] = [];
-      const ys: number[] = [];
-      for (let i = 0; i < 2; i++) {
-        await fn(a);
-        await fn(b);
-      }
-      for (let i = 0; i < runs; i++) {
-        xs.push(await fn(a));
-        ys.push(await fn(b));
-      }
-      return [median(xs), median(ys)];
-    };
+    const measurePair = (fn: (f: string) => Promise<number>, a: string, b: string) => alternatingMedians(fn, a, b, runs, 2);
     /** `file` against the empty file, alternating: [p50 of file, p50 of empty]. */
     const measure = (fn: (f: string) => Promise<number>, file: string) => measurePair(fn, file, empty);
     const [crashMs, emptyMs1] = await measure(approverStart, crash.live);

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { AuditLog } from '../lib/audit';
 import { Approver, compileRules } from '../lib/approver';
 import { FileTrackStore, type TrackRecord } from '../lib/tracking';
-import { atMost, median, printWhenMain, type BenchRow } from './table';
+import { alternatingMedians, atMost, printWhenMain, timeMs, type BenchRow } from './table';
 import { assetsOnlyClient, inTempDir, pendingAction } from './harness';
 
 /** The i-th pending ApproveTransfer action: BTC-TESTNET (approved by the rule) unless `held` (ETH-TESTNET). */
@@ -31,26 +31,6 @@ function action(i: number, held: boolean, expireTime: number): Record<string, un
 
 /** The asset scales the approver reads: nothing else is asked of the API. */
 const client = async () => assetsOnlyClient({ 'BTC-TESTNET': 1e8, 'ETH-TESTNET': 1e18 });
-
-/** ms of `fn`. */
-async function time(fn: () => Promise<void>): Promise<number> {
-  const t0 = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - t0) / 1e6;
-}
-
-/** p50 of `fn(a)` and of `fn(b)`, alternating, after a warm-up of each. */
-async function pair(fn: (f: string) => Promise<number>, a: string, b: string, runs: number): Promise<[number, number]> {
-  await fn(a);
-  await fn(b);
-  const xs: number[] = [];
-  const ys: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    xs.push(await fn(a));
-    ys.push(await fn(b));
-  }
-  return [median(xs), median(ys)];
-}
 
 /** Decide `n` actions through a dry-run approver into `file`, close it; returns the actions decided. */
 async function recordDecisions(file: string, n: number): Promise<Array<Record<string, unknown>>> {
@@ -95,11 +75,11 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
     await fs.promises.writeFile(emptyAudit, '');
     const rules = compileRules([{ name: 'BTC-TESTNET transfers', decision: 'approve', actionTypes: ['ApproveTransfer'], assets: ['BTC-TESTNET'] }]);
     const start = (file: string) =>
-      time(async () => {
+      timeMs(async () => {
         const a = await Approver.open({ rules, mode: 'dryRun', auditFile: file, client });
         await a.close();
       });
-    const [approverMs, approverEmptyMs] = await pair(start, audit, emptyAudit, runs);
+    const [approverMs, approverEmptyMs] = await alternatingMedians(start, audit, emptyAudit, runs);
     const { log, records } = await AuditLog.open(audit);
     const chainLines = log.lines;
     await log.close();
@@ -123,11 +103,11 @@ export async function run(opts: Record<string, unknown> = {}): Promise<BenchRow[
     const trackWriteMs = Date.now() - t0;
     await (await FileTrackStore.open(emptyTrack)).close();
     const openTrack = (file: string) =>
-      time(async () => {
+      timeMs(async () => {
         const s = await FileTrackStore.open(file);
         await s.close();
       });
-    const [trackMs, trackEmptyMs] = await pair(openTrack, track, emptyTrack, runs);
+    const [trackMs, trackEmptyMs] = await alternatingMedians(openTrack, track, emptyTrack, runs);
     const reopened = await FileTrackStore.open(track);
     const kept = reopened.retained();
     const followed = (await reopened.load()).length;

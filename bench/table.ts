@@ -82,3 +82,29 @@ export function printWhenMain(mod: NodeJS.Module, run: () => Promise<BenchRow[]>
     },
   );
 }
+
+/** Milliseconds `fn` takes (wall clock, `process.hrtime`). */
+export async function timeMs(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+/**
+ * The medians of `fn(a)` and of `fn(b)` (each answers its own figure, e.g. {@link timeMs} of a
+ * start), measured alternately `runs` times each after `warmups` rounds of both, so a drift of the
+ * machine falls on both alike.
+ */
+export async function alternatingMedians<T>(fn: (x: T) => Promise<number>, a: T, b: T, runs: number, warmups = 1): Promise<[number, number]> {
+  for (let i = 0; i < warmups; i++) {
+    await fn(a);
+    await fn(b);
+  }
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    xs.push(await fn(a));
+    ys.push(await fn(b));
+  }
+  return [median(xs), median(ys)];
+}

@@ -256,7 +256,7 @@ function showTrial(out: JQuery, r: Decided): void {
 }
 
 /** The file name of an exported policy: `<node name or id>.policy.json`, safe characters only. */
-export function exportName(node: { id: string; name?: string }, typedName: string): string {
+function exportName(node: { id: string; name?: string }, typedName: string): string {
   const base = (typedName.trim() || node.id).replace(/[^\w.\- ]+/g, '_').trim() || node.id;
   return `${base}.policy.json`;
 }
@@ -426,8 +426,6 @@ function setup(s: PolicySetup): void {
 /** What window.CustodyApproverPolicy holds. */
 export interface CustodyApproverPolicyApi {
   setup: typeof setup;
-  exportName: typeof exportName;
-  checkSchema: typeof checkSchema;
 }
 
 declare global {
@@ -436,4 +434,4 @@ declare global {
   }
 }
 
-if (!window.CustodyApproverPolicy) window.CustodyApproverPolicy = { setup, exportName, checkSchema };
+if (!window.CustodyApproverPolicy) window.CustodyApproverPolicy = { setup };

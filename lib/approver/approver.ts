@@ -84,8 +84,9 @@ export class Approver {
     if (opts.defaultDecision !== undefined && opts.defaultDecision !== 'hold' && opts.defaultDecision !== 'reject') {
       throw new ValidationError('defaultDecision', `hold or reject, got ${JSON.stringify(opts.defaultDecision)}`);
     }
-    // With coordination every audit line is also published to the shared stream (docs/scale-out.md): no
-    // checkpoint lines there, which would put the whole state into the stream; the file rotates as before.
+    // With coordination the shared audit stream holds every line the approver appends (docs/scale-out.md).
+    // A checkpoint line is written by the log itself and would not reach the stream, leaving a gap in its
+    // chain; so none is written, and the file rotates daily or by size as before.
     const auditOptions = opts.coordinator ? { checkpointMinBytes: Infinity, ...opts.auditOptions } : opts.auditOptions;
     const book = await acquireBook(opts.auditFile, auditOptions, opts.onAuditHead);
     const approver = new Approver(opts, book);
@@ -182,7 +183,7 @@ export class Approver {
         const d = bareDecision(action, clientId, actionId, 'hold', [`expired: the action expired at ${new Date((Number(input.expireTime) || 0) * 1000).toISOString()} while it waited for coordination (${acquired.contested ? 'claimed by another instance' : 'Redis unavailable'}): not approved`], this.mode, this.#core.opts.now());
         d.expired = true;
         entry.decision = d;
-        await this.#core.append(key, { kind: 'decision', approver: this.#core.opts.approverId, ...d });
+        await this.#core.append({ kind: 'decision', approver: this.#core.opts.approverId, ...d });
         entry.state = 'done';
         return { decision: d, output: acquired.contested ? 'skipped' : 'held', action };
       }
@@ -222,7 +223,7 @@ export class Approver {
     if (decision === AGAIN) return AGAIN;
     // audit
     entry.decision = decision;
-    await this.#core.append(key, { kind: 'decision', approver: this.#core.opts.approverId, ...decision, ...(claim ? { fence: claim.fence, instance: this.#core.claims.instance } : {}), facts: recordedFacts(facts, ctx) });
+    await this.#core.append({ kind: 'decision', approver: this.#core.opts.approverId, ...decision, ...(claim ? { fence: claim.fence, instance: this.#core.claims.instance } : {}), facts: recordedFacts(facts, ctx) });
     const nothingToCall = this.mode === 'dryRun' || decision.decision === 'hold' || decision.expired === true;
     entry.state = nothingToCall ? 'done' : 'open';
     if (this.#core.book.keepMs > 0) this.#core.book.velocity[this.mode].prune(ctx.now, this.#core.book.keepMs);

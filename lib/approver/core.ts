@@ -56,8 +56,8 @@ export class ApproverCore {
     return this.book.unknownCount(this.mode);
   }
 
-  /** Append a line to the audit file (and, with coordination, to the shared stream). @param _key the action's book key (the line is about it). @throws what the file throws (rejects). */
-  async append(_key: string, record: Record<string, unknown>): Promise<AuditLine> {
+  /** Append a line to the audit file (and, with coordination, to the shared stream). @throws what the file throws (rejects). */
+  async append(record: Record<string, unknown>): Promise<AuditLine> {
     const line = await this.book.log.append(record);
     this.opts.coordinator?.audit(this.opts.approverId ?? this.opts.velocityScope ?? 'approver', line);
     return line;
@@ -66,7 +66,7 @@ export class ApproverCore {
   /** Append the result line of `decision`'s call (`ok`, `outcome`, and `statusCode`, `code`, `error` or `sent`/`expired`). */
   appendResult(key: string, decision: DecisionRecord, result: Record<string, unknown>): Promise<unknown> {
     const { mode, action_id, client_id } = decision;
-    return this.append(key, { kind: 'result', approver: this.opts.approverId, mode, action_id, client_id, ...result, at: new Date(this.opts.now()).toISOString() });
+    return this.append({ kind: 'result', approver: this.opts.approverId, mode, action_id, client_id, ...result, at: new Date(this.opts.now()).toISOString() });
   }
 
   /** A final outcome: with coordination, "decided" is recorded for the claim. */

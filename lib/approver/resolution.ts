@@ -91,7 +91,7 @@ export class Resolver {
     });
     if (!reading) return { outcome: 'unknown' };
     const { outcome, why } = reading;
-    await this.#core.append(key, { kind: 'resolved', approver: this.#core.opts.approverId, mode: decision.mode, action_id: decision.action_id, client_id: decision.client_id, outcome, status: reading.status, ...(reading.txStatus ? { txStatus: reading.txStatus } : {}), why, at: new Date(this.#core.opts.now()).toISOString() });
+    await this.#core.append({ kind: 'resolved', approver: this.#core.opts.approverId, mode: decision.mode, action_id: decision.action_id, client_id: decision.client_id, outcome, status: reading.status, ...(reading.txStatus ? { txStatus: reading.txStatus } : {}), why, at: new Date(this.#core.opts.now()).toISOString() });
     if (outcome === 'applied') {
       entry.state = 'done';
       this.#core.final(entry.claim, { decision: { ...decision, outcome }, output: OUTPUT[decision.decision], action: ids });

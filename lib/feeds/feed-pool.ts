@@ -10,7 +10,6 @@ import type { CustodyClient } from '../client/client';
 import { connectionFailureOf, type ConnectionFailure } from '../client/failure';
 import type { Action } from '../api/v1/core-client';
 import type { HubFeedMessage, WalletFeedMessage } from '../api/feeds';
-import { backoffDelay, type BackoffPolicy } from '../support/backoff';
 import { CoreClientFeed, FeedConnectionError, type ActionListing, type FeedOptions, type FeedState, type SignedFeed } from './feed';
 import { FailureReports } from './feed-health';
 import { HubFeed } from './hub-feed';
@@ -110,8 +109,6 @@ interface SharedFeed {
   feed?: SignedFeed;
   /** The timer of the next attempt to build the client, after a failure. */
   retry?: NodeJS.Timeout;
-  /** Failed attempts to build the client in a row (the retry's place in the back-off). */
-  attempts: number;
   users: Set<FeedStatusCallbacks>;
   /** The health the users were last told. */
   health: FeedHealth;
@@ -193,7 +190,7 @@ export class FeedPool {
   subscribe<U extends FeedStatusCallbacks>(kind: FeedKind<U>, user: U): FeedMembership {
     let entry = this.#feeds.get(kind.key);
     if (!entry) {
-      const created: SharedFeed = { users: new Set(), attempts: 0, health: { state: 'connecting' }, reports: new FailureReports() };
+      const created: SharedFeed = { users: new Set(), health: { state: 'connecting' }, reports: new FailureReports() };
       entry = created;
       this.#feeds.set(kind.key, created);
       this.#watchers.get(kind.key)?.forEach((w) => w.onHealth(created.health));
@@ -256,7 +253,6 @@ export class FeedPool {
     this.#options.client().then(
       (client) => {
         if (!current()) return; // everyone left meanwhile
-        entry.attempts = 0;
         const retryMs = this.#retryMs();
         const feed = kind.make(client, { maxDelayMs: retryMs, minDelayMs: Math.min(500, retryMs) });
         entry.feed = feed;
@@ -288,13 +284,11 @@ export class FeedPool {
         // Usually a configuration that cannot work until it is redeployed (e.g. no private key);
         // a passing failure (the built-in simulator not starting) heals: try again in a while.
         this.#failed(kind.key, entry, err);
-        const retryMs = this.#retryMs();
-        /** The same wait at every retry (a fixed delay: the back-off policy with factor 1). */
-        const policy: BackoffPolicy = { firstMs: retryMs, factor: 1, maxMs: retryMs, jitter: 'none' };
+        // The same wait at every retry.
         entry.retry = setTimeout(() => {
           entry.retry = undefined;
           if (current() && !this.#closed) this.#open(kind, entry);
-        }, backoffDelay(policy, entry.attempts++));
+        }, this.#retryMs());
       },
     );
   }

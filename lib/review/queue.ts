@@ -386,10 +386,14 @@ export class ReviewQueue {
     this.#timers.set(r.action_id, timer);
   }
 
-  /** Keep `r` as last heard (closed ones beyond the recently closed without their facts: store.ts trimClosed) and set its timer. */
-  #remember(r: Review): void {
+  /**
+   * Keep `r` as last heard (closed ones beyond the recently closed without their facts: closed.ts
+   * trimClosed) and set its timer.
+   * @param trim trim the cache now (false: the caller trims once after a batch).
+   */
+  #remember(r: Review, trim = true): void {
     this.#cache.set(r.action_id, r);
-    if (!ON_QUEUE.has(r.state) && !r.trimmed) trimClosed(this.#cache);
+    if (trim && !ON_QUEUE.has(r.state) && !r.trimmed) trimClosed(this.#cache);
     this.#schedule(r);
   }
 
@@ -403,7 +407,8 @@ export class ReviewQueue {
       clearTimeout(this.#timers.get(id));
       this.#timers.delete(id);
     }
-    for (const r of all) this.#remember(r);
+    for (const r of all) this.#remember(r, false);
+    trimClosed(this.#cache);
   }
 
   /** A change heard on the store's stream: read that review again (or all, after a write-back), then tell the editors. */

@@ -182,8 +182,6 @@ function text(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 }
 
-/** True for a plain object (not null, not an array, not a Buffer). */
-
 /** What the service keeps per msg. */
 interface Context {
   /** The record's id ({@link trackRecordId}). */
